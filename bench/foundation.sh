@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# Foundation benchmark: admitd /validate with a 4 KB pod AdmissionReview over TLS keep-alive, side
+# by side with nginx (Debian's) answering a static 200 of the same size over TLS. One worker each,
+# pinned to core 0; wrk (one thread, 32 connections) on core 1. Rounds alternate between the two so
+# machine noise hits both alike; medians and their ratio are printed.
+#
+#   bench/foundation.sh [ROUNDS=3] [SECONDS=10]
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+rounds=${1:-3}
+secs=${2:-10}
+review="$bench_root/tests/fixtures/pod-create.v1.review.json"
+export BENCH_REVIEW="$review"
+
+bench_build
+bench_cert
+
+admitd_port=18443
+nginx_port=18444
+
+# The exact answer admitd gives, so nginx sends the same number of bytes.
+taskset -c "$SERVER_CPU" "$ADMITD" --listen "127.0.0.1:$admitd_port" --tls-cert-file "$bench_tmp/cert.pem" \
+    --tls-private-key-file "$bench_tmp/key.pem" 2>"$bench_tmp/admitd.log" &
+bench_pids+=($!)
+wait_port "$admitd_port"
+answer=$(curl -sS --cacert "$bench_tmp/cert.pem" -H 'Content-Type: application/json' \
+         --data-binary @"$review" "https://127.0.0.1:$admitd_port/validate")
+[ -n "$answer" ] || { echo "admitd gave no answer" >&2; exit 1; }
+printf '%s' "$answer" > "$bench_tmp/answer.json"
+
+mkdir -p "$bench_tmp/nginx"
+cat > "$bench_tmp/nginx/nginx.conf" <<CONF
+worker_processes 1;
+pid $bench_tmp/nginx/nginx.pid;
+error_log $bench_tmp/nginx/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 120s;
+    client_body_temp_path $bench_tmp/nginx;
+    client_body_buffer_size 64k;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_ecdh_curve X25519:prime256v1;
+    server {
+        listen 127.0.0.1:$nginx_port ssl;
+        ssl_certificate $bench_tmp/cert.pem;
+        ssl_certificate_key $bench_tmp/key.pem;
+        location / {
+            default_type application/json;
+            alias $bench_tmp/answer.json;
+            error_page 405 =200 \$uri;
+        }
+    }
+}
+CONF
+taskset -c "$SERVER_CPU" nginx -p "$bench_tmp/nginx" -c "$bench_tmp/nginx/nginx.conf" -g 'daemon off;' &
+bench_pids+=($!)
+wait_port "$nginx_port"
+check=$(curl -sS --cacert "$bench_tmp/cert.pem" -H 'Content-Type: application/json' \
+        --data-binary @"$review" "https://127.0.0.1:$nginx_port/validate")
+[ "$check" = "$answer" ] || { echo "nginx does not answer like admitd: $check" >&2; exit 1; }
+
+run_wrk() { # URL -> "req/s p50_ms p99_ms"
+    taskset -c "$CLIENT_CPU" wrk -t1 -c32 -d"${secs}s" --latency -s "$bench_root/bench/post.lua" "$1" \
+        > "$bench_tmp/wrk.out"
+    awk '/Requests\/sec/ {rps=$2}
+         function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
+         $1=="50%" {p50=ms($2)} $1=="99%" {p99=ms($2)}
+         END {printf "%s %.3f %.3f\n", rps, p50, p99}' "$bench_tmp/wrk.out"
+}
+
+echo "admitd $("$ADMITD" --version | cut -d' ' -f2), $(nginx -v 2>&1 | cut -d' ' -f3); body $(wc -c < "$review") B, answer ${#answer} B"
+echo "round  server  req/s  p50_ms  p99_ms"
+: > "$bench_tmp/admitd.rps"; : > "$bench_tmp/nginx.rps"
+for r in $(seq 1 "$rounds"); do
+    for s in admitd nginx; do
+        port=$admitd_port; [ $s = nginx ] && port=$nginx_port
+        read -r rps p50 p99 < <(run_wrk "https://127.0.0.1:$port/validate")
+        echo "$r      $s  $rps  $p50  $p99"
+        echo "$rps" >> "$bench_tmp/$s.rps"; echo "$p50" >> "$bench_tmp/$s.p50"; echo "$p99" >> "$bench_tmp/$s.p99"
+    done
+done
+a=$(median < "$bench_tmp/admitd.rps"); n=$(median < "$bench_tmp/nginx.rps")
+echo "median req/s: admitd $a (p50 $(median < "$bench_tmp/admitd.p50") ms, p99 $(median < "$bench_tmp/admitd.p99") ms)," \
+     "nginx $n (p50 $(median < "$bench_tmp/nginx.p50") ms, p99 $(median < "$bench_tmp/nginx.p99") ms)"
+awk -v a="$a" -v n="$n" 'BEGIN {printf "ratio admitd/nginx: %.2fx\n", a/n}'

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* yyjson glue: arena-backed allocation and the nesting-depth guard. */
+#ifndef ADM_JSON_H
+#define ADM_JSON_H
+
+#include "adm/arena.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <yyjson.h>
+
+/** kube-apiserver's decoder refuses JSON nested deeper than this; so does admitd. */
+#define ADM_JSON_MAX_DEPTH 10000
+
+/** Fills alc so yyjson allocates from a (free is a no-op; the arena releases everything). */
+void adm_json_alc_init(yyjson_alc *alc, adm_arena_t *a);
+
+/**
+ * True when the JSON text nests arrays/objects deeper than max_depth. A linear scan that skips
+ * strings (and their escapes) and uses no recursion; malformed text is left to the parser.
+ */
+bool adm_json_too_deep(const char *text, size_t len, size_t max_depth);
+
+#endif

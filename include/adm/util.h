@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Parsers for the values flags take: durations, sizes, host:port addresses. */
+#ifndef ADM_UTIL_H
+#define ADM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/**
+ * Parses a Go-style duration ("250ms", "10s", "1m30s", "1.5s", "2h", "0") into milliseconds,
+ * rounding sub-millisecond parts up. Returns 0 or ADM_EINVAL.
+ */
+int adm_parse_duration_ms(const char *s, uint64_t *ms);
+
+/** Parses a non-negative decimal integer no larger than max. Returns 0 or ADM_EINVAL. */
+int adm_parse_uint(const char *s, uint64_t max, uint64_t *out);
+
+/**
+ * Parses "HOST:PORT" where HOST is an IPv4 literal, "[IPv6]" or "localhost" (127.0.0.1), or empty
+ * (all IPv4 interfaces). PORT 0 asks the kernel for a free port. Returns 0 or ADM_EINVAL.
+ */
+int adm_parse_hostport(const char *s, struct sockaddr_storage *addr);
+
+/** Formats an address as "1.2.3.4:80" or "[::1]:80" into out (always NUL-terminated). */
+void adm_format_addr(const struct sockaddr *addr, char *out, size_t out_len);
+
+#endif

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Table-driven flag parsing: each row names a flag, its kind, where the value goes and its help
+ * line, so parsing, validation and --help come from one place.
+ */
+#include "adm/options.h"
+
+#include "adm/error.h"
+#include "adm/util.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef enum flag_kind_e {
+    FLAG_BOOL,
+    FLAG_STRING,
+    FLAG_ADDR,
+    FLAG_DURATION,
+    FLAG_UINT,
+    FLAG_LOG_FORMAT,
+    FLAG_HELP,
+    FLAG_VERSION,
+} flag_kind_t;
+
+typedef struct flag_s {
+    const char *name;
+    flag_kind_t kind;
+    size_t offset;       /* into adm_options_t */
+    size_t presence;     /* offset of a bool set when given, or SIZE_MAX */
+    uint64_t min, max;   /* FLAG_UINT bounds */
+    const char *value;   /* placeholder shown in --help */
+    const char *help;
+} flag_t;
+
+#define OPT(field) offsetof(adm_options_t, field)
+#define NONE SIZE_MAX
+
+static const flag_t flags[] = {
+    {"--listen", FLAG_ADDR, OPT(listen), NONE, 0, 0, "HOST:PORT",
+     "admission listener (default 127.0.0.1:8443; [::1]:8443 for IPv6; port 0 picks a free one)"},
+    {"--tls-cert-file", FLAG_STRING, OPT(tls_cert_file), NONE, 0, 0, "FILE",
+     "PEM server certificate chain (RSA or ECDSA); without it a self-signed ECDSA P-256 certificate "
+     "for localhost, 127.0.0.1 and ::1 is generated at start"},
+    {"--tls-private-key-file", FLAG_STRING, OPT(tls_key_file), NONE, 0, 0, "FILE",
+     "PEM private key of --tls-cert-file"},
+    {"--self-signed-ca-out", FLAG_STRING, OPT(self_signed_ca_out), NONE, 0, 0, "FILE",
+     "write the generated certificate (PEM) here so clients can trust it"},
+    {"--client-ca-file", FLAG_STRING, OPT(client_ca_file), NONE, 0, 0, "FILE",
+     "mTLS: admission paths require a client certificate verified against this CA (401 otherwise); "
+     "health and metrics paths do not"},
+    {"--insecure-http", FLAG_BOOL, OPT(insecure_http), NONE, 0, 0, NULL,
+     "serve plain HTTP instead of HTTPS (local testing and benchmarks only)"},
+    {"--health-listen", FLAG_ADDR, OPT(health_listen), OPT(has_health_listen), 0, 0, "HOST:PORT",
+     "also serve /healthz /livez /readyz over plain HTTP here (default off)"},
+    {"--metrics-listen", FLAG_ADDR, OPT(metrics_listen), OPT(has_metrics_listen), 0, 0, "HOST:PORT",
+     "also serve /metrics over plain HTTP here (default off)"},
+    {"--idle-timeout", FLAG_DURATION, OPT(idle_timeout_ms), NONE, 0, 0, "DURATION",
+     "close keep-alive connections idle this long (default 120s)"},
+    {"--deadline-margin", FLAG_DURATION, OPT(deadline_margin_ms), NONE, 0, 0, "DURATION",
+     "answer by the caller's ?timeout= minus this margin (default 250ms)"},
+    {"--max-request-bytes", FLAG_UINT, OPT(max_request_bytes), NONE, 1024, (uint64_t)1 << 30, "N",
+     "larger request bodies get HTTP 413 (default 3145728)"},
+    {"--max-connections", FLAG_UINT, OPT(max_connections), NONE, 1, 1000000, "N",
+     "stop accepting past this many open connections until one closes (default 10000)"},
+    {"--shutdown-delay", FLAG_DURATION, OPT(shutdown_delay_ms), NONE, 0, 0, "DURATION",
+     "after SIGTERM keep serving this long with /readyz 503 and Connection: close (default 5s)"},
+    {"--shutdown-grace", FLAG_DURATION, OPT(shutdown_grace_ms), NONE, 0, 0, "DURATION",
+     "then stop accepting and give in-flight requests this long to finish (default 20s)"},
+    {"--log-format", FLAG_LOG_FORMAT, OPT(log_format), NONE, 0, 0, "text|json",
+     "log line format (default text)"},
+    {"--v", FLAG_UINT, OPT(verbosity), NONE, 0, 10, "N", "log verbosity (default 0)"},
+    {"--help", FLAG_HELP, 0, NONE, 0, 0, NULL, "print this help and exit"},
+    {"--version", FLAG_VERSION, 0, NONE, 0, 0, NULL, "print the version and exit"},
+};
+
+#define NFLAGS (sizeof(flags) / sizeof(flags[0]))
+
+void adm_options_defaults(adm_options_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    adm_parse_hostport("127.0.0.1:8443", &o->listen);
+    o->idle_timeout_ms = 120000;
+    o->deadline_margin_ms = 250;
+    o->max_request_bytes = 3145728;
+    o->max_connections = 10000;
+    o->shutdown_delay_ms = 5000;
+    o->shutdown_grace_ms = 20000;
+    o->log_format = ADM_LOG_TEXT;
+    o->verbosity = 0;
+}
+
+static const flag_t *find_flag(const char *arg, size_t name_len)
+{
+    for (size_t i = 0; i < NFLAGS; i++) {
+        if (strlen(flags[i].name) == name_len && strncmp(flags[i].name, arg, name_len) == 0) {
+            return &flags[i];
+        }
+    }
+    return NULL;
+}
+
+static int set_value(adm_options_t *o, const flag_t *f, const char *value, char *err, size_t err_len)
+{
+    char *base = (char *)o;
+    uint64_t u;
+
+    switch (f->kind) {
+    case FLAG_STRING:
+        if (*value == '\0') {
+            snprintf(err, err_len, "%s: must not be empty", f->name);
+            return ADM_EINVAL;
+        }
+        *(const char **)(base + f->offset) = value;
+        break;
+    case FLAG_ADDR:
+        if (adm_parse_hostport(value, (struct sockaddr_storage *)(base + f->offset)) != 0) {
+            snprintf(err, err_len, "%s %s: want HOST:PORT with an IP address (e.g. 127.0.0.1:8443 or [::1]:8443)",
+                     f->name, value);
+            return ADM_EINVAL;
+        }
+        break;
+    case FLAG_DURATION:
+        if (adm_parse_duration_ms(value, (uint64_t *)(base + f->offset)) != 0) {
+            snprintf(err, err_len, "%s %s: not a duration (e.g. 250ms, 10s, 2m)", f->name, value);
+            return ADM_EINVAL;
+        }
+        break;
+    case FLAG_UINT:
+        if (adm_parse_uint(value, f->max, &u) != 0 || u < f->min) {
+            snprintf(err, err_len, "%s %s: want a whole number from %llu to %llu", f->name, value,
+                     (unsigned long long)f->min, (unsigned long long)f->max);
+            return ADM_EINVAL;
+        }
+        if (f->offset == OPT(verbosity)) {
+            o->verbosity = (int)u;
+        } else {
+            *(uint64_t *)(base + f->offset) = u;
+        }
+        break;
+    case FLAG_LOG_FORMAT:
+        if (strcmp(value, "text") == 0) {
+            o->log_format = ADM_LOG_TEXT;
+        } else if (strcmp(value, "json") == 0) {
+            o->log_format = ADM_LOG_JSON;
+        } else {
+            snprintf(err, err_len, "%s %s: want text or json", f->name, value);
+            return ADM_EINVAL;
+        }
+        break;
+    default:
+        break;
+    }
+    if (f->presence != NONE) {
+        *(bool *)(base + f->presence) = true;
+    }
+    return 0;
+}
+
+static int check_combinations(const adm_options_t *o, char *err, size_t err_len)
+{
+    if ((o->tls_cert_file == NULL) != (o->tls_key_file == NULL)) {
+        snprintf(err, err_len, "%s: --tls-cert-file and --tls-private-key-file go together",
+                 o->tls_cert_file != NULL ? "--tls-private-key-file" : "--tls-cert-file");
+        return ADM_EINVAL;
+    }
+    if (o->insecure_http && (o->tls_cert_file != NULL || o->client_ca_file != NULL)) {
+        snprintf(err, err_len, "--insecure-http: cannot be combined with TLS certificate flags");
+        return ADM_EINVAL;
+    }
+    if (o->tls_cert_file != NULL && o->self_signed_ca_out != NULL) {
+        snprintf(err, err_len,
+                 "--self-signed-ca-out: only applies to the generated certificate, not with --tls-cert-file");
+        return ADM_EINVAL;
+    }
+    return 0;
+}
+
+int adm_options_parse(adm_options_t *o, int argc, char **argv, adm_options_action_t *action, char *err,
+                      size_t err_len)
+{
+    *action = ADM_OPTIONS_RUN;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *eq = strchr(arg, '=');
+        size_t name_len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
+        const flag_t *f;
+        const char *value;
+        int rc;
+
+        if (strncmp(arg, "--", 2) != 0) {
+            snprintf(err, err_len, "%s: unexpected argument (flags start with --; see --help)", arg);
+            return ADM_EINVAL;
+        }
+        f = find_flag(arg, name_len);
+        if (f == NULL) {
+            snprintf(err, err_len, "%.*s: unknown flag (see --help)", (int)name_len, arg);
+            return ADM_EINVAL;
+        }
+        if (f->kind == FLAG_HELP || f->kind == FLAG_VERSION || f->kind == FLAG_BOOL) {
+            if (eq != NULL && f->kind == FLAG_BOOL && (strcmp(eq + 1, "true") == 0 || strcmp(eq + 1, "false") == 0)) {
+                *(bool *)((char *)o + f->offset) = strcmp(eq + 1, "true") == 0;
+                continue;
+            }
+            if (eq != NULL) {
+                snprintf(err, err_len, "%s: takes no value", f->name);
+                return ADM_EINVAL;
+            }
+            if (f->kind == FLAG_HELP) {
+                *action = ADM_OPTIONS_HELP;
+                return 0;
+            }
+            if (f->kind == FLAG_VERSION) {
+                *action = ADM_OPTIONS_VERSION;
+                return 0;
+            }
+            *(bool *)((char *)o + f->offset) = true;
+            continue;
+        }
+        if (eq != NULL) {
+            value = eq + 1;
+        } else if (i + 1 < argc) {
+            value = argv[++i];
+        } else {
+            snprintf(err, err_len, "%s: needs a value (%s)", f->name, f->value);
+            return ADM_EINVAL;
+        }
+        rc = set_value(o, f, value, err, err_len);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return check_combinations(o, err, err_len);
+}
+
+void adm_options_usage(FILE *out)
+{
+    fprintf(out, "Usage: admitd [flags]\n\n"
+                 "A Kubernetes admission webhook server: one HTTPS endpoint that kube-apiserver calls.\n"
+                 "With no flags it serves https://127.0.0.1:8443 with a freshly generated self-signed\n"
+                 "certificate (write it out with --self-signed-ca-out to trust it).\n\n"
+                 "Endpoints: POST /mutate /validate /admit (AdmissionReview v1 or v1beta1),\n"
+                 "           GET /healthz /livez /readyz.\n\nFlags:\n");
+    for (size_t i = 0; i < NFLAGS; i++) {
+        char left[64];
+
+        snprintf(left, sizeof(left), "%s%s%s", flags[i].name, flags[i].value != NULL ? " " : "",
+                 flags[i].value != NULL ? flags[i].value : "");
+        fprintf(out, "  %-34s %s\n", left, flags[i].help);
+    }
+    fprintf(out, "\nSignals: SIGTERM/SIGINT drain (see --shutdown-delay, --shutdown-grace) and exit 0.\n");
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Structures shared by server.c, conn.c and router.c. A connection embeds its libuv handles and is
+ * freed only after each of their close callbacks has run.
+ */
+#ifndef ADM_SERVER_INTERNAL_H
+#define ADM_SERVER_INTERNAL_H
+
+#include "adm/arena.h"
+#include "adm/buf.h"
+#include "adm/http.h"
+#include "adm/options.h"
+#include "adm/server.h"
+#include "adm/tls.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+/* A request's head or body not complete this long after it began: close (INTERFACE.md). */
+#define ADM_SLOW_CLIENT_MS 10000
+/* After a Connection: close answer, how long unread input is drained before the socket closes. */
+#define ADM_LINGER_MS 2000
+/* Stop reading from a client that lets this much output pile up (pipelining without reading). */
+#define ADM_MAX_PENDING_OUTPUT (1024 * 1024)
+#define ADM_READ_BUFFER_SIZE (64 * 1024)
+
+typedef enum adm__listener_kind_e {
+    ADM_LISTENER_ADMISSION,
+    ADM_LISTENER_HEALTH,
+    ADM_LISTENER_METRICS,
+} adm__listener_kind_t;
+
+typedef struct adm__listener_s {
+    uv_tcp_t tcp;
+    adm_server_t *server;
+    adm__listener_kind_t kind;
+    bool tls;            /* TLS on this listener (the admission listener unless --insecure-http) */
+    bool accept_pending; /* a connection waits in the kernel until we are below --max-connections */
+    bool open;
+} adm__listener_t;
+
+typedef struct adm_conn_s adm_conn_t;
+
+typedef enum adm__conn_state_e {
+    ADM_CONN_OPEN,    /* handshaking or serving requests */
+    ADM_CONN_LINGER,  /* final answer written and FIN sent; discarding input until EOF */
+    ADM_CONN_CLOSING, /* uv_close called; freed when both handles have closed */
+} adm__conn_state_t;
+
+struct adm_conn_s {
+    uv_tcp_t tcp;
+    uv_timer_t timer;           /* slow-client, idle and linger deadlines */
+    uv_write_t write_req;
+    uv_shutdown_t shutdown_req;
+    adm_server_t *server;
+    adm__listener_t *listener;
+    adm_conn_t *prev, *next;    /* server's list of open connections */
+    adm_tls_session_t *tls;     /* NULL on plain listeners */
+    adm_http_parser_t http;
+    adm_arena_t *arena;         /* the current request's memory, reset after each answer */
+    adm_buf_t in;               /* plaintext received; [in_off, len) not parsed yet */
+    size_t in_off;
+    adm_buf_t pending;          /* plaintext answers not yet encrypted or written */
+    adm_buf_t writing;          /* bytes owned by the uv_write in flight */
+    uint64_t accepted_ms;
+    uint64_t request_started_ms; /* 0 between requests */
+    adm_http_response_t early;  /* answer decided from the head alone (404, 405, 415, 401) */
+    adm__conn_state_t state;
+    int pending_closes;         /* handle close callbacks still to come */
+    bool has_early;
+    bool handshake_done;
+    bool peer_verified;         /* mTLS client certificate verified */
+    bool write_in_flight;
+    bool close_after_write;     /* last answer queued: close once it is written */
+    bool close_notify_sent;
+    bool reading_paused;        /* backpressure: output is piling up */
+    bool peer_eof;
+};
+
+struct adm_server_s {
+    uv_loop_t *loop;
+    const adm_options_t *opts;
+    adm_tls_ctx_t *tls;
+    adm__listener_t listeners[3];
+    int nlisteners;
+    adm_conn_t *conns;          /* list head */
+    size_t nconns;              /* open (not closing) connections */
+    size_t nconns_alive;        /* allocated connections, closing ones included */
+    uv_timer_t drain_timer;
+    adm_server_done_cb done;
+    void *done_arg;
+    int pending_closes;
+    bool ready;                 /* /readyz answers 200 */
+    bool draining;              /* SIGTERM seen: answers carry Connection: close */
+    bool stopping;              /* listeners closed: waiting for in-flight requests */
+    bool finished;
+    uint8_t read_buf[ADM_READ_BUFFER_SIZE]; /* shared: libuv reads are handled one at a time */
+};
+
+/* conn.c */
+void adm__conn_accept(adm__listener_t *l);
+/* Closes a connection that is idle (no request in progress, nothing to write). */
+void adm__conn_close_if_idle(adm_conn_t *c);
+void adm__conn_close_now(adm_conn_t *c);
+
+/* server.c: a connection was freed. */
+void adm__server_conn_freed(adm_server_t *s);
+
+/* router.c */
+/* Decides from the head alone whether the request can go on; 0 or an answer in *resp. */
+int adm__route_check(adm_conn_t *c, const adm_http_request_t *r, adm_http_response_t *resp);
+/* Answers a complete request; the answer's memory is the connection's arena. */
+void adm__route_handle(adm_conn_t *c, const adm_http_request_t *r, adm_http_response_t *resp);
+
+#endif
