@@ -57,6 +57,7 @@ static void unlink_conn(adm_conn_t *c)
     }
     c->prev = c->next = NULL;
     s->nconns--;
+    s->metrics.server_connections--;
 }
 
 void adm__conn_close_now(adm_conn_t *c)
@@ -260,6 +261,9 @@ static void flush(adm_conn_t *c)
 
 static void queue_answer(adm_conn_t *c, adm_http_response_t *resp, bool keep_alive)
 {
+    uint64_t started = c->request_started_ns != 0 ? c->request_started_ns : uv_hrtime();
+
+    adm_metrics_observe(&c->server->metrics, c->endpoint, resp->status, uv_hrtime() - started);
     if (!keep_alive || c->server->draining) {
         resp->close = true;
     }
@@ -326,6 +330,8 @@ static void on_message(adm_conn_t *c)
     adm_http_parser_next(&c->http);
     adm_arena_reset(c->arena);
     c->request_started_ms = 0;
+    c->request_started_ns = 0;
+    c->endpoint = ADM_EP_OTHER;
 }
 
 /* Parses and answers every complete request in the input buffer. */
@@ -338,6 +344,7 @@ static void process_input(adm_conn_t *c)
 
         if (c->request_started_ms == 0 && adm_http_parser_in_message(&c->http)) {
             c->request_started_ms = uv_now(c->server->loop);
+            c->request_started_ns = uv_hrtime();
         }
         if (ev == ADM_HTTP_NEED_MORE) {
             break;
@@ -455,6 +462,7 @@ void adm__conn_accept(adm__listener_t *l)
     c->state = ADM_CONN_OPEN;
     c->accepted_ms = uv_now(s->loop);
     c->handshake_done = !l->tls;
+    c->endpoint = ADM_EP_OTHER;
     /* Link first: from here on every path ends in adm__conn_close_now, which unlinks. */
     c->next = s->conns;
     if (s->conns != NULL) {
@@ -463,6 +471,7 @@ void adm__conn_accept(adm__listener_t *l)
     s->conns = c;
     s->nconns++;
     s->nconns_alive++;
+    s->metrics.server_connections++;
 
     rc = uv_accept((uv_stream_t *)&l->tcp, (uv_stream_t *)&c->tcp);
     if (rc != 0) {

@@ -69,7 +69,8 @@ static size_t json_escape(char *out, size_t len, size_t cap, const char *s)
     return len;
 }
 
-static void emit(adm_log_level_t level, int v, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void emit(adm_log_level_t level, int v, const char *fmt,
+                                                           va_list ap)
 {
     char msg[LINE_MAX_BYTES];
     char line[LINE_MAX_BYTES + 128];

@@ -240,7 +240,7 @@ void adm_options_usage(FILE *out)
                  "With no flags it serves https://127.0.0.1:8443 with a freshly generated self-signed\n"
                  "certificate (write it out with --self-signed-ca-out to trust it).\n\n"
                  "Endpoints: POST /mutate /validate /admit (AdmissionReview v1 or v1beta1),\n"
-                 "           GET /healthz /livez /readyz.\n\nFlags:\n");
+                 "           GET /healthz /livez /readyz /metrics.\n\nFlags:\n");
     for (size_t i = 0; i < NFLAGS; i++) {
         char left[64];
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Maps requests to endpoints: the admission paths (/mutate, /validate, /admit) and the probes
- * (/healthz, /livez, /readyz). Which paths a listener serves depends on its kind, so the plain-HTTP
- * health listener never exposes admission.
+ * Maps requests to endpoints: the admission paths (/mutate, /validate, /admit), the probes
+ * (/healthz, /livez, /readyz) and /metrics. Which paths a listener serves depends on its kind, so the
+ * plain-HTTP health and metrics listeners never expose admission.
  *
  * Until the admission chain exists every well-formed AdmissionReview is allowed; the decode and
  * all error answers are already those of the finished server.
@@ -16,30 +16,23 @@
 #include <string.h>
 #include <strings.h>
 
-typedef enum endpoint_e {
-    EP_MUTATE,
-    EP_VALIDATE,
-    EP_ADMIT,
-    EP_HEALTHZ,
-    EP_LIVEZ,
-    EP_READYZ,
-} endpoint_t;
-
 #define ON_ADMISSION (1u << ADM_LISTENER_ADMISSION)
 #define ON_HEALTH (1u << ADM_LISTENER_HEALTH)
+#define ON_METRICS (1u << ADM_LISTENER_METRICS)
 
 static const struct route {
     const char *path;
-    endpoint_t endpoint;
+    adm_endpoint_t endpoint;
     unsigned listeners; /* bit per adm__listener_kind_t */
     bool admission;     /* POST with an AdmissionReview; else GET/HEAD probe */
 } routes[] = {
-    {"/mutate", EP_MUTATE, ON_ADMISSION, true},
-    {"/validate", EP_VALIDATE, ON_ADMISSION, true},
-    {"/admit", EP_ADMIT, ON_ADMISSION, true},
-    {"/healthz", EP_HEALTHZ, ON_ADMISSION | ON_HEALTH, false},
-    {"/livez", EP_LIVEZ, ON_ADMISSION | ON_HEALTH, false},
-    {"/readyz", EP_READYZ, ON_ADMISSION | ON_HEALTH, false},
+    {"/mutate", ADM_EP_MUTATE, ON_ADMISSION, true},
+    {"/validate", ADM_EP_VALIDATE, ON_ADMISSION, true},
+    {"/admit", ADM_EP_ADMIT, ON_ADMISSION, true},
+    {"/healthz", ADM_EP_HEALTHZ, ON_ADMISSION | ON_HEALTH, false},
+    {"/livez", ADM_EP_LIVEZ, ON_ADMISSION | ON_HEALTH, false},
+    {"/readyz", ADM_EP_READYZ, ON_ADMISSION | ON_HEALTH, false},
+    {"/metrics", ADM_EP_METRICS, ON_ADMISSION | ON_METRICS, false},
 };
 
 static const struct route *find_route(const adm_conn_t *c, const char *path)
@@ -85,6 +78,7 @@ int adm__route_check(adm_conn_t *c, const adm_http_request_t *r, adm_http_respon
 {
     const struct route *rt = find_route(c, r->path);
 
+    c->endpoint = rt != NULL ? rt->endpoint : ADM_EP_OTHER;
     if (rt == NULL) {
         text_answer(resp, 404, "404 page not found\n");
         return ADM_DECLINED;
@@ -191,12 +185,23 @@ void adm__route_handle(adm_conn_t *c, const adm_http_request_t *r, adm_http_resp
         return;
     }
     switch (rt->endpoint) {
-    case EP_MUTATE:
-    case EP_VALIDATE:
-    case EP_ADMIT:
+    case ADM_EP_MUTATE:
+    case ADM_EP_VALIDATE:
+    case ADM_EP_ADMIT:
         admission_answer(c, r, resp);
         break;
-    case EP_READYZ:
+    case ADM_EP_METRICS:
+        c->server->scratch.len = 0;
+        if (adm_metrics_render(&c->server->metrics, &c->server->scratch) != 0) {
+            text_answer(resp, 500, "out of memory\n");
+            break;
+        }
+        resp->status = 200;
+        resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+        resp->body = c->server->scratch.data;
+        resp->body_len = c->server->scratch.len;
+        break;
+    case ADM_EP_READYZ:
         if (!c->server->ready) {
             text_answer(resp, 503, c->server->draining ? "shutting down\n" : "not ready\n");
             break;

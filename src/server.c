@@ -56,6 +56,7 @@ void adm_server_destroy(adm_server_t *s)
     if (s->tls != NULL) {
         adm_tls_ctx_unref(s->tls);
     }
+    adm_buf_free(&s->scratch);
     free(s);
 }
 

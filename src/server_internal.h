@@ -9,6 +9,7 @@
 #include "adm/arena.h"
 #include "adm/buf.h"
 #include "adm/http.h"
+#include "adm/metrics.h"
 #include "adm/options.h"
 #include "adm/server.h"
 #include "adm/tls.h"
@@ -65,6 +66,8 @@ struct adm_conn_s {
     adm_buf_t writing;          /* bytes owned by the uv_write in flight */
     uint64_t accepted_ms;
     uint64_t request_started_ms; /* 0 between requests */
+    uint64_t request_started_ns; /* uv_hrtime() at the same moment, for the latency histogram */
+    adm_endpoint_t endpoint;     /* what the current request was routed to */
     adm_http_response_t early;  /* answer decided from the head alone (404, 405, 415, 401) */
     adm__conn_state_t state;
     int pending_closes;         /* handle close callbacks still to come */
@@ -95,6 +98,8 @@ struct adm_server_s {
     bool draining;              /* SIGTERM seen: answers carry Connection: close */
     bool stopping;              /* listeners closed: waiting for in-flight requests */
     bool finished;
+    adm_metrics_t metrics;
+    adm_buf_t scratch;          /* reused for rendering /metrics */
     uint8_t read_buf[ADM_READ_BUFFER_SIZE]; /* shared: libuv reads are handled one at a time */
 };
 
