@@ -15,6 +15,7 @@
 #include "adm/log.h"
 #include "server_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,7 +88,10 @@ static bool output_pending(adm_conn_t *c)
 
 void adm__conn_close_if_idle(adm_conn_t *c)
 {
-    if (c->state == ADM_CONN_OPEN && c->handshake_done && !request_in_progress(c) && !output_pending(c)) {
+    /* Once the listeners are closed, a connection still in its handshake has no request to finish. */
+    bool handshake_ok = c->handshake_done || c->server->stopping;
+
+    if (c->state == ADM_CONN_OPEN && handshake_ok && !request_in_progress(c) && !output_pending(c)) {
         adm__conn_close_now(c);
     }
 }
@@ -354,8 +358,13 @@ static void process_input(adm_conn_t *c)
         } else if (ev == ADM_HTTP_MESSAGE) {
             on_message(c);
         } else {
-            adm_log_v(1, "bad request: %d %s", c->http.error_status, c->http.error_message);
-            answer_error(c, c->http.error_status, c->http.error_message);
+            char message[160];
+
+            /* llhttp's own reasons ("Invalid method encountered") need saying what they are about. */
+            snprintf(message, sizeof(message), "%s%s", c->http.error_status == 400 ? "malformed HTTP request: " : "",
+                     c->http.error_message);
+            adm_log_v(1, "bad request: %d %s", c->http.error_status, message);
+            answer_error(c, c->http.error_status, message);
             break;
         }
         if (c->pending.len > ADM_MAX_PENDING_OUTPUT && !c->close_after_write) {

@@ -163,7 +163,7 @@ static int on_headers_complete(llhttp_t *p)
     r->content_length = r->has_content_length ? p->content_length : 0;
     r->content_type = hp->_ctype;
     if (hp->_target == NULL) {
-        return fail(hp, 400, "malformed HTTP request: empty request target");
+        return fail(hp, 400, "empty request target");
     }
     q = strchr(hp->_target, '?');
     if (q != NULL) {
