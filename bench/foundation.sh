@@ -50,8 +50,7 @@ http {
         ssl_certificate_key $bench_tmp/key.pem;
         location / {
             default_type application/json;
-            alias $bench_tmp/answer.json;
-            error_page 405 =200 \$uri;
+            return 200 '$answer';
         }
     }
 }

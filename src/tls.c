@@ -319,6 +319,9 @@ int adm_tls_client_ctx_create(const adm_tls_client_opts_t *opts, adm_tls_ctx_t *
     }
     mbedtls_ssl_conf_ca_chain(&ctx->conf, &ctx->ca, NULL);
     mbedtls_ssl_conf_authmode(&ctx->conf, opts->insecure ? MBEDTLS_SSL_VERIFY_NONE : MBEDTLS_SSL_VERIFY_REQUIRED);
+    if (opts->max_tls12) {
+        mbedtls_ssl_conf_max_tls_version(&ctx->conf, MBEDTLS_SSL_VERSION_TLS1_2);
+    }
     *out = ctx;
     return 0;
 }

@@ -40,6 +40,7 @@ typedef struct adm_tls_client_opts_s {
     const char *cert_file;    /* optional client certificate */
     const char *key_file;     /* its key */
     bool insecure;            /* skip verification (benchmarks against self-signed targets) */
+    bool max_tls12;           /* offer TLS 1.2 only (tests and TLS 1.2 benchmarks) */
 } adm_tls_client_opts_t;
 
 /**

@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Integration harness: process control, a blocking TLS/HTTP client, fixtures. See harness.h. */
+#include "harness.h"
+
+#include "adm/error.h"
+#include "certgen.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <llhttp.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <yyjson.h>
+
+long long h_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *admitd_bin(void)
+{
+    const char *bin = getenv("ADMITD_BIN");
+
+    return bin != NULL ? bin : "./admitd";
+}
+
+void h_dump_log(const h_server_t *s)
+{
+    FILE *f = fopen(s->log, "r");
+    char line[1024];
+
+    if (f == NULL) {
+        return;
+    }
+    fprintf(stderr, "---- admitd log (%s) ----\n", s->log);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        fputs(line, stderr);
+    }
+    fprintf(stderr, "---- end of log ----\n");
+    fclose(f);
+}
+
+/* Scans the log for "serving KIND on 127.0.0.1:PORT". */
+static int find_port(const char *log, const char *kind)
+{
+    FILE *f = fopen(log, "r");
+    char line[1024], needle[64];
+    int port = 0;
+
+    if (f == NULL) {
+        return 0;
+    }
+    snprintf(needle, sizeof(needle), "serving %s on 127.0.0.1:", kind);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char *p = strstr(line, needle);
+
+        if (p != NULL) {
+            port = (int)strtol(p + strlen(needle), NULL, 10);
+        }
+    }
+    fclose(f);
+    return port;
+}
+
+static bool has_arg(const char *const *args, const char *name)
+{
+    for (; args != NULL && *args != NULL; args++) {
+        if (strcmp(*args, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int h_start(h_server_t *s, const char *dir, const char *const *args)
+{
+    const char *argv[64];
+    int n = 0;
+    long long deadline;
+
+    memset(s, 0, sizeof(*s));
+    if (dir != NULL) {
+        snprintf(s->dir, sizeof(s->dir), "%s", dir);
+    } else if (certgen_tempdir(s->dir, sizeof(s->dir)) != 0) {
+        return -1;
+    }
+    snprintf(s->ca, sizeof(s->ca), "%s/ca.pem", s->dir);
+    snprintf(s->log, sizeof(s->log), "%s/admitd.log", s->dir);
+    s->tls = !has_arg(args, "--insecure-http");
+    argv[n++] = admitd_bin();
+    argv[n++] = "--listen";
+    argv[n++] = "127.0.0.1:0";
+    if (s->tls && !has_arg(args, "--tls-cert-file")) {
+        argv[n++] = "--self-signed-ca-out";
+        argv[n++] = s->ca;
+    }
+    for (const char *const *a = args; a != NULL && *a != NULL && n < 62; a++) {
+        argv[n++] = *a;
+    }
+    argv[n] = NULL;
+
+    s->pid = fork();
+    if (s->pid < 0) {
+        return -1;
+    }
+    if (s->pid == 0) {
+        int fd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+        dup2(fd, STDERR_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    deadline = h_now_ms() + 20000;
+    while (h_now_ms() < deadline) {
+        int status;
+
+        s->port = find_port(s->log, "admission");
+        if (s->port != 0) {
+            if (has_arg(args, "--health-listen")) {
+                s->health_port = find_port(s->log, "health");
+                if (s->health_port == 0) {
+                    continue;
+                }
+            }
+            return 0;
+        }
+        if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+            s->pid = 0;
+            h_dump_log(s);
+            return -1;
+        }
+        poll(NULL, 0, 5); /* polling a file: no event to wait on */
+    }
+    h_dump_log(s);
+    return -1;
+}
+
+static int wait_exit(pid_t pid, int timeout_ms)
+{
+    long long deadline = h_now_ms() + timeout_ms;
+    int status;
+
+    while (h_now_ms() < deadline) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+
+        if (r == pid) {
+            if (WIFEXITED(status)) {
+                return WEXITSTATUS(status);
+            }
+            return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        }
+        poll(NULL, 0, 5);
+    }
+    return -1;
+}
+
+int h_stop(h_server_t *s, int sig, int timeout_ms)
+{
+    int rc;
+
+    if (s->pid <= 0) {
+        return -1;
+    }
+    kill(s->pid, sig);
+    rc = wait_exit(s->pid, timeout_ms);
+    if (rc >= 0) {
+        s->pid = 0;
+    }
+    return rc;
+}
+
+void h_cleanup(h_server_t *s)
+{
+    if (s->pid > 0) {
+        kill(s->pid, SIGKILL);
+        waitpid(s->pid, NULL, 0);
+        s->pid = 0;
+    }
+    if (s->dir[0] != '\0') {
+        certgen_rmdir(s->dir);
+        s->dir[0] = '\0';
+    }
+}
+
+int h_run(const char *const *args, char *out, size_t out_len, int timeout_ms)
+{
+    const char *argv[64];
+    int pipefd[2];
+    int n = 0;
+    size_t got = 0;
+    pid_t pid;
+    long long deadline = h_now_ms() + timeout_ms;
+
+    argv[n++] = admitd_bin();
+    for (; args != NULL && *args != NULL && n < 62; args++) {
+        argv[n++] = *args;
+    }
+    argv[n] = NULL;
+    if (pipe(pipefd) != 0) {
+        return -1;
+    }
+    pid = fork();
+    if (pid == 0) {
+        dup2(pipefd[1], STDERR_FILENO);
+        dup2(pipefd[1], STDOUT_FILENO);
+        close(pipefd[0]);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    for (;;) {
+        struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
+        ssize_t r;
+        long long left = deadline - h_now_ms();
+
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
+            break;
+        }
+        r = read(pipefd[0], out + got, out_len - 1 - got);
+        if (r <= 0) {
+            break;
+        }
+        got += (size_t)r;
+        if (got >= out_len - 1) {
+            break;
+        }
+    }
+    out[got] = '\0';
+    close(pipefd[0]);
+    n = wait_exit(pid, (int)(deadline - h_now_ms() > 0 ? deadline - h_now_ms() : 1));
+    if (n < 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    return n;
+}
+
+/* ---- client ---- */
+
+static int wait_fd(int fd, short events, long long deadline)
+{
+    struct pollfd p = {.fd = fd, .events = events};
+    long long left = deadline - h_now_ms();
+
+    if (left <= 0) {
+        return 0;
+    }
+    return poll(&p, 1, (int)left);
+}
+
+static int flush_tls(h_conn_t *c)
+{
+    adm_buf_t *out = adm_tls_session_output(c->tls);
+    int rc = h_send_raw(c, out->data, out->len);
+
+    out->len = 0;
+    return rc;
+}
+
+/* Reads once from the socket into c->in (decrypting); 0 on progress, 1 on EOF, -1 on timeout/error. */
+static int read_some(h_conn_t *c, long long deadline)
+{
+    uint8_t buf[65536];
+    ssize_t n;
+
+    if (c->eof) {
+        return 1;
+    }
+    if (wait_fd(c->fd, POLLIN, deadline) <= 0) {
+        return -1;
+    }
+    n = recv(c->fd, buf, sizeof(buf), 0);
+    if (n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE))) {
+        c->eof = true;
+        return 1;
+    }
+    if (n < 0) {
+        return errno == EINTR || errno == EAGAIN ? 0 : -1;
+    }
+    if (c->tls == NULL) {
+        return adm_buf_append(&c->in, buf, (size_t)n) == 0 ? 0 : -1;
+    }
+    n = adm_tls_session_recv(c->tls, buf, (size_t)n, &c->in);
+    if (flush_tls(c) != 0) {
+        return -1;
+    }
+    if (n == ADM_EOF) {
+        c->eof = true;
+        return 1;
+    }
+    return n == 0 ? 0 : -1;
+}
+
+int h_connect(h_conn_t *c, int port, const char *ca, const char *host, const char *cert, const char *key)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    long long deadline = h_now_ms() + 10000;
+    int one = 1;
+    char err[256];
+
+    memset(c, 0, sizeof(*c));
+    c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        return -1;
+    }
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (ca == NULL) {
+        return 0;
+    }
+    {
+        adm_tls_client_opts_t o = {.ca_file = ca, .cert_file = cert, .key_file = key};
+
+        if (adm_tls_client_ctx_create(&o, &c->ctx, err, sizeof(err)) != 0) {
+            fprintf(stderr, "client TLS context: %s\n", err);
+            return -1;
+        }
+    }
+    if (adm_tls_session_create(c->ctx, host != NULL ? host : "127.0.0.1", &c->tls) != 0 ||
+        adm_tls_session_start(c->tls) != 0 || flush_tls(c) != 0) {
+        return -1;
+    }
+    while (!adm_tls_session_handshake_done(c->tls)) {
+        if (read_some(c, deadline) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int h_connect_to(h_conn_t *c, const h_server_t *s)
+{
+    return h_connect(c, s->port, s->tls ? s->ca : NULL, "127.0.0.1", NULL, NULL);
+}
+
+int h_send_raw(h_conn_t *c, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    long long deadline = h_now_ms() + 10000;
+
+    while (len > 0) {
+        ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            if (wait_fd(c->fd, POLLOUT, deadline) <= 0) {
+                return -1;
+            }
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int h_send(h_conn_t *c, const void *data, size_t len)
+{
+    if (c->tls == NULL) {
+        return h_send_raw(c, data, len);
+    }
+    if (adm_tls_session_send(c->tls, data, len) != 0) {
+        return -1;
+    }
+    return flush_tls(c);
+}
+
+typedef struct parse_state_s {
+    llhttp_t parser;
+    h_response_t *r;
+    char field[64];
+    size_t field_len;
+    int which; /* 1 Connection, 2 Content-Type */
+    bool done;
+    bool head;
+} parse_state_t;
+
+static int on_status_complete(llhttp_t *p)
+{
+    ((parse_state_t *)p)->r->status = p->status_code;
+    return 0;
+}
+
+static int on_field(llhttp_t *p, const char *at, size_t n)
+{
+    parse_state_t *ps = (parse_state_t *)p;
+
+    if (ps->field_len + n < sizeof(ps->field)) {
+        memcpy(ps->field + ps->field_len, at, n);
+        ps->field_len += n;
+    }
+    return 0;
+}
+
+static int on_field_complete(llhttp_t *p)
+{
+    parse_state_t *ps = (parse_state_t *)p;
+
+    ps->field[ps->field_len] = '\0';
+    ps->which = strcasecmp(ps->field, "connection") == 0 ? 1 : strcasecmp(ps->field, "content-type") == 0 ? 2 : 0;
+    ps->field_len = 0;
+    return 0;
+}
+
+static int on_value(llhttp_t *p, const char *at, size_t n)
+{
+    parse_state_t *ps = (parse_state_t *)p;
+
+    if (ps->which == 1 && n >= 5 && strncasecmp(at, "close", 5) == 0) {
+        ps->r->close = true;
+    } else if (ps->which == 2) {
+        snprintf(ps->r->content_type, sizeof(ps->r->content_type), "%.*s", (int)n, at);
+    }
+    return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t n)
+{
+    return adm_buf_append(&((parse_state_t *)p)->r->body, at, n) == 0 ? 0 : -1;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+    /* 1 tells llhttp the message has no body, whatever Content-Length says (HEAD). */
+    return ((parse_state_t *)p)->head && p->status_code >= 200 ? 1 : 0;
+}
+
+static int on_complete(llhttp_t *p)
+{
+    ((parse_state_t *)p)->done = true;
+    return HPE_PAUSED;
+}
+
+static const llhttp_settings_t response_settings = {
+    .on_status_complete = on_status_complete,
+    .on_header_field = on_field,
+    .on_header_field_complete = on_field_complete,
+    .on_header_value = on_value,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_complete,
+};
+
+int h_read(h_conn_t *c, h_response_t *r, int timeout_ms, int *interim)
+{
+    long long deadline = h_now_ms() + timeout_ms;
+
+    if (interim != NULL) {
+        *interim = 0;
+    }
+    for (;;) {
+        parse_state_t ps;
+        size_t consumed = 0;
+        int rc;
+
+        /* Re-parse from the start of the buffered bytes each time: responses are small. */
+        memset(&ps, 0, sizeof(ps));
+        memset(r, 0, sizeof(*r));
+        ps.r = r;
+        ps.head = c->head;
+        llhttp_init(&ps.parser, HTTP_RESPONSE, &response_settings);
+        if (c->in.len > 0) {
+            llhttp_errno_t e = llhttp_execute(&ps.parser, (const char *)c->in.data, c->in.len);
+
+            if (e == HPE_PAUSED) {
+                consumed = (size_t)(llhttp_get_error_pos(&ps.parser) - (const char *)c->in.data);
+            } else if (e != HPE_OK) {
+                fprintf(stderr, "bad HTTP response: %s\n", llhttp_get_error_reason(&ps.parser));
+                adm_buf_free(&r->body);
+                return -1;
+            }
+        }
+        if (ps.done) {
+            adm_buf_consume(&c->in, consumed);
+            if (r->status >= 100 && r->status < 200) {
+                if (interim != NULL) {
+                    (*interim)++;
+                }
+                adm_buf_free(&r->body);
+                continue;
+            }
+            c->head = false;
+            adm_buf_append(&r->body, "", 1); /* NUL for string checks, not counted */
+            r->body.len--;
+            return 0;
+        }
+        adm_buf_free(&r->body);
+        rc = read_some(c, deadline);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+}
+
+bool h_wait_closed(h_conn_t *c, int timeout_ms)
+{
+    long long deadline = h_now_ms() + timeout_ms;
+
+    while (!c->eof) {
+        int rc = read_some(c, deadline);
+
+        if (rc == 1) {
+            return true;
+        }
+        if (rc < 0) {
+            return false;
+        }
+        c->in.len = 0; /* whatever else arrives is not the point */
+    }
+    return true;
+}
+
+void h_close(h_conn_t *c)
+{
+    if (c->fd > 0) {
+        close(c->fd);
+    }
+    adm_tls_session_destroy(c->tls);
+    if (c->ctx != NULL) {
+        adm_tls_ctx_unref(c->ctx);
+    }
+    adm_buf_free(&c->in);
+    memset(c, 0, sizeof(*c));
+}
+
+void h_response_free(h_response_t *r)
+{
+    adm_buf_free(&r->body);
+}
+
+char *h_request(const char *method, const char *path, const char *ctype, const char *body, size_t body_len,
+                size_t *out_len)
+{
+    adm_buf_t b = ADM_BUF_INIT;
+
+    adm_buf_appendf(&b, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n", method, path);
+    if (ctype != NULL) {
+        adm_buf_appendf(&b, "Content-Type: %s\r\n", ctype);
+    }
+    if (body != NULL) {
+        adm_buf_appendf(&b, "Content-Length: %zu\r\n", body_len);
+    }
+    adm_buf_append(&b, "\r\n", 2);
+    if (body != NULL) {
+        adm_buf_append(&b, body, body_len);
+    }
+    adm_buf_append(&b, "", 1);
+    *out_len = b.len - 1;
+    return (char *)b.data;
+}
+
+char *h_review(const char *uid)
+{
+    adm_buf_t b = ADM_BUF_INIT;
+
+    adm_buf_appendf(&b,
+                    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"%s\","
+                    "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"ConfigMap\"},\"resource\":{\"group\":\"\","
+                    "\"version\":\"v1\",\"resource\":\"configmaps\"},\"name\":\"c\",\"namespace\":\"default\","
+                    "\"operation\":\"CREATE\",\"userInfo\":{\"username\":\"u\"},\"object\":{\"kind\":\"ConfigMap\"}}}",
+                    uid);
+    adm_buf_append(&b, "", 1);
+    return (char *)b.data;
+}
+
+char *h_fixture(const char *name, size_t *len)
+{
+    const char *dir = getenv("ADM_FIXTURES_DIR");
+    char path[512];
+    FILE *f;
+    char *data;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/%s", dir != NULL ? dir : "tests/fixtures", name);
+    f = fopen(path, "rb");
+    if (f == NULL) {
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    data = malloc((size_t)n + 1);
+    if (data == NULL || fread(data, 1, (size_t)n, f) != (size_t)n) {
+        free(data);
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    data[n] = '\0';
+    *len = (size_t)n;
+    return data;
+}
+
+bool h_is_answer(const h_response_t *r, const char *api_version, const char *uid, bool allowed)
+{
+    yyjson_doc *doc;
+    yyjson_val *root;
+    bool ok;
+
+    if (r->status != 200) {
+        return false;
+    }
+    doc = yyjson_read((const char *)r->body.data, r->body.len, 0);
+    if (doc == NULL) {
+        return false;
+    }
+    root = yyjson_doc_get_root(doc);
+    ok = yyjson_equals_str(yyjson_obj_get(root, "apiVersion"), api_version) &&
+         yyjson_equals_str(yyjson_obj_get(root, "kind"), "AdmissionReview") &&
+         yyjson_equals_str(yyjson_ptr_get(root, "/response/uid"), uid) &&
+         yyjson_is_bool(yyjson_ptr_get(root, "/response/allowed")) &&
+         yyjson_get_bool(yyjson_ptr_get(root, "/response/allowed")) == allowed;
+    yyjson_doc_free(doc);
+    return ok;
+}

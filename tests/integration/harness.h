@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Integration test harness: starts the real admitd (ADMITD_BIN) on 127.0.0.1:0, finds its port in
+ * its log, and talks to it over real TLS with the project's own client code on blocking sockets.
+ * Every wait is on a condition with a deadline; nothing sleeps for luck.
+ */
+#ifndef ADM_TEST_HARNESS_H
+#define ADM_TEST_HARNESS_H
+
+#include "adm/buf.h"
+#include "adm/tls.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct h_server_s {
+    pid_t pid;
+    int port;        /* admission listener */
+    int health_port; /* --health-listen, or 0 */
+    bool tls;
+    char dir[256];   /* temporary directory: log, CA, certificates */
+    char ca[320];    /* the self-signed certificate admitd wrote */
+    char log[320];
+} h_server_t;
+
+/**
+ * Starts admitd with --listen 127.0.0.1:0 and, unless args select TLS files or plain HTTP,
+ * --self-signed-ca-out DIR/ca.pem, plus args (NULL-terminated). dir, when not NULL, is used
+ * instead of a fresh temporary directory. Returns 0 once admitd serves, -1 otherwise (log shown).
+ */
+int h_start(h_server_t *s, const char *dir, const char *const *args);
+
+/** Sends sig and waits up to timeout_ms for the exit; returns the exit code, or -1. */
+int h_stop(h_server_t *s, int sig, int timeout_ms);
+
+/** Kills admitd if still running and removes the temporary directory. */
+void h_cleanup(h_server_t *s);
+
+/** Runs ADMITD_BIN with args (NULL-terminated) to completion; returns the exit code and its stderr. */
+int h_run(const char *const *args, char *out, size_t out_len, int timeout_ms);
+
+/** Prints admitd's log (for failures). */
+void h_dump_log(const h_server_t *s);
+
+typedef struct h_conn_s {
+    int fd;
+    adm_tls_ctx_t *ctx;
+    adm_tls_session_t *tls; /* NULL on plain connections */
+    adm_buf_t in;           /* plaintext received and not yet parsed */
+    bool eof;               /* the server closed */
+    bool head;              /* the next response answers a HEAD request: it has no body */
+} h_conn_t;
+
+typedef struct h_response_s {
+    int status;
+    bool close;             /* Connection: close */
+    char content_type[128];
+    adm_buf_t body;
+} h_response_t;
+
+/**
+ * Connects to 127.0.0.1:port. With ca NULL: plain TCP. Otherwise TLS verifying host against ca,
+ * presenting cert/key when given. Returns 0 once the handshake is done, or -1.
+ */
+int h_connect(h_conn_t *c, int port, const char *ca, const char *host, const char *cert, const char *key);
+
+/** Like h_connect to a server started by h_start (TLS when it is TLS). */
+int h_connect_to(h_conn_t *c, const h_server_t *s);
+
+/** Sends bytes (encrypting when TLS). Returns 0 or -1. */
+int h_send(h_conn_t *c, const void *data, size_t len);
+
+/** Sends raw bytes on the socket, bypassing TLS. */
+int h_send_raw(h_conn_t *c, const void *data, size_t len);
+
+/**
+ * Reads one final response (interim 1xx responses are skipped, and counted in *interim when not
+ * NULL). Returns 0, -1 on timeout or error, or 1 when the server closed before a full response.
+ */
+int h_read(h_conn_t *c, h_response_t *r, int timeout_ms, int *interim);
+
+/** Waits until the server closes the connection; true if it did within timeout_ms. */
+bool h_wait_closed(h_conn_t *c, int timeout_ms);
+
+void h_close(h_conn_t *c);
+void h_response_free(h_response_t *r);
+
+/** Builds a request; ctype NULL leaves Content-Type out. The result is heap memory. */
+char *h_request(const char *method, const char *path, const char *ctype, const char *body, size_t body_len,
+                size_t *out_len);
+
+/** A minimal AdmissionReview v1 with the given uid (heap). */
+char *h_review(const char *uid);
+
+/** Reads tests/fixtures/NAME (heap, NUL-terminated). */
+char *h_fixture(const char *name, size_t *len);
+
+/** True when the body is an AdmissionReview answer of apiVersion with uid and allowed. */
+bool h_is_answer(const h_response_t *r, const char *api_version, const char *uid, bool allowed);
+
+/** Milliseconds on a monotonic clock. */
+long long h_now_ms(void);
+
+#endif
