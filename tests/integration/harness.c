@@ -176,7 +176,9 @@ int h_stop(h_server_t *s, int sig, int timeout_ms)
     if (s->pid <= 0) {
         return -1;
     }
-    kill(s->pid, sig);
+    if (sig != 0) {
+        kill(s->pid, sig);
+    }
     rc = wait_exit(s->pid, timeout_ms);
     if (rc >= 0) {
         s->pid = 0;
@@ -502,8 +504,11 @@ int h_read(h_conn_t *c, h_response_t *r, int timeout_ms, int *interim)
             return 0;
         }
         adm_buf_free(&r->body);
+        if (c->eof) {
+            return 1; /* what arrived before the close is not a whole response */
+        }
         rc = read_some(c, deadline);
-        if (rc != 0) {
+        if (rc < 0) {
             return rc;
         }
     }

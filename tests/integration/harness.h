@@ -31,7 +31,7 @@ typedef struct h_server_s {
  */
 int h_start(h_server_t *s, const char *dir, const char *const *args);
 
-/** Sends sig and waits up to timeout_ms for the exit; returns the exit code, or -1. */
+/** Sends sig (0: none) and waits up to timeout_ms for the exit; returns the exit code, or -1. */
 int h_stop(h_server_t *s, int sig, int timeout_ms);
 
 /** Kills admitd if still running and removes the temporary directory. */
