@@ -153,11 +153,18 @@ static int read_file(const char *path, unsigned char **data, size_t *len)
     return 0;
 }
 
-static int file_error(const char *flag, const char *path, int err, char *msg, size_t msg_len)
+/* read_file() for a file named by a flag: on failure, one line in msg that names both. */
+static int read_named_file(const char *flag, const char *path, unsigned char **data, size_t *len, char *msg,
+                           size_t msg_len)
 {
-    snprintf(msg, msg_len, "%s %s: cannot read: %s", flag, path,
-             err == ADM_ETOOBIG ? "larger than 64 MiB" : adm_strerror(err));
-    return ADM_EIO;
+    int err = read_file(path, data, len);
+
+    if (err != 0) {
+        snprintf(msg, msg_len, "%s %s: cannot read: %s", flag, path,
+                 err == ADM_ETOOBIG ? "larger than 64 MiB" : adm_strerror(err));
+        return ADM_EIO;
+    }
+    return 0;
 }
 
 /* Parses certificates (PEM or DER) from memory; len includes the NUL of PEM text. */
@@ -184,10 +191,10 @@ static int load_certs(mbedtls_x509_crt *chain, const char *flag, const char *pat
 {
     unsigned char *data = NULL;
     size_t len = 0;
-    int ret = read_file(path, &data, &len);
+    int ret = read_named_file(flag, path, &data, &len, msg, msg_len);
 
     if (ret != 0) {
-        return file_error(flag, path, ret, msg, msg_len);
+        return ret;
     }
     ret = parse_certs(chain, data, len + 1, flag, path, msg, msg_len);
     free(data);
@@ -198,10 +205,10 @@ static int load_key(adm_tls_ctx_t *ctx, const char *flag, const char *path, char
 {
     unsigned char *data = NULL;
     size_t len = 0;
-    int ret = read_file(path, &data, &len);
+    int ret = read_named_file(flag, path, &data, &len, msg, msg_len);
 
     if (ret != 0) {
-        return file_error(flag, path, ret, msg, msg_len);
+        return ret;
     }
     ret = mbedtls_pk_parse_key(&ctx->own_key, data, len + 1, NULL, 0, mbedtls_ctr_drbg_random, &ctx->drbg);
     mbedtls_platform_zeroize(data, len);

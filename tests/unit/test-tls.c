@@ -113,39 +113,29 @@ static void pair_close(pair_t *p)
     adm_buf_free(&p->client_plain);
 }
 
-/* Moves bytes between the two until neither has output, feeding chunk bytes at a time. */
+/* Hands one side's queued output to the other side, chunk bytes per call. */
+static void deliver(adm_tls_session_t *from, adm_tls_session_t *to, int *to_rc, adm_buf_t *to_plain, size_t chunk)
+{
+    adm_buf_t moving = ADM_BUF_INIT;
+
+    adm_buf_swap(adm_tls_session_output(from), &moving);
+    for (size_t off = 0; off < moving.len && *to_rc == 0; off += chunk) {
+        size_t n = moving.len - off < chunk ? moving.len - off : chunk;
+
+        *to_rc = adm_tls_session_recv(to, moving.data + off, n, to_plain);
+    }
+    adm_buf_free(&moving);
+}
+
+/* Moves bytes between the two until neither has output (or the receiving side failed). */
 static void pump(pair_t *p, size_t chunk)
 {
     for (int round = 0; round < 10000; round++) {
-        adm_buf_t *c_out = adm_tls_session_output(p->client);
-        adm_buf_t *s_out = adm_tls_session_output(p->server);
-        adm_buf_t moving = ADM_BUF_INIT;
-
-        if (c_out->len == 0 && s_out->len == 0) {
+        if (adm_tls_session_output(p->client)->len == 0 && adm_tls_session_output(p->server)->len == 0) {
             return;
         }
-        if (c_out->len > 0 && p->server_rc == 0) {
-            adm_buf_swap(c_out, &moving);
-            for (size_t off = 0; off < moving.len && p->server_rc == 0; off += chunk) {
-                size_t n = moving.len - off < chunk ? moving.len - off : chunk;
-
-                p->server_rc = adm_tls_session_recv(p->server, moving.data + off, n, &p->server_plain);
-            }
-            adm_buf_free(&moving);
-        } else {
-            c_out->len = 0;
-        }
-        if (s_out->len > 0 && p->client_rc == 0) {
-            adm_buf_swap(s_out, &moving);
-            for (size_t off = 0; off < moving.len && p->client_rc == 0; off += chunk) {
-                size_t n = moving.len - off < chunk ? moving.len - off : chunk;
-
-                p->client_rc = adm_tls_session_recv(p->client, moving.data + off, n, &p->client_plain);
-            }
-            adm_buf_free(&moving);
-        } else {
-            s_out->len = 0;
-        }
+        deliver(p->client, p->server, &p->server_rc, &p->server_plain, chunk);
+        deliver(p->server, p->client, &p->client_rc, &p->client_plain, chunk);
     }
     fail_msg("pump did not settle");
 }
