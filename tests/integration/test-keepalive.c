@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Connection reuse over TLS: 1,000 requests on one connection, 50 pipelined requests answered in
- * order, chunked bodies, Expect: 100-continue, the idle timeout, and 200 concurrent connections.
+ * order, chunked bodies, Expect: 100-continue, the idle timeout, 200 concurrent connections, and
+ * the --max-connections limit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -228,6 +229,40 @@ static void test_200_concurrent_connections(void **state)
     h_cleanup(&patient);
 }
 
+static void test_max_connections(void **state)
+{
+    const char *args[] = {"--insecure-http", "--max-connections", "2", NULL};
+    h_server_t s;
+    h_conn_t a, b, third;
+    h_response_t r;
+    size_t len;
+    char *req = h_request("GET", "/healthz", NULL, NULL, 0, &len);
+
+    assert_int_equal(h_start(&s, NULL, args), 0);
+    assert_int_equal(h_connect_to(&a, &s), 0);
+    assert_int_equal(h_connect_to(&b, &s), 0);
+    assert_int_equal(h_send(&a, req, len), 0);
+    assert_int_equal(h_read(&a, &r, 5000, NULL), 0); /* both accepted and served */
+    h_response_free(&r);
+    assert_int_equal(h_send(&b, req, len), 0);
+    assert_int_equal(h_read(&b, &r, 5000, NULL), 0);
+    h_response_free(&r);
+    /* The third waits in the kernel's backlog: not accepted, so not answered... */
+    assert_int_equal(h_connect_to(&third, &s), 0);
+    assert_int_equal(h_send(&third, req, len), 0);
+    assert_int_equal(h_read(&third, &r, 700, NULL), -1);
+    /* ...until one of the others closes. */
+    h_close(&a);
+    assert_int_equal(h_read(&third, &r, 5000, NULL), 0);
+    assert_int_equal(r.status, 200);
+    h_response_free(&r);
+    h_close(&b);
+    h_close(&third);
+    assert_int_equal(h_stop(&s, SIGTERM, 10000), 0);
+    h_cleanup(&s);
+    free(req);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_expect_continue),
         cmocka_unit_test(test_idle_timeout),
         cmocka_unit_test(test_200_concurrent_connections),
+        cmocka_unit_test(test_max_connections),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
