@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * JSON Patch (RFC 6902) on yyjson mutable documents, in two modes (INTERFACE.md D4):
+ *  - ADM_JSONPATCH_STRICT: RFC 6902 and RFC 6901 to the letter (the conformance suite's mode);
+ *  - ADM_JSONPATCH_KUBE: what kube-apiserver does with a webhook's patch (evanphx/json-patch v4,
+ *    spec/webhook-dispatch.md 3.4): negative array indices count from the end, "replace" of a
+ *    missing object member creates it, array indices are read like Go's strconv.Atoi.
+ */
+#ifndef ADM_JSONPATCH_H
+#define ADM_JSONPATCH_H
+
+#include "adm/arena.h"
+
+#include <yyjson.h>
+
+typedef enum adm_jsonpatch_mode_e {
+    ADM_JSONPATCH_KUBE,
+    ADM_JSONPATCH_STRICT,
+} adm_jsonpatch_mode_t;
+
+/**
+ * Applies patch (a JSON array of operation objects) to doc, operation by operation. Returns 0,
+ * or ADM_EINVAL with *error (static or arena text, e.g. "operation 2 (remove /a): missing value")
+ * when the patch is malformed or an operation fails; doc is then partly patched, so apply to a
+ * copy when the original must survive. ADM_ENOMEM when doc's allocator fails.
+ */
+int adm_jsonpatch_apply(yyjson_mut_doc *doc, yyjson_val *patch, adm_jsonpatch_mode_t mode, adm_arena_t *a,
+                        const char **error);
+
+#endif
