@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * RFC 6902 operations over yyjson mutable values. A JSON Pointer is walked token by token from the
- * root; each operation resolves the container that holds its target and acts on it. Nothing here
- * recurses over the document except the deep equality of "test", whose depth is bounded by the
- * documents themselves (already limited to 10,000 levels where they are parsed).
+ * RFC 6902 operations over yyjson mutable values, and the diff that writes a patch between two
+ * documents. A JSON Pointer is walked token by token from the root; each operation resolves the
+ * container that holds its target and acts on it. Deep equality and the diff recurse once per
+ * nesting level, which is bounded by the documents themselves (limited to 10,000 levels where
+ * they are parsed).
  */
 #include "adm/jsonpatch.h"
 
 #include "adm/error.h"
+#include "adm/jsonw.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -507,5 +509,211 @@ int adm_jsonpatch_apply(yyjson_mut_doc *doc, yyjson_val *patch, adm_jsonpatch_mo
         }
         i++;
     }
+    return 0;
+}
+
+/* ---- diff ---- */
+
+typedef struct diff_ctx_s {
+    adm_arena_t *arena;
+    adm_jsonw_t out;
+    char *path; /* JSON Pointer of the current position, escaped */
+    size_t path_len, path_cap;
+    size_t nops;
+} diff_ctx_t;
+
+/* Appends "/token" (escaped per RFC 6901) to the current path; returns the length to restore. */
+static size_t push_token(diff_ctx_t *d, const char *tok, size_t len)
+{
+    size_t saved = d->path_len;
+    size_t need = d->path_len + 1 + 2 * len + 1;
+
+    if (need > d->path_cap) {
+        size_t cap = need * 2;
+        char *p = adm_arena_realloc(d->arena, d->path, d->path_cap, cap);
+
+        if (p == NULL) {
+            d->out.failed = true;
+            return saved;
+        }
+        d->path = p;
+        d->path_cap = cap;
+    }
+    d->path[d->path_len++] = '/';
+    for (size_t i = 0; i < len; i++) {
+        if (tok[i] == '~') {
+            d->path[d->path_len++] = '~';
+            d->path[d->path_len++] = '0';
+        } else if (tok[i] == '/') {
+            d->path[d->path_len++] = '~';
+            d->path[d->path_len++] = '1';
+        } else {
+            d->path[d->path_len++] = tok[i];
+        }
+    }
+    return saved;
+}
+
+static size_t push_index(diff_ctx_t *d, size_t index)
+{
+    char num[24];
+    int n = snprintf(num, sizeof(num), "%zu", index);
+
+    return push_token(d, num, (size_t)n);
+}
+
+static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
+{
+    adm_jsonw_t *w = &d->out;
+
+    adm_jsonw_raw(w, d->nops == 0 ? "{\"op\":\"" : ",{\"op\":\"", d->nops == 0 ? 7 : 8);
+    adm_jsonw_raw(w, op, strlen(op));
+    ADM_JSONW_LIT(w, "\",\"path\":");
+    adm_jsonw_string(w, d->path != NULL ? d->path : "", d->path_len);
+    if (value != NULL) {
+        ADM_JSONW_LIT(w, ",\"value\":");
+        adm_jsonw_mut_value(w, value);
+    }
+    ADM_JSONW_LIT(w, "}");
+    d->nops++;
+}
+
+/* Elements of an immutable array as a pointer table (yyjson_arr_get walks from the start). */
+static yyjson_val **elements(diff_ctx_t *d, yyjson_val *arr, size_t n)
+{
+    yyjson_val **v = adm_arena_alloc(d->arena, (n + 1) * sizeof(*v));
+    yyjson_arr_iter it;
+    size_t i = 0;
+
+    if (v == NULL) {
+        d->out.failed = true;
+        return NULL;
+    }
+    yyjson_arr_iter_init(arr, &it);
+    while (i < n) {
+        v[i++] = yyjson_arr_iter_next(&it);
+    }
+    return v;
+}
+
+static yyjson_mut_val **mut_elements(diff_ctx_t *d, yyjson_mut_val *arr, size_t n)
+{
+    yyjson_mut_val **v = adm_arena_alloc(d->arena, (n + 1) * sizeof(*v));
+    yyjson_mut_arr_iter it;
+    size_t i = 0;
+
+    if (v == NULL) {
+        d->out.failed = true;
+        return NULL;
+    }
+    yyjson_mut_arr_iter_init(arr, &it);
+    while (i < n) {
+        v[i++] = yyjson_mut_arr_iter_next(&it);
+    }
+    return v;
+}
+
+static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b);
+
+static void diff_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+{
+    yyjson_obj_iter ia;
+    yyjson_mut_obj_iter ib;
+    yyjson_val *key;
+    yyjson_mut_val *mkey;
+
+    /* Members that went away, then members on both sides, then new members. */
+    yyjson_obj_iter_init(a, &ia);
+    while ((key = yyjson_obj_iter_next(&ia)) != NULL) {
+        yyjson_mut_val *other = yyjson_mut_obj_getn(b, yyjson_get_str(key), yyjson_get_len(key));
+        size_t saved = push_token(d, yyjson_get_str(key), yyjson_get_len(key));
+
+        if (other == NULL) {
+            emit(d, "remove", NULL);
+        } else {
+            diff_value(d, yyjson_obj_iter_get_val(key), other);
+        }
+        d->path_len = saved;
+    }
+    yyjson_mut_obj_iter_init(b, &ib);
+    while ((mkey = yyjson_mut_obj_iter_next(&ib)) != NULL) {
+        if (yyjson_obj_getn(a, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey)) == NULL) {
+            size_t saved = push_token(d, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey));
+
+            emit(d, "add", yyjson_mut_obj_iter_get_val(mkey));
+            d->path_len = saved;
+        }
+    }
+}
+
+static void diff_array(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+{
+    size_t la = yyjson_arr_size(a), lb = yyjson_mut_arr_size(b);
+    yyjson_val **va = elements(d, a, la);
+    yyjson_mut_val **vb = mut_elements(d, b, lb);
+    size_t prefix = 0, suffix = 0, ma, mb;
+
+    if (va == NULL || vb == NULL) {
+        return;
+    }
+    /* Keep what is equal at both ends; what changed lies in between. */
+    while (prefix < la && prefix < lb && equal(vb[prefix], va[prefix])) {
+        prefix++;
+    }
+    while (suffix < la - prefix && suffix < lb - prefix && equal(vb[lb - 1 - suffix], va[la - 1 - suffix])) {
+        suffix++;
+    }
+    ma = la - prefix - suffix;
+    mb = lb - prefix - suffix;
+    for (size_t i = 0; i < ma && i < mb; i++) {
+        size_t saved = push_index(d, prefix + i);
+
+        diff_value(d, va[prefix + i], vb[prefix + i]);
+        d->path_len = saved;
+    }
+    /* Surplus elements go from the highest index down, so earlier indices stay valid. */
+    for (size_t k = ma; k > mb; k--) {
+        size_t saved = push_index(d, prefix + k - 1);
+
+        emit(d, "remove", NULL);
+        d->path_len = saved;
+    }
+    for (size_t k = ma; k < mb; k++) {
+        size_t saved = push_index(d, prefix + k);
+
+        emit(d, "add", vb[prefix + k]);
+        d->path_len = saved;
+    }
+}
+
+static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+{
+    if (d->out.failed) {
+        return;
+    }
+    if (yyjson_is_obj(a) && yyjson_mut_is_obj(b)) {
+        diff_object(d, a, b);
+    } else if (yyjson_is_arr(a) && yyjson_mut_is_arr(b)) {
+        diff_array(d, a, b);
+    } else if (!equal(b, a)) {
+        emit(d, "replace", b);
+    }
+}
+
+int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, const char **out, size_t *out_len,
+                       size_t *nops)
+{
+    diff_ctx_t d = {.arena = a};
+
+    adm_jsonw_init(&d.out, a);
+    ADM_JSONW_LIT(&d.out, "[");
+    diff_value(&d, from, to);
+    ADM_JSONW_LIT(&d.out, "]");
+    if (d.out.failed) {
+        return ADM_ENOMEM;
+    }
+    *out = d.out.data;
+    *out_len = d.out.len;
+    *nops = d.nops;
     return 0;
 }

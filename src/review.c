@@ -13,6 +13,7 @@
 
 #include "adm/error.h"
 #include "adm/json.h"
+#include "adm/jsonw.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -379,212 +380,83 @@ int adm_review_decode(adm_arena_t *a, const char *body, size_t len, adm_review_r
 
 /* ---- encoding ---- */
 
-typedef struct writer_s {
-    adm_arena_t *arena;
-    char *data;
-    size_t len, cap;
-    bool failed;
-} writer_t;
-
-static void w_reserve(writer_t *w, size_t extra)
+static void w_status(adm_jsonw_t *w, const adm_review_response_t *resp)
 {
-    size_t cap = w->cap;
-    char *p;
-
-    if (w->failed || w->len + extra <= w->cap) {
-        return;
-    }
-    while (cap < w->len + extra) {
-        cap = cap < 256 ? 256 : cap * 2;
-    }
-    p = adm_arena_realloc(w->arena, w->data, w->cap, cap);
-    if (p == NULL) {
-        w->failed = true;
-        return;
-    }
-    w->data = p;
-    w->cap = cap;
-}
-
-static void w_raw(writer_t *w, const char *s, size_t n)
-{
-    w_reserve(w, n);
-    if (!w->failed) {
-        memcpy(w->data + w->len, s, n);
-        w->len += n;
-    }
-}
-
-#define W_LIT(w, lit) w_raw((w), (lit), sizeof(lit) - 1)
-
-/* A JSON string with quotes; input is UTF-8 (strings from the decoder were validated by yyjson). */
-static void w_string(writer_t *w, const char *s)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *p = (const unsigned char *)s;
-
-    w_reserve(w, strlen(s) * 6 + 2);
-    if (w->failed) {
-        return;
-    }
-    w->data[w->len++] = '"';
-    for (; *p != '\0'; p++) {
-        unsigned char c = *p;
-
-        if (c == '"' || c == '\\') {
-            w->data[w->len++] = '\\';
-            w->data[w->len++] = (char)c;
-        } else if (c < 0x20) {
-            w->data[w->len++] = '\\';
-            switch (c) {
-            case '\n': w->data[w->len++] = 'n'; break;
-            case '\r': w->data[w->len++] = 'r'; break;
-            case '\t': w->data[w->len++] = 't'; break;
-            case '\b': w->data[w->len++] = 'b'; break;
-            case '\f': w->data[w->len++] = 'f'; break;
-            default:
-                memcpy(w->data + w->len, "u00", 3);
-                w->data[w->len + 3] = hex[c >> 4];
-                w->data[w->len + 4] = hex[c & 15];
-                w->len += 5;
-                break;
-            }
-        } else {
-            w->data[w->len++] = (char)c;
-        }
-    }
-    w->data[w->len++] = '"';
-}
-
-static void w_int(writer_t *w, long long v)
-{
-    char num[24];
-    int n = snprintf(num, sizeof(num), "%lld", v);
-
-    w_raw(w, num, (size_t)n);
-}
-
-static void w_base64(writer_t *w, const uint8_t *in, size_t len)
-{
-    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t i;
-
-    w_reserve(w, (len + 2) / 3 * 4 + 2);
-    if (w->failed) {
-        return;
-    }
-    w->data[w->len++] = '"';
-    for (i = 0; i + 2 < len; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-
-        w->data[w->len++] = alphabet[v >> 18];
-        w->data[w->len++] = alphabet[(v >> 12) & 63];
-        w->data[w->len++] = alphabet[(v >> 6) & 63];
-        w->data[w->len++] = alphabet[v & 63];
-    }
-    if (i < len) {
-        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < len ? (uint32_t)in[i + 1] << 8 : 0);
-
-        w->data[w->len++] = alphabet[v >> 18];
-        w->data[w->len++] = alphabet[(v >> 12) & 63];
-        w->data[w->len++] = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
-        w->data[w->len++] = '=';
-    }
-    w->data[w->len++] = '"';
-}
-
-static void w_value(writer_t *w, yyjson_val *v)
-{
-    yyjson_alc alc;
-    size_t n = 0;
-    char *text;
-
-    adm_json_alc_init(&alc, w->arena);
-    text = yyjson_val_write_opts(v, YYJSON_WRITE_NOFLAG, &alc, &n, NULL);
-    if (text == NULL) {
-        w->failed = true;
-        return;
-    }
-    w_raw(w, text, n);
-}
-
-static void w_status(writer_t *w, const adm_review_response_t *resp)
-{
-    W_LIT(w, ",\"status\":{\"metadata\":{},\"status\":");
+    ADM_JSONW_LIT(w, ",\"status\":{\"metadata\":{},\"status\":");
     if (resp->allowed) {
-        W_LIT(w, "\"Success\"");
+        ADM_JSONW_LIT(w, "\"Success\"");
     } else {
-        W_LIT(w, "\"Failure\"");
+        ADM_JSONW_LIT(w, "\"Failure\"");
     }
     if (resp->message != NULL && resp->message[0] != '\0') {
-        W_LIT(w, ",\"message\":");
-        w_string(w, resp->message);
+        ADM_JSONW_LIT(w, ",\"message\":");
+        adm_jsonw_string(w, resp->message, strlen(resp->message));
     }
     if (resp->reason != NULL && resp->reason[0] != '\0') {
-        W_LIT(w, ",\"reason\":");
-        w_string(w, resp->reason);
+        ADM_JSONW_LIT(w, ",\"reason\":");
+        adm_jsonw_string(w, resp->reason, strlen(resp->reason));
     }
     if (resp->details != NULL) {
-        W_LIT(w, ",\"details\":");
-        w_value(w, resp->details);
+        ADM_JSONW_LIT(w, ",\"details\":");
+        adm_jsonw_value(w, resp->details);
     }
     if (resp->code != 0) {
-        W_LIT(w, ",\"code\":");
-        w_int(w, resp->code);
+        ADM_JSONW_LIT(w, ",\"code\":");
+        adm_jsonw_int(w, resp->code);
     }
-    W_LIT(w, "}");
+    ADM_JSONW_LIT(w, "}");
 }
 
 int adm_review_encode(adm_arena_t *a, adm_review_version_t version, const char *uid,
                       const adm_review_response_t *resp, const char **out, size_t *out_len)
 {
-    writer_t w = {.arena = a};
+    adm_jsonw_t w;
 
-    w_reserve(&w, 160 + strlen(uid));
-    W_LIT(&w, "{\"apiVersion\":");
+    adm_jsonw_init(&w, a);
+    ADM_JSONW_LIT(&w, "{\"apiVersion\":");
     if (version == ADM_REVIEW_V1BETA1) {
-        W_LIT(&w, "\"" API_V1BETA1 "\"");
+        ADM_JSONW_LIT(&w, "\"" API_V1BETA1 "\"");
     } else {
-        W_LIT(&w, "\"" API_V1 "\"");
+        ADM_JSONW_LIT(&w, "\"" API_V1 "\"");
     }
-    W_LIT(&w, ",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
-    w_string(&w, uid);
+    ADM_JSONW_LIT(&w, ",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
+    adm_jsonw_string(&w, uid, strlen(uid));
     if (resp->allowed) {
-        W_LIT(&w, ",\"allowed\":true");
+        ADM_JSONW_LIT(&w, ",\"allowed\":true");
     } else {
-        W_LIT(&w, ",\"allowed\":false");
+        ADM_JSONW_LIT(&w, ",\"allowed\":false");
     }
     if (!resp->allowed || resp->code != 0) {
         w_status(&w, resp);
     }
     if (resp->patch_len > 0) {
-        W_LIT(&w, ",\"patch\":");
-        w_base64(&w, resp->patch, resp->patch_len);
-        W_LIT(&w, ",\"patchType\":\"JSONPatch\"");
+        ADM_JSONW_LIT(&w, ",\"patch\":");
+        adm_jsonw_base64(&w, resp->patch, resp->patch_len);
+        ADM_JSONW_LIT(&w, ",\"patchType\":\"JSONPatch\"");
     }
     if (resp->nwarnings > 0) {
-        W_LIT(&w, ",\"warnings\":[");
+        ADM_JSONW_LIT(&w, ",\"warnings\":[");
         for (size_t i = 0; i < resp->nwarnings; i++) {
             if (i > 0) {
-                W_LIT(&w, ",");
+                ADM_JSONW_LIT(&w, ",");
             }
-            w_string(&w, resp->warnings[i]);
+            adm_jsonw_string(&w, resp->warnings[i], strlen(resp->warnings[i]));
         }
-        W_LIT(&w, "]");
+        ADM_JSONW_LIT(&w, "]");
     }
     if (resp->naudit_annotations > 0) {
-        W_LIT(&w, ",\"auditAnnotations\":{");
+        ADM_JSONW_LIT(&w, ",\"auditAnnotations\":{");
         for (size_t i = 0; i < resp->naudit_annotations; i++) {
             if (i > 0) {
-                W_LIT(&w, ",");
+                ADM_JSONW_LIT(&w, ",");
             }
-            w_string(&w, resp->audit_annotations[i].key);
-            W_LIT(&w, ":");
-            w_string(&w, resp->audit_annotations[i].value);
+            adm_jsonw_string(&w, resp->audit_annotations[i].key, strlen(resp->audit_annotations[i].key));
+            ADM_JSONW_LIT(&w, ":");
+            adm_jsonw_string(&w, resp->audit_annotations[i].value, strlen(resp->audit_annotations[i].value));
         }
-        W_LIT(&w, "}");
+        ADM_JSONW_LIT(&w, "}");
     }
-    W_LIT(&w, "}}");
+    ADM_JSONW_LIT(&w, "}}");
     if (w.failed) {
         return ADM_ENOMEM;
     }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * JSON Patch (RFC 6902) on yyjson mutable documents, in two modes (INTERFACE.md D4):
+ * JSON Patch (RFC 6902): apply to yyjson mutable documents, and diff two documents. Apply has two
+ * modes (INTERFACE.md D4):
  *  - ADM_JSONPATCH_STRICT: RFC 6902 and RFC 6901 to the letter (the conformance suite's mode);
  *  - ADM_JSONPATCH_KUBE: what kube-apiserver does with a webhook's patch (evanphx/json-patch v4,
  *    spec/webhook-dispatch.md 3.4): negative array indices count from the end, "replace" of a
@@ -10,6 +11,8 @@
 #define ADM_JSONPATCH_H
 
 #include "adm/arena.h"
+
+#include <stddef.h>
 
 #include <yyjson.h>
 
@@ -26,5 +29,13 @@ typedef enum adm_jsonpatch_mode_e {
  */
 int adm_jsonpatch_apply(yyjson_mut_doc *doc, yyjson_val *patch, adm_jsonpatch_mode_t mode, adm_arena_t *a,
                         const char **error);
+
+/**
+ * Writes a JSON Patch that turns from into to: remove/add/replace operations only, minimal in
+ * the common cases (changed members, common prefixes and suffixes of arrays kept). The text is
+ * arena memory; "[]" with *nops 0 when the two are equal. Returns 0 or ADM_ENOMEM.
+ */
+int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, const char **out, size_t *out_len,
+                       size_t *nops);
 
 #endif

@@ -2,7 +2,8 @@
 /*
  * JSON Patch: every record of the conformance suite ($ADM_CONFORMANCE_DIR/jsonpatch, default
  * ../shared/conformance) in strict mode, the records whose outcome differs in kube mode with
- * kube's outcome, and kube-mode cases from spec/webhook-dispatch.md 3.4.
+ * kube's outcome, kube-mode cases from spec/webhook-dispatch.md 3.4, and the diff: for 10,000
+ * random pairs of documents, apply(a, diff(a, b)) == b.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -233,12 +234,207 @@ static void test_error_messages(void **state)
     yyjson_doc_free(patch);
 }
 
+/* ---- diff ---- */
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+    /* xorshift64*: deterministic per seed, so a failure can be replayed */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return (uint32_t)((rng_state * 2685821657736338717ULL) >> 33) % n;
+}
+
+static const char *const keys[] = {"a", "b", "metadata", "with/slash", "with~tilde", "", "-", "0", "x~1y"};
+
+static yyjson_mut_val *random_value(yyjson_mut_doc *d, int depth)
+{
+    uint32_t kind = rnd(depth > 3 ? 6 : 8);
+
+    switch (kind) {
+    case 0: return yyjson_mut_null(d);
+    case 1: return yyjson_mut_bool(d, rnd(2));
+    case 2: return yyjson_mut_sint(d, (int64_t)rnd(2000) - 1000);
+    case 3: return yyjson_mut_real(d, (double)rnd(1000) / 8.0);
+    case 4: return yyjson_mut_strcpy(d, keys[rnd(sizeof(keys) / sizeof(keys[0]))]);
+    case 5: return yyjson_mut_str(d, "text with \"quotes\"");
+    case 6: {
+        yyjson_mut_val *arr = yyjson_mut_arr(d);
+
+        for (uint32_t i = rnd(5); i > 0; i--) {
+            yyjson_mut_arr_append(arr, random_value(d, depth + 1));
+        }
+        return arr;
+    }
+    default: {
+        yyjson_mut_val *obj = yyjson_mut_obj(d);
+
+        for (uint32_t i = rnd(5); i > 0; i--) {
+            const char *k = keys[rnd(sizeof(keys) / sizeof(keys[0]))];
+
+            yyjson_mut_obj_put(obj, yyjson_mut_strcpy(d, k), random_value(d, depth + 1));
+        }
+        return obj;
+    }
+    }
+}
+
+/* Changes a few things anywhere in v (a copy of the original), so diffs are small and varied. */
+static yyjson_mut_val *mutate(yyjson_mut_doc *d, yyjson_mut_val *v, int depth)
+{
+    if (rnd(10) == 0 || depth > 6) {
+        return random_value(d, depth);
+    }
+    if (yyjson_mut_is_obj(v)) {
+        yyjson_mut_obj_iter it;
+        yyjson_mut_val *key;
+
+        yyjson_mut_obj_iter_init(v, &it);
+        while ((key = yyjson_mut_obj_iter_next(&it)) != NULL) {
+            uint32_t r = rnd(6);
+
+            if (r == 0) {
+                yyjson_mut_obj_iter_remove(&it);
+            } else if (r == 1) {
+                yyjson_mut_val *val = yyjson_mut_obj_iter_get_val(key);
+
+                yyjson_mut_obj_replace(v, key, mutate(d, val, depth + 1));
+            }
+        }
+        if (rnd(3) == 0) {
+            yyjson_mut_obj_put(v, yyjson_mut_strcpy(d, keys[rnd(sizeof(keys) / sizeof(keys[0]))]),
+                               random_value(d, depth + 1));
+        }
+    } else if (yyjson_mut_is_arr(v)) {
+        size_t n = yyjson_mut_arr_size(v);
+
+        if (n > 0 && rnd(3) == 0) {
+            yyjson_mut_arr_remove(v, rnd((uint32_t)n));
+            n--;
+        }
+        if (rnd(3) == 0) {
+            yyjson_mut_arr_insert(v, random_value(d, depth + 1), rnd((uint32_t)n + 1));
+            n++;
+        }
+        if (n > 0 && rnd(2) == 0) {
+            size_t i = rnd((uint32_t)n);
+
+            yyjson_mut_arr_replace(v, i, mutate(d, yyjson_mut_arr_get(v, i), depth + 1));
+        }
+    } else if (rnd(2) == 0) {
+        return random_value(d, depth);
+    }
+    return v;
+}
+
+/* apply(a, diff(a, b)) == b, and the diff of equal documents is empty. */
+static void check_pair(yyjson_doc *a, yyjson_mut_doc *b, uint64_t seed)
+{
+    const char *patch_text, *error = NULL;
+    size_t patch_len, nops;
+    yyjson_doc *patch;
+    yyjson_mut_doc *work = yyjson_mut_doc_new(NULL);
+    yyjson_mut_doc *expect = yyjson_mut_doc_new(NULL);
+
+    adm_arena_reset(arena);
+    assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &patch_text,
+                                        &patch_len, &nops), 0);
+    patch = yyjson_read(patch_text, patch_len, 0);
+    assert_non_null(patch);
+    assert_int_equal(yyjson_arr_size(yyjson_doc_get_root(patch)), nops);
+    yyjson_mut_doc_set_root(work, yyjson_val_mut_copy(work, yyjson_doc_get_root(a)));
+    if (adm_jsonpatch_apply(work, yyjson_doc_get_root(patch), ADM_JSONPATCH_STRICT, arena, &error) != 0) {
+        fail_msg("seed %llu: patch %.*s does not apply: %s", (unsigned long long)seed, (int)patch_len, patch_text,
+                 error);
+    }
+    yyjson_mut_doc_set_root(expect, yyjson_mut_val_mut_copy(expect, yyjson_mut_doc_get_root(b)));
+    if (!yyjson_mut_equals(yyjson_mut_doc_get_root(work), yyjson_mut_doc_get_root(expect))) {
+        fail_msg("seed %llu: patch %.*s gives %s", (unsigned long long)seed, (int)patch_len, patch_text,
+                 yyjson_mut_write(work, 0, NULL));
+    }
+    yyjson_doc_free(patch);
+    yyjson_mut_doc_free(work);
+    yyjson_mut_doc_free(expect);
+}
+
+static void test_diff_property(void **state)
+{
+    size_t total_ops = 0;
+
+    for (uint64_t seed = 1; seed <= 10000; seed++) {
+        yyjson_mut_doc *gen = yyjson_mut_doc_new(NULL);
+        yyjson_mut_doc *b;
+        yyjson_doc *a;
+        const char *text;
+        size_t len, nops;
+
+        rng_state = seed * 0x9E3779B97F4A7C15ULL;
+        yyjson_mut_doc_set_root(gen, random_value(gen, 0));
+        a = yyjson_mut_doc_imut_copy(gen, NULL);
+        b = yyjson_mut_doc_mut_copy(gen, NULL);
+        /* half the pairs are close relatives, half are unrelated documents */
+        if (seed % 2 == 0) {
+            yyjson_mut_doc_set_root(b, mutate(b, yyjson_mut_doc_get_root(b), 0));
+        } else {
+            yyjson_mut_doc_set_root(b, random_value(b, 0));
+        }
+        check_pair(a, b, seed);
+        adm_arena_reset(arena);
+        assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(gen), arena, &text, &len,
+                                            &nops), 0);
+        assert_int_equal(nops, 0); /* a document against itself */
+        assert_memory_equal(text, "[]", 2);
+        total_ops += yyjson_mut_equals(yyjson_mut_doc_get_root(b), yyjson_mut_doc_get_root(gen)) ? 0 : 1;
+        yyjson_doc_free(a);
+        yyjson_mut_doc_free(b);
+        yyjson_mut_doc_free(gen);
+    }
+    print_message("10000 random pairs: apply(a, diff(a, b)) == b; %zu pairs differed\n", total_ops);
+    assert_true(total_ops > 5000);
+}
+
+static void test_diff_is_small(void **state)
+{
+    const char *a_json = "{\"metadata\":{\"name\":\"web\",\"labels\":{\"app\":\"web\"}},"
+                         "\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"x:1\"},{\"name\":\"b\"}]}}";
+    yyjson_doc *a = yyjson_read(a_json, strlen(a_json), 0);
+    yyjson_mut_doc *b = yyjson_doc_mut_copy(a, NULL);
+    yyjson_mut_val *labels = yyjson_mut_doc_ptr_get(b, "/metadata/labels");
+    yyjson_mut_val *containers = yyjson_mut_doc_ptr_get(b, "/spec/containers");
+    const char *text;
+    size_t len, nops;
+    const char *want = "[{\"op\":\"add\",\"path\":\"/metadata/labels/team~1owner\",\"value\":\"web\"},"
+                       "{\"op\":\"replace\",\"path\":\"/spec/containers/0/image\",\"value\":\"x:2\"},"
+                       "{\"op\":\"add\",\"path\":\"/spec/containers/2\",\"value\":{\"name\":\"sidecar\"}}]";
+
+    yyjson_mut_obj_add_str(b, labels, "team/owner", "web");
+    yyjson_mut_obj_put(yyjson_mut_arr_get(containers, 0), yyjson_mut_str(b, "image"), yyjson_mut_str(b, "x:2"));
+    {
+        yyjson_mut_val *sidecar = yyjson_mut_obj(b);
+
+        yyjson_mut_obj_add_str(b, sidecar, "name", "sidecar");
+        yyjson_mut_arr_append(containers, sidecar);
+    }
+    adm_arena_reset(arena);
+    assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &text, &len, &nops),
+                     0);
+    assert_int_equal(nops, 3);
+    assert_int_equal(len, strlen(want));
+    assert_memory_equal(text, want, len);
+    yyjson_doc_free(a);
+    yyjson_mut_doc_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conformance),
         cmocka_unit_test(test_kube_mode),
         cmocka_unit_test(test_error_messages),
+        cmocka_unit_test(test_diff_property),
+        cmocka_unit_test(test_diff_is_small),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A small JSON text writer into arena memory, for answers and patches written by hand (faster
+ * than building a document and serialising it). Errors are sticky: check failed once at the end.
+ */
+#ifndef ADM_JSONW_H
+#define ADM_JSONW_H
+
+#include "adm/arena.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <yyjson.h>
+
+typedef struct adm_jsonw_s {
+    adm_arena_t *arena;
+    char *data;
+    size_t len, cap;
+    bool failed; /* an allocation failed; the text is incomplete */
+} adm_jsonw_t;
+
+/** Starts an empty writer on a. */
+void adm_jsonw_init(adm_jsonw_t *w, adm_arena_t *a);
+
+/** Appends bytes as they are. */
+void adm_jsonw_raw(adm_jsonw_t *w, const char *s, size_t n);
+
+/** Appends a string literal as it is. */
+#define ADM_JSONW_LIT(w, lit) adm_jsonw_raw((w), (lit), sizeof(lit) - 1)
+
+/** Appends s (n bytes of UTF-8) as a quoted JSON string. */
+void adm_jsonw_string(adm_jsonw_t *w, const char *s, size_t n);
+
+/** Appends a decimal integer. */
+void adm_jsonw_int(adm_jsonw_t *w, long long v);
+
+/** Appends bytes as a quoted standard base64 string (with padding). */
+void adm_jsonw_base64(adm_jsonw_t *w, const uint8_t *in, size_t len);
+
+/** Appends a parsed value, or a mutable one, as compact JSON. */
+void adm_jsonw_value(adm_jsonw_t *w, yyjson_val *v);
+void adm_jsonw_mut_value(adm_jsonw_t *w, yyjson_mut_val *v);
+
+#endif
