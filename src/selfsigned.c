@@ -1,26 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The embedded default certificate: ECDSA P-256 (a full handshake costs the server about half
- * what RSA-2048 costs with mbedTLS), self-signed with CA:TRUE so curl's --cacert, Go's x509 pools
- * and kube-apiserver's caBundle all accept it as its own trust anchor.
+ * The default server certificate when no --tls-cert-file is given: a fresh ECDSA P-256 key (a full
+ * handshake costs the server about half what RSA-2048 costs with mbedTLS) and a certificate that
+ * signs itself, with CA:TRUE so curl's --cacert, Go's x509 pools and kube-apiserver's caBundle all
+ * accept it as its own trust anchor. --self-signed-ca-out publishes it for those clients.
  */
 #include "adm/error.h"
 #include "tls_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <mbedtls/asn1.h>
 #include <mbedtls/ecp.h>
 #include <mbedtls/error.h>
 #include <mbedtls/oid.h>
 #include <mbedtls/x509.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define PEM_MAX 4096
+#define PEM_MAX 4096 /* a P-256 certificate with these extensions is about 800 bytes of PEM */
+#define FLAG "--self-signed-ca-out"
 
 static int mbed_fail(int ret, const char *what, char *err, size_t err_len)
 {
@@ -39,44 +42,77 @@ static void format_time(time_t t, char out[15])
     strftime(out, 15, "%Y%m%d%H%M%S", &tm);
 }
 
-/* Writes the PEM through a temporary file and rename(2), so a reader never sees half a file. */
+/*
+ * Writes the PEM to a temporary file next to path and renames it over path, so a client reading
+ * the file never sees half a certificate. The mode is set explicitly: the file is public, and a
+ * restrictive umask must not keep other users' clients from trusting it.
+ */
 static int write_pem(const char *path, const unsigned char *pem, char *err, size_t err_len)
 {
     char tmp[4096];
     size_t len = strlen((const char *)pem);
-    int fd;
-    int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    size_t done = 0;
+    int fd = -1;
+    int n;
+    int e = EIO;
 
+    n = snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
     if (n < 0 || (size_t)n >= sizeof(tmp)) {
-        snprintf(err, err_len, "--self-signed-ca-out %s: path too long", path);
+        snprintf(err, err_len, FLAG " %s: path too long", path);
         return ADM_EINVAL;
     }
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = mkstemp(tmp);
     if (fd < 0) {
-        snprintf(err, err_len, "--self-signed-ca-out %s: cannot write: %s", path, strerror(errno));
-        return -errno;
+        e = errno;
+        tmp[0] = '\0';
+        goto fail;
     }
-    if (write(fd, pem, len) != (ssize_t)len || fsync(fd) != 0) {
-        int e = errno;
+    if (fchmod(fd, 0644) != 0) {
+        e = errno;
+        goto fail;
+    }
+    while (done < len) {
+        ssize_t w = write(fd, pem + done, len - done);
 
-        close(fd);
-        unlink(tmp);
-        snprintf(err, err_len, "--self-signed-ca-out %s: cannot write: %s", path, strerror(e));
-        return -e;
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w < 0) {
+            e = errno;
+            goto fail;
+        }
+        done += (size_t)w;
     }
-    close(fd);
+    if (fsync(fd) != 0) {
+        e = errno;
+        goto fail;
+    }
+    if (close(fd) != 0) {
+        fd = -1;
+        e = errno;
+        goto fail;
+    }
+    fd = -1;
     if (rename(tmp, path) != 0) {
-        int e = errno;
-
-        unlink(tmp);
-        snprintf(err, err_len, "--self-signed-ca-out %s: cannot write: %s", path, strerror(e));
-        return -e;
+        e = errno;
+        goto fail;
     }
     return 0;
+
+fail:
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (tmp[0] != '\0') {
+        unlink(tmp);
+    }
+    snprintf(err, err_len, FLAG " %s: cannot write: %s", path, strerror(e));
+    return -e;
 }
 
-int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt, mbedtls_ctr_drbg_context *rng,
-                             const char *pem_out, char *err, size_t err_len)
+int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt,
+                             mbedtls_ctr_drbg_context *rng, const char *pem_out, char *err,
+                             size_t err_len)
 {
     mbedtls_x509write_cert w;
     unsigned char serial[16];
@@ -94,7 +130,8 @@ int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt, mbe
         ret = mbed_fail(ret, "key setup", err, err_len);
         goto out;
     }
-    ret = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(*key), mbedtls_ctr_drbg_random, rng);
+    ret = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(*key),
+                              mbedtls_ctr_drbg_random, rng);
     if (ret != 0) {
         ret = mbed_fail(ret, "P-256 key generation", err, err_len);
         goto out;
@@ -104,7 +141,8 @@ int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt, mbe
         ret = mbed_fail(ret, "serial number", err, err_len);
         goto out;
     }
-    serial[0] = (unsigned char)((serial[0] & 0x7f) | 0x01); /* positive, and no leading zero byte */
+    /* DER integers are signed: clear the top bit, and keep the first byte nonzero (16 bytes). */
+    serial[0] = (unsigned char)((serial[0] & 0x7f) | 0x01);
 
     inet_pton(AF_INET, "127.0.0.1", ip4);
     inet_pton(AF_INET6, "::1", ip6);
@@ -149,7 +187,8 @@ int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt, mbe
         ret = mbedtls_x509write_crt_set_basic_constraints(&w, 1, -1);
     }
     if (ret == 0) {
-        ret = mbedtls_x509write_crt_set_key_usage(&w, MBEDTLS_X509_KU_DIGITAL_SIGNATURE | MBEDTLS_X509_KU_KEY_CERT_SIGN);
+        ret = mbedtls_x509write_crt_set_key_usage(&w, MBEDTLS_X509_KU_DIGITAL_SIGNATURE |
+                                                          MBEDTLS_X509_KU_KEY_CERT_SIGN);
     }
     if (ret == 0) {
         ret = mbedtls_x509write_crt_set_ext_key_usage(&w, &eku);

@@ -70,7 +70,8 @@ bool adm_tls_ctx_wants_client_cert(const adm_tls_ctx_t *ctx);
 
 /**
  * Creates a session on ctx (taking a reference). For a client session, server_name is the host to
- * verify and send as SNI (NULL for servers). Returns 0, ADM_ENOMEM or ADM_ETLS.
+ * verify and send as SNI (NULL for servers; a verifying client without one gets ADM_ETLS).
+ * Returns 0, ADM_ENOMEM or ADM_ETLS.
  */
 int adm_tls_session_create(adm_tls_ctx_t *ctx, const char *server_name, adm_tls_session_t **out);
 void adm_tls_session_destroy(adm_tls_session_t *s);
@@ -111,6 +112,9 @@ bool adm_tls_session_peer_verified(const adm_tls_session_t *s);
 /** Negotiated protocol and cipher names for logs ("TLSv1.3", "TLS1-3-AES-128-GCM-SHA256"). */
 const char *adm_tls_session_version(const adm_tls_session_t *s);
 const char *adm_tls_session_cipher(const adm_tls_session_t *s);
+
+/** Negotiated ALPN protocol ("http/1.1"), or "" when none was agreed (or not yet). */
+const char *adm_tls_session_alpn(const adm_tls_session_t *s);
 
 /** Description of the last ADM_ETLS failure on this session ("certificate verify failed: ..."). */
 const char *adm_tls_session_error(const adm_tls_session_t *s);
