@@ -101,7 +101,9 @@ typedef struct adm_review_response_s {
  *   "AdmissionReview has no request"
  *   "AdmissionReview request has no uid"
  *   "AdmissionReview request.operation must be CREATE, UPDATE, DELETE or CONNECT"
- * and for wrong JSON types of known fields ("request.name must be a string").
+ * and for wrong JSON types of known fields ("request.name must be a string"), or a string field
+ * with an escaped NUL, which C strings cannot carry ("request.name must not contain a NUL
+ * character").
  * Returns ADM_ENOMEM when the arena is exhausted.
  */
 int adm_review_decode(adm_arena_t *a, const char *body, size_t len, adm_review_request_t *req,
@@ -109,7 +111,8 @@ int adm_review_decode(adm_arena_t *a, const char *body, size_t len, adm_review_r
 
 /**
  * Encodes {"apiVersion":..., "kind":"AdmissionReview", "response":{...}} for version with uid
- * echoed. The bytes live in the arena. Returns 0 or ADM_ENOMEM.
+ * echoed. The bytes live in the arena. Returns 0 or ADM_ENOMEM (or ADM_EINVAL when resp->details
+ * is not a value yyjson can write).
  */
 int adm_review_encode(adm_arena_t *a, adm_review_version_t version, const char *uid,
                       const adm_review_response_t *resp, const char **out, size_t *out_len);
