@@ -98,6 +98,32 @@ static bool parse_index(const patch_ctx_t *ctx, const char *tok, size_t len, lon
     return true;
 }
 
+/*
+ * Resolves an array index token against an array of size elements. insert: an index for add,
+ * where size itself (and, in kube mode, -1 for "after the last") is valid. Returns false with
+ * ctx->error set when the token is no index or out of range.
+ */
+static bool array_index(patch_ctx_t *ctx, const char *tok, size_t len, size_t size, bool insert, size_t *out)
+{
+    long long idx;
+    size_t limit = insert ? size + 1 : size;
+
+    if (!parse_index(ctx, tok, len, &idx)) {
+        ctx->error = "not an array index";
+        return false;
+    }
+    /* json-patch v4 counts negative indices from the end (for add: -1 appends). */
+    if (idx < 0 && ctx->mode == ADM_JSONPATCH_KUBE) {
+        idx += (long long)limit;
+    }
+    if (idx < 0 || (size_t)idx >= limit) {
+        ctx->error = "array index out of range";
+        return false;
+    }
+    *out = (size_t)idx;
+    return true;
+}
+
 /* The child of container named by the token, or NULL (error set). */
 static yyjson_mut_val *child(patch_ctx_t *ctx, yyjson_mut_val *container, const char *tok, size_t len)
 {
@@ -110,21 +136,12 @@ static yyjson_mut_val *child(patch_ctx_t *ctx, yyjson_mut_val *container, const 
         return v;
     }
     if (yyjson_mut_is_arr(container)) {
-        long long idx;
-        size_t size = yyjson_mut_arr_size(container);
+        size_t idx;
 
-        if (!parse_index(ctx, tok, len, &idx)) {
-            ctx->error = "not an array index";
+        if (!array_index(ctx, tok, len, yyjson_mut_arr_size(container), false, &idx)) {
             return NULL;
         }
-        if (idx < 0 && ctx->mode == ADM_JSONPATCH_KUBE) {
-            idx += (long long)size;
-        }
-        if (idx < 0 || (size_t)idx >= size) {
-            ctx->error = "array index out of range";
-            return NULL;
-        }
-        return yyjson_mut_arr_get(container, (size_t)idx);
+        return yyjson_mut_arr_get(container, idx);
     }
     ctx->error = "path goes through a value that is neither an object nor an array";
     return NULL;
@@ -204,25 +221,15 @@ static int op_add(patch_ctx_t *ctx, const char *path, size_t path_len, yyjson_mu
         return 0;
     }
     if (yyjson_mut_is_arr(parent)) {
-        size_t size = yyjson_mut_arr_size(parent);
-        long long idx;
+        size_t idx;
 
         if (len == 1 && ctx->token[0] == '-') {
             return yyjson_mut_arr_append(parent, value) ? 0 : ADM_ENOMEM;
         }
-        if (!parse_index(ctx, ctx->token, len, &idx)) {
-            ctx->error = "not an array index";
+        if (!array_index(ctx, ctx->token, len, yyjson_mut_arr_size(parent), true, &idx)) {
             return ADM_EINVAL;
         }
-        /* Go's json-patch v4 inserts at len+1+idx for a negative index. */
-        if (idx < 0 && ctx->mode == ADM_JSONPATCH_KUBE) {
-            idx += (long long)size + 1;
-        }
-        if (idx < 0 || (size_t)idx > size) {
-            ctx->error = "array index out of range";
-            return ADM_EINVAL;
-        }
-        return yyjson_mut_arr_insert(parent, value, (size_t)idx) ? 0 : ADM_ENOMEM;
+        return yyjson_mut_arr_insert(parent, value, idx) ? 0 : ADM_ENOMEM;
     }
     ctx->error = "the parent is neither an object nor an array";
     return ADM_EINVAL;
@@ -250,21 +257,12 @@ static int op_remove(patch_ctx_t *ctx, const char *path, size_t path_len, yyjson
         return 0;
     }
     if (yyjson_mut_is_arr(parent)) {
-        size_t size = yyjson_mut_arr_size(parent);
-        long long idx;
+        size_t idx;
 
-        if (!parse_index(ctx, ctx->token, len, &idx)) {
-            ctx->error = "not an array index";
+        if (!array_index(ctx, ctx->token, len, yyjson_mut_arr_size(parent), false, &idx)) {
             return ADM_EINVAL;
         }
-        if (idx < 0 && ctx->mode == ADM_JSONPATCH_KUBE) {
-            idx += (long long)size;
-        }
-        if (idx < 0 || (size_t)idx >= size) {
-            ctx->error = "array index out of range";
-            return ADM_EINVAL;
-        }
-        *removed = yyjson_mut_arr_remove(parent, (size_t)idx);
+        *removed = yyjson_mut_arr_remove(parent, idx);
         return 0;
     }
     ctx->error = "the parent is neither an object nor an array";
@@ -299,21 +297,12 @@ static int op_replace(patch_ctx_t *ctx, const char *path, size_t path_len, yyjso
         return 0;
     }
     if (yyjson_mut_is_arr(parent)) {
-        size_t size = yyjson_mut_arr_size(parent);
-        long long idx;
+        size_t idx;
 
-        if (!parse_index(ctx, ctx->token, len, &idx)) {
-            ctx->error = "not an array index";
+        if (!array_index(ctx, ctx->token, len, yyjson_mut_arr_size(parent), false, &idx)) {
             return ADM_EINVAL;
         }
-        if (idx < 0 && ctx->mode == ADM_JSONPATCH_KUBE) {
-            idx += (long long)size;
-        }
-        if (idx < 0 || (size_t)idx >= size) {
-            ctx->error = "array index out of range";
-            return ADM_EINVAL;
-        }
-        yyjson_mut_arr_replace(parent, (size_t)idx, value);
+        yyjson_mut_arr_replace(parent, idx, value);
         return 0;
     }
     ctx->error = "the parent is neither an object nor an array";

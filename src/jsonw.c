@@ -4,7 +4,6 @@
 
 #include "adm/json.h"
 
-#include <stdio.h>
 #include <string.h>
 
 void adm_jsonw_init(adm_jsonw_t *w, adm_arena_t *a)
@@ -78,58 +77,6 @@ void adm_jsonw_string(adm_jsonw_t *w, const char *s, size_t n)
         }
     }
     w->data[w->len++] = '"';
-}
-
-void adm_jsonw_int(adm_jsonw_t *w, long long v)
-{
-    char num[24];
-    int n = snprintf(num, sizeof(num), "%lld", v);
-
-    adm_jsonw_raw(w, num, (size_t)n);
-}
-
-void adm_jsonw_base64(adm_jsonw_t *w, const uint8_t *in, size_t len)
-{
-    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t i;
-
-    reserve(w, (len + 2) / 3 * 4 + 2);
-    if (w->failed) {
-        return;
-    }
-    w->data[w->len++] = '"';
-    for (i = 0; i + 2 < len; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-
-        w->data[w->len++] = alphabet[v >> 18];
-        w->data[w->len++] = alphabet[(v >> 12) & 63];
-        w->data[w->len++] = alphabet[(v >> 6) & 63];
-        w->data[w->len++] = alphabet[v & 63];
-    }
-    if (i < len) {
-        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < len ? (uint32_t)in[i + 1] << 8 : 0);
-
-        w->data[w->len++] = alphabet[v >> 18];
-        w->data[w->len++] = alphabet[(v >> 12) & 63];
-        w->data[w->len++] = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
-        w->data[w->len++] = '=';
-    }
-    w->data[w->len++] = '"';
-}
-
-void adm_jsonw_value(adm_jsonw_t *w, yyjson_val *v)
-{
-    yyjson_alc alc;
-    size_t n = 0;
-    char *text;
-
-    adm_json_alc_init(&alc, w->arena);
-    text = yyjson_val_write_opts(v, YYJSON_WRITE_NOFLAG, &alc, &n, NULL);
-    if (text == NULL) {
-        w->failed = true;
-        return;
-    }
-    adm_jsonw_raw(w, text, n);
 }
 
 void adm_jsonw_mut_value(adm_jsonw_t *w, yyjson_mut_val *v)

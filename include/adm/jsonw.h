@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A small JSON text writer into arena memory, for answers and patches written by hand (faster
- * than building a document and serialising it). Errors are sticky: check failed once at the end.
+ * A small JSON text writer into arena memory, for JSON written by hand (the patches of
+ * adm_jsonpatch_diff): faster than building a document and serialising it. Errors are sticky:
+ * check failed once at the end.
  */
 #ifndef ADM_JSONW_H
 #define ADM_JSONW_H
@@ -10,7 +11,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <yyjson.h>
 
 typedef struct adm_jsonw_s {
@@ -32,14 +32,7 @@ void adm_jsonw_raw(adm_jsonw_t *w, const char *s, size_t n);
 /** Appends s (n bytes of UTF-8) as a quoted JSON string. */
 void adm_jsonw_string(adm_jsonw_t *w, const char *s, size_t n);
 
-/** Appends a decimal integer. */
-void adm_jsonw_int(adm_jsonw_t *w, long long v);
-
-/** Appends bytes as a quoted standard base64 string (with padding). */
-void adm_jsonw_base64(adm_jsonw_t *w, const uint8_t *in, size_t len);
-
-/** Appends a parsed value, or a mutable one, as compact JSON. */
-void adm_jsonw_value(adm_jsonw_t *w, yyjson_val *v);
+/** Appends a mutable value as compact JSON. */
 void adm_jsonw_mut_value(adm_jsonw_t *w, yyjson_mut_val *v);
 
 #endif
