@@ -21,6 +21,8 @@ typedef enum flag_kind_e {
     FLAG_LOG_FORMAT,
     FLAG_HELP,
     FLAG_VERSION,
+    FLAG_LIST_PLUGINS,
+    FLAG_LIST,   /* comma-separated names; repeated flags add to the list */
 } flag_kind_t;
 
 typedef struct flag_s {
@@ -67,6 +69,19 @@ static const flag_t flags[] = {
      "after SIGTERM keep serving this long with /readyz 503 and Connection: close (default 5s)"},
     {"--shutdown-grace", FLAG_DURATION, OPT(shutdown_grace_ms), NONE, 0, 0, "DURATION",
      "then stop accepting and give in-flight requests this long to finish (default 20s)"},
+    {"--enable-admission-plugins", FLAG_LIST, OPT(enable_plugins), NONE, 0, 0, "A,B",
+     "admission plugins to enable besides the default set (see --list-plugins); order does not "
+     "matter, they always run in kube-apiserver's order"},
+    {"--disable-admission-plugins", FLAG_LIST, OPT(disable_plugins), NONE, 0, 0, "A,B",
+     "admission plugins to disable, even default ones"},
+    {"--admission-control-config-file", FLAG_STRING, OPT(admission_config_file), NONE, 0, 0, "FILE",
+     "AdmissionConfiguration (apiserver.config.k8s.io/v1 or apiserver.k8s.io/v1alpha1), YAML or JSON"},
+    {"--default-not-ready-toleration-seconds", FLAG_UINT, OPT(default_not_ready_toleration_seconds), NONE, 0,
+     INT64_MAX, "N", "DefaultTolerationSeconds: tolerationSeconds for node.kubernetes.io/not-ready (default 300)"},
+    {"--default-unreachable-toleration-seconds", FLAG_UINT, OPT(default_unreachable_toleration_seconds), NONE, 0,
+     INT64_MAX, "N", "DefaultTolerationSeconds: tolerationSeconds for node.kubernetes.io/unreachable (default 300)"},
+    {"--list-plugins", FLAG_LIST_PLUGINS, 0, NONE, 0, 0, NULL,
+     "print every admission plugin: type, on by default or not, implemented or not; then exit"},
     {"--log-format", FLAG_LOG_FORMAT, OPT(log_format), NONE, 0, 0, "text|json",
      "log line format (default text)"},
     {"--v", FLAG_UINT, OPT(verbosity), NONE, 0, 10, "N", "log verbosity (default 0)"},
@@ -86,6 +101,8 @@ void adm_options_defaults(adm_options_t *o)
     o->max_connections = 10000;
     o->shutdown_delay_ms = 5000;
     o->shutdown_grace_ms = 20000;
+    o->default_not_ready_toleration_seconds = 300;
+    o->default_unreachable_toleration_seconds = 300;
     o->log_format = ADM_LOG_TEXT;
     o->verbosity = 0;
 }
@@ -138,6 +155,21 @@ static int set_value(adm_options_t *o, const flag_t *f, const char *value, char 
             *(uint64_t *)(base + f->offset) = u;
         }
         break;
+    case FLAG_LIST: {
+        char *list = base + f->offset;
+        size_t used = strlen(list);
+        size_t need = used + (used > 0 ? 1 : 0) + strlen(value) + 1;
+
+        if (need > sizeof(o->enable_plugins)) {
+            snprintf(err, err_len, "%s: list too long", f->name);
+            return ADM_EINVAL;
+        }
+        if (used > 0) {
+            list[used++] = ',';
+        }
+        memcpy(list + used, value, strlen(value) + 1);
+        break;
+    }
     case FLAG_LOG_FORMAT:
         if (strcmp(value, "text") == 0) {
             o->log_format = ADM_LOG_TEXT;
@@ -179,6 +211,7 @@ static int check_combinations(const adm_options_t *o, char *err, size_t err_len)
 int adm_options_parse(adm_options_t *o, int argc, char **argv, adm_options_action_t *action, char *err,
                       size_t err_len)
 {
+    _Static_assert(sizeof(o->enable_plugins) == sizeof(o->disable_plugins), "FLAG_LIST buffers share a size");
     *action = ADM_OPTIONS_RUN;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -197,7 +230,7 @@ int adm_options_parse(adm_options_t *o, int argc, char **argv, adm_options_actio
             snprintf(err, err_len, "%.*s: unknown flag (see --help)", (int)name_len, arg);
             return ADM_EINVAL;
         }
-        if (f->kind == FLAG_HELP || f->kind == FLAG_VERSION || f->kind == FLAG_BOOL) {
+        if (f->kind == FLAG_HELP || f->kind == FLAG_VERSION || f->kind == FLAG_LIST_PLUGINS || f->kind == FLAG_BOOL) {
             if (eq != NULL && f->kind == FLAG_BOOL && (strcmp(eq + 1, "true") == 0 || strcmp(eq + 1, "false") == 0)) {
                 *(bool *)((char *)o + f->offset) = strcmp(eq + 1, "true") == 0;
                 continue;
@@ -213,6 +246,10 @@ int adm_options_parse(adm_options_t *o, int argc, char **argv, adm_options_actio
             if (f->kind == FLAG_VERSION) {
                 *action = ADM_OPTIONS_VERSION;
                 return 0;
+            }
+            if (f->kind == FLAG_LIST_PLUGINS) {
+                *action = ADM_OPTIONS_LIST_PLUGINS;
+                continue; /* the other flags still parse, so a typo is not hidden */
             }
             *(bool *)((char *)o + f->offset) = true;
             continue;

@@ -186,3 +186,58 @@ void adm_format_addr(const struct sockaddr *addr, char *out, size_t out_len)
         snprintf(out, out_len, "?");
     }
 }
+
+static bool is_lower_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static bool is_alnum(char c)
+{
+    return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
+}
+
+bool adm_is_dns1123_subdomain(const char *s, size_t len)
+{
+    size_t label_start = 0;
+
+    if (len == 0 || len > 253) {
+        return false;
+    }
+    for (size_t i = 0; i <= len; i++) {
+        if (i == len || s[i] == '.') {
+            /* a label: alphanumeric at both ends, hyphens inside */
+            if (i == label_start || !is_lower_alnum(s[label_start]) || !is_lower_alnum(s[i - 1])) {
+                return false;
+            }
+            label_start = i + 1;
+        } else if (!is_lower_alnum(s[i]) && s[i] != '-') {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool adm_is_qualified_name(const char *s)
+{
+    const char *slash = strchr(s, '/');
+    const char *name = s;
+    size_t n;
+
+    if (slash != NULL) {
+        if (strchr(slash + 1, '/') != NULL || !adm_is_dns1123_subdomain(s, (size_t)(slash - s))) {
+            return false;
+        }
+        name = slash + 1;
+    }
+    n = strlen(name);
+    if (n == 0 || n > 63 || !is_alnum(name[0]) || !is_alnum(name[n - 1])) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!is_alnum(name[i]) && name[i] != '-' && name[i] != '_' && name[i] != '.') {
+            return false;
+        }
+    }
+    return true;
+}

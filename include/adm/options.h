@@ -31,6 +31,11 @@ typedef struct adm_options_s {
     uint64_t max_connections;            /* --max-connections */
     uint64_t shutdown_delay_ms;          /* --shutdown-delay */
     uint64_t shutdown_grace_ms;          /* --shutdown-grace */
+    char enable_plugins[2048];           /* --enable-admission-plugins, repeated flags joined by commas */
+    char disable_plugins[2048];          /* --disable-admission-plugins */
+    const char *admission_config_file;   /* --admission-control-config-file */
+    int64_t default_not_ready_toleration_seconds;   /* --default-not-ready-toleration-seconds */
+    int64_t default_unreachable_toleration_seconds; /* --default-unreachable-toleration-seconds */
     adm_log_format_t log_format;         /* --log-format */
     int verbosity;                       /* --v */
 } adm_options_t;
@@ -39,6 +44,7 @@ typedef enum adm_options_action_e {
     ADM_OPTIONS_RUN,     /* start the server */
     ADM_OPTIONS_HELP,    /* --help was given */
     ADM_OPTIONS_VERSION, /* --version was given */
+    ADM_OPTIONS_LIST_PLUGINS, /* --list-plugins was given */
 } adm_options_action_t;
 
 /** Fills the defaults of INTERFACE.md. */

@@ -3,6 +3,7 @@
 #ifndef ADM_UTIL_H
 #define ADM_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -24,5 +25,14 @@ int adm_parse_hostport(const char *s, struct sockaddr_storage *addr);
 
 /** Formats an address as "1.2.3.4:80" or "[::1]:80" into out (always NUL-terminated). */
 void adm_format_addr(const struct sockaddr *addr, char *out, size_t out_len);
+
+/** A DNS-1123 subdomain (lowercase labels of [a-z0-9-], dot-separated, at most 253 bytes). */
+bool adm_is_dns1123_subdomain(const char *s, size_t len);
+
+/**
+ * Kubernetes' IsQualifiedName: an optional DNS-1123 subdomain prefix and "/", then a name of at
+ * most 63 bytes of [A-Za-z0-9-_.] that starts and ends alphanumeric (label keys, resource names).
+ */
+bool adm_is_qualified_name(const char *s);
 
 #endif

@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Admission attributes and kube-apiserver's Status constructors. The mutable copy of the object is
+ * made only when a plugin first changes it, and the immutable view plugins read is re-made only
+ * when a later plugin reads after a change, so a request no plugin mutates costs no copy at all.
+ */
+#include "adm/admission.h"
+
+#include "adm/error.h"
+#include "adm/json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void adm_attrs_init(adm_attrs_t *attrs, const adm_review_request_t *req, adm_arena_t *arena)
+{
+    memset(attrs, 0, sizeof(*attrs));
+    attrs->req = req;
+    attrs->arena = arena;
+    attrs->object_view = req->object;
+}
+
+yyjson_val *adm_attrs_object(adm_attrs_t *attrs)
+{
+    if (attrs->view_stale) {
+        yyjson_alc alc;
+        yyjson_doc *doc;
+
+        adm_json_alc_init(&alc, attrs->arena);
+        doc = yyjson_mut_val_imut_copy(yyjson_mut_doc_get_root(attrs->mdoc), &alc);
+        if (doc == NULL) {
+            return NULL;
+        }
+        attrs->object_view = yyjson_doc_get_root(doc);
+        attrs->view_stale = false;
+    }
+    return attrs->object_view;
+}
+
+yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
+{
+    if (attrs->mdoc == NULL) {
+        yyjson_alc alc;
+        yyjson_mut_val *root;
+
+        if (attrs->req->object == NULL) {
+            return NULL;
+        }
+        /* The allocator struct is copied into the document, so a stack copy is fine. */
+        adm_json_alc_init(&alc, attrs->arena);
+        attrs->mdoc = yyjson_mut_doc_new(&alc);
+        if (attrs->mdoc == NULL) {
+            return NULL;
+        }
+        root = yyjson_val_mut_copy(attrs->mdoc, attrs->object_view);
+        if (root == NULL) {
+            attrs->mdoc = NULL;
+            return NULL;
+        }
+        yyjson_mut_doc_set_root(attrs->mdoc, root);
+    }
+    attrs->changed = true;
+    attrs->view_stale = true;
+    return yyjson_mut_doc_get_root(attrs->mdoc);
+}
+
+bool adm_attrs_is(const adm_attrs_t *attrs, const char *group, const char *resource)
+{
+    const adm_review_request_t *r = attrs->req;
+
+    return r->sub_resource[0] == '\0' && strcmp(r->resource.group, group) == 0 &&
+           strcmp(r->resource.resource, resource) == 0;
+}
+
+bool adm_attrs_kind_is(const adm_attrs_t *attrs, const char *group, const char *kind)
+{
+    const adm_review_request_t *r = attrs->req;
+
+    return strcmp(r->kind.group, group) == 0 && strcmp(r->kind.kind, kind) == 0;
+}
+
+char *adm_arena_vprintf(adm_arena_t *a, const char *fmt, va_list ap)
+{
+    va_list again;
+    char small[256];
+    char *out;
+    int n;
+
+    va_copy(again, ap);
+    n = vsnprintf(small, sizeof(small), fmt, ap);
+    if (n < 0) {
+        va_end(again);
+        return NULL;
+    }
+    out = adm_arena_alloc(a, (size_t)n + 1);
+    if (out != NULL) {
+        if ((size_t)n < sizeof(small)) {
+            memcpy(out, small, (size_t)n + 1);
+        } else {
+            vsnprintf(out, (size_t)n + 1, fmt, again);
+        }
+    }
+    va_end(again);
+    return out;
+}
+
+char *adm_arena_printf(adm_arena_t *a, const char *fmt, ...)
+{
+    va_list ap;
+    char *out;
+
+    va_start(ap, fmt);
+    out = adm_arena_vprintf(a, fmt, ap);
+    va_end(ap);
+    return out;
+}
+
+/* Decodes one UTF-8 sequence at s; returns its length, or 0 when it is not valid UTF-8. */
+static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
+{
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    if ((s[0] & 0xe0) == 0xc0 && (s[1] & 0xc0) == 0x80) {
+        *cp = ((uint32_t)(s[0] & 0x1f) << 6) | (s[1] & 0x3f);
+        return *cp >= 0x80 ? 2 : 0;
+    }
+    if ((s[0] & 0xf0) == 0xe0 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80) {
+        *cp = ((uint32_t)(s[0] & 0x0f) << 12) | ((uint32_t)(s[1] & 0x3f) << 6) | (s[2] & 0x3f);
+        return *cp >= 0x800 && (*cp < 0xd800 || *cp > 0xdfff) ? 3 : 0;
+    }
+    if ((s[0] & 0xf8) == 0xf0 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80) {
+        *cp = ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3f) << 12) | ((uint32_t)(s[2] & 0x3f) << 6) |
+              (s[3] & 0x3f);
+        return *cp >= 0x10000 && *cp <= 0x10ffff ? 4 : 0;
+    }
+    return 0;
+}
+
+/*
+ * Go's strconv.Quote keeps printable runes and escapes the rest. Which non-ASCII runes Go deems
+ * printable needs Unicode tables; admitd treats all of them as printable except the C1 controls and
+ * the few format characters names never carry, which is exact for every valid Kubernetes name.
+ */
+const char *adm_go_quote(adm_arena_t *a, const char *s)
+{
+    size_t len = strlen(s);
+    char *out = adm_arena_alloc(a, len * 10 + 3); /* \U0010ffff is the longest escape per byte run */
+    char *w = out;
+    const unsigned char *p = (const unsigned char *)s;
+
+    if (out == NULL) {
+        return NULL;
+    }
+    *w++ = '"';
+    while (*p != '\0') {
+        uint32_t cp;
+        size_t n = utf8_decode(p, &cp);
+
+        if (n == 0) {
+            w += sprintf(w, "\\x%02x", *p);
+            p++;
+            continue;
+        }
+        if (n > 1) {
+            if (cp < 0xa0 || cp == 0xad || (cp >= 0x2028 && cp <= 0x2029) || cp == 0xfeff) {
+                w += cp > 0xffff ? sprintf(w, "\\U%08x", (unsigned)cp) : sprintf(w, "\\u%04x", (unsigned)cp);
+            } else {
+                memcpy(w, p, n);
+                w += n;
+            }
+            p += n;
+            continue;
+        }
+        switch (cp) {
+        case '"': w += sprintf(w, "\\\""); break;
+        case '\\': w += sprintf(w, "\\\\"); break;
+        case '\a': w += sprintf(w, "\\a"); break;
+        case '\b': w += sprintf(w, "\\b"); break;
+        case '\f': w += sprintf(w, "\\f"); break;
+        case '\n': w += sprintf(w, "\\n"); break;
+        case '\r': w += sprintf(w, "\\r"); break;
+        case '\t': w += sprintf(w, "\\t"); break;
+        case '\v': w += sprintf(w, "\\v"); break;
+        default:
+            if (cp < 0x20 || cp == 0x7f) {
+                w += sprintf(w, "\\x%02x", (unsigned)cp);
+            } else {
+                *w++ = (char)cp;
+            }
+            break;
+        }
+        p++;
+    }
+    *w++ = '"';
+    *w = '\0';
+    return out;
+}
+
+const char *adm_group_resource(adm_arena_t *a, const char *group, const char *resource)
+{
+    if (group[0] == '\0') {
+        return resource;
+    }
+    return adm_arena_printf(a, "%s.%s", resource, group);
+}
+
+/* Parses details JSON written by this file into the arena. */
+static yyjson_val *parse_details(adm_arena_t *a, const char *json)
+{
+    yyjson_alc alc;
+    yyjson_doc *doc;
+
+    adm_json_alc_init(&alc, a);
+    doc = yyjson_read_opts((char *)json, strlen(json), 0, &alc, NULL);
+    return doc != NULL ? yyjson_doc_get_root(doc) : NULL;
+}
+
+/* A JSON string literal of s (quotes included) in the arena. */
+static const char *json_quote(adm_arena_t *a, const char *s)
+{
+    yyjson_mut_doc *doc;
+    yyjson_alc alc;
+    const char *out;
+
+    adm_json_alc_init(&alc, a);
+    doc = yyjson_mut_doc_new(&alc);
+    if (doc == NULL) {
+        return NULL;
+    }
+    yyjson_mut_doc_set_root(doc, yyjson_mut_str(doc, s));
+    out = yyjson_mut_write_opts(doc, 0, &alc, NULL, NULL);
+    return out;
+}
+
+static int forbidden(adm_status_t *st, adm_arena_t *a, const char *group, const char *resource, const char *name,
+                     const char *msg)
+{
+    const char *gr = adm_group_resource(a, group, resource);
+    const char *details;
+    const char *qname;
+
+    if (gr == NULL || msg == NULL) {
+        return ADM_ENOMEM;
+    }
+    if (resource[0] == '\0' && group[0] == '\0') {
+        st->message = adm_arena_printf(a, "forbidden: %s", msg);
+    } else if (name[0] == '\0') {
+        st->message = adm_arena_printf(a, "%s is forbidden: %s", gr, msg);
+    } else {
+        qname = adm_go_quote(a, name);
+        st->message = qname != NULL ? adm_arena_printf(a, "%s %s is forbidden: %s", gr, qname, msg) : NULL;
+    }
+    if (st->message == NULL) {
+        return ADM_ENOMEM;
+    }
+    /* metav1.StatusDetails member order, empty members omitted. */
+    {
+        const char *jn = name[0] != '\0' ? json_quote(a, name) : NULL;
+        const char *jg = group[0] != '\0' ? json_quote(a, group) : NULL;
+        const char *jk = resource[0] != '\0' ? json_quote(a, resource) : NULL;
+
+        details = adm_arena_printf(a, "{%s%s%s%s%s%s%s%s}", jn != NULL ? "\"name\":" : "", jn != NULL ? jn : "",
+                                   jn != NULL && (jg != NULL || jk != NULL) ? "," : "", jg != NULL ? "\"group\":" : "",
+                                   jg != NULL ? jg : "", jg != NULL && jk != NULL ? "," : "",
+                                   jk != NULL ? "\"kind\":" : "", jk != NULL ? jk : "");
+    }
+    st->code = 403;
+    st->reason = "Forbidden";
+    st->details = details != NULL ? parse_details(a, details) : NULL;
+    return st->details != NULL ? ADM_DECLINED : ADM_ENOMEM;
+}
+
+/* The name admission.NewForbidden prints (extractResourceName). */
+static const char *attrs_name(adm_attrs_t *attrs)
+{
+    yyjson_val *obj;
+    yyjson_val *meta;
+    const char *s;
+
+    if (attrs->req->name[0] != '\0') {
+        return attrs->req->name;
+    }
+    obj = adm_attrs_object(attrs);
+    if (obj == NULL) {
+        return "Unknown";
+    }
+    meta = adm_json_get(obj, "metadata");
+    if (!yyjson_is_obj(meta)) {
+        return "Unknown/errorGettingName";
+    }
+    s = adm_json_str(meta, "name");
+    if (s[0] != '\0') {
+        return s;
+    }
+    s = adm_json_str(meta, "generateName");
+    return s[0] != '\0' ? s : "Unknown";
+}
+
+int adm_status_forbidden(adm_status_t *st, adm_attrs_t *attrs, const char *fmt, ...)
+{
+    va_list ap;
+    char *msg;
+
+    va_start(ap, fmt);
+    msg = adm_arena_vprintf(attrs->arena, fmt, ap);
+    va_end(ap);
+    return forbidden(st, attrs->arena, attrs->req->resource.group, attrs->req->resource.resource,
+                     attrs_name(attrs), msg);
+}
+
+int adm_status_forbidden_named(adm_status_t *st, adm_arena_t *a, const char *group, const char *resource,
+                               const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    char *msg;
+
+    va_start(ap, fmt);
+    msg = adm_arena_vprintf(a, fmt, ap);
+    va_end(ap);
+    return forbidden(st, a, group, resource, name, msg);
+}
+
+static int simple(adm_status_t *st, int32_t code, const char *reason, const char *prefix, adm_arena_t *a,
+                  const char *fmt, va_list ap)
+{
+    char *msg = adm_arena_vprintf(a, fmt, ap);
+
+    if (msg == NULL) {
+        return ADM_ENOMEM;
+    }
+    st->code = code;
+    st->reason = reason;
+    st->details = NULL;
+    st->message = prefix != NULL ? adm_arena_printf(a, "%s%s", prefix, msg) : msg;
+    return st->message != NULL ? ADM_DECLINED : ADM_ENOMEM;
+}
+
+int adm_status_bad_request(adm_status_t *st, adm_arena_t *a, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = simple(st, 400, "BadRequest", NULL, a, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int adm_status_internal(adm_status_t *st, adm_arena_t *a, const char *fmt, ...)
+{
+    va_list ap;
+    char *msg;
+    const char *quoted;
+    const char *details;
+
+    va_start(ap, fmt);
+    msg = adm_arena_vprintf(a, fmt, ap);
+    va_end(ap);
+    quoted = msg != NULL ? json_quote(a, msg) : NULL;
+    details = quoted != NULL ? adm_arena_printf(a, "{\"causes\":[{\"message\":%s}]}", quoted) : NULL;
+    if (details == NULL) {
+        return ADM_ENOMEM;
+    }
+    st->code = 500;
+    st->reason = "InternalError";
+    st->message = adm_arena_printf(a, "Internal error occurred: %s", msg);
+    st->details = parse_details(a, details);
+    return st->message != NULL && st->details != NULL ? ADM_DECLINED : ADM_ENOMEM;
+}
+
+int adm_status_plain(adm_status_t *st, adm_arena_t *a, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = simple(st, 500, NULL, NULL, a, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int adm_status_too_many_requests(adm_status_t *st, adm_arena_t *a, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = simple(st, 429, "TooManyRequests", "Too many requests: ", a, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int adm_status_nomem(adm_status_t *st)
+{
+    st->code = 500;
+    st->reason = "InternalError";
+    st->message = "Internal error occurred: admitd ran out of memory for this request";
+    st->details = NULL;
+    return ADM_DECLINED;
+}
+
+yyjson_val *adm_json_get(yyjson_val *obj, const char *key)
+{
+    return yyjson_is_obj(obj) ? yyjson_obj_get(obj, key) : NULL;
+}
+
+yyjson_val *adm_json_path(yyjson_val *obj, ...)
+{
+    va_list ap;
+    const char *key;
+
+    va_start(ap, obj);
+    while (obj != NULL && (key = va_arg(ap, const char *)) != NULL) {
+        obj = adm_json_get(obj, key);
+    }
+    va_end(ap);
+    return obj;
+}
+
+const char *adm_json_str(yyjson_val *obj, const char *key)
+{
+    const char *s = yyjson_get_str(adm_json_get(obj, key));
+
+    return s != NULL ? s : "";
+}
+
+yyjson_mut_val *adm_mut_get(yyjson_mut_val *obj, const char *key)
+{
+    return yyjson_mut_is_obj(obj) ? yyjson_mut_obj_get(obj, key) : NULL;
+}
+
+yyjson_mut_val *adm_mut_ensure(yyjson_mut_doc *doc, yyjson_mut_val *obj, const char *key, yyjson_type type)
+{
+    yyjson_mut_val *v;
+
+    if (!yyjson_mut_is_obj(obj)) {
+        return NULL;
+    }
+    v = yyjson_mut_obj_get(obj, key);
+    if (v != NULL && yyjson_mut_get_type(v) == type) {
+        return v;
+    }
+    if (v != NULL && !yyjson_mut_is_null(v)) {
+        return NULL;
+    }
+    v = type == YYJSON_TYPE_ARR ? yyjson_mut_arr(doc) : yyjson_mut_obj(doc);
+    if (v == NULL) {
+        return NULL;
+    }
+    /* Replace a null member in place so the key keeps its position. */
+    if (yyjson_mut_obj_get(obj, key) != NULL) {
+        yyjson_mut_obj_replace(obj, yyjson_mut_strcpy(doc, key), v);
+        return v;
+    }
+    return yyjson_mut_obj_add(obj, yyjson_mut_strcpy(doc, key), v) ? v : NULL;
+}

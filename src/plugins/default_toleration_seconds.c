@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * DefaultTolerationSeconds: gives every pod (create and update) NoExecute tolerations for the
+ * not-ready and unreachable taints, for --default-{not-ready,unreachable}-toleration-seconds,
+ * unless it already tolerates them. An empty key or effect counts as tolerating (kube ignores the
+ * operator and value here).
+ */
+#include "adm/error.h"
+#include "adm/plugin.h"
+#include "adm/podutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct state_s {
+    int64_t not_ready_seconds;
+    int64_t unreachable_seconds;
+} state_t;
+
+static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    state_t *s = malloc(sizeof(*s));
+
+    if (s == NULL) {
+        return ADM_ENOMEM;
+    }
+    s->not_ready_seconds = cfg->opts->default_not_ready_toleration_seconds;
+    s->unreachable_seconds = cfg->opts->default_unreachable_toleration_seconds;
+    *state = s;
+    return 0;
+}
+
+static bool tolerates(const adm_toleration_t *t, const char *key)
+{
+    return (t->key[0] == '\0' || strcmp(t->key, key) == 0) && (t->effect[0] == '\0' || strcmp(t->effect, "NoExecute") == 0);
+}
+
+static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    const state_t *s = state;
+    yyjson_val *pod;
+    yyjson_val *t;
+    yyjson_mut_val *mpod;
+    yyjson_arr_iter it;
+    bool not_ready = false;
+    bool unreachable = false;
+
+    if (!adm_attrs_is(attrs, "", "pods")) {
+        return ADM_OK;
+    }
+    pod = adm_attrs_object(attrs);
+    if (pod == NULL || !adm_attrs_kind_is(attrs, "", "Pod")) {
+        return adm_status_bad_request(st, attrs->arena, "expected *api.Pod but got %s",
+                                      attrs->req->kind.kind[0] != '\0' ? attrs->req->kind.kind : "<nil>");
+    }
+    yyjson_arr_iter_init(adm_json_path(pod, "spec", "tolerations", NULL), &it);
+    while ((t = yyjson_arr_iter_next(&it)) != NULL) {
+        adm_toleration_t tol = adm_toleration_read(t);
+
+        not_ready = not_ready || tolerates(&tol, "node.kubernetes.io/not-ready");
+        unreachable = unreachable || tolerates(&tol, "node.kubernetes.io/unreachable");
+    }
+    if (not_ready && unreachable) {
+        return ADM_OK;
+    }
+    mpod = adm_attrs_mutable_object(attrs);
+    if (mpod == NULL) {
+        return ADM_ENOMEM;
+    }
+    if (!not_ready) {
+        adm_toleration_t add = {"node.kubernetes.io/not-ready", "Exists", "", "NoExecute", true, s->not_ready_seconds};
+
+        if (adm_pod_add_or_update_toleration(attrs->mdoc, mpod, &add) < 0) {
+            return ADM_ENOMEM;
+        }
+    }
+    if (!unreachable) {
+        adm_toleration_t add = {"node.kubernetes.io/unreachable", "Exists", "", "NoExecute", true,
+                                s->unreachable_seconds};
+
+        if (adm_pod_add_or_update_toleration(attrs->mdoc, mpod, &add) < 0) {
+            return ADM_ENOMEM;
+        }
+    }
+    return ADM_OK;
+}
+
+const adm_plugin_t adm_plugin_default_toleration_seconds = {
+    .name = "DefaultTolerationSeconds",
+    .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .configure = configure,
+    .free_state = free,
+    .admit = admit,
+};

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * TaintNodesByCondition: a node is created with the NoSchedule taint node.kubernetes.io/not-ready
+ * (no value, no timeAdded) until the node controller sees it ready; a taint with the same key and
+ * effect already there is kept, whatever its value.
+ */
+#include "adm/error.h"
+#include "adm/plugin.h"
+
+#include <string.h>
+
+#define NOT_READY "node.kubernetes.io/not-ready"
+
+static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    yyjson_val *node;
+    yyjson_val *t;
+    yyjson_arr_iter it;
+    yyjson_mut_val *mnode;
+    yyjson_mut_val *spec;
+    yyjson_mut_val *taints;
+    yyjson_mut_val *taint;
+    yyjson_mut_doc *doc;
+
+    if (!adm_attrs_is(attrs, "", "nodes")) {
+        return ADM_OK;
+    }
+    node = adm_attrs_object(attrs);
+    if (node == NULL || !adm_attrs_kind_is(attrs, "", "Node")) {
+        return adm_status_forbidden(st, attrs, "unexpected type *core.%s",
+                                    attrs->req->kind.kind[0] != '\0' ? attrs->req->kind.kind : "<nil>");
+    }
+    yyjson_arr_iter_init(adm_json_path(node, "spec", "taints", NULL), &it);
+    while ((t = yyjson_arr_iter_next(&it)) != NULL) {
+        if (strcmp(adm_json_str(t, "key"), NOT_READY) == 0 && strcmp(adm_json_str(t, "effect"), "NoSchedule") == 0) {
+            return ADM_OK;
+        }
+    }
+    mnode = adm_attrs_mutable_object(attrs);
+    doc = attrs->mdoc;
+    spec = mnode != NULL ? adm_mut_ensure(doc, mnode, "spec", YYJSON_TYPE_OBJ) : NULL;
+    taints = spec != NULL ? adm_mut_ensure(doc, spec, "taints", YYJSON_TYPE_ARR) : NULL;
+    taint = taints != NULL ? yyjson_mut_obj(doc) : NULL;
+    if (taint == NULL || !yyjson_mut_obj_add_str(doc, taint, "key", NOT_READY) ||
+        !yyjson_mut_obj_add_str(doc, taint, "effect", "NoSchedule") || !yyjson_mut_arr_append(taints, taint)) {
+        return ADM_ENOMEM;
+    }
+    return ADM_OK;
+}
+
+const adm_plugin_t adm_plugin_taint_nodes_by_condition = {
+    .name = "TaintNodesByCondition",
+    .operations = ADM_OPS_CREATE,
+    .admit = admit,
+};

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "plugintest.h"
+
+#include "adm/error.h"
+#include "adm/json.h"
+#include "adm/review.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static const char *or_empty(const char *s)
+{
+    return s != NULL ? s : "";
+}
+
+const char *pt_review_json(adm_arena_t *a, const pt_request_t *r)
+{
+    const char *version = r->version != NULL ? r->version : "v1";
+
+    return adm_arena_printf(
+        a,
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+        "\"uid\":\"0b5a1d6c-1111-4c1e-9a53-000000000001\","
+        "\"kind\":{\"group\":\"%s\",\"version\":\"%s\",\"kind\":\"%s\"},"
+        "\"resource\":{\"group\":\"%s\",\"version\":\"%s\",\"resource\":\"%s\"},"
+        "\"subResource\":\"%s\",\"name\":\"%s\",\"namespace\":\"%s\",\"operation\":\"%s\","
+        "\"userInfo\":{\"username\":\"%s\",\"groups\":%s},"
+        "\"object\":%s,\"oldObject\":%s,\"dryRun\":%s}}",
+        or_empty(r->group), version, or_empty(r->kind), or_empty(r->group), version, or_empty(r->resource),
+        or_empty(r->sub_resource), or_empty(r->name), or_empty(r->namespace_),
+        r->operation != NULL ? r->operation : "CREATE", or_empty(r->username),
+        r->groups_json != NULL ? r->groups_json : "[]", r->object != NULL ? r->object : "null",
+        r->old_object != NULL ? r->old_object : "null", r->dry_run ? "true" : "false");
+}
+
+pt_result_t pt_run(adm_arena_t *a, const adm_plugin_t *p, void *state, char phase, const pt_request_t *r)
+{
+    const char *body = pt_review_json(a, r);
+    adm_review_request_t *req = adm_arena_calloc(a, 1, sizeof(*req));
+    adm_attrs_t *attrs = adm_arena_calloc(a, 1, sizeof(*attrs));
+    const char *problem = NULL;
+    pt_result_t res;
+    yyjson_val *obj;
+    yyjson_alc alc;
+    int (*hook)(void *, adm_attrs_t *, adm_status_t *) = phase == 'm' ? p->admit : p->validate;
+
+    memset(&res, 0, sizeof(res));
+    assert_non_null(body);
+    assert_non_null(hook);
+    if (adm_review_decode(a, body, strlen(body), req, &problem) != 0) {
+        fail_msg("test request does not decode: %s\n%s", problem, body);
+    }
+    adm_attrs_init(attrs, req, a);
+    res.rc = hook(state, attrs, &res.status);
+    res.changed = attrs->changed;
+    obj = adm_attrs_object(attrs);
+    adm_json_alc_init(&alc, a);
+    res.object = obj != NULL ? yyjson_val_write_opts(obj, 0, &alc, NULL, NULL) : "null";
+    return res;
+}
+
+int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t *opts, void **state, char *err,
+                 size_t err_len)
+{
+    adm_options_t defaults;
+    adm_plugin_config_t cfg = {0};
+    yyjson_doc *doc = NULL;
+    int rc;
+
+    if (opts == NULL) {
+        adm_options_defaults(&defaults);
+        opts = &defaults;
+    }
+    if (config != NULL) {
+        doc = yyjson_read(config, strlen(config), 0);
+        if (doc == NULL) {
+            fail_msg("test configuration is not JSON: %s", config);
+        }
+        cfg.config = yyjson_doc_get_root(doc);
+    }
+    cfg.source = "test.yaml";
+    cfg.opts = opts;
+    *state = NULL;
+    err[0] = '\0';
+    rc = p->configure != NULL ? p->configure(&cfg, state, err, err_len) : 0;
+    yyjson_doc_free(doc);
+    return rc;
+}
+
+bool pt_json_equal(const char *a, const char *b)
+{
+    yyjson_doc *da = yyjson_read(a, strlen(a), 0);
+    yyjson_doc *db = yyjson_read(b, strlen(b), 0);
+    bool eq = da != NULL && db != NULL && yyjson_equals(yyjson_doc_get_root(da), yyjson_doc_get_root(db));
+
+    yyjson_doc_free(da);
+    yyjson_doc_free(db);
+    return eq;
+}
+
+void pt_assert_json_equal(const char *got, const char *want, const char *file, int line)
+{
+    if (got == NULL || want == NULL || !pt_json_equal(got, want)) {
+        fail_msg("%s:%d: JSON differs\n  got:  %s\n  want: %s", file, line, got != NULL ? got : "(null)",
+                 want != NULL ? want : "(null)");
+    }
+}

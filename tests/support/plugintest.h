@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Table-test support for the compiled-in plugins: build an AdmissionReview request from a few
+ * fields, run one plugin hook on it, and read back the status and the object as the hook left it.
+ */
+#ifndef ADM_TEST_PLUGINTEST_H
+#define ADM_TEST_PLUGINTEST_H
+
+#include "adm/admission.h"
+#include "adm/arena.h"
+#include "adm/plugin.h"
+
+#include <stdbool.h>
+
+/* The request to build; NULL strings mean absent (empty), NULL JSON means no object. */
+typedef struct pt_request_s {
+    const char *operation;  /* "CREATE", "UPDATE", "DELETE", "CONNECT" */
+    const char *group;      /* resource and kind group, "" for core */
+    const char *version;    /* "v1" when NULL */
+    const char *resource;   /* "pods" */
+    const char *sub_resource;
+    const char *kind;       /* "Pod" */
+    const char *namespace_;
+    const char *name;
+    const char *username;
+    const char *groups_json; /* a JSON array of strings, e.g. "[\"system:nodes\"]" */
+    const char *object;      /* JSON text */
+    const char *old_object;  /* JSON text */
+    bool dry_run;
+} pt_request_t;
+
+typedef struct pt_result_s {
+    int rc;              /* ADM_OK, ADM_DECLINED or ADM_ENOMEM */
+    adm_status_t status; /* when rc is ADM_DECLINED */
+    bool changed;        /* the hook asked for the mutable object */
+    const char *object;  /* the object after the hook, compact JSON ("null" when none) */
+} pt_result_t;
+
+/** Builds a v1 AdmissionReview body for r in the arena. */
+const char *pt_review_json(adm_arena_t *a, const pt_request_t *r);
+
+/**
+ * Runs p's admit (phase 'm') or validate (phase 'v') hook with state on r. Fails the test (cmocka)
+ * when the request does not decode or the hook is missing.
+ */
+pt_result_t pt_run(adm_arena_t *a, const adm_plugin_t *p, void *state, char phase, const pt_request_t *r);
+
+/**
+ * Calls p->configure with config (JSON text, or NULL for none) and opts (NULL: defaults). Returns
+ * what configure returned; err receives its message.
+ */
+int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t *opts, void **state, char *err,
+                 size_t err_len);
+
+/** True when JSON texts a and b are equal as JSON values (member order ignored). */
+bool pt_json_equal(const char *a, const char *b);
+
+/** cmocka assertion with a readable failure: the two JSON texts are equal. */
+#define assert_json_equal(a, b) pt_assert_json_equal((a), (b), __FILE__, __LINE__)
+void pt_assert_json_equal(const char *got, const char *want, const char *file, int line);
+
+#endif
