@@ -79,42 +79,6 @@ bool adm_attrs_kind_is(const adm_attrs_t *attrs, const char *group, const char *
     return strcmp(r->kind.group, group) == 0 && strcmp(r->kind.kind, kind) == 0;
 }
 
-char *adm_arena_vprintf(adm_arena_t *a, const char *fmt, va_list ap)
-{
-    va_list again;
-    char small[256];
-    char *out;
-    int n;
-
-    va_copy(again, ap);
-    n = vsnprintf(small, sizeof(small), fmt, ap);
-    if (n < 0) {
-        va_end(again);
-        return NULL;
-    }
-    out = adm_arena_alloc(a, (size_t)n + 1);
-    if (out != NULL) {
-        if ((size_t)n < sizeof(small)) {
-            memcpy(out, small, (size_t)n + 1);
-        } else {
-            vsnprintf(out, (size_t)n + 1, fmt, again);
-        }
-    }
-    va_end(again);
-    return out;
-}
-
-char *adm_arena_printf(adm_arena_t *a, const char *fmt, ...)
-{
-    va_list ap;
-    char *out;
-
-    va_start(ap, fmt);
-    out = adm_arena_vprintf(a, fmt, ap);
-    va_end(ap);
-    return out;
-}
-
 /* Decodes one UTF-8 sequence at s; returns its length, or 0 when it is not valid UTF-8. */
 static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
 {

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #define ALIGNMENT 16
@@ -232,4 +233,40 @@ int adm_arena_on_free(adm_arena_t *a, adm_arena_cleanup_cb fn, void *arg)
 size_t adm_arena_used(const adm_arena_t *a)
 {
     return a->used_total;
+}
+
+char *adm_arena_vprintf(adm_arena_t *a, const char *fmt, va_list ap)
+{
+    va_list again;
+    char small[256];
+    char *out;
+    int n;
+
+    va_copy(again, ap);
+    n = vsnprintf(small, sizeof(small), fmt, ap);
+    if (n < 0) {
+        va_end(again);
+        return NULL;
+    }
+    out = adm_arena_alloc(a, (size_t)n + 1);
+    if (out != NULL) {
+        if ((size_t)n < sizeof(small)) {
+            memcpy(out, small, (size_t)n + 1);
+        } else {
+            vsnprintf(out, (size_t)n + 1, fmt, again);
+        }
+    }
+    va_end(again);
+    return out;
+}
+
+char *adm_arena_printf(adm_arena_t *a, const char *fmt, ...)
+{
+    va_list ap;
+    char *out;
+
+    va_start(ap, fmt);
+    out = adm_arena_vprintf(a, fmt, ap);
+    va_end(ap);
+    return out;
 }

@@ -4,9 +4,11 @@
  * SIGTERM/SIGINT drain completes. Exit codes: 0 after a clean drain, 2 for bad flags or files,
  * 1 for anything else that stops startup.
  */
+#include "adm/chain.h"
 #include "adm/error.h"
 #include "adm/log.h"
 #include "adm/options.h"
+#include "adm/plugin.h"
 #include "adm/server.h"
 #include "adm/tls.h"
 
@@ -17,6 +19,7 @@
 
 typedef struct app_s {
     adm_server_t *server;
+    adm_chain_t *chain;
     uv_signal_t sigterm;
     uv_signal_t sigint;
 } app_t;
@@ -44,7 +47,7 @@ int main(int argc, char **argv)
     adm_options_action_t action;
     app_t app = {0};
     uv_loop_t loop;
-    char err[512] = "";
+    char err[2048] = "";
     int rc;
 
     adm_options_defaults(&opts);
@@ -60,7 +63,16 @@ int main(int argc, char **argv)
         printf("admitd %s\n", ADM_VERSION);
         return 0;
     }
+    if (action == ADM_OPTIONS_LIST_PLUGINS) {
+        adm_plugin_list(stdout);
+        return 0;
+    }
     adm_log_configure(opts.log_format, opts.verbosity);
+    rc = adm_chain_create(&opts, &app.chain, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr, "admitd: %s\n", err[0] != '\0' ? err : adm_strerror(rc));
+        return rc == ADM_ENOMEM ? 1 : 2;
+    }
     /* A peer closing mid-write must surface as EPIPE, not kill the process. */
     signal(SIGPIPE, SIG_IGN);
 
@@ -72,15 +84,18 @@ int main(int argc, char **argv)
     rc = adm_server_create(&loop, &opts, &app.server, err, sizeof(err));
     if (rc != 0) {
         fprintf(stderr, "admitd: %s\n", err);
+        adm_chain_destroy(app.chain);
         uv_loop_close(&loop);
         adm_tls_global_cleanup();
         return 2;
     }
+    adm_server_set_chain(app.server, app.chain);
     rc = adm_server_start(app.server, on_server_done, &app, err, sizeof(err));
     if (rc != 0) {
         fprintf(stderr, "admitd: %s\n", err);
         uv_run(&loop, UV_RUN_DEFAULT);
         adm_server_destroy(app.server);
+        adm_chain_destroy(app.chain);
         uv_loop_close(&loop);
         adm_tls_global_cleanup();
         return 2;
@@ -96,6 +111,7 @@ int main(int argc, char **argv)
     uv_run(&loop, UV_RUN_DEFAULT);
 
     adm_server_destroy(app.server);
+    adm_chain_destroy(app.chain);
     rc = uv_loop_close(&loop);
     if (rc != 0) {
         adm_log_warn("event loop closed with handles still open: %s", uv_strerror(rc));

@@ -4,8 +4,8 @@
  * (/healthz, /livez, /readyz) and /metrics. Which paths a listener serves depends on its kind, so the
  * plain-HTTP health and metrics listeners never expose admission.
  *
- * Until the admission chain exists every well-formed AdmissionReview is allowed; the decode and
- * all error answers are already those of the finished server.
+ * Admission paths run the compiled-in plugin chain: /mutate the mutating phase, /validate the
+ * validating phase, /admit both, as kube-apiserver runs them.
  */
 #include "adm/error.h"
 #include "adm/log.h"
@@ -127,6 +127,18 @@ static const char *query_param(adm_arena_t *a, const char *query, const char *na
     return NULL;
 }
 
+static unsigned phases_of(adm_endpoint_t endpoint)
+{
+    switch (endpoint) {
+    case ADM_EP_MUTATE:
+        return ADM_PHASE_MUTATING;
+    case ADM_EP_VALIDATE:
+        return ADM_PHASE_VALIDATING;
+    default:
+        return ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING;
+    }
+}
+
 static void admission_answer(adm_conn_t *c, const adm_http_request_t *r, adm_http_response_t *resp)
 {
     adm_review_request_t review;
@@ -162,7 +174,12 @@ static void admission_answer(adm_conn_t *c, const adm_http_request_t *r, adm_htt
         text_answer(resp, 400, text);
         return;
     }
-    answer.allowed = true;
+    if (c->server->chain != NULL) {
+        /* ADM_ENOMEM still leaves a 500 answer in the review, which is what the caller should get. */
+        (void)adm_chain_run(c->server->chain, phases_of(c->endpoint), &review, c->arena, &answer);
+    } else {
+        answer.allowed = true;
+    }
     rc = adm_review_encode(c->arena, review.version, review.uid, &answer, &body, &body_len);
     if (rc != 0) {
         text_answer(resp, 500, "out of memory\n");

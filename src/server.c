@@ -292,3 +292,8 @@ int adm_server_start(adm_server_t *s, adm_server_done_cb done, void *arg, char *
     s->ready = true;
     return 0;
 }
+
+void adm_server_set_chain(adm_server_t *s, adm_chain_t *chain)
+{
+    s->chain = chain;
+}

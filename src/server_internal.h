@@ -8,6 +8,7 @@
 
 #include "adm/arena.h"
 #include "adm/buf.h"
+#include "adm/chain.h"
 #include "adm/http.h"
 #include "adm/metrics.h"
 #include "adm/options.h"
@@ -84,6 +85,7 @@ struct adm_conn_s {
 struct adm_server_s {
     uv_loop_t *loop;
     const adm_options_t *opts;
+    adm_chain_t *chain;         /* the compiled-in plugins; owned by the caller */
     adm_tls_ctx_t *tls;
     adm__listener_t listeners[3];
     int nlisteners;

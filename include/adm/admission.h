@@ -110,10 +110,6 @@ int adm_status_too_many_requests(adm_status_t *st, adm_arena_t *a, const char *f
 /** A 500 for an exhausted arena, from static text; always succeeds and returns ADM_DECLINED. */
 int adm_status_nomem(adm_status_t *st);
 
-/** printf into the arena; NULL when it is exhausted. */
-char *adm_arena_printf(adm_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-char *adm_arena_vprintf(adm_arena_t *a, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-
 /** Go's %q of s: a double-quoted string with Go's escapes (into the arena; NULL when exhausted). */
 const char *adm_go_quote(adm_arena_t *a, const char *s);
 

@@ -8,6 +8,7 @@
 #ifndef ADM_ARENA_H
 #define ADM_ARENA_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef struct adm_arena_s adm_arena_t;
@@ -38,6 +39,10 @@ void *adm_arena_realloc(adm_arena_t *a, void *p, size_t old_size, size_t new_siz
 
 /** Copies len bytes of s and adds a terminating NUL. */
 char *adm_arena_strndup(adm_arena_t *a, const char *s, size_t len);
+
+/** printf into the arena; NULL when it is exhausted. */
+char *adm_arena_printf(adm_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *adm_arena_vprintf(adm_arena_t *a, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /** Registers a cleanup; returns 0 or ADM_ENOMEM (then fn is not registered and never called). */
 int adm_arena_on_free(adm_arena_t *a, adm_arena_cleanup_cb fn, void *arg);

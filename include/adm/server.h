@@ -6,6 +6,7 @@
 #ifndef ADM_SERVER_H
 #define ADM_SERVER_H
 
+#include "adm/chain.h"
 #include "adm/options.h"
 
 #include <stdbool.h>
@@ -36,6 +37,9 @@ int adm_server_start(adm_server_t *s, adm_server_done_cb done, void *arg, char *
  * get --shutdown-grace to finish. Calling it again cuts the drain short. done fires at the end.
  */
 void adm_server_shutdown(adm_server_t *s);
+
+/** Sets the admission chain the admission endpoints run (kept by the caller, outliving the server). */
+void adm_server_set_chain(adm_server_t *s, adm_chain_t *chain);
 
 /** Frees the server after done has fired (or if it was never started). */
 void adm_server_destroy(adm_server_t *s);

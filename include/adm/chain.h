@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The admission chain: the enabled compiled-in plugins in kube-apiserver's order, each configured,
+ * run over one AdmissionReview request. The mutating phase runs every enabled plugin's admit hook,
+ * then the validating phase every validate hook on the mutated object; the first rejection ends
+ * the request. The answer carries a JSON Patch from the received object to the final one.
+ */
+#ifndef ADM_CHAIN_H
+#define ADM_CHAIN_H
+
+#include "adm/arena.h"
+#include "adm/options.h"
+#include "adm/review.h"
+
+#include <stddef.h>
+
+typedef struct adm_chain_s adm_chain_t;
+
+#define ADM_PHASE_MUTATING 1u
+#define ADM_PHASE_VALIDATING 2u
+
+/**
+ * Builds the chain from opts: the enabled set (kube-apiserver's default set, plus
+ * --enable-admission-plugins, minus --disable-admission-plugins; a name in both is enabled), the
+ * AdmissionConfiguration file, and each plugin's configure. Default plugins admitd does not
+ * implement are left out with one log line each. Returns 0, or ADM_EINVAL with one line in err
+ * (unknown plugin names list the known ones), or ADM_ENOMEM.
+ */
+int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, size_t err_len);
+
+void adm_chain_destroy(adm_chain_t *c);
+
+/** The names of the enabled plugins in execution order; *count set. */
+const char *const *adm_chain_plugins(const adm_chain_t *c, size_t *count);
+
+/**
+ * Runs phases (ADM_PHASE_* bits) on req with allocations in a and fills resp: allowed, or the
+ * rejecting plugin's Status; a patch (JSON Patch text) when the object changed. Returns 0, or
+ * ADM_ENOMEM when the arena ran out (resp then holds a 500).
+ */
+int adm_chain_run(adm_chain_t *c, unsigned phases, const adm_review_request_t *req, adm_arena_t *a,
+                  adm_review_response_t *resp);
+
+#endif

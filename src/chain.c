@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "adm/chain.h"
+
+#include "adm/admission.h"
+#include "adm/admission_config.h"
+#include "adm/error.h"
+#include "adm/jsonpatch.h"
+#include "adm/log.h"
+#include "adm/plugin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct stage_s {
+    const adm_plugin_t *plugin;
+    void *state;
+} stage_t;
+
+struct adm_chain_s {
+    stage_t *stages; /* enabled plugins in execution order */
+    const char **names;
+    size_t nstages;
+};
+
+/* Calls fn for each name of a comma-separated list; stops at the first non-zero return. */
+static int each_name(const char *list, int (*fn)(const char *name, void *arg), void *arg)
+{
+    char name[128];
+
+    while (*list != '\0') {
+        const char *end = strchr(list, ',');
+        size_t len = end != NULL ? (size_t)(end - list) : strlen(list);
+        int rc;
+
+        /* kube's StringSlice flag trims nothing, but a space after a comma is a common slip */
+        while (len > 0 && *list == ' ') {
+            list++;
+            len--;
+        }
+        while (len > 0 && list[len - 1] == ' ') {
+            len--;
+        }
+        if (len >= sizeof(name)) {
+            len = sizeof(name) - 1;
+        }
+        memcpy(name, list, len);
+        name[len] = '\0';
+        if (len > 0 && (rc = fn(name, arg)) != 0) {
+            return rc;
+        }
+        list = end != NULL ? end + 1 : list + strlen(list);
+    }
+    return 0;
+}
+
+static bool in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+
+    while (*list != '\0') {
+        const char *end = strchr(list, ',');
+        size_t len = end != NULL ? (size_t)(end - list) : strlen(list);
+        const char *p = list;
+
+        while (len > 0 && *p == ' ') {
+            p++;
+            len--;
+        }
+        while (len > 0 && p[len - 1] == ' ') {
+            len--;
+        }
+        if (len == n && strncmp(p, name, n) == 0) {
+            return true;
+        }
+        list = end != NULL ? end + 1 : list + strlen(list);
+    }
+    return false;
+}
+
+typedef struct check_ctx_s {
+    const char *flag;
+    bool enabling;
+    char *err;
+    size_t err_len;
+} check_ctx_t;
+
+static int check_name(const char *name, void *arg)
+{
+    check_ctx_t *ctx = arg;
+    const adm_plugin_info_t *info = adm_plugin_find(name);
+
+    if (info == NULL) {
+        size_t count;
+        const adm_plugin_info_t *all = adm_plugin_registry(&count);
+        int n = snprintf(ctx->err, ctx->err_len, "%s: plugin \"%s\" is unknown; known plugins:", ctx->flag, name);
+
+        for (size_t i = 0; i < count && n > 0 && (size_t)n < ctx->err_len; i++) {
+            n += snprintf(ctx->err + n, ctx->err_len - (size_t)n, "%s %s", i == 0 ? "" : ",", all[i].name);
+        }
+        return ADM_EINVAL;
+    }
+    if (ctx->enabling && info->plugin == NULL) {
+        snprintf(ctx->err, ctx->err_len,
+                 "%s: plugin \"%s\" is known to kube-apiserver but not implemented by admitd yet (see --list-plugins)",
+                 ctx->flag, name);
+        return ADM_EINVAL;
+    }
+    return 0;
+}
+
+int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, size_t err_len)
+{
+    check_ctx_t enable_ctx = {"--enable-admission-plugins", true, err, err_len};
+    check_ctx_t disable_ctx = {"--disable-admission-plugins", false, err, err_len};
+    adm_admission_config_t config = {0};
+    adm_arena_t *config_arena = NULL;
+    const adm_plugin_info_t *all;
+    adm_chain_t *c;
+    size_t count;
+    int rc;
+
+    *out = NULL;
+    rc = each_name(opts->enable_plugins, check_name, &enable_ctx);
+    if (rc == 0) {
+        rc = each_name(opts->disable_plugins, check_name, &disable_ctx);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    all = adm_plugin_registry(&count);
+    c = calloc(1, sizeof(*c));
+    if (c == NULL || (c->stages = calloc(count, sizeof(*c->stages))) == NULL ||
+        (c->names = calloc(count, sizeof(*c->names))) == NULL) {
+        adm_chain_destroy(c);
+        return ADM_ENOMEM;
+    }
+    if (opts->admission_config_file != NULL) {
+        config_arena = adm_arena_create(65536);
+        if (config_arena == NULL) {
+            adm_chain_destroy(c);
+            return ADM_ENOMEM;
+        }
+        rc = adm_admission_config_load(config_arena, opts->admission_config_file, &config, err, err_len);
+        if (rc != 0) {
+            adm_arena_destroy(config_arena);
+            adm_chain_destroy(c);
+            return rc;
+        }
+        for (size_t i = 0; i < config.nplugins; i++) {
+            if (adm_plugin_find(config.plugins[i].name) == NULL) {
+                adm_log_warn("%s: plugins[%zu]: no admission plugin is named \"%s\"; its configuration is unused",
+                             opts->admission_config_file, i, config.plugins[i].name);
+            }
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        bool enabled = in_list(opts->enable_plugins, all[i].name) ||
+                       (all[i].default_on && !in_list(opts->disable_plugins, all[i].name));
+        const adm_admission_plugin_config_t *pc;
+        adm_plugin_config_t cfg = {0};
+        stage_t *st;
+
+        if (!enabled) {
+            continue;
+        }
+        if (all[i].plugin == NULL) {
+            adm_log_info("admission plugin %s is on by default in kube-apiserver but not implemented by admitd yet; "
+                         "it is left out",
+                         all[i].name);
+            continue;
+        }
+        pc = config_arena != NULL ? adm_admission_config_find(&config, all[i].name) : NULL;
+        cfg.config = pc != NULL ? pc->config : NULL;
+        cfg.source = pc != NULL ? pc->source
+                                : (opts->admission_config_file != NULL ? opts->admission_config_file
+                                                                       : "--admission-control-config-file");
+        cfg.opts = opts;
+        st = &c->stages[c->nstages];
+        st->plugin = all[i].plugin;
+        if (st->plugin->configure != NULL) {
+            rc = st->plugin->configure(&cfg, &st->state, err, err_len);
+            if (rc != 0) {
+                if (rc == ADM_ENOMEM) {
+                    snprintf(err, err_len, "%s: out of memory", all[i].name);
+                }
+                adm_arena_destroy(config_arena);
+                adm_chain_destroy(c);
+                return rc == ADM_ENOMEM ? rc : ADM_EINVAL;
+            }
+        }
+        c->names[c->nstages] = all[i].name;
+        c->nstages++;
+    }
+    adm_arena_destroy(config_arena);
+    *out = c;
+    return 0;
+}
+
+void adm_chain_destroy(adm_chain_t *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    for (size_t i = 0; c->stages != NULL && i < c->nstages; i++) {
+        if (c->stages[i].plugin->free_state != NULL) {
+            c->stages[i].plugin->free_state(c->stages[i].state);
+        }
+    }
+    free(c->stages);
+    free(c->names);
+    free(c);
+}
+
+const char *const *adm_chain_plugins(const adm_chain_t *c, size_t *count)
+{
+    *count = c->nstages;
+    return c->names;
+}
+
+static void reject(adm_review_response_t *resp, const adm_status_t *st)
+{
+    resp->allowed = false;
+    resp->code = st->code;
+    resp->reason = st->reason;
+    resp->message = st->message;
+    resp->details = st->details;
+}
+
+/* Runs one phase; returns ADM_OK, ADM_DECLINED (resp filled) or ADM_ENOMEM. */
+static int run_phase(adm_chain_t *c, bool mutating, adm_attrs_t *attrs, adm_review_response_t *resp)
+{
+    unsigned op = 1u << attrs->req->operation;
+
+    for (size_t i = 0; i < c->nstages; i++) {
+        const adm_plugin_t *p = c->stages[i].plugin;
+        int (*hook)(void *, adm_attrs_t *, adm_status_t *) = mutating ? p->admit : p->validate;
+        adm_status_t st = {0};
+        int rc;
+
+        if (hook == NULL || (p->operations & op) == 0) {
+            continue;
+        }
+        rc = hook(c->stages[i].state, attrs, &st);
+        if (rc == ADM_DECLINED) {
+            reject(resp, &st);
+            adm_log_v(2, "%s rejected %s %s/%s: %s", p->name, attrs->req->operation_name, attrs->req->namespace_,
+                      attrs->req->name, st.message);
+            return rc;
+        }
+        if (rc != ADM_OK) {
+            return ADM_ENOMEM;
+        }
+    }
+    return ADM_OK;
+}
+
+int adm_chain_run(adm_chain_t *c, unsigned phases, const adm_review_request_t *req, adm_arena_t *a,
+                  adm_review_response_t *resp)
+{
+    adm_attrs_t attrs;
+    adm_status_t st;
+    int rc = ADM_OK;
+
+    memset(resp, 0, sizeof(*resp));
+    adm_attrs_init(&attrs, req, a);
+    if ((phases & ADM_PHASE_MUTATING) != 0) {
+        rc = run_phase(c, true, &attrs, resp);
+    }
+    if (rc == ADM_OK && (phases & ADM_PHASE_VALIDATING) != 0) {
+        rc = run_phase(c, false, &attrs, resp);
+    }
+    if (rc == ADM_DECLINED) {
+        return 0;
+    }
+    if (rc == ADM_OK && attrs.changed) {
+        const char *patch;
+        size_t len, nops;
+
+        rc = adm_jsonpatch_diff(req->object, yyjson_mut_doc_get_root(attrs.mdoc), a, &patch, &len, &nops);
+        if (rc == 0 && nops > 0) {
+            resp->patch = (const uint8_t *)patch;
+            resp->patch_len = len;
+        }
+    }
+    if (rc != ADM_OK) {
+        adm_status_nomem(&st);
+        reject(resp, &st);
+        return ADM_ENOMEM;
+    }
+    resp->allowed = true;
+    return 0;
+}
