@@ -286,8 +286,8 @@ int adm_status_forbidden_named(adm_status_t *st, adm_arena_t *a, const char *gro
     return forbidden(st, a, group, resource, name, msg);
 }
 
-static int simple(adm_status_t *st, int32_t code, const char *reason, const char *prefix, adm_arena_t *a,
-                  const char *fmt, va_list ap)
+__attribute__((format(printf, 6, 0))) static int simple(adm_status_t *st, int32_t code, const char *reason,
+                                                        const char *prefix, adm_arena_t *a, const char *fmt, va_list ap)
 {
     char *msg = adm_arena_vprintf(a, fmt, ap);
 

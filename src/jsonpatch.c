@@ -604,14 +604,123 @@ static yyjson_mut_val **mut_elements(diff_ctx_t *d, yyjson_mut_val *arr, size_t 
 
 static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b);
 
-static void diff_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+/* Objects up to this size are compared key by key; larger ones through a hash index. */
+#define SMALL_OBJECT 8
+
+/* A hash index of an object's keys, so diffing two large objects stays linear. */
+typedef struct key_index_s {
+    const char **keys;
+    size_t *lens;
+    void **vals;
+    uint32_t *slots; /* entry + 1, 0 when empty */
+    size_t n, mask;
+} key_index_t;
+
+static uint32_t key_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    }
+    return h;
+}
+
+static void *index_find(const key_index_t *x, const char *s, size_t len)
+{
+    for (size_t i = key_hash(s, len) & x->mask;; i = (i + 1) & x->mask) {
+        uint32_t e = x->slots[i];
+
+        if (e == 0) {
+            return NULL;
+        }
+        if (x->lens[e - 1] == len && memcmp(x->keys[e - 1], s, len) == 0) {
+            return x->vals[e - 1];
+        }
+    }
+}
+
+/* Adds an entry; returns false when the key is already there (a duplicate). */
+static bool index_add(key_index_t *x, const char *s, size_t len, void *val)
+{
+    size_t i = key_hash(s, len) & x->mask;
+
+    for (; x->slots[i] != 0; i = (i + 1) & x->mask) {
+        uint32_t e = x->slots[i];
+
+        if (x->lens[e - 1] == len && memcmp(x->keys[e - 1], s, len) == 0) {
+            return false;
+        }
+    }
+    x->keys[x->n] = s;
+    x->lens[x->n] = len;
+    x->vals[x->n] = val;
+    x->slots[i] = (uint32_t)(++x->n);
+    return true;
+}
+
+static bool index_init(diff_ctx_t *d, key_index_t *x, size_t n)
+{
+    size_t cap = 16;
+
+    while (cap < n * 2) {
+        cap *= 2;
+    }
+    x->keys = adm_arena_alloc(d->arena, n * sizeof(*x->keys));
+    x->lens = adm_arena_alloc(d->arena, n * sizeof(*x->lens));
+    x->vals = adm_arena_alloc(d->arena, n * sizeof(*x->vals));
+    x->slots = adm_arena_calloc(d->arena, cap, sizeof(*x->slots));
+    x->n = 0;
+    x->mask = cap - 1;
+    if (x->keys == NULL || x->lens == NULL || x->vals == NULL || x->slots == NULL) {
+        d->out.failed = true;
+        return false;
+    }
+    return true;
+}
+
+static bool small_has_duplicates(yyjson_val *a, yyjson_mut_val *b)
+{
+    yyjson_obj_iter i1, i2;
+    yyjson_mut_obj_iter m1, m2;
+    yyjson_val *k1, *k2;
+    yyjson_mut_val *n1, *n2;
+    size_t pos = 0;
+
+    yyjson_obj_iter_init(a, &i1);
+    for (; (k1 = yyjson_obj_iter_next(&i1)) != NULL; pos++) {
+        size_t other = 0;
+
+        yyjson_obj_iter_init(a, &i2);
+        for (; other < pos && (k2 = yyjson_obj_iter_next(&i2)) != NULL; other++) {
+            if (yyjson_equals(k1, k2)) {
+                return true;
+            }
+        }
+    }
+    pos = 0;
+    yyjson_mut_obj_iter_init(b, &m1);
+    for (; (n1 = yyjson_mut_obj_iter_next(&m1)) != NULL; pos++) {
+        size_t other = 0;
+
+        yyjson_mut_obj_iter_init(b, &m2);
+        for (; other < pos && (n2 = yyjson_mut_obj_iter_next(&m2)) != NULL; other++) {
+            if (yyjson_mut_equals(n1, n2)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Members that went away, then members on both sides, then new members. */
+static void diff_small_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 {
     yyjson_obj_iter ia;
     yyjson_mut_obj_iter ib;
     yyjson_val *key;
     yyjson_mut_val *mkey;
 
-    /* Members that went away, then members on both sides, then new members. */
     yyjson_obj_iter_init(a, &ia);
     while ((key = yyjson_obj_iter_next(&ia)) != NULL) {
         yyjson_mut_val *other = yyjson_mut_obj_getn(b, yyjson_get_str(key), yyjson_get_len(key));
@@ -632,6 +741,71 @@ static void diff_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
             emit(d, "add", yyjson_mut_obj_iter_get_val(mkey));
             d->path_len = saved;
         }
+    }
+}
+
+/* The same through hash indexes; false when either side has a key twice. */
+static bool diff_large_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+{
+    key_index_t xa, xb;
+    yyjson_obj_iter ia;
+    yyjson_mut_obj_iter ib;
+    yyjson_val *key;
+    yyjson_mut_val *mkey;
+
+    if (!index_init(d, &xa, yyjson_obj_size(a)) || !index_init(d, &xb, yyjson_mut_obj_size(b))) {
+        return true;
+    }
+    yyjson_obj_iter_init(a, &ia);
+    while ((key = yyjson_obj_iter_next(&ia)) != NULL) {
+        if (!index_add(&xa, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key))) {
+            return false;
+        }
+    }
+    yyjson_mut_obj_iter_init(b, &ib);
+    while ((mkey = yyjson_mut_obj_iter_next(&ib)) != NULL) {
+        if (!index_add(&xb, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), yyjson_mut_obj_iter_get_val(mkey))) {
+            return false;
+        }
+    }
+    for (size_t i = 0; i < xa.n; i++) {
+        yyjson_mut_val *other = index_find(&xb, xa.keys[i], xa.lens[i]);
+        size_t saved = push_token(d, xa.keys[i], xa.lens[i]);
+
+        if (other == NULL) {
+            emit(d, "remove", NULL);
+        } else {
+            diff_value(d, xa.vals[i], other);
+        }
+        d->path_len = saved;
+    }
+    for (size_t i = 0; i < xb.n; i++) {
+        if (index_find(&xa, xb.keys[i], xb.lens[i]) == NULL) {
+            size_t saved = push_token(d, xb.keys[i], xb.lens[i]);
+
+            emit(d, "add", xb.vals[i]);
+            d->path_len = saved;
+        }
+    }
+    return true;
+}
+
+/*
+ * A key that appears twice makes a path ambiguous (kube-apiserver never sends one, a fuzzer does):
+ * such an object is replaced whole, which is exact whatever the patch's reader does with duplicates.
+ */
+static void diff_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+{
+    if (yyjson_obj_size(a) <= SMALL_OBJECT && yyjson_mut_obj_size(b) <= SMALL_OBJECT) {
+        if (small_has_duplicates(a, b)) {
+            emit(d, "replace", b);
+        } else {
+            diff_small_object(d, a, b);
+        }
+        return;
+    }
+    if (!diff_large_object(d, a, b)) {
+        emit(d, "replace", b);
     }
 }
 

@@ -427,9 +427,74 @@ static void test_diff_is_small(void **state)
     yyjson_mut_doc_free(b);
 }
 
+/* Large objects diff through a hash index: linear, and the same ops as the small path would give. */
+static void test_diff_large_objects(void **state)
+{
+    yyjson_mut_doc *ma = yyjson_mut_doc_new(NULL);
+    yyjson_mut_val *ra = yyjson_mut_obj(ma);
+    yyjson_doc *a;
+    yyjson_mut_doc *b;
+    yyjson_mut_val *rb;
+    char key[32];
+
+    for (int i = 0; i < 50000; i++) {
+        snprintf(key, sizeof(key), "k%d", i);
+        yyjson_mut_obj_add(ra, yyjson_mut_strcpy(ma, key), yyjson_mut_sint(ma, i));
+    }
+    yyjson_mut_doc_set_root(ma, ra);
+    a = yyjson_mut_doc_imut_copy(ma, NULL);
+    b = yyjson_doc_mut_copy(a, NULL);
+    rb = yyjson_mut_doc_get_root(b);
+    yyjson_mut_obj_remove_key(rb, "k17");
+    yyjson_mut_obj_put(rb, yyjson_mut_str(b, "k40000"), yyjson_mut_str(b, "changed"));
+    yyjson_mut_obj_add_str(b, rb, "new", "member");
+    check_pair(a, b, 0); /* quadratic lookups would take minutes here */
+    {
+        const char *text;
+        size_t len, nops;
+
+        adm_arena_reset(arena);
+        assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), rb, arena, &text, &len, &nops), 0);
+        assert_int_equal(nops, 3);
+    }
+    yyjson_doc_free(a);
+    yyjson_mut_doc_free(b);
+    yyjson_mut_doc_free(ma);
+}
+
+/* A key present twice makes paths ambiguous: the object is replaced whole, small or large. */
+static void test_diff_duplicate_keys(void **state)
+{
+    static const char *const docs[] = {
+        "{\"o\":{\"x\":1,\"x\":2},\"keep\":true}",
+        "{\"o\":{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,\"a\":0},\"keep\":true}",
+    };
+
+    for (size_t i = 0; i < 2; i++) {
+        yyjson_doc *a = yyjson_read(docs[i], strlen(docs[i]), 0);
+        yyjson_mut_doc *b = yyjson_doc_mut_copy(a, NULL);
+        yyjson_mut_val *o = yyjson_mut_obj_get(yyjson_mut_doc_get_root(b), "o");
+        const char *text;
+        size_t len, nops;
+
+        yyjson_mut_obj_add_str(b, o, "added", "v");
+        adm_arena_reset(arena);
+        assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &text, &len,
+                                            &nops),
+                         0);
+        assert_int_equal(nops, 1);
+        assert_non_null(strstr(text, "\"op\":\"replace\",\"path\":\"/o\""));
+        check_pair(a, b, i);
+        yyjson_doc_free(a);
+        yyjson_mut_doc_free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_diff_large_objects),
+        cmocka_unit_test(test_diff_duplicate_keys),
         cmocka_unit_test(test_conformance),
         cmocka_unit_test(test_kube_mode),
         cmocka_unit_test(test_error_messages),
