@@ -52,7 +52,7 @@ yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
         if (attrs->mdoc == NULL) {
             return NULL;
         }
-        root = yyjson_val_mut_copy(attrs->mdoc, attrs->object_view);
+        root = adm_json_mut_share(attrs->mdoc, attrs->object_view);
         if (root == NULL) {
             attrs->mdoc = NULL;
             return NULL;

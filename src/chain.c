@@ -21,6 +21,8 @@ struct adm_chain_s {
     stage_t *stages; /* enabled plugins in execution order */
     const char **names;
     size_t nstages;
+    const char **left_out; /* default plugins admitd does not implement yet */
+    size_t nleft_out;
 };
 
 /* Calls fn for each name of a comma-separated list; stops at the first non-zero return. */
@@ -131,7 +133,8 @@ int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, si
     all = adm_plugin_registry(&count);
     c = calloc(1, sizeof(*c));
     if (c == NULL || (c->stages = calloc(count, sizeof(*c->stages))) == NULL ||
-        (c->names = calloc(count, sizeof(*c->names))) == NULL) {
+        (c->names = calloc(count, sizeof(*c->names))) == NULL ||
+        (c->left_out = calloc(count, sizeof(*c->left_out))) == NULL) {
         adm_chain_destroy(c);
         return ADM_ENOMEM;
     }
@@ -165,9 +168,7 @@ int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, si
             continue;
         }
         if (all[i].plugin == NULL) {
-            adm_log_info("admission plugin %s is on by default in kube-apiserver but not implemented by admitd yet; "
-                         "it is left out",
-                         all[i].name);
+            c->left_out[c->nleft_out++] = all[i].name;
             continue;
         }
         pc = config_arena != NULL ? adm_admission_config_find(&config, all[i].name) : NULL;
@@ -209,6 +210,7 @@ void adm_chain_destroy(adm_chain_t *c)
     }
     free(c->stages);
     free(c->names);
+    free(c->left_out);
     free(c);
 }
 
@@ -216,6 +218,35 @@ const char *const *adm_chain_plugins(const adm_chain_t *c, size_t *count)
 {
     *count = c->nstages;
     return c->names;
+}
+
+/* Joins names with ", " into buf (truncated with "..." when it does not fit). */
+static void join(char *buf, size_t len, const char *const *names, size_t n)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s", i > 0 ? ", " : "", names[i]);
+
+        if (w < 0 || (size_t)w >= len - used) {
+            snprintf(buf + (len > 4 ? len - 4 : 0), len > 4 ? 4 : len, "...");
+            return;
+        }
+        used += (size_t)w;
+    }
+}
+
+void adm_chain_log_summary(const adm_chain_t *c)
+{
+    char enabled[2048], left_out[2048];
+
+    join(enabled, sizeof(enabled), c->names, c->nstages);
+    join(left_out, sizeof(left_out), c->left_out, c->nleft_out);
+    adm_log_info("admission plugins, in order: %s", c->nstages > 0 ? enabled : "(none)");
+    if (c->nleft_out > 0) {
+        adm_log_info("left out, on by default in kube-apiserver but not implemented by admitd yet: %s", left_out);
+    }
 }
 
 static void reject(adm_review_response_t *resp, const adm_status_t *st)

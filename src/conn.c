@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_FIRST_CHUNK (32 * 1024)
+#define ARENA_FIRST_CHUNK (8 * 1024) /* request heads; the body is parsed in the server's work arena */
 /* Input buffer capacity kept between requests; larger buffers are freed when idle. */
 #define IN_KEEP_BYTES (256 * 1024)
 
@@ -333,6 +333,7 @@ static void on_message(adm_conn_t *c)
     queue_answer(c, &resp, keep_alive);
     adm_http_parser_next(&c->http);
     adm_arena_reset(c->arena);
+    adm_arena_reset(c->server->work);
     c->request_started_ms = 0;
     c->request_started_ns = 0;
     c->endpoint = ADM_EP_OTHER;

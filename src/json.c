@@ -247,3 +247,48 @@ bool adm_json_too_deep(const char *text, size_t len, size_t max_depth)
 #endif
     return walk(&s, s.end, max_depth);
 }
+
+yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v)
+{
+    yyjson_mut_val *out;
+    yyjson_val *child;
+    size_t idx, max;
+
+    switch (yyjson_get_type(v)) {
+    case YYJSON_TYPE_STR:
+        return yyjson_mut_strn(doc, yyjson_get_str(v), yyjson_get_len(v));
+    case YYJSON_TYPE_ARR:
+        out = yyjson_mut_arr(doc);
+        if (out == NULL) {
+            return NULL;
+        }
+        yyjson_arr_foreach(v, idx, max, child) {
+            yyjson_mut_val *c = adm_json_mut_share(doc, child);
+
+            if (c == NULL || !yyjson_mut_arr_append(out, c)) {
+                return NULL;
+            }
+        }
+        return out;
+    case YYJSON_TYPE_OBJ: {
+        yyjson_val *key;
+
+        out = yyjson_mut_obj(doc);
+        if (out == NULL) {
+            return NULL;
+        }
+        yyjson_obj_foreach(v, idx, max, key, child) {
+            yyjson_mut_val *k = yyjson_mut_strn(doc, yyjson_get_str(key), yyjson_get_len(key));
+            yyjson_mut_val *c = adm_json_mut_share(doc, child);
+
+            if (k == NULL || c == NULL || !yyjson_mut_obj_add(out, k, c)) {
+                return NULL;
+            }
+        }
+        return out;
+    }
+    default:
+        /* null, booleans and numbers carry no pointers */
+        return yyjson_val_mut_copy(doc, v);
+    }
+}

@@ -309,8 +309,133 @@ static int op_replace(patch_ctx_t *ctx, const char *path, size_t path_len, yyjso
     return ADM_EINVAL;
 }
 
+/* Objects up to this size are compared key by key; larger ones through a hash index. */
+#define SMALL_OBJECT 8
+
+/* A hash index of an object's keys, so diffing two large objects stays linear. */
+typedef struct key_index_s {
+    const char **keys;
+    size_t *lens;
+    void **vals;
+    uint32_t *slots; /* entry + 1, 0 when empty */
+    size_t n, mask;
+} key_index_t;
+
+static uint32_t key_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    }
+    return h;
+}
+
+static void *index_find(const key_index_t *x, const char *s, size_t len)
+{
+    for (size_t i = key_hash(s, len) & x->mask;; i = (i + 1) & x->mask) {
+        uint32_t e = x->slots[i];
+
+        if (e == 0) {
+            return NULL;
+        }
+        if (x->lens[e - 1] == len && memcmp(x->keys[e - 1], s, len) == 0) {
+            return x->vals[e - 1];
+        }
+    }
+}
+
+/* Adds an entry; returns false when the key is already there (a duplicate). */
+static bool index_add(key_index_t *x, const char *s, size_t len, void *val)
+{
+    size_t i = key_hash(s, len) & x->mask;
+
+    for (; x->slots[i] != 0; i = (i + 1) & x->mask) {
+        uint32_t e = x->slots[i];
+
+        if (x->lens[e - 1] == len && memcmp(x->keys[e - 1], s, len) == 0) {
+            return false;
+        }
+    }
+    x->keys[x->n] = s;
+    x->lens[x->n] = len;
+    x->vals[x->n] = val;
+    x->slots[i] = (uint32_t)(++x->n);
+    return true;
+}
+
+static bool index_init(adm_arena_t *arena, key_index_t *x, size_t n)
+{
+    size_t cap = 16;
+
+    while (cap < n * 2) {
+        cap *= 2;
+    }
+    x->keys = adm_arena_alloc(arena, n * sizeof(*x->keys));
+    x->lens = adm_arena_alloc(arena, n * sizeof(*x->lens));
+    x->vals = adm_arena_alloc(arena, n * sizeof(*x->vals));
+    x->slots = adm_arena_calloc(arena, cap, sizeof(*x->slots));
+    x->n = 0;
+    x->mask = cap - 1;
+    return x->keys != NULL && x->lens != NULL && x->vals != NULL && x->slots != NULL;
+}
+
+static bool same_key(const char *s1, size_t l1, const char *s2, size_t l2)
+{
+    /* Copies made by adm_json_mut_share() point at the original's strings: compare pointers first. */
+    return l1 == l2 && (s1 == s2 || memcmp(s1, s2, l1) == 0);
+}
+
+static bool equal(adm_arena_t *arena, yyjson_mut_val *a, yyjson_val *b);
+
+/*
+ * Objects of equal size, from the first member whose key differs at the same position (order is
+ * not significant): each remaining member of b must have an equal one in a, found through a hash
+ * index when many remain, so a large object costs linear time.
+ */
+static bool equal_rest(adm_arena_t *arena, yyjson_mut_obj_iter ia, yyjson_val *first, yyjson_obj_iter ib,
+                       size_t remaining)
+{
+    yyjson_mut_val *mkey;
+    yyjson_val *key = first;
+    key_index_t x;
+
+    if (remaining > SMALL_OBJECT && index_init(arena, &x, remaining)) {
+        yyjson_mut_obj_iter it = ia;
+
+        while ((mkey = yyjson_mut_obj_iter_next(&it)) != NULL) {
+            if (!index_add(&x, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), yyjson_mut_obj_iter_get_val(mkey))) {
+                return false; /* a key twice: not equal to anything in a useful sense */
+            }
+        }
+        for (; key != NULL; key = yyjson_obj_iter_next(&ib)) {
+            yyjson_mut_val *v = index_find(&x, yyjson_get_str(key), yyjson_get_len(key));
+
+            if (v == NULL || !equal(arena, v, yyjson_obj_iter_get_val(key))) {
+                return false;
+            }
+        }
+        return true;
+    }
+    for (; key != NULL; key = yyjson_obj_iter_next(&ib)) {
+        yyjson_mut_obj_iter it = ia;
+        yyjson_mut_val *v = NULL;
+
+        while ((mkey = yyjson_mut_obj_iter_next(&it)) != NULL) {
+            if (same_key(yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), yyjson_get_str(key), yyjson_get_len(key))) {
+                v = yyjson_mut_obj_iter_get_val(mkey);
+                break;
+            }
+        }
+        if (v == NULL || !equal(arena, v, yyjson_obj_iter_get_val(key))) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* JSON equality: numbers by value (1 == 1.0), objects regardless of member order. */
-static bool equal(yyjson_mut_val *a, yyjson_val *b)
+static bool equal(adm_arena_t *arena, yyjson_mut_val *a, yyjson_val *b)
 {
     yyjson_type ta = yyjson_mut_get_type(a), tb = yyjson_get_type(b);
 
@@ -332,8 +457,7 @@ static bool equal(yyjson_mut_val *a, yyjson_val *b)
         }
         return yyjson_mut_get_uint(a) == yyjson_get_uint(b);
     case YYJSON_TYPE_STR:
-        return yyjson_mut_get_len(a) == yyjson_get_len(b) &&
-               memcmp(yyjson_mut_get_str(a), yyjson_get_str(b), yyjson_get_len(b)) == 0;
+        return same_key(yyjson_mut_get_str(a), yyjson_mut_get_len(a), yyjson_get_str(b), yyjson_get_len(b));
     case YYJSON_TYPE_ARR: {
         yyjson_mut_arr_iter ia;
         yyjson_arr_iter ib;
@@ -345,26 +469,36 @@ static bool equal(yyjson_mut_val *a, yyjson_val *b)
         yyjson_mut_arr_iter_init(a, &ia);
         yyjson_arr_iter_init(b, &ib);
         while ((x = yyjson_mut_arr_iter_next(&ia)) != NULL) {
-            if (!equal(x, yyjson_arr_iter_next(&ib))) {
+            if (!equal(arena, x, yyjson_arr_iter_next(&ib))) {
                 return false;
             }
         }
         return true;
     }
     case YYJSON_TYPE_OBJ: {
+        yyjson_mut_obj_iter ia;
         yyjson_obj_iter ib;
         yyjson_val *key;
+        size_t left = yyjson_obj_size(b);
 
-        if (yyjson_mut_obj_size(a) != yyjson_obj_size(b)) {
+        if (yyjson_mut_obj_size(a) != left) {
             return false;
         }
+        yyjson_mut_obj_iter_init(a, &ia);
         yyjson_obj_iter_init(b, &ib);
+        /* Members usually come in the same order: walk both while the keys agree. */
         while ((key = yyjson_obj_iter_next(&ib)) != NULL) {
-            yyjson_mut_val *x = yyjson_mut_obj_getn(a, yyjson_get_str(key), yyjson_get_len(key));
+            yyjson_mut_obj_iter at = ia;
+            yyjson_mut_val *mkey = yyjson_mut_obj_iter_next(&ia);
 
-            if (x == NULL || !equal(x, yyjson_obj_iter_get_val(key))) {
+            if (!same_key(yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), yyjson_get_str(key),
+                          yyjson_get_len(key))) {
+                return equal_rest(arena, at, key, ib, left);
+            }
+            if (!equal(arena, yyjson_mut_obj_iter_get_val(mkey), yyjson_obj_iter_get_val(key))) {
                 return false;
             }
+            left--;
         }
         return true;
     }
@@ -413,7 +547,7 @@ static int apply_one(patch_ctx_t *ctx, yyjson_val *op)
             if (v == NULL) {
                 return ADM_EINVAL;
             }
-            if (!equal(v, value)) {
+            if (!equal(ctx->arena, v, value)) {
                 ctx->error = "test failed";
                 return ADM_EINVAL;
             }
@@ -604,108 +738,38 @@ static yyjson_mut_val **mut_elements(diff_ctx_t *d, yyjson_mut_val *arr, size_t 
 
 static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b);
 
-/* Objects up to this size are compared key by key; larger ones through a hash index. */
-#define SMALL_OBJECT 8
-
-/* A hash index of an object's keys, so diffing two large objects stays linear. */
-typedef struct key_index_s {
-    const char **keys;
-    size_t *lens;
-    void **vals;
-    uint32_t *slots; /* entry + 1, 0 when empty */
-    size_t n, mask;
-} key_index_t;
-
-static uint32_t key_hash(const char *s, size_t len)
-{
-    uint32_t h = 2166136261u;
-
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ (uint8_t)s[i]) * 16777619u;
-    }
-    return h;
-}
-
-static void *index_find(const key_index_t *x, const char *s, size_t len)
-{
-    for (size_t i = key_hash(s, len) & x->mask;; i = (i + 1) & x->mask) {
-        uint32_t e = x->slots[i];
-
-        if (e == 0) {
-            return NULL;
-        }
-        if (x->lens[e - 1] == len && memcmp(x->keys[e - 1], s, len) == 0) {
-            return x->vals[e - 1];
-        }
-    }
-}
-
-/* Adds an entry; returns false when the key is already there (a duplicate). */
-static bool index_add(key_index_t *x, const char *s, size_t len, void *val)
-{
-    size_t i = key_hash(s, len) & x->mask;
-
-    for (; x->slots[i] != 0; i = (i + 1) & x->mask) {
-        uint32_t e = x->slots[i];
-
-        if (x->lens[e - 1] == len && memcmp(x->keys[e - 1], s, len) == 0) {
-            return false;
-        }
-    }
-    x->keys[x->n] = s;
-    x->lens[x->n] = len;
-    x->vals[x->n] = val;
-    x->slots[i] = (uint32_t)(++x->n);
-    return true;
-}
-
-static bool index_init(diff_ctx_t *d, key_index_t *x, size_t n)
-{
-    size_t cap = 16;
-
-    while (cap < n * 2) {
-        cap *= 2;
-    }
-    x->keys = adm_arena_alloc(d->arena, n * sizeof(*x->keys));
-    x->lens = adm_arena_alloc(d->arena, n * sizeof(*x->lens));
-    x->vals = adm_arena_alloc(d->arena, n * sizeof(*x->vals));
-    x->slots = adm_arena_calloc(d->arena, cap, sizeof(*x->slots));
-    x->n = 0;
-    x->mask = cap - 1;
-    if (x->keys == NULL || x->lens == NULL || x->vals == NULL || x->slots == NULL) {
-        d->out.failed = true;
-        return false;
-    }
-    return true;
-}
-
-static bool small_has_duplicates(yyjson_val *a, yyjson_mut_val *b)
+/*
+ * True when a key appears twice in a. Only the received side is checked: the object diffed against
+ * it is a copy the plugins and patches changed through lookups, which never add a second key.
+ */
+static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
 {
     yyjson_obj_iter i1, i2;
-    yyjson_mut_obj_iter m1, m2;
     yyjson_val *k1, *k2;
-    yyjson_mut_val *n1, *n2;
     size_t pos = 0;
 
+    if (yyjson_obj_size(a) > SMALL_OBJECT) {
+        key_index_t x;
+
+        if (!index_init(d->arena, &x, yyjson_obj_size(a))) {
+            d->out.failed = true;
+            return false;
+        }
+        yyjson_obj_iter_init(a, &i1);
+        while ((k1 = yyjson_obj_iter_next(&i1)) != NULL) {
+            if (!index_add(&x, yyjson_get_str(k1), yyjson_get_len(k1), NULL)) {
+                return true;
+            }
+        }
+        return false;
+    }
     yyjson_obj_iter_init(a, &i1);
     for (; (k1 = yyjson_obj_iter_next(&i1)) != NULL; pos++) {
         size_t other = 0;
 
         yyjson_obj_iter_init(a, &i2);
         for (; other < pos && (k2 = yyjson_obj_iter_next(&i2)) != NULL; other++) {
-            if (yyjson_equals(k1, k2)) {
-                return true;
-            }
-        }
-    }
-    pos = 0;
-    yyjson_mut_obj_iter_init(b, &m1);
-    for (; (n1 = yyjson_mut_obj_iter_next(&m1)) != NULL; pos++) {
-        size_t other = 0;
-
-        yyjson_mut_obj_iter_init(b, &m2);
-        for (; other < pos && (n2 = yyjson_mut_obj_iter_next(&m2)) != NULL; other++) {
-            if (yyjson_mut_equals(n1, n2)) {
+            if (same_key(yyjson_get_str(k1), yyjson_get_len(k1), yyjson_get_str(k2), yyjson_get_len(k2))) {
                 return true;
             }
         }
@@ -713,99 +777,127 @@ static bool small_has_duplicates(yyjson_val *a, yyjson_mut_val *b)
     return false;
 }
 
-/* Members that went away, then members on both sides, then new members. */
-static void diff_small_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+static void diff_member(diff_ctx_t *d, const char *key, size_t len, yyjson_val *a, yyjson_mut_val *b)
 {
-    yyjson_obj_iter ia;
-    yyjson_mut_obj_iter ib;
-    yyjson_val *key;
-    yyjson_mut_val *mkey;
+    size_t saved = push_token(d, key, len);
 
-    yyjson_obj_iter_init(a, &ia);
-    while ((key = yyjson_obj_iter_next(&ia)) != NULL) {
-        yyjson_mut_val *other = yyjson_mut_obj_getn(b, yyjson_get_str(key), yyjson_get_len(key));
-        size_t saved = push_token(d, yyjson_get_str(key), yyjson_get_len(key));
-
-        if (other == NULL) {
-            emit(d, "remove", NULL);
-        } else {
-            diff_value(d, yyjson_obj_iter_get_val(key), other);
-        }
-        d->path_len = saved;
+    if (a == NULL) {
+        emit(d, "add", b);
+    } else if (b == NULL) {
+        emit(d, "remove", NULL);
+    } else {
+        diff_value(d, a, b);
     }
-    yyjson_mut_obj_iter_init(b, &ib);
-    while ((mkey = yyjson_mut_obj_iter_next(&ib)) != NULL) {
-        if (yyjson_obj_getn(a, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey)) == NULL) {
-            size_t saved = push_token(d, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey));
-
-            emit(d, "add", yyjson_mut_obj_iter_get_val(mkey));
-            d->path_len = saved;
-        }
-    }
+    d->path_len = saved;
 }
 
-/* The same through hash indexes; false when either side has a key twice. */
-static bool diff_large_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+/* Finds key in the members an iterator has left (linear; for small remainders). */
+static yyjson_mut_val *find_mut(yyjson_mut_obj_iter it, const char *key, size_t len)
 {
-    key_index_t xa, xb;
-    yyjson_obj_iter ia;
-    yyjson_mut_obj_iter ib;
-    yyjson_val *key;
     yyjson_mut_val *mkey;
 
-    if (!index_init(d, &xa, yyjson_obj_size(a)) || !index_init(d, &xb, yyjson_mut_obj_size(b))) {
-        return true;
-    }
-    yyjson_obj_iter_init(a, &ia);
-    while ((key = yyjson_obj_iter_next(&ia)) != NULL) {
-        if (!index_add(&xa, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key))) {
-            return false;
+    while ((mkey = yyjson_mut_obj_iter_next(&it)) != NULL) {
+        if (same_key(yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), key, len)) {
+            return yyjson_mut_obj_iter_get_val(mkey);
         }
     }
-    yyjson_mut_obj_iter_init(b, &ib);
-    while ((mkey = yyjson_mut_obj_iter_next(&ib)) != NULL) {
-        if (!index_add(&xb, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), yyjson_mut_obj_iter_get_val(mkey))) {
-            return false;
-        }
-    }
-    for (size_t i = 0; i < xa.n; i++) {
-        yyjson_mut_val *other = index_find(&xb, xa.keys[i], xa.lens[i]);
-        size_t saved = push_token(d, xa.keys[i], xa.lens[i]);
+    return NULL;
+}
 
-        if (other == NULL) {
-            emit(d, "remove", NULL);
-        } else {
-            diff_value(d, xa.vals[i], other);
-        }
-        d->path_len = saved;
-    }
-    for (size_t i = 0; i < xb.n; i++) {
-        if (index_find(&xa, xb.keys[i], xb.lens[i]) == NULL) {
-            size_t saved = push_token(d, xb.keys[i], xb.lens[i]);
+static yyjson_val *find_imm(yyjson_obj_iter it, const char *key, size_t len)
+{
+    yyjson_val *k;
 
-            emit(d, "add", xb.vals[i]);
-            d->path_len = saved;
+    while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+        if (same_key(yyjson_get_str(k), yyjson_get_len(k), key, len)) {
+            return yyjson_obj_iter_get_val(k);
         }
     }
-    return true;
+    return NULL;
 }
 
 /*
- * A key that appears twice makes a path ambiguous (kube-apiserver never sends one, a fuzzer does):
- * such an object is replaced whole, which is exact whatever the patch's reader does with duplicates.
+ * The members after the first position where the keys differ: matched by key, through hash
+ * indexes when many remain so a large reordered object still costs linear time. Members that went
+ * away or changed come first, then new members.
+ */
+static void diff_object_rest(diff_ctx_t *d, yyjson_obj_iter ia, yyjson_mut_obj_iter ib, size_t na, size_t nb)
+{
+    const bool indexed = na > SMALL_OBJECT || nb > SMALL_OBJECT;
+    const yyjson_obj_iter a_start = ia;
+    const yyjson_mut_obj_iter b_start = ib;
+    yyjson_val *key;
+    yyjson_mut_val *mkey;
+    key_index_t xa, xb;
+
+    if (indexed) {
+        yyjson_obj_iter it = ia;
+        yyjson_mut_obj_iter mt = ib;
+
+        if (!index_init(d->arena, &xa, na) || !index_init(d->arena, &xb, nb)) {
+            d->out.failed = true;
+            return;
+        }
+        while ((key = yyjson_obj_iter_next(&it)) != NULL) {
+            index_add(&xa, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key));
+        }
+        while ((mkey = yyjson_mut_obj_iter_next(&mt)) != NULL) {
+            index_add(&xb, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), yyjson_mut_obj_iter_get_val(mkey));
+        }
+    }
+    while ((key = yyjson_obj_iter_next(&ia)) != NULL) {
+        const char *k = yyjson_get_str(key);
+        size_t len = yyjson_get_len(key);
+        yyjson_mut_val *other = indexed ? index_find(&xb, k, len) : find_mut(b_start, k, len);
+
+        diff_member(d, k, len, yyjson_obj_iter_get_val(key), other);
+    }
+    while ((mkey = yyjson_mut_obj_iter_next(&ib)) != NULL) {
+        const char *k = yyjson_mut_get_str(mkey);
+        size_t len = yyjson_mut_get_len(mkey);
+        bool known = indexed ? index_find(&xa, k, len) != NULL : find_imm(a_start, k, len) != NULL;
+
+        if (!known) {
+            diff_member(d, k, len, NULL, yyjson_mut_obj_iter_get_val(mkey));
+        }
+    }
+}
+
+/*
+ * Members are walked pairwise while both objects list the same keys in the same order, which is
+ * what a copy changed in place looks like; the rest is matched by key. A key that appears twice
+ * makes a path ambiguous (kube-apiserver never sends one, a fuzzer does): such an object is
+ * replaced whole, which is exact whatever a patch reader does with duplicates.
  */
 static void diff_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 {
-    if (yyjson_obj_size(a) <= SMALL_OBJECT && yyjson_mut_obj_size(b) <= SMALL_OBJECT) {
-        if (small_has_duplicates(a, b)) {
-            emit(d, "replace", b);
-        } else {
-            diff_small_object(d, a, b);
-        }
+    yyjson_obj_iter ia;
+    yyjson_mut_obj_iter ib;
+    size_t na = yyjson_obj_size(a), nb = yyjson_mut_obj_size(b);
+
+    if (has_duplicate_keys(d, a)) {
+        emit(d, "replace", b);
         return;
     }
-    if (!diff_large_object(d, a, b)) {
-        emit(d, "replace", b);
+    yyjson_obj_iter_init(a, &ia);
+    yyjson_mut_obj_iter_init(b, &ib);
+    while (na > 0 && nb > 0) {
+        yyjson_obj_iter at = ia;
+        yyjson_mut_obj_iter bt = ib;
+        yyjson_val *key = yyjson_obj_iter_next(&ia);
+        yyjson_mut_val *mkey = yyjson_mut_obj_iter_next(&ib);
+
+        if (!same_key(yyjson_get_str(key), yyjson_get_len(key), yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey))) {
+            diff_object_rest(d, at, bt, na, nb);
+            return;
+        }
+        diff_member(d, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key),
+                    yyjson_mut_obj_iter_get_val(mkey));
+        na--;
+        nb--;
+    }
+    if (na > 0 || nb > 0) {
+        diff_object_rest(d, ia, ib, na, nb);
     }
 }
 
@@ -820,10 +912,10 @@ static void diff_array(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
         return;
     }
     /* Keep what is equal at both ends; what changed lies in between. */
-    while (prefix < la && prefix < lb && equal(vb[prefix], va[prefix])) {
+    while (prefix < la && prefix < lb && equal(d->arena, vb[prefix], va[prefix])) {
         prefix++;
     }
-    while (suffix < la - prefix && suffix < lb - prefix && equal(vb[lb - 1 - suffix], va[la - 1 - suffix])) {
+    while (suffix < la - prefix && suffix < lb - prefix && equal(d->arena, vb[lb - 1 - suffix], va[la - 1 - suffix])) {
         suffix++;
     }
     ma = la - prefix - suffix;
@@ -858,7 +950,7 @@ static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
         diff_object(d, a, b);
     } else if (yyjson_is_arr(a) && yyjson_mut_is_arr(b)) {
         diff_array(d, a, b);
-    } else if (!equal(b, a)) {
+    } else if (!equal(d->arena, b, a)) {
         emit(d, "replace", b);
     }
 }

@@ -106,6 +106,7 @@ int main(int argc, char **argv)
     app.sigint.data = &app;
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
     uv_signal_start(&app.sigint, on_signal, SIGINT);
+    adm_chain_log_summary(app.chain);
     adm_log_info("admitd %s ready", ADM_VERSION);
 
     uv_run(&loop, UV_RUN_DEFAULT);

@@ -141,6 +141,7 @@ static unsigned phases_of(adm_endpoint_t endpoint)
 
 static void admission_answer(adm_conn_t *c, const adm_http_request_t *r, adm_http_response_t *resp)
 {
+    adm_arena_t *a = c->server->work; /* reset by the connection once the answer is queued */
     adm_review_request_t review;
     adm_review_response_t answer = {0};
     const char *problem = NULL;
@@ -151,18 +152,18 @@ static void admission_answer(adm_conn_t *c, const adm_http_request_t *r, adm_htt
     int rc;
 
     /* kube-apiserver sends ?timeout=<webhook timeoutSeconds>s: the deadline for the whole call. */
-    timeout = query_param(c->arena, r->query, "timeout");
+    timeout = query_param(a, r->query, "timeout");
     if (timeout != NULL && adm_parse_duration_ms(timeout, &timeout_ms) != 0) {
         text_answer(resp, 400, "the timeout query parameter is not a duration (e.g. 10s)\n");
         return;
     }
-    rc = adm_review_decode(c->arena, (const char *)r->body, r->body_len, &review, &problem);
+    rc = adm_review_decode(a, (const char *)r->body, r->body_len, &review, &problem);
     if (rc == ADM_ENOMEM) {
         text_answer(resp, 500, "out of memory\n");
         return;
     }
     if (rc != 0) {
-        const char *text = adm_arena_alloc(c->arena, strlen(problem) + 2);
+        const char *text = adm_arena_alloc(a, strlen(problem) + 2);
 
         if (text == NULL) {
             text_answer(resp, 500, "out of memory\n");
@@ -176,11 +177,11 @@ static void admission_answer(adm_conn_t *c, const adm_http_request_t *r, adm_htt
     }
     if (c->server->chain != NULL) {
         /* ADM_ENOMEM still leaves a 500 answer in the review, which is what the caller should get. */
-        (void)adm_chain_run(c->server->chain, phases_of(c->endpoint), &review, c->arena, &answer);
+        (void)adm_chain_run(c->server->chain, phases_of(c->endpoint), &review, a, &answer);
     } else {
         answer.allowed = true;
     }
-    rc = adm_review_encode(c->arena, review.version, review.uid, &answer, &body, &body_len);
+    rc = adm_review_encode(a, review.version, review.uid, &answer, &body, &body_len);
     if (rc != 0) {
         text_answer(resp, 500, "out of memory\n");
         return;

@@ -24,7 +24,9 @@ int adm_server_create(uv_loop_t *loop, const adm_options_t *opts, adm_server_t *
     adm_server_t *s = calloc(1, sizeof(*s));
     int rc;
 
-    if (s == NULL) {
+    /* 256 KiB holds a 4 KB pod's decode, mutable copy, diff and answer many times over. */
+    if (s == NULL || (s->work = adm_arena_create(256 * 1024)) == NULL) {
+        free(s);
         snprintf(err, err_len, "out of memory");
         return ADM_ENOMEM;
     }
@@ -40,6 +42,7 @@ int adm_server_create(uv_loop_t *loop, const adm_options_t *opts, adm_server_t *
 
         rc = adm_tls_server_ctx_create(&tls_opts, &s->tls, err, err_len);
         if (rc != 0) {
+            adm_arena_destroy(s->work);
             free(s);
             return rc;
         }
@@ -57,6 +60,7 @@ void adm_server_destroy(adm_server_t *s)
         adm_tls_ctx_unref(s->tls);
     }
     adm_buf_free(&s->scratch);
+    adm_arena_destroy(s->work);
     free(s);
 }
 

@@ -102,6 +102,12 @@ struct adm_server_s {
     bool finished;
     adm_metrics_t metrics;
     adm_buf_t scratch;          /* reused for rendering /metrics */
+    /*
+     * Request processing (decode, chain, encode) runs to completion inside one callback on this
+     * single-threaded loop, so one arena serves every request and is reset after each answer:
+     * idle connections hold no request memory, and a request costs no malloc.
+     */
+    adm_arena_t *work;
     uint8_t read_buf[ADM_READ_BUFFER_SIZE]; /* shared: libuv reads are handled one at a time */
 };
 

@@ -23,12 +23,15 @@ typedef struct adm_chain_s adm_chain_t;
  * Builds the chain from opts: the enabled set (kube-apiserver's default set, plus
  * --enable-admission-plugins, minus --disable-admission-plugins; a name in both is enabled), the
  * AdmissionConfiguration file, and each plugin's configure. Default plugins admitd does not
- * implement are left out with one log line each. Returns 0, or ADM_EINVAL with one line in err
+ * implement are left out (adm_chain_log_summary names them). Returns 0, or ADM_EINVAL with one line in err
  * (unknown plugin names list the known ones), or ADM_ENOMEM.
  */
 int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, size_t err_len);
 
 void adm_chain_destroy(adm_chain_t *c);
+
+/** Logs two lines: the enabled plugins in order, and the default ones left out as not implemented. */
+void adm_chain_log_summary(const adm_chain_t *c);
 
 /** The names of the enabled plugins in execution order; *count set. */
 const char *const *adm_chain_plugins(const adm_chain_t *c, size_t *count);

@@ -21,4 +21,13 @@ void adm_json_alc_init(yyjson_alc *alc, adm_arena_t *a);
  */
 bool adm_json_too_deep(const char *text, size_t len, size_t max_depth);
 
+/**
+ * A mutable copy of v in doc whose strings (keys and values) are not copied but point at v's
+ * document, which must outlive the copy (both live in one request's arena). Cheaper than
+ * yyjson_val_mut_copy, and lets comparisons of unchanged strings stop at the pointer. Recursion
+ * depth is the value's nesting depth, which every parse path bounds by ADM_JSON_MAX_DEPTH. NULL
+ * when doc's allocator fails.
+ */
+yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v);
+
 #endif

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# Admission chain benchmark: what running the compiled-in plugins costs. One admitd with its default
+# plugin set serves both paths; wrk (one thread, 32 connections, TLS keep-alive) alternates round by
+# round between
+#   validate  POST /validate: decode + the validating phase (no default plugin applies to a pod)
+#   admit     POST /admit: decode + both phases; DefaultTolerationSeconds adds two tolerations, so
+#             the object is copied, mutated, diffed, and the answer carries a base64 JSON Patch
+# on bench/reviews/pod-create-untolerated.v1.json (a 4 KB pod CREATE without tolerations).
+# Medians and the admit/validate ratio are printed.
+#
+#   bench/chain.sh [ROUNDS=3] [SECONDS=10]
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+rounds=${1:-3}
+secs=${2:-10}
+review="$bench_root/bench/reviews/pod-create-untolerated.v1.json"
+export BENCH_REVIEW="$review"
+
+bench_build
+bench_cert
+port=18445
+taskset -c "$SERVER_CPU" "$ADMITD" --listen "127.0.0.1:$port" --tls-cert-file "$bench_tmp/cert.pem" \
+    --tls-private-key-file "$bench_tmp/key.pem" 2>"$bench_tmp/admitd.log" &
+bench_pids+=($!)
+wait_port "$port"
+
+for path in validate admit; do
+    answer=$(curl -sS --cacert "$bench_tmp/cert.pem" -H 'Content-Type: application/json' \
+             --data-binary @"$review" "https://127.0.0.1:$port/$path")
+    case "$path:$answer" in
+    validate:*'"allowed":true'*) ;;
+    admit:*'"patchType":"JSONPatch"'*) ;;
+    *) echo "unexpected /$path answer: $answer" >&2; exit 1 ;;
+    esac
+    echo "/$path answer: ${#answer} B"
+done
+
+run_wrk() { # URL -> "req/s p50_ms p99_ms"
+    taskset -c "$CLIENT_CPU" wrk -t1 -c32 -d"${secs}s" --latency -s "$bench_root/bench/post.lua" "$1" \
+        > "$bench_tmp/wrk.out"
+    awk '/Requests\/sec/ {rps=$2}
+         function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
+         $1=="50%" {p50=ms($2)} $1=="99%" {p99=ms($2)}
+         END {printf "%s %.3f %.3f\n", rps, p50, p99}' "$bench_tmp/wrk.out"
+}
+
+echo "admitd $("$ADMITD" --version | cut -d' ' -f2); body $(wc -c < "$review") B"
+echo "round  path      req/s  p50_ms  p99_ms"
+for r in $(seq 1 "$rounds"); do
+    for path in validate admit; do
+        read -r rps p50 p99 < <(run_wrk "https://127.0.0.1:$port/$path")
+        echo "$r      $path  $rps  $p50  $p99"
+        echo "$rps" >> "$bench_tmp/$path.rps"; echo "$p50" >> "$bench_tmp/$path.p50"; echo "$p99" >> "$bench_tmp/$path.p99"
+    done
+done
+v=$(median < "$bench_tmp/validate.rps"); a=$(median < "$bench_tmp/admit.rps")
+echo "median req/s: validate $v (p50 $(median < "$bench_tmp/validate.p50") ms, p99 $(median < "$bench_tmp/validate.p99") ms)," \
+     "admit $a (p50 $(median < "$bench_tmp/admit.p50") ms, p99 $(median < "$bench_tmp/admit.p99") ms)"
+awk -v a="$a" -v v="$v" 'BEGIN {printf "ratio admit/validate: %.2fx\n", a/v}'
