@@ -283,7 +283,11 @@ void adm_options_usage(FILE *out)
 
         snprintf(left, sizeof(left), "%s%s%s", flags[i].name, flags[i].value != NULL ? " " : "",
                  flags[i].value != NULL ? flags[i].value : "");
-        fprintf(out, "  %-34s %s\n", left, flags[i].help);
+        if (strlen(left) > 34) {
+            fprintf(out, "  %s\n  %-34s %s\n", left, "", flags[i].help);
+        } else {
+            fprintf(out, "  %-34s %s\n", left, flags[i].help);
+        }
     }
     fprintf(out, "\nSignals: SIGTERM/SIGINT drain (see --shutdown-delay, --shutdown-grace) and exit 0.\n");
 }
