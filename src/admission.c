@@ -107,11 +107,30 @@ static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
  * printable needs Unicode tables; admitd treats all of them as printable except the C1 controls and
  * the few format characters names never carry, which is exact for every valid Kubernetes name.
  */
+/* Go's short escapes, indexed by the byte they stand for; 0 when there is none. */
+static char short_escape(unsigned c)
+{
+    switch (c) {
+    case '"': return '"';
+    case '\\': return '\\';
+    case '\a': return 'a';
+    case '\b': return 'b';
+    case '\f': return 'f';
+    case '\n': return 'n';
+    case '\r': return 'r';
+    case '\t': return 't';
+    case '\v': return 'v';
+    default: return 0;
+    }
+}
+
 const char *adm_go_quote(adm_arena_t *a, const char *s)
 {
-    size_t len = strlen(s);
-    char *out = adm_arena_alloc(a, len * 10 + 3); /* \U0010ffff is the longest escape per byte run */
+    /* The longest escape, \U0010ffff, is 10 bytes for 4 input bytes; \xNN is 4 for 1. */
+    size_t cap = strlen(s) * 4 + 3;
+    char *out = adm_arena_alloc(a, cap);
     char *w = out;
+    char *end = out + cap;
     const unsigned char *p = (const unsigned char *)s;
 
     if (out == NULL) {
@@ -123,39 +142,27 @@ const char *adm_go_quote(adm_arena_t *a, const char *s)
         size_t n = utf8_decode(p, &cp);
 
         if (n == 0) {
-            w += sprintf(w, "\\x%02x", *p);
+            w += snprintf(w, (size_t)(end - w), "\\x%02x", *p);
             p++;
-            continue;
-        }
-        if (n > 1) {
+        } else if (n > 1) {
             if (cp < 0xa0 || cp == 0xad || (cp >= 0x2028 && cp <= 0x2029) || cp == 0xfeff) {
-                w += cp > 0xffff ? sprintf(w, "\\U%08x", (unsigned)cp) : sprintf(w, "\\u%04x", (unsigned)cp);
+                w += snprintf(w, (size_t)(end - w), cp > 0xffff ? "\\U%08x" : "\\u%04x", (unsigned)cp);
             } else {
                 memcpy(w, p, n);
                 w += n;
             }
             p += n;
-            continue;
+        } else if (short_escape(cp) != 0) {
+            *w++ = '\\';
+            *w++ = short_escape(cp);
+            p++;
+        } else if (cp < 0x20 || cp == 0x7f) {
+            w += snprintf(w, (size_t)(end - w), "\\x%02x", (unsigned)cp);
+            p++;
+        } else {
+            *w++ = (char)cp;
+            p++;
         }
-        switch (cp) {
-        case '"': w += sprintf(w, "\\\""); break;
-        case '\\': w += sprintf(w, "\\\\"); break;
-        case '\a': w += sprintf(w, "\\a"); break;
-        case '\b': w += sprintf(w, "\\b"); break;
-        case '\f': w += sprintf(w, "\\f"); break;
-        case '\n': w += sprintf(w, "\\n"); break;
-        case '\r': w += sprintf(w, "\\r"); break;
-        case '\t': w += sprintf(w, "\\t"); break;
-        case '\v': w += sprintf(w, "\\v"); break;
-        default:
-            if (cp < 0x20 || cp == 0x7f) {
-                w += sprintf(w, "\\x%02x", (unsigned)cp);
-            } else {
-                *w++ = (char)cp;
-            }
-            break;
-        }
-        p++;
     }
     *w++ = '"';
     *w = '\0';

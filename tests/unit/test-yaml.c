@@ -130,9 +130,9 @@ static void test_aliases(void **state)
     /* A "billion laughs": each level doubles ten times over; refused, not expanded. */
     bomb = malloc(4096);
     assert_non_null(bomb);
-    off += (size_t)sprintf(bomb + off, "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    off += (size_t)snprintf(bomb + off, 4096 - off, "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
     for (int i = 1; i < 9; i++) {
-        off += (size_t)sprintf(bomb + off, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i,
+        off += (size_t)snprintf(bomb + off, 4096 - off, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i,
                                i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
     }
     expect_error(bomb, "1000000 nodes");
