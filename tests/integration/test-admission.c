@@ -265,8 +265,78 @@ static void test_flag_and_config_errors(void **state)
     assert_int_equal(h_run(bad_config, out, sizeof(out), 10000), 2);
     snprintf(path, sizeof(path), "admitd: %s: plugins[0].path: must be a string\n", bad);
     assert_string_equal(out, path);
+
+    /* A plugin configuration with a field of the wrong type: the plugin's file, field and problem. */
+    {
+        char erl[320];
+        const char *erl_args[] = {"--enable-admission-plugins", "EventRateLimit", "--admission-control-config-file",
+                                  bad, NULL};
+
+        snprintf(erl, sizeof(erl), "%s/erl.yaml", dir);
+        f = fopen(erl, "w");
+        assert_non_null(f);
+        fputs("apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\nlimits:\n"
+              "- type: Namespace\n  qps: \"5\"\n  burst: 10\n",
+              f);
+        fclose(f);
+        f = fopen(bad, "w");
+        assert_non_null(f);
+        fputs("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n"
+              "- name: EventRateLimit\n  path: erl.yaml\n",
+              f);
+        fclose(f);
+        assert_int_equal(h_run(erl_args, out, sizeof(out), 10000), 2);
+        snprintf(path, sizeof(path), "admitd: %s: limits[0].qps: must be a whole number (int32), not a string\n", erl);
+        assert_string_equal(out, path);
+        remove(erl);
+    }
     remove(bad);
     remove(dir);
+}
+
+/* EventRateLimit configured inline through the config file: the third event in a burst of 2 gets 429. */
+static void test_event_rate_limit(void **state)
+{
+    char dir[256], config[320];
+    const char *args[] = {"--enable-admission-plugins", "EventRateLimit", "--admission-control-config-file", config,
+                          NULL};
+    h_server_t limited;
+    adm_arena_t *arena = adm_arena_create(16384);
+    pt_request_t ev = {.operation = "CREATE", .resource = "events", .kind = "Event", .namespace_ = "busy",
+                       .name = "e", .object = "{\"metadata\":{\"name\":\"e\"}}"};
+    h_server_t saved = server;
+    FILE *f;
+
+    assert_int_equal(certgen_tempdir(dir, sizeof(dir)), 0);
+    snprintf(config, sizeof(config), "%s/admission.yaml", dir);
+    f = fopen(config, "w");
+    assert_non_null(f);
+    fputs("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: EventRateLimit\n"
+          "  configuration:\n    apiVersion: eventratelimit.admission.k8s.io/v1alpha1\n    kind: Configuration\n"
+          "    limits:\n    - {type: Namespace, qps: 1, burst: 2}\n",
+          f);
+    fclose(f);
+    assert_int_equal(h_start(&limited, NULL, args), 0);
+    server = limited; /* post() talks to the global server */
+    for (int i = 0; i < 3; i++) {
+        answer_t a = post("/validate", pt_review_json(arena, &ev));
+        yyjson_val *status = yyjson_obj_get(a.response, "status");
+
+        assert_int_equal(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")), i < 2);
+        if (i == 2) {
+            assert_int_equal(yyjson_get_int(yyjson_obj_get(status, "code")), 429);
+            assert_string_equal(yyjson_get_str(yyjson_obj_get(status, "reason")), "TooManyRequests");
+            assert_string_equal(yyjson_get_str(yyjson_obj_get(status, "message")),
+                                "Too many requests: limit reached on type Namespace for key busy");
+        }
+        answer_free(&a);
+    }
+    server = saved;
+    assert_int_equal(h_stop(&limited, SIGTERM, 10000), 0);
+    h_cleanup(&limited);
+    remove(config);
+    remove(dir);
+    adm_arena_destroy(arena);
 }
 
 int main(void)
@@ -275,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_pod_through_each_endpoint),
         cmocka_unit_test(test_service_and_node),
         cmocka_unit_test(test_flag_and_config_errors),
+        cmocka_unit_test(test_event_rate_limit),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
