@@ -8,7 +8,8 @@
 #   admit     POST /admit: decode + both phases; DefaultTolerationSeconds adds two tolerations, so
 #             the object is copied, mutated, diffed, and the answer carries a base64 JSON Patch
 # on bench/reviews/pod-create-untolerated.v1.json (a 4 KB pod CREATE without tolerations).
-# Medians and the admit/validate ratio are printed.
+# Medians and the admit/validate ratio are printed, then the chain's in-process cost per request
+# (bench/tools/chain-cost.c: no sockets, no TLS) on the same review with and without mutation.
 #
 #   bench/chain.sh [ROUNDS=3] [SECONDS=10]
 set -euo pipefail
@@ -59,3 +60,6 @@ v=$(median < "$bench_tmp/validate.rps"); a=$(median < "$bench_tmp/admit.rps")
 echo "median req/s: validate $v (p50 $(median < "$bench_tmp/validate.p50") ms, p99 $(median < "$bench_tmp/validate.p99") ms)," \
      "admit $a (p50 $(median < "$bench_tmp/admit.p50") ms, p99 $(median < "$bench_tmp/admit.p99") ms)"
 awk -v a="$a" -v v="$v" 'BEGIN {printf "ratio admit/validate: %.2fx\n", a/v}'
+echo "in-process cost, pinned to core $SERVER_CPU:"
+taskset -c "$SERVER_CPU" "$bench_root/build-bench/bench/chain-cost" "$review"
+taskset -c "$SERVER_CPU" "$bench_root/build-bench/bench/chain-cost" "$bench_root/tests/fixtures/pod-create.v1.review.json"

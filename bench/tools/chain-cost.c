@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * In-process cost of the admission chain, without sockets or TLS: for one AdmissionReview file,
+ * the time per request of decode alone, decode + validating phase + encode (/validate), and
+ * decode + both phases + encode (/admit), with the default plugin set or the plugins named on the
+ * command line. Medians of several runs are printed; it pins nothing itself (use taskset).
+ *
+ *   chain-cost REVIEW.json [ENABLE_LIST] [ITERATIONS]
+ */
+#include "adm/arena.h"
+#include "adm/chain.h"
+#include "adm/error.h"
+#include "adm/log.h"
+#include "adm/options.h"
+#include "adm/review.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_us(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* mode 0: decode; 1: /validate; 2: /admit. Returns microseconds per request. */
+static double run(adm_chain_t *chain, adm_arena_t *a, const char *body, size_t len, int mode, int n,
+                  size_t *patch_len)
+{
+    double start = now_us();
+
+    for (int i = 0; i < n; i++) {
+        adm_review_request_t req;
+        adm_review_response_t resp;
+        const char *problem, *out;
+        size_t out_len;
+
+        adm_arena_reset(a);
+        if (adm_review_decode(a, body, len, &req, &problem) != 0) {
+            fprintf(stderr, "chain-cost: the review does not decode: %s\n", problem);
+            exit(1);
+        }
+        if (mode == 0) {
+            continue;
+        }
+        adm_chain_run(chain, mode == 1 ? ADM_PHASE_VALIDATING : ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, &req, a,
+                      &resp);
+        if (adm_review_encode(a, req.version, req.uid, &resp, &out, &out_len) != 0) {
+            exit(1);
+        }
+        *patch_len = resp.patch_len;
+    }
+    return (now_us() - start) / n;
+}
+
+int main(int argc, char **argv)
+{
+    static char body[4 << 20];
+    adm_options_t opts;
+    adm_chain_t *chain;
+    adm_arena_t *a = adm_arena_create(256 * 1024);
+    char err[2048];
+    int iterations = argc > 3 ? (int)strtol(argv[3], NULL, 10) : 100000;
+    double t[3][7];
+    size_t len, patch_len = 0;
+    FILE *f;
+
+    if (argc < 2 || (f = fopen(argv[1], "rb")) == NULL) {
+        fprintf(stderr, "usage: chain-cost REVIEW.json [ENABLE_LIST] [ITERATIONS]\n");
+        return 2;
+    }
+    len = fread(body, 1, sizeof(body), f);
+    fclose(f);
+    adm_log_configure(ADM_LOG_TEXT, 0);
+    adm_options_defaults(&opts);
+    if (argc > 2) {
+        snprintf(opts.enable_plugins, sizeof(opts.enable_plugins), "%s", argv[2]);
+    }
+    if (a == NULL || adm_chain_create(&opts, &chain, err, sizeof(err)) != 0) {
+        fprintf(stderr, "chain-cost: %s\n", err);
+        return 2;
+    }
+    for (int r = 0; r < 7; r++) {
+        for (int mode = 0; mode < 3; mode++) {
+            t[mode][r] = run(chain, a, body, len, mode, iterations, &patch_len);
+        }
+    }
+    for (int mode = 0; mode < 3; mode++) {
+        qsort(t[mode], 7, sizeof(double), cmp_double);
+    }
+    printf("per request (median of 7 runs of %d): decode %.2f us, /validate %.2f us, /admit %.2f us "
+           "(patch %zu B); chain cost in /admit: %.2f us\n",
+           iterations, t[0][3], t[1][3], t[2][3], patch_len, t[2][3] - t[0][3]);
+    adm_chain_destroy(chain);
+    adm_arena_destroy(a);
+    return 0;
+}
