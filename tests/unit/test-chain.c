@@ -300,6 +300,14 @@ static void test_phases(void **state)
     resp = run(c, ADM_PHASE_MUTATING, body);
     assert_true(resp.allowed);
     assert_true(resp.patch_len > 0);
+    /* A plugin sees only the operations it handles: AlwaysPullImages would answer 400 to a DELETE. */
+    {
+        pt_request_t del = {.operation = "DELETE", .resource = "pods", .kind = "Pod", .name = "p", .old_object = pod};
+
+        resp = run(c, ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, pt_review_json(arena, &del));
+        assert_true(resp.allowed);
+        assert_null(resp.patch);
+    }
     adm_chain_destroy(c);
 
     /* Nothing to change: allowed and no patch at all. */

@@ -104,6 +104,10 @@ static void test_default_toleration_seconds(void **state)
          POD("{\"containers\":[],\"tolerations\":[" NR300 "," UR300 "]}")},
         {"update too", 'm', PODREQ("UPDATE", POD("{\"tolerations\":[]}")), ADM_OK, 0, NULL, NULL,
          POD("{\"tolerations\":[" NR300 "," UR300 "]}")},
+        {"dry run mutates the same (kube admits dry runs in full)", 'm',
+         {.operation = "CREATE", .resource = "pods", .kind = "Pod", .name = "web-1", .object = POD("{}"),
+          .dry_run = true},
+         ADM_OK, 0, NULL, NULL, POD("{\"tolerations\":[" NR300 "," UR300 "]}")},
         {"keeps an existing not-ready toleration", 'm',
          PODREQ("CREATE", POD("{\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\","
                               "\"effect\":\"NoExecute\",\"tolerationSeconds\":10}]}")),
@@ -258,6 +262,8 @@ static void test_always_pull_images(void **state)
          NULL},
     };
     run_rows(&adm_plugin_always_pull_images, NULL, NULL, rows, sizeof(rows) / sizeof(rows[0]));
+    /* DELETE and CONNECT never reach it: the chain filters on these bits (tested in test-chain). */
+    assert_int_equal(adm_plugin_always_pull_images.operations, ADM_OPS_CREATE | ADM_OPS_UPDATE);
 }
 
 /* ---- ExtendedResourceToleration ---- */
@@ -339,6 +345,11 @@ static void test_deny_service_external_ips(void **state)
         {"update keeping a subset", 'v', SVCREQ("UPDATE", SVC("[\"1.2.3.4\"]"), SVC("[\"5.6.7.8\",\"1.2.3.4\"]")), ADM_OK,
          0, NULL, NULL, NULL},
         {"update adding one", 'v', SVCREQ("UPDATE", SVC("[\"1.2.3.4\",\"9.9.9.9\"]"), SVC("[\"1.2.3.4\"]")),
+         ADM_DECLINED, 403, "Forbidden",
+         "services \"svc\" is forbidden: Use of external IPs is denied by admission control", NULL, NULL},
+        {"dry run rejects the same", 'v',
+         {.operation = "CREATE", .resource = "services", .kind = "Service", .name = "svc",
+          .object = SVC("[\"1.2.3.4\"]"), .dry_run = true},
          ADM_DECLINED, 403, "Forbidden",
          "services \"svc\" is forbidden: Use of external IPs is denied by admission control", NULL, NULL},
         {"status subresource ignored", 'v',
