@@ -7,7 +7,9 @@
 #   validate  POST /validate: decode + the validating phase (no default plugin applies to a pod)
 #   admit     POST /admit: decode + both phases; DefaultTolerationSeconds adds two tolerations, so
 #             the object is copied, mutated, diffed, and the answer carries a base64 JSON Patch
-# on bench/reviews/pod-create-untolerated.v1.json (a 4 KB pod CREATE without tolerations).
+# on bench/reviews/pod-create-untolerated.v1.json (a 4 KB pod CREATE without tolerations), and
+#   admit-unchanged  POST /admit of tests/fixtures/pod-create.v1.review.json, the same pod with the
+#             tolerations already there: both phases run, nothing changes, no patch.
 # Medians and the admit/validate ratio are printed, then the chain's in-process cost per request
 # (bench/tools/chain-cost.c: no sockets, no TLS) on the same review with and without mutation.
 #
@@ -17,7 +19,7 @@ set -euo pipefail
 rounds=${1:-3}
 secs=${2:-10}
 review="$bench_root/bench/reviews/pod-create-untolerated.v1.json"
-export BENCH_REVIEW="$review"
+unchanged="$bench_root/tests/fixtures/pod-create.v1.review.json"
 
 bench_build
 bench_cert
@@ -38,8 +40,8 @@ for path in validate admit; do
     echo "/$path answer: ${#answer} B"
 done
 
-run_wrk() { # URL -> "req/s p50_ms p99_ms"
-    taskset -c "$CLIENT_CPU" wrk -t1 -c32 -d"${secs}s" --latency -s "$bench_root/bench/post.lua" "$1" \
+run_wrk() { # URL REVIEW -> "req/s p50_ms p99_ms"
+    BENCH_REVIEW=$2 taskset -c "$CLIENT_CPU" wrk -t1 -c32 -d"${secs}s" --latency -s "$bench_root/bench/post.lua" "$1" \
         > "$bench_tmp/wrk.out"
     awk '/Requests\/sec/ {rps=$2}
          function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
@@ -48,18 +50,21 @@ run_wrk() { # URL -> "req/s p50_ms p99_ms"
 }
 
 echo "admitd $("$ADMITD" --version | cut -d' ' -f2); body $(wc -c < "$review") B"
-echo "round  path      req/s  p50_ms  p99_ms"
+echo "round  contender  req/s  p50_ms  p99_ms"
 for r in $(seq 1 "$rounds"); do
-    for path in validate admit; do
-        read -r rps p50 p99 < <(run_wrk "https://127.0.0.1:$port/$path")
-        echo "$r      $path  $rps  $p50  $p99"
-        echo "$rps" >> "$bench_tmp/$path.rps"; echo "$p50" >> "$bench_tmp/$path.p50"; echo "$p99" >> "$bench_tmp/$path.p99"
+    for c in validate admit admit-unchanged; do
+        path=${c%-unchanged}; body=$review; [ "$c" = admit-unchanged ] && body=$unchanged
+        read -r rps p50 p99 < <(run_wrk "https://127.0.0.1:$port/$path" "$body")
+        echo "$r      $c  $rps  $p50  $p99"
+        echo "$rps" >> "$bench_tmp/$c.rps"; echo "$p50" >> "$bench_tmp/$c.p50"; echo "$p99" >> "$bench_tmp/$c.p99"
     done
 done
-v=$(median < "$bench_tmp/validate.rps"); a=$(median < "$bench_tmp/admit.rps")
-echo "median req/s: validate $v (p50 $(median < "$bench_tmp/validate.p50") ms, p99 $(median < "$bench_tmp/validate.p99") ms)," \
-     "admit $a (p50 $(median < "$bench_tmp/admit.p50") ms, p99 $(median < "$bench_tmp/admit.p99") ms)"
-awk -v a="$a" -v v="$v" 'BEGIN {printf "ratio admit/validate: %.2fx\n", a/v}'
+v=$(median < "$bench_tmp/validate.rps")
+for c in validate admit admit-unchanged; do
+    m=$(median < "$bench_tmp/$c.rps")
+    echo "median $c: $m req/s (p50 $(median < "$bench_tmp/$c.p50") ms, p99 $(median < "$bench_tmp/$c.p99") ms)," \
+         "$(awk -v a="$m" -v v="$v" 'BEGIN {printf "%.2fx", a/v}') of validate"
+done
 echo "in-process cost, pinned to core $SERVER_CPU:"
 taskset -c "$SERVER_CPU" "$bench_root/build-bench/bench/chain-cost" "$review"
-taskset -c "$SERVER_CPU" "$bench_root/build-bench/bench/chain-cost" "$bench_root/tests/fixtures/pod-create.v1.review.json"
+taskset -c "$SERVER_CPU" "$bench_root/build-bench/bench/chain-cost" "$unchanged"
