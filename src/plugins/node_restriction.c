@@ -28,18 +28,14 @@
  *      server sends with every DELETE; denied when a review lacks it.
  * Messages are kube's byte for byte except where Go prints its own diagnostics: the go-cmp diff of a
  * refused PVC status update (admitd lists the differing fields), and why a CSR does not parse
- * (mbedTLS's text; CSRs with keys mbedTLS cannot parse, e.g. Ed25519 or ML-DSA, are refused).
+ * (adm/csr.h: mbedTLS's text; CSRs with keys mbedTLS cannot parse, e.g. Ed25519, are judged by
+ * their subject as Go would).
  */
+#include "adm/csr.h"
 #include "adm/error.h"
 #include "adm/plugin.h"
 #include "adm/podutil.h"
 
-#include <mbedtls/asn1.h>
-#include <mbedtls/base64.h>
-#include <mbedtls/error.h>
-#include <mbedtls/oid.h>
-#include <mbedtls/pem.h>
-#include <mbedtls/x509_csr.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +46,6 @@
 #define NODE_LEASE_NAMESPACE "kube-node-lease"
 #define KUBELET_SERVING_SIGNER "kubernetes.io/kubelet-serving"
 #define KUBELET_CLIENT_SIGNER "kubernetes.io/kube-apiserver-client-kubelet"
-#define CSR_PEM_TYPE "CERTIFICATE REQUEST"
-#define CSR_PEM_ERROR "PEM block type must be CERTIFICATE REQUEST"
 /* Deeper than any real object; past it, equality falls back to yyjson's strict comparison. */
 #define MAX_COMPARE_DEPTH 64
 
@@ -1169,151 +1163,15 @@ static int admit_resource_slice(nr_t *r)
 
 /* ---- certificate signing requests ---- */
 
-/*
- * encoding/pem.Decode's first block: a "-----BEGIN <type>-----" line at the start of data or of a
- * line. Returns its type (into the arena) and sets *block and *block_len to the text from the BEGIN
- * line to the end of its END line (*block NULL when there is none).
- */
-static const char *first_pem_block(adm_arena_t *a, const char *data, size_t len, const char **block, size_t *block_len)
-{
-    static const char begin[] = "-----BEGIN ";
-    const char *p = data;
-    const char *end = data + len;
-
-    *block = NULL;
-    while (p < end) {
-        const char *b = memmem(p, (size_t)(end - p), begin, sizeof(begin) - 1);
-        const char *type;
-        const char *eol;
-        const char *type_end;
-        char *name;
-        char *footer;
-        const char *f;
-
-        if (b == NULL) {
-            return NULL;
-        }
-        p = b + 1;
-        if (b != data && b[-1] != '\n') {
-            continue;
-        }
-        type = b + sizeof(begin) - 1;
-        eol = memchr(type, '\n', (size_t)(end - type));
-        type_end = eol != NULL ? eol : end;
-        while (type_end > type && (type_end[-1] == '\r' || type_end[-1] == ' ' || type_end[-1] == '\t')) {
-            type_end--;
-        }
-        if (type_end - type < 5 || memcmp(type_end - 5, "-----", 5) != 0) {
-            continue;
-        }
-        name = adm_arena_strndup(a, type, (size_t)(type_end - 5 - type));
-        footer = name != NULL ? adm_arena_printf(a, "-----END %s-----", name) : NULL;
-        if (footer == NULL) {
-            return NULL;
-        }
-        f = memmem(type_end, (size_t)(end - type_end), footer, strlen(footer));
-        if (f == NULL) {
-            continue;
-        }
-        *block = b;
-        *block_len = (size_t)(f - b) + strlen(footer);
-        return name;
-    }
-    return NULL;
-}
-
-/* Go's pkix.Name keeps the last CN whose value is a string type; BMPString is UTF-16. */
-static bool cn_is(const mbedtls_x509_name *name, const char *want)
-{
-    const mbedtls_x509_buf *cn = NULL;
-    size_t wl = strlen(want);
-
-    for (; name != NULL; name = name->next) {
-        int tag = name->val.tag;
-
-        if (name->oid.p != NULL && MBEDTLS_OID_CMP(MBEDTLS_OID_AT_CN, &name->oid) == 0 &&
-            (tag == MBEDTLS_ASN1_UTF8_STRING || tag == MBEDTLS_ASN1_PRINTABLE_STRING ||
-             tag == MBEDTLS_ASN1_T61_STRING || tag == MBEDTLS_ASN1_IA5_STRING || tag == 0x12 /* NumericString */ ||
-             tag == MBEDTLS_ASN1_BMP_STRING)) {
-            cn = &name->val;
-        }
-    }
-    if (cn == NULL) {
-        return false; /* Go's CommonName is "" then */
-    }
-    if (cn->tag != MBEDTLS_ASN1_BMP_STRING) {
-        return cn->len == wl && memcmp(cn->p, want, wl) == 0;
-    }
-    if (cn->len != 2 * wl) {
-        return false;
-    }
-    for (size_t i = 0; i < wl; i++) {
-        /* the expected name is ASCII (a DNS subdomain after the prefix) */
-        if (cn->p[2 * i] != 0 || cn->p[2 * i + 1] != (unsigned char)want[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* mbedTLS errors from its PEM layer: Go's pem.Decode would have found no block. */
-static bool pem_error(int ret)
-{
-    int high = (-ret) & 0xFF80;
-
-    return high >= -MBEDTLS_ERR_PEM_NO_HEADER_FOOTER_PRESENT && high <= -MBEDTLS_ERR_PEM_BAD_INPUT_DATA;
-}
-
-/* certapi.ParseCSR, then the subject's common name must be system:node:<node>. */
-static int check_csr_subject(nr_t *r, const unsigned char *data, size_t len)
-{
-    adm_arena_t *a = r->attrs->arena;
-    const char *block;
-    size_t block_len;
-    const char *type = first_pem_block(a, (const char *)data, len, &block, &block_len);
-    const char *want;
-    char *copy;
-    mbedtls_x509_csr csr;
-    int ret;
-    bool ok;
-
-    if (type == NULL || strcmp(type, CSR_PEM_TYPE) != 0) {
-        return forbid(r, "unable to parse csr: %s", CSR_PEM_ERROR);
-    }
-    copy = adm_arena_strndup(a, block, block_len);
-    want = adm_arena_printf(a, NODE_USER_PREFIX "%s", r->node);
-    if (copy == NULL || want == NULL) {
-        return ADM_ENOMEM;
-    }
-    mbedtls_x509_csr_init(&csr);
-    ret = mbedtls_x509_csr_parse(&csr, (const unsigned char *)copy, block_len + 1);
-    if (ret != 0) {
-        char why[160];
-
-        mbedtls_x509_csr_free(&csr);
-        if (ret == MBEDTLS_ERR_X509_ALLOC_FAILED || ret == MBEDTLS_ERR_PEM_ALLOC_FAILED) {
-            return ADM_ENOMEM;
-        }
-        if (pem_error(ret)) {
-            return forbid(r, "unable to parse csr: %s", CSR_PEM_ERROR);
-        }
-        /* kube prints Go's crypto/x509 error here */
-        mbedtls_strerror(ret, why, sizeof(why));
-        return forbid(r, "unable to parse csr: %s", why);
-    }
-    ok = cn_is(&csr.subject, want);
-    mbedtls_x509_csr_free(&csr);
-    return ok ? ADM_OK : forbid(r, "can only create a node CSR with CN=%s", want);
-}
-
 static int admit_csr(nr_t *r)
 {
     yyjson_val *csr = adm_attrs_object(r->attrs);
     yyjson_val *spec;
-    const char *request;
-    unsigned char *raw;
-    size_t need = 0;
-    size_t len = 0;
+    yyjson_val *request;
+    const char *want;
+    const char *error;
+    adm_csr_t parsed;
+    int rc;
 
     /* AllowInsecureKubeletCertificateSigningRequests is off: the check applies */
     if (r->attrs->req->operation != ADM_OP_CREATE) {
@@ -1326,17 +1184,21 @@ static int admit_csr(nr_t *r)
     if (!str_is(spec, "signerName", KUBELET_SERVING_SIGNER) && !str_is(spec, "signerName", KUBELET_CLIENT_SIGNER)) {
         return ADM_OK;
     }
-    /* spec.request is []byte: base64 in JSON, which the API server has already decoded once */
-    request = adm_json_str(spec, "request");
-    mbedtls_base64_decode(NULL, 0, &need, (const unsigned char *)request, strlen(request));
-    raw = adm_arena_alloc(r->attrs->arena, need + 1);
-    if (raw == NULL) {
+    want = adm_arena_printf(r->attrs->arena, NODE_USER_PREFIX "%s", r->node);
+    if (want == NULL) {
         return ADM_ENOMEM;
     }
-    if (mbedtls_base64_decode(raw, need + 1, &len, (const unsigned char *)request, strlen(request)) != 0) {
-        return forbid(r, "unable to parse csr: spec.request is not valid base64");
+    request = adm_json_get(spec, "request");
+    rc = adm_csr_parse(r->attrs->arena, yyjson_is_str(request) ? yyjson_get_str(request) : "",
+                       yyjson_get_len(request), &parsed, &error);
+    if (rc == ADM_ENOMEM) {
+        return rc;
     }
-    return check_csr_subject(r, raw, len);
+    if (rc != 0) {
+        return forbid(r, "unable to parse csr: %s", error);
+    }
+    return adm_csr_common_name_is(&parsed, want) ? ADM_OK
+                                                 : forbid(r, "can only create a node CSR with CN=%s", want);
 }
 
 /* ---- the hook ---- */

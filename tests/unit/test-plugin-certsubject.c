@@ -213,7 +213,7 @@ static void test_unparsable(void **state)
     adm_arena_reset(arena);
     expect_parse_failure(b64_of("not a CSR"), "PEM block type must be CERTIFICATE REQUEST");
     expect_parse_failure("", "PEM block type must be CERTIFICATE REQUEST");
-    expect_parse_failure("!!! not base64", "PEM block type must be CERTIFICATE REQUEST");
+    expect_parse_failure("!!! not base64", "spec.request is not valid base64");
     expect_parse_failure(b64_of("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"),
                          "PEM block type must be CERTIFICATE REQUEST");
     expect_parse_failure(b64_of("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n"),
