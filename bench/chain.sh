@@ -40,15 +40,6 @@ for path in validate admit; do
     echo "/$path answer: ${#answer} B"
 done
 
-run_wrk() { # URL REVIEW -> "req/s p50_ms p99_ms"
-    BENCH_REVIEW=$2 taskset -c "$CLIENT_CPU" wrk -t1 -c32 -d"${secs}s" --latency -s "$bench_root/bench/post.lua" "$1" \
-        > "$bench_tmp/wrk.out"
-    awk '/Requests\/sec/ {rps=$2}
-         function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
-         $1=="50%" {p50=ms($2)} $1=="99%" {p99=ms($2)}
-         END {printf "%s %.3f %.3f\n", rps, p50, p99}' "$bench_tmp/wrk.out"
-}
-
 echo "admitd $("$ADMITD" --version | cut -d' ' -f2); body $(wc -c < "$review") B"
 echo "round  contender  req/s  p50_ms  p99_ms"
 for r in $(seq 1 "$rounds"); do

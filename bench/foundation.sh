@@ -62,15 +62,6 @@ check=$(curl -sS --cacert "$bench_tmp/cert.pem" -H 'Content-Type: application/js
         --data-binary @"$review" "https://127.0.0.1:$nginx_port/validate")
 [ "$check" = "$answer" ] || { echo "nginx does not answer like admitd: $check" >&2; exit 1; }
 
-run_wrk() { # URL -> "req/s p50_ms p99_ms"
-    taskset -c "$CLIENT_CPU" wrk -t1 -c32 -d"${secs}s" --latency -s "$bench_root/bench/post.lua" "$1" \
-        > "$bench_tmp/wrk.out"
-    awk '/Requests\/sec/ {rps=$2}
-         function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
-         $1=="50%" {p50=ms($2)} $1=="99%" {p99=ms($2)}
-         END {printf "%s %.3f %.3f\n", rps, p50, p99}' "$bench_tmp/wrk.out"
-}
-
 echo "admitd $("$ADMITD" --version | cut -d' ' -f2), $(nginx -v 2>&1 | cut -d' ' -f3); body $(wc -c < "$review") B, answer ${#answer} B"
 echo "round  server  req/s  p50_ms  p99_ms"
 : > "$bench_tmp/admitd.rps"; : > "$bench_tmp/nginx.rps"

@@ -44,3 +44,14 @@ wait_port() {
 
 # median of the numbers on stdin
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+# run_wrk URL [REVIEW] -> "req/s p50_ms p99_ms": wrk, one thread, 32 connections, $secs seconds, on the
+# client core, POSTing REVIEW (default $BENCH_REVIEW).
+run_wrk() {
+    BENCH_REVIEW=${2:-$BENCH_REVIEW} taskset -c "$CLIENT_CPU" wrk -t1 -c32 -d"${secs}s" --latency \
+        -s "$bench_root/bench/post.lua" "$1" > "$bench_tmp/wrk.out"
+    awk '/Requests\/sec/ {rps=$2}
+         function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
+         $1=="50%" {p50=ms($2)} $1=="99%" {p99=ms($2)}
+         END {printf "%s %.3f %.3f\n", rps, p50, p99}' "$bench_tmp/wrk.out"
+}
