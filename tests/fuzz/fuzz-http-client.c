@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libFuzzer target for the response parser: arbitrary bytes fed in pieces whose sizes come from the
+ * input, responses taken one after another as a keep-alive connection would, then EOF. Every
+ * completed response must have a final status and a body within the limit; nothing may loop.
+ */
+#include "adm/http_client.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    adm_http_resp_parser_t p;
+    size_t off = 1;
+    size_t step = size > 0 ? (size_t)data[0] % 64 + 1 : 1;
+    int responses = 0;
+
+    adm_http_resp_parser_init(&p, 4096);
+    while (off < size) {
+        size_t n = size - off < step ? size - off : step;
+        size_t used = 0;
+        adm_http_resp_event_t ev = adm_http_resp_parse(&p, data + off, n, &used);
+
+        if (used > n) {
+            abort();
+        }
+        off += used;
+        if (ev == ADM_HTTP_RESP_ERROR) {
+            if (p.error == NULL) {
+                abort();
+            }
+            break;
+        }
+        if (ev == ADM_HTTP_RESP_DONE) {
+            if (p.status < 200 || p.status > 999 || p.body.len > 4096 || ++responses > (int)size) {
+                abort();
+            }
+            adm_http_resp_next(&p);
+        }
+    }
+    if (off >= size) {
+        adm_http_resp_event_t ev = adm_http_resp_eof(&p);
+
+        if (ev == ADM_HTTP_RESP_ERROR && p.error == NULL) {
+            abort();
+        }
+    }
+    adm_http_resp_parser_free(&p);
+    return 0;
+}
