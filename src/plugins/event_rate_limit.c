@@ -1,450 +1,944 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * EventRateLimit: token buckets on core-group Event creates and updates, so a crash-looping
- * controller cannot flood etcd with events. Configured limits each charge one bucket per request:
- * Server (one bucket), Namespace, User, SourceAndObject (buckets by key in an LRU of cacheSize,
- * default 4096; an evicted key comes back with a full bucket). Every limit is charged even when an
- * earlier one refuses, and the last refusal is reported, as kube-apiserver does. Buckets start full
- * with `burst` tokens and refill at `qps` per second (golang.org/x/time/rate).
+ * EventRateLimit: token buckets on writes (CREATE, UPDATE) of core-group Events, as
+ * kube-apiserver's plugin/pkg/admission/eventratelimit. Each configured limit is one enforcer:
+ * Server has a single bucket; Namespace, User and SourceAndObject keep an LRU cache of buckets, one
+ * per key. Every enforcer is charged on every request, and the refusals are reported together as
+ * one 429. Dry-run requests are not charged.
  *
- * kube-apiserver charges dry-run requests too (the plugin does not look at dryRun), and so does
- * admitd. Buckets are per process: with --workers N or several replicas the limit multiplies.
+ * Memory: an enforcer's cache is allocated at configure time (kube's default 4096 entries) and
+ * grows by doubling up to cacheSize, so it never allocates once full. A slot's key buffer is reused
+ * when the slot is, and only grows, so the steady state of a full cache allocates nothing.
  */
-#include "adm/error.h"
 #include "adm/eventratelimit.h"
-#include "adm/log.h"
+
+#include "adm/error.h"
+#include "adm/json.h"
 #include "adm/plugin.h"
 
-#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <strings.h>
+#include <uv.h>
 
-#define DEFAULT_CACHE_SIZE 4096
+#define API_GROUP "eventratelimit.admission.k8s.io"
+#define API_VERSION "v1alpha1"
+#define DEFAULT_CACHE_SIZE 4096 /* kube's, when cacheSize is 0 */
+#define PREALLOC_ENTRIES 4096
+#define MIN_KEY_CAP 64
 #define NIL UINT32_MAX
+#define NS_PER_SEC UINT64_C(1000000000)
 
-typedef enum limit_type_e { LIMIT_SERVER, LIMIT_NAMESPACE, LIMIT_USER, LIMIT_SOURCE_AND_OBJECT } limit_type_t;
+typedef enum limit_type_e {
+    LIMIT_SERVER,
+    LIMIT_NAMESPACE,
+    LIMIT_USER,
+    LIMIT_SOURCE_AND_OBJECT,
+    LIMIT_TYPES,
+} limit_type_t;
 
-static const char *const type_names[] = {"Server", "Namespace", "User", "SourceAndObject"};
+/* Kube lists the supported values from a map, in random order; admitd uses declaration order. */
+static const char *const type_names[LIMIT_TYPES] = {"Server", "Namespace", "User", "SourceAndObject"};
 
+/* golang.org/x/time/rate.Limiter's state; a bucket never used is full. */
 typedef struct bucket_s {
     double tokens;
-    uint64_t last_ns; /* when tokens was last brought up to date */
+    uint64_t last;
+    bool used;
 } bucket_t;
 
-/* One LRU entry: its key (owned), bucket, list links and hash chain, by index. */
 typedef struct entry_s {
-    char *key;
+    char *key; /* owned, reused by the next key this slot holds */
     size_t key_len;
+    size_t key_cap;
     uint64_t hash;
+    uint32_t prev; /* towards the most recently used */
+    uint32_t next; /* towards the least recently used */
+    uint32_t chain;
     bucket_t bucket;
-    uint32_t prev, next, chain;
 } entry_t;
+
+/* A fixed-capacity LRU: slots in one array, linked by index so growing the array moves nothing. */
+typedef struct lru_s {
+    entry_t *entries;
+    uint32_t *heads; /* hash index: first slot of each chain */
+    uint32_t mask;
+    uint32_t count; /* slots in use */
+    uint32_t alloc; /* slots allocated */
+    uint32_t max;   /* cacheSize */
+    uint32_t mru;
+    uint32_t lru;
+} lru_t;
 
 typedef struct enforcer_s {
     limit_type_t type;
-    double qps;
+    double qps; /* as client-go passes it: float32(qps) */
     double burst;
-    bucket_t server;   /* LIMIT_SERVER */
-    entry_t *entries;  /* the LRU, capacity cap */
-    uint32_t *buckets; /* hash heads, nbuckets (a power of two) */
-    uint32_t cap, used, nbuckets;
-    uint32_t head, tail; /* most and least recently used */
+    bucket_t server; /* LIMIT_SERVER */
+    lru_t cache;     /* the other types */
 } enforcer_t;
 
 typedef struct state_s {
-    enforcer_t *enforcers;
-    size_t nenforcers;
-    uint64_t (*now_ns)(void);
+    adm_erl_clock_fn now;
+    void *now_arg;
+    uint64_t seed[2]; /* keys are chosen by clients: a keyed hash keeps chains short */
+    bool need_object;
+    size_t count;
+    enforcer_t enforcers[];
 } state_t;
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
+/* One limit as decoded, before validation. */
+typedef struct limit_cfg_s {
+    const char *type;
+    int32_t qps;
+    int32_t burst;
+    int32_t cache_size;
+} limit_cfg_t;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+/* ---- token bucket ---- */
+
+/*
+ * client-go's token bucket limiter is rate.Limiter.AllowN(now, 1): refill for the time elapsed
+ * since the last granted request, cap at burst, and grant when the wait for the missing fraction of
+ * a token truncates to 0 ns (so a bucket can go a hair below zero, as in Go). A refusal changes
+ * nothing.
+ */
+static bool bucket_take(bucket_t *b, double qps, double burst, uint64_t now)
+{
+    double tokens = burst;
+
+    if (b->used) {
+        uint64_t elapsed = now > b->last ? now - b->last : 0;
+        double seconds = (double)(elapsed / NS_PER_SEC) + (double)(elapsed % NS_PER_SEC) / 1e9;
+
+        tokens = b->tokens + seconds * qps;
+        if (tokens > burst) {
+            tokens = burst;
+        }
+    }
+    tokens -= 1;
+    if (tokens < 0 && (int64_t)(-tokens / qps * 1e9) > 0) {
+        return false;
+    }
+    b->tokens = tokens;
+    b->last = now;
+    b->used = true;
+    return true;
 }
 
-void adm_event_rate_limit_set_clock(void *state, uint64_t (*now_ns)(void))
+/* ---- keyed hash (SipHash-2-4) ---- */
+
+static uint64_t rotl(uint64_t x, int b)
 {
-    ((state_t *)state)->now_ns = now_ns;
+    return (x << b) | (x >> (64 - b));
 }
 
-static void free_state(void *p)
+static void sip_round(uint64_t v[4])
 {
-    state_t *s = p;
+    v[0] += v[1];
+    v[1] = rotl(v[1], 13) ^ v[0];
+    v[0] = rotl(v[0], 32);
+    v[2] += v[3];
+    v[3] = rotl(v[3], 16) ^ v[2];
+    v[0] += v[3];
+    v[3] = rotl(v[3], 21) ^ v[0];
+    v[2] += v[1];
+    v[1] = rotl(v[1], 17) ^ v[2];
+    v[2] = rotl(v[2], 32);
+}
+
+static uint64_t sip_hash(const uint64_t k[2], const char *data, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    uint64_t v[4] = {k[0] ^ UINT64_C(0x736f6d6570736575), k[1] ^ UINT64_C(0x646f72616e646f6d),
+                     k[0] ^ UINT64_C(0x6c7967656e657261), k[1] ^ UINT64_C(0x7465646279746573)};
+    uint64_t m;
+    size_t whole = len - len % 8;
+    size_t i;
+    int j;
+
+    for (i = 0; i < whole; i += 8) {
+        m = 0;
+        for (j = 0; j < 8; j++) {
+            m |= (uint64_t)p[i + (size_t)j] << (8 * j);
+        }
+        v[3] ^= m;
+        sip_round(v);
+        sip_round(v);
+        v[0] ^= m;
+    }
+    m = (uint64_t)len << 56;
+    for (j = 0; i + (size_t)j < len; j++) {
+        m |= (uint64_t)p[i + (size_t)j] << (8 * j);
+    }
+    v[3] ^= m;
+    sip_round(v);
+    sip_round(v);
+    v[0] ^= m;
+    v[2] ^= 0xff;
+    for (j = 0; j < 4; j++) {
+        sip_round(v);
+    }
+    return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+/* ---- LRU of buckets (hashicorp/golang-lru semantics: a hit makes the key most recent) ---- */
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+    uint32_t p = 1;
+
+    while (p < n) {
+        p <<= 1;
+    }
+    return p;
+}
+
+static void heads_reset(lru_t *l)
+{
+    memset(l->heads, 0xff, ((size_t)l->mask + 1) * sizeof(*l->heads));
+}
+
+static int lru_init(lru_t *l, uint32_t max)
+{
+    uint32_t first = max < PREALLOC_ENTRIES ? max : PREALLOC_ENTRIES;
+    uint32_t nheads = pow2_at_least(first);
+
+    l->max = max;
+    l->alloc = first;
+    l->count = 0;
+    l->mru = NIL;
+    l->lru = NIL;
+    l->mask = nheads - 1;
+    l->entries = calloc(first, sizeof(*l->entries));
+    l->heads = malloc((size_t)nheads * sizeof(*l->heads));
+    if (l->entries == NULL || l->heads == NULL) {
+        return ADM_ENOMEM;
+    }
+    heads_reset(l);
+    return 0;
+}
+
+static void lru_dispose(lru_t *l)
+{
+    if (l->entries != NULL) {
+        for (uint32_t i = 0; i < l->alloc; i++) {
+            free(l->entries[i].key);
+        }
+    }
+    free(l->entries);
+    free(l->heads);
+}
+
+static void list_unlink(lru_t *l, uint32_t i)
+{
+    entry_t *e = &l->entries[i];
+
+    if (e->prev != NIL) {
+        l->entries[e->prev].next = e->next;
+    } else {
+        l->mru = e->next;
+    }
+    if (e->next != NIL) {
+        l->entries[e->next].prev = e->prev;
+    } else {
+        l->lru = e->prev;
+    }
+}
+
+static void list_push_front(lru_t *l, uint32_t i)
+{
+    entry_t *e = &l->entries[i];
+
+    e->prev = NIL;
+    e->next = l->mru;
+    if (l->mru != NIL) {
+        l->entries[l->mru].prev = i;
+    } else {
+        l->lru = i;
+    }
+    l->mru = i;
+}
+
+static void chain_insert(lru_t *l, uint32_t i)
+{
+    uint32_t *head = &l->heads[l->entries[i].hash & l->mask];
+
+    l->entries[i].chain = *head;
+    *head = i;
+}
+
+static void chain_unlink(lru_t *l, uint32_t i)
+{
+    uint32_t *link = &l->heads[l->entries[i].hash & l->mask];
+
+    while (*link != i) {
+        link = &l->entries[*link].chain;
+    }
+    *link = l->entries[i].chain;
+}
+
+/* Doubles the slots (up to max). False when out of memory: the cache then recycles what it has. */
+static bool lru_grow(lru_t *l)
+{
+    uint32_t alloc = l->alloc > l->max / 2 ? l->max : l->alloc * 2;
+    entry_t *entries = realloc(l->entries, (size_t)alloc * sizeof(*entries));
+    uint32_t *heads;
+
+    if (entries == NULL) {
+        return false;
+    }
+    memset(entries + l->alloc, 0, (size_t)(alloc - l->alloc) * sizeof(*entries));
+    l->entries = entries;
+    l->alloc = alloc;
+    if (alloc > l->mask + 1) {
+        uint32_t nheads = pow2_at_least(alloc);
+
+        heads = malloc((size_t)nheads * sizeof(*heads));
+        if (heads == NULL) {
+            return true; /* the old index still works, with longer chains */
+        }
+        free(l->heads);
+        l->heads = heads;
+        l->mask = nheads - 1;
+        heads_reset(l);
+        for (uint32_t i = 0; i < l->count; i++) {
+            chain_insert(l, i);
+        }
+    }
+    return true;
+}
+
+/*
+ * The bucket for key, now the most recently used. A key not cached gets a full bucket, in the slot
+ * of the least recently used key when the cache is full (kube's lruCache.get). NULL when a key
+ * buffer could not be allocated; the cache is then unchanged.
+ */
+static bucket_t *lru_get(lru_t *l, const uint64_t seed[2], const char *key, size_t len)
+{
+    uint64_t hash = sip_hash(seed, key, len);
+    uint32_t i = l->heads[hash & l->mask];
+    entry_t *e;
+
+    while (i != NIL) {
+        e = &l->entries[i];
+        if (e->hash == hash && e->key_len == len && memcmp(e->key, key, len) == 0) {
+            list_unlink(l, i);
+            list_push_front(l, i);
+            return &e->bucket;
+        }
+        i = e->chain;
+    }
+    if (l->count == l->alloc && l->alloc < l->max) {
+        (void)lru_grow(l);
+    }
+    i = l->count < l->alloc ? l->count : l->lru;
+    e = &l->entries[i];
+    if (e->key_cap < len + 1) {
+        size_t cap = MIN_KEY_CAP;
+        char *k;
+
+        while (cap < len + 1 && cap < SIZE_MAX / 2) {
+            cap *= 2;
+        }
+        k = cap >= len + 1 ? realloc(e->key, cap) : NULL;
+        if (k == NULL) {
+            return NULL;
+        }
+        e->key = k;
+        e->key_cap = cap;
+    }
+    if (i == l->count) {
+        l->count++;
+    } else {
+        list_unlink(l, i);
+        chain_unlink(l, i);
+    }
+    memcpy(e->key, key, len);
+    e->key[len] = '\0';
+    e->key_len = len;
+    e->hash = hash;
+    memset(&e->bucket, 0, sizeof(e->bucket));
+    chain_insert(l, i);
+    list_push_front(l, i);
+    return &e->bucket;
+}
+
+/* ---- configuration: kube's non-strict decode of v1alpha1.Configuration, then its validation ---- */
+
+/* What the decoding helpers return when the scratch arena is exhausted (NULL means no problem). */
+static const char out_of_memory[] = "out of memory";
+
+static const char *or_nomem(const char *s)
+{
+    return s != NULL ? s : out_of_memory;
+}
+
+/* The JSON type names Go's encoding/json puts in an UnmarshalTypeError. */
+static const char *json_kind(yyjson_val *v)
+{
+    switch (yyjson_get_type(v)) {
+    case YYJSON_TYPE_STR: return "string";
+    case YYJSON_TYPE_NUM: return "number";
+    case YYJSON_TYPE_BOOL: return "bool";
+    case YYJSON_TYPE_ARR: return "array";
+    case YYJSON_TYPE_OBJ: return "object";
+    default: return "null";
+    }
+}
+
+static const char *json_text(adm_arena_t *a, yyjson_val *v)
+{
+    yyjson_alc alc;
+    const char *s;
+
+    adm_json_alc_init(&alc, a);
+    s = yyjson_val_write_opts(v, 0, &alc, NULL, NULL);
+    return s != NULL ? s : "";
+}
+
+/*
+ * A number as kube's YAML-to-JSON step prints it (Go's encoding/json float format: shortest
+ * round-trip digits, exponent form outside [1e-6, 1e21)); integers print as they are.
+ */
+static const char *number_text(adm_arena_t *a, yyjson_val *v)
+{
+    double d = yyjson_get_real(v);
+    double mag = d < 0 ? -d : d;
+    char buf[64];
+    const char *out;
+    int digits;
+    size_t n;
+
+    if (!yyjson_is_real(v)) {
+        return json_text(a, v);
+    }
+    for (digits = 1; digits < 17; digits++) {
+        snprintf(buf, sizeof(buf), "%.*e", digits - 1, d);
+        if (strtod(buf, NULL) == d) {
+            break;
+        }
+    }
+    snprintf(buf, sizeof(buf), "%.*e", digits - 1, d);
+    if (mag != 0 && (mag < 1e-6 || mag >= 1e21)) {
+        n = strlen(buf);
+        if (n >= 4 && buf[n - 4] == 'e' && buf[n - 3] == '-' && buf[n - 2] == '0') {
+            buf[n - 2] = buf[n - 1]; /* Go writes e-7 where C writes e-07 */
+            buf[n - 1] = '\0';
+        }
+    } else {
+        int decimals = digits - 1 - atoi(strchr(buf, 'e') + 1);
+
+        snprintf(buf, sizeof(buf), "%.*f", decimals > 0 ? decimals : 0, d);
+    }
+    out = adm_arena_strndup(a, buf, strlen(buf));
+    return out != NULL ? out : "";
+}
+
+static const char *type_error(adm_arena_t *a, yyjson_val *v, const char *field, const char *go_type)
+{
+    return or_nomem(adm_arena_printf(a, "json: cannot unmarshal %s into Go struct field %s of type %s",
+                                     json_kind(v), field, go_type));
+}
+
+/*
+ * An int32 member. Go refuses fractions and overflow; YAML numbers reach us as reals, and kube's
+ * YAML-to-JSON step prints an integral float as an integer, so an integral real is accepted. null
+ * leaves the value alone, as in Go. Returns NULL or the error text.
+ */
+static const char *decode_int32(adm_arena_t *a, yyjson_val *v, const char *name, int32_t *out)
+{
+    int64_t n = 0;
+    bool ok;
+
+    if (yyjson_is_null(v)) {
+        return NULL;
+    }
+    if (!yyjson_is_num(v)) {
+        const char *field = adm_arena_printf(a, "Limit.limits.%s", name);
+
+        return field != NULL ? type_error(a, v, field, "int32") : out_of_memory;
+    }
+    if (yyjson_is_uint(v)) {
+        ok = yyjson_get_uint(v) <= INT32_MAX;
+        n = ok ? (int64_t)yyjson_get_uint(v) : 0;
+    } else if (yyjson_is_sint(v)) {
+        n = yyjson_get_sint(v);
+        ok = n >= INT32_MIN && n <= INT32_MAX;
+    } else {
+        double d = yyjson_get_real(v);
+
+        ok = d >= INT32_MIN && d <= INT32_MAX && (double)(int64_t)d == d;
+        n = ok ? (int64_t)d : 0;
+    }
+    if (!ok) {
+        return or_nomem(adm_arena_printf(
+            a, "json: cannot unmarshal number %s into Go struct field Limit.limits.%s of type int32",
+            number_text(a, v), name));
+    }
+    *out = (int32_t)n;
+    return NULL;
+}
+
+static const char *decode_limit(adm_arena_t *a, yyjson_val *obj, limit_cfg_t *l)
+{
+    yyjson_obj_iter it;
+    yyjson_val *k;
+    const char *problem = NULL;
+
+    if (yyjson_is_null(obj)) {
+        return NULL;
+    }
+    if (!yyjson_is_obj(obj)) {
+        return type_error(a, obj, "Configuration.limits", "v1alpha1.Limit");
+    }
+    yyjson_obj_iter_init(obj, &it);
+    while (problem == NULL && (k = yyjson_obj_iter_next(&it)) != NULL) {
+        const char *name = yyjson_get_str(k);
+        yyjson_val *v = yyjson_obj_iter_get_val(k);
+
+        /* Member names match case-sensitively (sigs.k8s.io/json); others are ignored, not refused. */
+        if (strcmp(name, "type") == 0) {
+            if (yyjson_is_str(v)) {
+                l->type = yyjson_get_str(v);
+            } else if (!yyjson_is_null(v)) {
+                problem = type_error(a, v, "Limit.limits.type", "v1alpha1.LimitType");
+            }
+        } else if (strcmp(name, "qps") == 0) {
+            problem = decode_int32(a, v, "qps", &l->qps);
+        } else if (strcmp(name, "burst") == 0) {
+            problem = decode_int32(a, v, "burst", &l->burst);
+        } else if (strcmp(name, "cacheSize") == 0) {
+            problem = decode_int32(a, v, "cacheSize", &l->cache_size);
+        }
+    }
+    return problem;
+}
+
+/*
+ * `limits`, decoded as Go decodes into a slice: null makes it nil; a repeated member refills the
+ * same elements in place.
+ */
+static const char *decode_limits(adm_arena_t *a, yyjson_val *v, limit_cfg_t **limits, size_t *n, size_t *cap,
+                                 bool *nil)
+{
+    yyjson_arr_iter it;
+    yyjson_val *item;
+    const char *problem = NULL;
+    size_t len = yyjson_arr_size(v);
+    size_t i = 0;
+
+    if (yyjson_is_null(v)) {
+        *limits = NULL;
+        *n = 0;
+        *cap = 0;
+        *nil = true;
+        return NULL;
+    }
+    if (!yyjson_is_arr(v)) {
+        return type_error(a, v, "Configuration.limits", "[]v1alpha1.Limit");
+    }
+    if (len > *cap) {
+        limit_cfg_t *grown = adm_arena_realloc(a, *limits, *cap * sizeof(**limits), len * sizeof(**limits));
+
+        if (grown == NULL) {
+            return out_of_memory;
+        }
+        memset(grown + *cap, 0, (len - *cap) * sizeof(*grown));
+        *limits = grown;
+        *cap = len;
+    }
+    *n = len;
+    *nil = false;
+    yyjson_arr_iter_init(v, &it);
+    while (problem == NULL && (item = yyjson_arr_iter_next(&it)) != NULL) {
+        problem = decode_limit(a, item, &(*limits)[i++]);
+    }
+    return problem;
+}
+
+/*
+ * The scheme's view of the document (SimpleMetaFactory.Interpret, then the kind checks of the JSON
+ * serializer and of the scheme): apiVersion and kind, matched case-insensitively as encoding/json
+ * does. Returns NULL when the document is a v1alpha1 Configuration, else the error text.
+ */
+static const char *check_type_meta(adm_arena_t *a, yyjson_val *root)
+{
+    static const char find_kind[] = "struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; "
+                                    "Kind string \"json:\\\"kind,omitempty\\\"\" }";
+    const char *api_version = "";
+    const char *kind = "";
+    const char *slash;
+    const char *group = "";
+    const char *version;
+    yyjson_obj_iter it;
+    yyjson_val *k;
+
+    if (!yyjson_is_obj(root) && !yyjson_is_null(root)) {
+        return or_nomem(
+            adm_arena_printf(a,
+                             "couldn't get version/kind; json parse error: json: cannot unmarshal %s "
+                             "into Go value of type %s",
+                             json_kind(root), find_kind));
+    }
+    yyjson_obj_iter_init(root, &it);
+    while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+        const char *name = yyjson_get_str(k);
+        yyjson_val *v = yyjson_obj_iter_get_val(k);
+        const char **slot = strcasecmp(name, "apiVersion") == 0 ? &api_version
+                            : strcasecmp(name, "kind") == 0     ? &kind
+                                                                : NULL;
+
+        if (slot == NULL || yyjson_is_null(v)) {
+            continue;
+        }
+        if (!yyjson_is_str(v)) {
+            return or_nomem(
+                adm_arena_printf(a,
+                                 "couldn't get version/kind; json parse error: json: cannot unmarshal %s "
+                                 "into Go struct field .%s of type string",
+                                 json_kind(v), slot == &kind ? "kind" : "apiVersion"));
+        }
+        *slot = yyjson_get_str(v);
+    }
+    /* schema.ParseGroupVersion */
+    version = api_version;
+    slash = strchr(api_version, '/');
+    if (slash != NULL && strchr(slash + 1, '/') != NULL) {
+        return or_nomem(adm_arena_printf(a, "unexpected GroupVersion string: %s", api_version));
+    }
+    if (slash != NULL) {
+        group = adm_arena_strndup(a, api_version, (size_t)(slash - api_version));
+        version = slash + 1;
+        if (group == NULL) {
+            return out_of_memory;
+        }
+    }
+    if (kind[0] == '\0') {
+        return or_nomem(adm_arena_printf(a, "Object 'Kind' is missing in '%s'", json_text(a, root)));
+    }
+    if (version[0] == '\0') {
+        return or_nomem(adm_arena_printf(a, "Object 'apiVersion' is missing in '%s'", json_text(a, root)));
+    }
+    if (strcmp(group, API_GROUP) != 0 || strcmp(version, API_VERSION) != 0 ||
+        strcmp(kind, "Configuration") != 0) {
+        const char *qkind = adm_go_quote(a, kind);
+        const char *gv = group[0] != '\0' ? adm_arena_printf(a, "%s/%s", group, version) : version;
+        const char *qgv = gv != NULL ? adm_go_quote(a, gv) : NULL;
+
+        return qkind != NULL && qgv != NULL
+                   ? or_nomem(adm_arena_printf(a, "no kind %s is registered for version %s", qkind, qgv))
+                   : out_of_memory;
+    }
+    return NULL;
+}
+
+/* Appends one field error to the ErrorList being aggregated. */
+static void add_error(adm_arena_t *a, const char **list, size_t *count, const char *msg)
+{
+    if (*list == NULL && *count > 0) {
+        return; /* out of memory already */
+    }
+    *list = msg == NULL ? NULL : *count == 0 ? msg : adm_arena_printf(a, "%s, %s", *list, msg);
+    (*count)++;
+}
+
+static int limit_type_of(const char *s)
+{
+    for (int t = 0; t < LIMIT_TYPES; t++) {
+        if (s != NULL && strcmp(s, type_names[t]) == 0) {
+            return t;
+        }
+    }
+    return -1;
+}
+
+/* validation.ValidateConfiguration, with ErrorList.ToAggregate's text; "" when valid. */
+static const char *validate_config(adm_arena_t *a, const limit_cfg_t *limits, size_t n, bool nil)
+{
+    const char *list = NULL;
+    size_t count = 0;
+
+    if (n == 0) {
+        add_error(a, &list, &count,
+                  nil ? "limits: Invalid value: []eventratelimit.Limit(nil): must not be empty"
+                      : "limits: Invalid value: []eventratelimit.Limit{}: must not be empty");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const limit_cfg_t *l = &limits[i];
+
+        if (limit_type_of(l->type) < 0) {
+            const char *q = adm_go_quote(a, l->type != NULL ? l->type : "");
+
+            add_error(a, &list, &count,
+                      q == NULL ? NULL
+                                : adm_arena_printf(
+                                      a,
+                                      "limits[%zu].type: Unsupported value: %s: supported values: "
+                                      "\"%s\", \"%s\", \"%s\", \"%s\"",
+                                      i, q, type_names[0], type_names[1], type_names[2], type_names[3]));
+        }
+        if (l->burst <= 0) {
+            add_error(a, &list, &count,
+                      adm_arena_printf(a, "limits[%zu].burst: Invalid value: %d: must be positive", i,
+                                       (int)l->burst));
+        }
+        if (l->qps <= 0) {
+            add_error(
+                a, &list, &count,
+                adm_arena_printf(a, "limits[%zu].qps: Invalid value: %d: must be positive", i, (int)l->qps));
+        }
+        if (limit_type_of(l->type) != LIMIT_SERVER && l->cache_size < 0) {
+            add_error(a, &list, &count,
+                      adm_arena_printf(a, "limits[%zu].cacheSize: Invalid value: %d: must not be negative", i,
+                                       (int)l->cache_size));
+        }
+    }
+    if (count > 1 && list != NULL) {
+        list = adm_arena_printf(a, "[%s]", list);
+    }
+    return count == 0 ? "" : or_nomem(list);
+}
+
+static uint64_t monotonic_now(void *arg)
+{
+    (void)arg;
+    return uv_hrtime();
+}
+
+static void free_state(void *state)
+{
+    state_t *s = state;
 
     if (s == NULL) {
         return;
     }
-    for (size_t i = 0; i < s->nenforcers; i++) {
-        enforcer_t *e = &s->enforcers[i];
-
-        for (uint32_t k = 0; k < e->used; k++) {
-            free(e->entries[k].key);
+    for (size_t i = 0; i < s->count; i++) {
+        if (s->enforcers[i].type != LIMIT_SERVER) {
+            lru_dispose(&s->enforcers[i].cache);
         }
-        free(e->entries);
-        free(e->buckets);
     }
-    free(s->enforcers);
     free(s);
 }
 
-/* ---- configuration ---- */
-
-/* Reads an int32 member the way Go's JSON decoder would; integral reals are accepted (YAML 5.0). */
-static int get_int32(yyjson_val *limit, const char *name, int32_t *out, bool *present, const char *source, size_t i,
-                     char *err, size_t err_len)
+static int build_state(const limit_cfg_t *limits, size_t n, state_t **out)
 {
-    yyjson_val *v = yyjson_obj_get(limit, name);
-    double d;
+    state_t *s = calloc(1, sizeof(*s) + n * sizeof(s->enforcers[0]));
 
-    *present = v != NULL && !yyjson_is_null(v);
-    *out = 0;
-    if (!*present) {
-        return 0;
-    }
-    d = yyjson_is_num(v) ? yyjson_get_num(v) : NAN;
-    if (!yyjson_is_num(v) || d != floor(d) || d < INT32_MIN || d > INT32_MAX) {
-        snprintf(err, err_len, "%s: limits[%zu].%s: must be a whole number (int32), not %s", source, i, name,
-                 yyjson_is_str(v) ? "a string" : yyjson_is_num(v) ? "this value" : yyjson_get_type_desc(v));
-        return ADM_EINVAL;
-    }
-    *out = (int32_t)d;
-    return 0;
-}
-
-static int make_lru(enforcer_t *e, uint32_t cap)
-{
-    e->cap = cap;
-    e->nbuckets = 16;
-    while (e->nbuckets < cap) {
-        e->nbuckets *= 2;
-    }
-    e->entries = calloc(cap, sizeof(*e->entries));
-    e->buckets = malloc(e->nbuckets * sizeof(*e->buckets));
-    if (e->entries == NULL || e->buckets == NULL) {
+    if (s == NULL) {
         return ADM_ENOMEM;
     }
-    memset(e->buckets, 0xff, e->nbuckets * sizeof(*e->buckets));
-    e->head = e->tail = NIL;
+    s->now = monotonic_now;
+    if (uv_random(NULL, NULL, s->seed, sizeof(s->seed), 0, NULL) != 0) {
+        s->seed[0] = uv_hrtime();
+        s->seed[1] = (uint64_t)(uintptr_t)s;
+    }
+    for (size_t i = 0; i < n; i++) {
+        enforcer_t *e = &s->enforcers[i];
+
+        e->type = (limit_type_t)limit_type_of(limits[i].type);
+        e->qps = (double)(float)limits[i].qps;
+        e->burst = (double)limits[i].burst;
+        s->count = i + 1;
+        if (e->type == LIMIT_SOURCE_AND_OBJECT) {
+            s->need_object = true;
+        }
+        if (e->type != LIMIT_SERVER &&
+            lru_init(&e->cache,
+                     limits[i].cache_size == 0 ? DEFAULT_CACHE_SIZE : (uint32_t)limits[i].cache_size) != 0) {
+            free_state(s);
+            return ADM_ENOMEM;
+        }
+    }
+    *out = s;
     return 0;
-}
-
-static int parse_limit(yyjson_val *limit, size_t i, enforcer_t *e, const char *source, char *err, size_t err_len)
-{
-    yyjson_val *type = yyjson_obj_get(limit, "type");
-    int32_t qps, burst, cache_size;
-    bool has_qps, has_burst, has_cache;
-    int rc;
-
-    if (!yyjson_is_obj(limit)) {
-        snprintf(err, err_len, "%s: limits[%zu]: must be an object", source, i);
-        return ADM_EINVAL;
-    }
-    if (type != NULL && !yyjson_is_str(type)) {
-        snprintf(err, err_len, "%s: limits[%zu].type: must be a string", source, i);
-        return ADM_EINVAL;
-    }
-    if ((rc = get_int32(limit, "qps", &qps, &has_qps, source, i, err, err_len)) != 0 ||
-        (rc = get_int32(limit, "burst", &burst, &has_burst, source, i, err, err_len)) != 0 ||
-        (rc = get_int32(limit, "cacheSize", &cache_size, &has_cache, source, i, err, err_len)) != 0) {
-        return rc;
-    }
-    for (e->type = LIMIT_SERVER; e->type <= LIMIT_SOURCE_AND_OBJECT; e->type++) {
-        if (type != NULL && strcmp(yyjson_get_str(type), type_names[e->type]) == 0) {
-            break;
-        }
-    }
-    /* kube's validation, in its order */
-    if (e->type > LIMIT_SOURCE_AND_OBJECT) {
-        snprintf(err, err_len,
-                 "%s: limits[%zu].type: Unsupported value: \"%s\": supported values: \"Namespace\", \"Server\", "
-                 "\"SourceAndObject\", \"User\"",
-                 source, i, type != NULL ? yyjson_get_str(type) : "");
-        return ADM_EINVAL;
-    }
-    if (burst <= 0) {
-        snprintf(err, err_len, "%s: limits[%zu].burst: Invalid value: %d: must be positive", source, i, burst);
-        return ADM_EINVAL;
-    }
-    if (qps <= 0) {
-        snprintf(err, err_len, "%s: limits[%zu].qps: Invalid value: %d: must be positive", source, i, qps);
-        return ADM_EINVAL;
-    }
-    if (e->type != LIMIT_SERVER && cache_size < 0) {
-        snprintf(err, err_len, "%s: limits[%zu].cacheSize: Invalid value: %d: must not be negative", source, i,
-                 cache_size);
-        return ADM_EINVAL;
-    }
-    e->qps = qps;
-    e->burst = burst;
-    e->server.tokens = burst;
-    e->server.last_ns = 0;
-    if (e->type == LIMIT_SERVER) {
-        return 0;
-    }
-    return make_lru(e, cache_size == 0 ? DEFAULT_CACHE_SIZE : (uint32_t)cache_size);
-}
-
-static void warn_unknown(yyjson_val *obj, const char *const *known, const char *source, const char *where)
-{
-    yyjson_val *key;
-    yyjson_obj_iter it;
-
-    /* kube decodes this file leniently: unknown fields are dropped. Say so, since it is usually a typo. */
-    yyjson_obj_iter_init(obj, &it);
-    while ((key = yyjson_obj_iter_next(&it)) != NULL) {
-        bool found = false;
-
-        for (const char *const *k = known; *k != NULL; k++) {
-            found = found || strcmp(*k, yyjson_get_str(key)) == 0;
-        }
-        if (!found) {
-            adm_log_warn("%s: %sunknown field \"%s\" ignored", source, where, yyjson_get_str(key));
-        }
-    }
 }
 
 static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
 {
-    static const char *const top_fields[] = {"apiVersion", "kind", "limits", NULL};
-    static const char *const limit_fields[] = {"type", "qps", "burst", "cacheSize", NULL};
-    yyjson_val *c = cfg->config;
-    yyjson_val *api_version, *kind, *limits;
-    state_t *s;
-    int rc = 0;
+    adm_arena_t *a = adm_arena_create(4096);
+    limit_cfg_t *limits = NULL;
+    size_t n = 0;
+    size_t cap = 0;
+    bool nil = true;
+    const char *problem = NULL;
+    int rc;
 
-    if (c == NULL) {
-        /* kube starts from an empty default configuration, which its validation then refuses */
-        snprintf(err, err_len, "%s: EventRateLimit needs a configuration: limits: Invalid value: null: must not be empty",
-                 cfg->source);
-        return ADM_EINVAL;
-    }
-    api_version = yyjson_obj_get(c, "apiVersion");
-    kind = yyjson_obj_get(c, "kind");
-    if (!yyjson_is_str(api_version) || strcmp(yyjson_get_str(api_version), "eventratelimit.admission.k8s.io/v1alpha1") != 0) {
-        snprintf(err, err_len, "%s: apiVersion: want eventratelimit.admission.k8s.io/v1alpha1", cfg->source);
-        return ADM_EINVAL;
-    }
-    if (!yyjson_is_str(kind) || strcmp(yyjson_get_str(kind), "Configuration") != 0) {
-        snprintf(err, err_len, "%s: kind: want Configuration", cfg->source);
-        return ADM_EINVAL;
-    }
-    warn_unknown(c, top_fields, cfg->source, "");
-    limits = yyjson_obj_get(c, "limits");
-    if (limits != NULL && !yyjson_is_null(limits) && !yyjson_is_arr(limits)) {
-        snprintf(err, err_len, "%s: limits: must be a list", cfg->source);
-        return ADM_EINVAL;
-    }
-    if (yyjson_arr_size(limits) == 0) {
-        snprintf(err, err_len, "%s: limits: Invalid value: %s: must not be empty", cfg->source,
-                 yyjson_is_arr(limits) ? "[]" : "null");
-        return ADM_EINVAL;
-    }
-    s = calloc(1, sizeof(*s));
-    if (s == NULL || (s->enforcers = calloc(yyjson_arr_size(limits), sizeof(*s->enforcers))) == NULL) {
-        free(s);
+    if (a == NULL) {
         return ADM_ENOMEM;
     }
-    s->now_ns = monotonic_ns;
-    for (size_t i = 0; i < yyjson_arr_size(limits) && rc == 0; i++) {
-        yyjson_val *limit = yyjson_arr_get(limits, i);
-        char where[32];
+    /* No configuration is kube's empty default, which validation then refuses. */
+    if (cfg->config != NULL) {
+        problem = check_type_meta(a, cfg->config);
+        if (problem == NULL) {
+            yyjson_obj_iter it;
+            yyjson_val *k;
 
-        rc = parse_limit(limit, i, &s->enforcers[i], cfg->source, err, err_len);
-        s->nenforcers++;
-        if (rc == 0) {
-            snprintf(where, sizeof(where), "limits[%zu]: ", i);
-            warn_unknown(limit, limit_fields, cfg->source, where);
+            yyjson_obj_iter_init(cfg->config, &it);
+            while (problem == NULL && (k = yyjson_obj_iter_next(&it)) != NULL) {
+                if (strcmp(yyjson_get_str(k), "limits") == 0) {
+                    problem = decode_limits(a, yyjson_obj_iter_get_val(k), &limits, &n, &cap, &nil);
+                }
+            }
         }
     }
-    if (rc != 0) {
-        free_state(s);
-        return rc;
+    if (problem == NULL) {
+        problem = validate_config(a, limits, n, nil);
     }
-    *state = s;
-    return 0;
-}
-
-/* ---- buckets ---- */
-
-/* rate.Limiter.AllowN(now, 1): refill for the time since the last call, then take a token if any. */
-static bool take(const enforcer_t *e, bucket_t *b, uint64_t now)
-{
-    if (now > b->last_ns) {
-        b->tokens += (double)(now - b->last_ns) / 1e9 * e->qps;
-        if (b->tokens > e->burst) {
-            b->tokens = e->burst;
-        }
-        b->last_ns = now;
-    }
-    if (b->tokens >= 1.0) {
-        b->tokens -= 1.0;
-        return true;
-    }
-    return false;
-}
-
-static uint64_t hash_key(const char *k, size_t len)
-{
-    uint64_t h = 1469598103934665603u;
-
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ (uint8_t)k[i]) * 1099511628211u;
-    }
-    return h;
-}
-
-static void unlink_entry(enforcer_t *e, uint32_t i)
-{
-    entry_t *x = &e->entries[i];
-
-    if (x->prev != NIL) {
-        e->entries[x->prev].next = x->next;
+    if (problem == out_of_memory) {
+        rc = ADM_ENOMEM;
+    } else if (problem[0] != '\0') {
+        snprintf(err, err_len, "%s: %s", cfg->source, problem);
+        rc = ADM_EINVAL;
     } else {
-        e->head = x->next;
+        rc = build_state(limits, n, (state_t **)state);
     }
-    if (x->next != NIL) {
-        e->entries[x->next].prev = x->prev;
-    } else {
-        e->tail = x->prev;
-    }
+    adm_arena_destroy(a);
+    return rc;
 }
 
-static void push_front(enforcer_t *e, uint32_t i)
+void adm_event_rate_limit_set_clock(void *state, adm_erl_clock_fn now, void *arg)
 {
-    entry_t *x = &e->entries[i];
+    state_t *s = state;
 
-    x->prev = NIL;
-    x->next = e->head;
-    if (e->head != NIL) {
-        e->entries[e->head].prev = i;
-    }
-    e->head = i;
-    if (e->tail == NIL) {
-        e->tail = i;
-    }
+    s->now = now != NULL ? now : monotonic_now;
+    s->now_arg = arg;
 }
 
-static void unchain(enforcer_t *e, uint32_t i)
-{
-    uint32_t *link = &e->buckets[e->entries[i].hash & (e->nbuckets - 1)];
-
-    while (*link != i) {
-        link = &e->entries[*link].chain;
-    }
-    *link = e->entries[i].chain;
-}
+/* ---- admission ---- */
 
 /*
- * The bucket of key, most recently used now; a new key gets a full bucket, taking the least
- * recently used entry's place when the cache is full. NULL when a new key cannot be stored.
+ * getSourceAndObjectKey: source and involvedObject fields of the (new) event, no separator. Built
+ * from the strings' lengths, so a NUL inside a field stays part of the key as in Go. NULL when the
+ * arena is exhausted.
  */
-static bucket_t *lookup(enforcer_t *e, const char *key, size_t len, uint64_t now)
+static const char *source_and_object_key(adm_attrs_t *attrs, size_t *len)
 {
-    uint64_t h = hash_key(key, len);
-    uint32_t *head = &e->buckets[h & (e->nbuckets - 1)];
-    uint32_t i;
-    char *copy;
+    static const char *const members[7] = {"component", "host", "kind",      "namespace",
+                                           "name",      "uid",  "apiVersion"};
+    yyjson_val *ev = adm_attrs_object(attrs);
+    yyjson_val *src = adm_json_get(ev, "source");
+    yyjson_val *obj = adm_json_get(ev, "involvedObject");
+    yyjson_val *parts[7];
+    char *key;
 
-    for (i = *head; i != NIL; i = e->entries[i].chain) {
-        entry_t *x = &e->entries[i];
-
-        if (x->hash == h && x->key_len == len && memcmp(x->key, key, len) == 0) {
-            unlink_entry(e, i);
-            push_front(e, i);
-            return &x->bucket;
-        }
+    *len = 0;
+    if (ev == NULL) {
+        return attrs->req->object != NULL ? NULL : "";
     }
-    copy = malloc(len + 1);
-    if (copy == NULL) {
+    for (int i = 0; i < 7; i++) {
+        parts[i] = adm_json_get(i < 2 ? src : obj, members[i]);
+        *len += yyjson_is_str(parts[i]) ? yyjson_get_len(parts[i]) : 0;
+    }
+    key = adm_arena_alloc(attrs->arena, *len + 1);
+    if (key == NULL) {
         return NULL;
     }
-    memcpy(copy, key, len);
-    copy[len] = '\0';
-    if (e->used < e->cap) {
-        i = e->used++;
-    } else {
-        i = e->tail;
-        unlink_entry(e, i);
-        unchain(e, i);
-        free(e->entries[i].key);
+    *len = 0;
+    for (int i = 0; i < 7; i++) {
+        if (yyjson_is_str(parts[i])) {
+            memcpy(key + *len, yyjson_get_str(parts[i]), yyjson_get_len(parts[i]));
+            *len += yyjson_get_len(parts[i]);
+        }
     }
-    e->entries[i].key = copy;
-    e->entries[i].key_len = len;
-    e->entries[i].hash = h;
-    e->entries[i].bucket.tokens = e->burst;
-    e->entries[i].bucket.last_ns = now;
-    e->entries[i].chain = *head;
-    *head = i;
-    push_front(e, i);
-    return &e->entries[i].bucket;
+    key[*len] = '\0';
+    return key;
 }
 
-/* The key of a limit for this request, in the arena. */
-static const char *key_of(const enforcer_t *e, adm_attrs_t *attrs)
+static const char *key_of(const enforcer_t *e, const adm_attrs_t *attrs, const char *sao_key, size_t sao_len,
+                          size_t *len)
 {
-    yyjson_val *ev, *src, *obj;
+    const char *key = "";
 
     switch (e->type) {
-    case LIMIT_NAMESPACE:
-        return attrs->req->namespace_;
-    case LIMIT_USER:
-        return attrs->req->user_info.username;
-    case LIMIT_SOURCE_AND_OBJECT:
-        ev = adm_attrs_object(attrs);
-        src = adm_json_get(ev, "source");
-        obj = adm_json_get(ev, "involvedObject");
-        if (ev == NULL) {
-            return "";
-        }
-        return adm_arena_printf(attrs->arena, "%s%s%s%s%s%s%s", adm_json_str(src, "component"),
-                                adm_json_str(src, "host"), adm_json_str(obj, "kind"), adm_json_str(obj, "namespace"),
-                                adm_json_str(obj, "name"), adm_json_str(obj, "uid"), adm_json_str(obj, "apiVersion"));
-    default:
-        return "";
+    case LIMIT_NAMESPACE: key = attrs->req->namespace_; break;
+    case LIMIT_USER: key = attrs->req->user_info.username; break;
+    case LIMIT_SOURCE_AND_OBJECT: *len = sao_len; return sao_key;
+    default: break;
     }
+    *len = strlen(key);
+    return key;
 }
 
 static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
 {
     state_t *s = state;
+    const char *sao_key = "";
+    size_t sao_len = 0;
+    size_t len;
+    const char *msg = NULL;
+    uint32_t *failed = NULL;
+    size_t nfailed = 0;
+    size_t unique = 0;
     uint64_t now;
-    const enforcer_t *refused = NULL;
-    const char *refused_key = NULL;
 
     if (!adm_attrs_kind_is(attrs, "", "Event")) {
         return ADM_OK;
     }
-    now = s->now_ns();
-    for (size_t i = 0; i < s->nenforcers; i++) {
-        enforcer_t *e = &s->enforcers[i];
-        const char *key = key_of(e, attrs);
-        bucket_t *b;
-
-        if (key == NULL) {
-            return ADM_ENOMEM;
-        }
-        b = e->type == LIMIT_SERVER ? &e->server : lookup(e, key, strlen(key), now);
-        if (b == NULL) {
-            return ADM_ENOMEM;
-        }
-        if (e->type == LIMIT_SERVER && b->last_ns == 0) {
-            b->last_ns = now; /* the server bucket is made full at configure; its clock starts here */
-        }
-        if (!take(e, b, now)) {
-            refused = e;
-            refused_key = key;
-        }
-    }
-    if (refused == NULL) {
+    /* A dry run never reaches storage, so it must not spend tokens either. */
+    if (attrs->req->dry_run) {
         return ADM_OK;
     }
-    return adm_status_too_many_requests(st, attrs->arena, "limit reached on type %s for key %s",
-                                        type_names[refused->type], refused_key);
+    if (s->need_object) {
+        sao_key = source_and_object_key(attrs, &sao_len);
+        if (sao_key == NULL) {
+            return ADM_ENOMEM;
+        }
+    }
+    now = s->now(s->now_arg);
+    for (size_t i = 0; i < s->count; i++) {
+        enforcer_t *e = &s->enforcers[i];
+        bucket_t *b = &e->server;
+
+        if (e->type != LIMIT_SERVER) {
+            const char *key = key_of(e, attrs, sao_key, sao_len, &len);
+
+            b = lru_get(&e->cache, s->seed, key, len);
+            if (b == NULL) {
+                return ADM_ENOMEM;
+            }
+        }
+        if (!bucket_take(b, e->qps, e->burst, now)) {
+            if (failed == NULL) {
+                failed = adm_arena_alloc(attrs->arena, s->count * sizeof(*failed));
+                if (failed == NULL) {
+                    return ADM_ENOMEM;
+                }
+            }
+            failed[nfailed++] = (uint32_t)i;
+        }
+    }
+    if (nfailed == 0) {
+        return ADM_OK;
+    }
+    /*
+     * utilerrors.NewAggregate's text: one message alone, several as "[a, b]" with repeats dropped.
+     * Two enforcers of one type derive the same key, so their messages repeat exactly.
+     */
+    for (size_t i = 0; i < nfailed; i++) {
+        const enforcer_t *e = &s->enforcers[failed[i]];
+        bool seen = false;
+
+        for (size_t j = 0; j < i && !seen; j++) {
+            seen = s->enforcers[failed[j]].type == e->type;
+        }
+        if (seen) {
+            continue;
+        }
+        msg = adm_arena_printf(attrs->arena, "%s%slimit reached on type %s for key %s", unique > 0 ? msg : "",
+                               unique > 0 ? ", " : "", type_names[e->type],
+                               key_of(e, attrs, sao_key, sao_len, &len));
+        if (msg == NULL) {
+            return ADM_ENOMEM;
+        }
+        unique++;
+    }
+    if (unique > 1) {
+        return adm_status_too_many_requests(st, attrs->arena, "[%s]", msg);
+    }
+    return adm_status_too_many_requests(st, attrs->arena, "%s", msg);
 }
 
 const adm_plugin_t adm_plugin_event_rate_limit = {

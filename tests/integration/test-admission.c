@@ -286,7 +286,8 @@ static void test_flag_and_config_errors(void **state)
               f);
         fclose(f);
         assert_int_equal(h_run(erl_args, out, sizeof(out), 10000), 2);
-        snprintf(path, sizeof(path), "admitd: %s: limits[0].qps: must be a whole number (int32), not a string\n", erl);
+        snprintf(path, sizeof(path),
+                 "admitd: %s: json: cannot unmarshal string into Go struct field Limit.limits.qps of type int32\n", erl);
         assert_string_equal(out, path);
         remove(erl);
     }
