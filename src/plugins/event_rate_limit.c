@@ -429,7 +429,7 @@ static const char *number_text(adm_arena_t *a, yyjson_val *v)
             buf[n - 1] = '\0';
         }
     } else {
-        int decimals = digits - 1 - atoi(strchr(buf, 'e') + 1);
+        int decimals = digits - 1 - (int)strtol(strchr(buf, 'e') + 1, NULL, 10);
 
         snprintf(buf, sizeof(buf), "%.*f", decimals > 0 ? decimals : 0, d);
     }
