@@ -363,6 +363,72 @@ int adm_status_too_many_requests(adm_status_t *st, adm_arena_t *a, const char *f
     return rc;
 }
 
+void adm_aggregate_init(adm_aggregate_t *agg, adm_arena_t *a)
+{
+    memset(agg, 0, sizeof(*agg));
+    agg->arena = a;
+}
+
+void adm_aggregate_add(adm_aggregate_t *agg, const char *msg)
+{
+    if (msg == NULL) {
+        agg->failed = true;
+        return;
+    }
+    for (size_t i = 0; i < agg->n; i++) {
+        if (strcmp(agg->msgs[i], msg) == 0) {
+            return;
+        }
+    }
+    if (agg->n == agg->cap) {
+        size_t cap = agg->cap == 0 ? 4 : agg->cap * 2;
+        const char **g = adm_arena_realloc(agg->arena, agg->msgs, agg->cap * sizeof(*g), cap * sizeof(*g));
+
+        if (g == NULL) {
+            agg->failed = true;
+            return;
+        }
+        agg->msgs = g;
+        agg->cap = cap;
+    }
+    agg->msgs[agg->n++] = msg;
+}
+
+const char *adm_aggregate_text(const adm_aggregate_t *agg)
+{
+    size_t len = 3;
+    char *out, *w;
+
+    if (agg->failed) {
+        return NULL;
+    }
+    if (agg->n <= 1) {
+        return agg->n == 0 ? "" : agg->msgs[0];
+    }
+    for (size_t i = 0; i < agg->n; i++) {
+        len += strlen(agg->msgs[i]) + 2;
+    }
+    out = adm_arena_alloc(agg->arena, len);
+    if (out == NULL) {
+        return NULL;
+    }
+    w = out;
+    *w++ = '[';
+    for (size_t i = 0; i < agg->n; i++) {
+        size_t n = strlen(agg->msgs[i]);
+
+        if (i > 0) {
+            memcpy(w, ", ", 2);
+            w += 2;
+        }
+        memcpy(w, agg->msgs[i], n);
+        w += n;
+    }
+    *w++ = ']';
+    *w = '\0';
+    return out;
+}
+
 int adm_status_nomem(adm_status_t *st)
 {
     st->code = 500;

@@ -107,6 +107,25 @@ int adm_status_plain(adm_status_t *st, adm_arena_t *a, const char *fmt, ...) __a
 int adm_status_too_many_requests(adm_status_t *st, adm_arena_t *a, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+ * utilerrors.NewAggregate's text, which kube prints for several errors at once: nothing for none,
+ * the message alone when all are the same, otherwise the distinct messages in order as "[a, b]".
+ */
+typedef struct adm_aggregate_s {
+    adm_arena_t *arena;
+    const char **msgs; /* distinct messages, in order */
+    size_t n, cap;
+    bool failed;       /* an allocation failed (or a NULL message was added) */
+} adm_aggregate_t;
+
+void adm_aggregate_init(adm_aggregate_t *agg, adm_arena_t *a);
+
+/** Adds a message (arena or static); a repeat is dropped; NULL records an allocation failure. */
+void adm_aggregate_add(adm_aggregate_t *agg, const char *msg);
+
+/** The text ("" when empty), or NULL when an allocation failed. */
+const char *adm_aggregate_text(const adm_aggregate_t *agg);
+
 /** A 500 for an exhausted arena, from static text; always succeeds and returns ADM_DECLINED. */
 int adm_status_nomem(adm_status_t *st);
 

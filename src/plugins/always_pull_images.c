@@ -128,13 +128,13 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
 {
     int rc;
     yyjson_val *pod = applicable_pod(attrs, st, &rc);
-    adm_status_t one;
-    const char *joined = NULL;
-    size_t count = 0;
+    adm_aggregate_t agg;
+    const char *text;
 
     if (pod == NULL) {
         return rc;
     }
+    adm_aggregate_init(&agg, attrs->arena);
     for (size_t l = 0; l < NLISTS; l++) {
         yyjson_val *c;
         yyjson_arr_iter it;
@@ -144,6 +144,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         for (; (c = yyjson_arr_iter_next(&it)) != NULL; i++) {
             const char *policy = adm_json_str(c, "imagePullPolicy");
             const char *quoted;
+            adm_status_t one;
 
             if (strcmp(policy, "Always") == 0) {
                 continue;
@@ -155,18 +156,14 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
                                                        container_lists[l], i, quoted) != ADM_DECLINED) {
                 return ADM_ENOMEM;
             }
-            joined = joined == NULL ? one.message : adm_arena_printf(attrs->arena, "%s, %s", joined, one.message);
-            if (joined == NULL) {
-                return ADM_ENOMEM;
-            }
-            count++;
+            adm_aggregate_add(&agg, one.message);
         }
     }
-    if (count == 0) {
-        return ADM_OK;
+    text = adm_aggregate_text(&agg);
+    if (text == NULL) {
+        return ADM_ENOMEM;
     }
-    return count == 1 ? adm_status_plain(st, attrs->arena, "%s", joined)
-                      : adm_status_plain(st, attrs->arena, "[%s]", joined);
+    return text[0] == '\0' ? ADM_OK : adm_status_plain(st, attrs->arena, "%s", text);
 }
 
 const adm_plugin_t adm_plugin_always_pull_images = {

@@ -635,16 +635,6 @@ static const char *check_type_meta(adm_arena_t *a, yyjson_val *root)
     return NULL;
 }
 
-/* Appends one field error to the ErrorList being aggregated. */
-static void add_error(adm_arena_t *a, const char **list, size_t *count, const char *msg)
-{
-    if (*list == NULL && *count > 0) {
-        return; /* out of memory already */
-    }
-    *list = msg == NULL ? NULL : *count == 0 ? msg : adm_arena_printf(a, "%s, %s", *list, msg);
-    (*count)++;
-}
-
 static int limit_type_of(const char *s)
 {
     for (int t = 0; t < LIMIT_TYPES; t++) {
@@ -658,11 +648,12 @@ static int limit_type_of(const char *s)
 /* validation.ValidateConfiguration, with ErrorList.ToAggregate's text; "" when valid. */
 static const char *validate_config(adm_arena_t *a, const limit_cfg_t *limits, size_t n, bool nil)
 {
-    const char *list = NULL;
-    size_t count = 0;
+    adm_aggregate_t errs;
+    const char *text;
 
+    adm_aggregate_init(&errs, a);
     if (n == 0) {
-        add_error(a, &list, &count,
+        adm_aggregate_add(&errs,
                   nil ? "limits: Invalid value: []eventratelimit.Limit(nil): must not be empty"
                       : "limits: Invalid value: []eventratelimit.Limit{}: must not be empty");
     }
@@ -672,7 +663,7 @@ static const char *validate_config(adm_arena_t *a, const limit_cfg_t *limits, si
         if (limit_type_of(l->type) < 0) {
             const char *q = adm_go_quote(a, l->type != NULL ? l->type : "");
 
-            add_error(a, &list, &count,
+            adm_aggregate_add(&errs,
                       q == NULL ? NULL
                                 : adm_arena_printf(
                                       a,
@@ -681,25 +672,23 @@ static const char *validate_config(adm_arena_t *a, const limit_cfg_t *limits, si
                                       i, q, type_names[0], type_names[1], type_names[2], type_names[3]));
         }
         if (l->burst <= 0) {
-            add_error(a, &list, &count,
+            adm_aggregate_add(&errs,
                       adm_arena_printf(a, "limits[%zu].burst: Invalid value: %d: must be positive", i,
                                        (int)l->burst));
         }
         if (l->qps <= 0) {
-            add_error(
-                a, &list, &count,
+            adm_aggregate_add(
+                &errs,
                 adm_arena_printf(a, "limits[%zu].qps: Invalid value: %d: must be positive", i, (int)l->qps));
         }
         if (limit_type_of(l->type) != LIMIT_SERVER && l->cache_size < 0) {
-            add_error(a, &list, &count,
+            adm_aggregate_add(&errs,
                       adm_arena_printf(a, "limits[%zu].cacheSize: Invalid value: %d: must not be negative", i,
                                        (int)l->cache_size));
         }
     }
-    if (count > 1 && list != NULL) {
-        list = adm_arena_printf(a, "[%s]", list);
-    }
-    return count == 0 ? "" : or_nomem(list);
+    text = adm_aggregate_text(&errs);
+    return or_nomem(text);
 }
 
 static uint64_t monotonic_now(void *arg)
@@ -871,7 +860,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     const char *msg = NULL;
     uint32_t *failed = NULL;
     size_t nfailed = 0;
-    size_t unique = 0;
+    adm_aggregate_t agg;
     uint64_t now;
 
     if (!adm_attrs_kind_is(attrs, "", "Event")) {
@@ -913,30 +902,17 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     if (nfailed == 0) {
         return ADM_OK;
     }
-    /*
-     * utilerrors.NewAggregate's text: one message alone, several as "[a, b]" with repeats dropped.
-     * Two enforcers of one type derive the same key, so their messages repeat exactly.
-     */
+    /* Two enforcers of one type derive the same key, so their messages repeat: the aggregate drops it. */
+    adm_aggregate_init(&agg, attrs->arena);
     for (size_t i = 0; i < nfailed; i++) {
         const enforcer_t *e = &s->enforcers[failed[i]];
-        bool seen = false;
 
-        for (size_t j = 0; j < i && !seen; j++) {
-            seen = s->enforcers[failed[j]].type == e->type;
-        }
-        if (seen) {
-            continue;
-        }
-        msg = adm_arena_printf(attrs->arena, "%s%slimit reached on type %s for key %s", unique > 0 ? msg : "",
-                               unique > 0 ? ", " : "", type_names[e->type],
-                               key_of(e, attrs, sao_key, sao_len, &len));
-        if (msg == NULL) {
-            return ADM_ENOMEM;
-        }
-        unique++;
+        adm_aggregate_add(&agg, adm_arena_printf(attrs->arena, "limit reached on type %s for key %s",
+                                                 type_names[e->type], key_of(e, attrs, sao_key, sao_len, &len)));
     }
-    if (unique > 1) {
-        return adm_status_too_many_requests(st, attrs->arena, "[%s]", msg);
+    msg = adm_aggregate_text(&agg);
+    if (msg == NULL) {
+        return ADM_ENOMEM;
     }
     return adm_status_too_many_requests(st, attrs->arena, "%s", msg);
 }
