@@ -56,28 +56,14 @@ static int each_name(const char *list, int (*fn)(const char *name, void *arg), v
     return 0;
 }
 
+static int is_name(const char *candidate, void *name)
+{
+    return strcmp(candidate, name) == 0;
+}
+
 static bool in_list(const char *list, const char *name)
 {
-    size_t n = strlen(name);
-
-    while (*list != '\0') {
-        const char *end = strchr(list, ',');
-        size_t len = end != NULL ? (size_t)(end - list) : strlen(list);
-        const char *p = list;
-
-        while (len > 0 && *p == ' ') {
-            p++;
-            len--;
-        }
-        while (len > 0 && p[len - 1] == ' ') {
-            len--;
-        }
-        if (len == n && strncmp(p, name, n) == 0) {
-            return true;
-        }
-        list = end != NULL ? end + 1 : list + strlen(list);
-    }
-    return false;
+    return each_name(list, is_name, (void *)name) != 0;
 }
 
 typedef struct check_ctx_s {
