@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_FIRST_CHUNK (8 * 1024) /* request heads; the body is parsed in the server's work arena */
+#define ARENA_FIRST_CHUNK (8 * 1024) /* request heads; the body is parsed in the exchange's arena */
 /* Input buffer capacity kept between requests; larger buffers are freed when idle. */
 #define IN_KEEP_BYTES (256 * 1024)
 
@@ -61,21 +61,59 @@ static void unlink_conn(adm_conn_t *c)
     s->metrics.server_connections--;
 }
 
-void adm__conn_close_now(adm_conn_t *c)
+/* The exchange is over (answered, aborted or cancelled): its arena goes back to the pool. */
+static void end_exchange(adm_conn_t *c)
+{
+    adm_exchange_t *x = &c->x;
+
+    c->awaiting = false;
+    x->on_cancel = NULL;
+    if (x->arena != NULL) {
+        adm__server_arena_put(c->server, x->arena);
+        x->arena = NULL;
+    }
+}
+
+/* The answer can no longer be delivered: the handler lets go of the request first (its state
+   lives in the exchange's arena), then the arena is released. */
+static void cancel_exchange(adm_conn_t *c)
+{
+    void (*cancel)(void *) = c->x.on_cancel;
+    void *arg = c->x.cancel_arg;
+
+    if (!c->awaiting) {
+        return;
+    }
+    c->x.on_cancel = NULL;
+    if (cancel != NULL) {
+        cancel(arg);
+    }
+    end_exchange(c);
+}
+
+static void close_conn(adm_conn_t *c, bool reset)
 {
     if (c->state == ADM_CONN_CLOSING) {
         return;
     }
     c->state = ADM_CONN_CLOSING;
     unlink_conn(c);
+    cancel_exchange(c);
     c->pending_closes = 2;
-    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+    if (!reset || uv_tcp_close_reset(&c->tcp, on_handle_closed) != 0) {
+        uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+    }
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+}
+
+void adm__conn_close_now(adm_conn_t *c)
+{
+    close_conn(c, false);
 }
 
 static bool request_in_progress(const adm_conn_t *c)
 {
-    return c->request_started_ms != 0 || adm_http_parser_in_message(&c->http);
+    return c->awaiting || c->request_started_ms != 0 || adm_http_parser_in_message(&c->http);
 }
 
 static bool output_pending(adm_conn_t *c)
@@ -117,6 +155,12 @@ static void arm_timer(adm_conn_t *c)
     if (c->state != ADM_CONN_OPEN) {
         return;
     }
+    if (c->awaiting) {
+        /* The handler answers by its own deadline (the caller's ?timeout=); a "hang" mock never
+           does, by design, and the client decides when to give up. */
+        uv_timer_stop(&c->timer);
+        return;
+    }
     if (!c->handshake_done || request_in_progress(c)) {
         uint64_t start = c->request_started_ms != 0 ? c->request_started_ms : c->accepted_ms;
         uint64_t deadline = start + ADM_SLOW_CLIENT_MS;
@@ -155,6 +199,7 @@ static void on_shutdown(uv_shutdown_t *req, int status)
  */
 static void begin_linger(adm_conn_t *c)
 {
+    cancel_exchange(c);
     c->state = ADM_CONN_LINGER;
     c->shutdown_req.data = c;
     if (c->peer_eof || uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
@@ -183,7 +228,7 @@ static void after_output_drained(adm_conn_t *c)
         begin_linger(c);
         return;
     }
-    if (c->reading_paused) {
+    if (c->reading_paused && !c->awaiting) {
         c->reading_paused = false;
         resume_reading(c);
         process_input(c);
@@ -318,25 +363,102 @@ static void on_headers(adm_conn_t *c)
     }
 }
 
-static void on_message(adm_conn_t *c)
+/* The current request is answered: the parser and the head's memory move on to the next. */
+static void end_request(adm_conn_t *c)
 {
-    adm_http_request_t *r = &c->http.req;
-    adm_http_response_t resp = {0};
-    bool keep_alive = r->keep_alive;
-
-    if (c->has_early) {
-        resp = c->early;
-        c->has_early = false;
-    } else {
-        adm__route_handle(c, r, &resp);
-    }
-    queue_answer(c, &resp, keep_alive);
     adm_http_parser_next(&c->http);
     adm_arena_reset(c->arena);
-    adm_arena_reset(c->server->work);
     c->request_started_ms = 0;
     c->request_started_ns = 0;
     c->endpoint = ADM_EP_OTHER;
+}
+
+static void on_message(adm_conn_t *c)
+{
+    adm_http_request_t *r = &c->http.req;
+    adm_exchange_t *x = &c->x;
+
+    if (c->has_early) {
+        adm_http_response_t resp = c->early;
+
+        c->has_early = false;
+        queue_answer(c, &resp, r->keep_alive);
+        end_request(c);
+        return;
+    }
+    x->conn = c;
+    x->keep_alive = r->keep_alive;
+    x->on_cancel = NULL;
+    x->arena = adm__server_arena_get(c->server);
+    if (x->arena == NULL) {
+        adm_log_error("out of memory for a request; closing the connection");
+        adm__conn_close_now(c);
+        return;
+    }
+    c->awaiting = true;
+    c->dispatching = true;
+    adm__route_handle(c, r, x);
+    c->dispatching = false;
+    if (c->awaiting) {
+        arm_timer(c);
+    }
+}
+
+const adm_http_request_t *adm_exchange_request(const adm_exchange_t *x)
+{
+    return &x->conn->http.req;
+}
+
+adm_arena_t *adm_exchange_arena(const adm_exchange_t *x)
+{
+    return x->arena;
+}
+
+uv_loop_t *adm_exchange_loop(const adm_exchange_t *x)
+{
+    return x->conn->server->loop;
+}
+
+void adm_exchange_on_cancel(adm_exchange_t *x, void (*fn)(void *arg), void *arg)
+{
+    x->on_cancel = fn;
+    x->cancel_arg = arg;
+}
+
+void adm_exchange_reply(adm_exchange_t *x, adm_http_response_t *resp)
+{
+    adm_conn_t *c = x->conn;
+
+    if (!c->awaiting) {
+        return;
+    }
+    if (c->state != ADM_CONN_OPEN) {
+        end_exchange(c);
+        return;
+    }
+    queue_answer(c, resp, x->keep_alive);
+    end_exchange(c);
+    end_request(c);
+    if (c->peer_eof) {
+        c->close_after_write = true; /* a half-closed client gets its answer, then the end */
+    }
+    if (!c->dispatching) {
+        /* A late answer: go on with requests that arrived meanwhile. */
+        process_input(c);
+        flush(c);
+    }
+}
+
+void adm_exchange_abort(adm_exchange_t *x, bool reset)
+{
+    adm_conn_t *c = x->conn;
+
+    if (!c->awaiting) {
+        return;
+    }
+    c->x.on_cancel = NULL;
+    end_exchange(c);
+    close_conn(c, reset);
 }
 
 /* Parses and answers every complete request in the input buffer. */
@@ -344,7 +466,7 @@ static void process_input(adm_conn_t *c)
 {
     size_t drop;
 
-    while (c->state == ADM_CONN_OPEN && !c->close_after_write && !c->reading_paused) {
+    while (c->state == ADM_CONN_OPEN && !c->close_after_write && !c->reading_paused && !c->awaiting) {
         adm_http_event_t ev = adm_http_parse(&c->http, c->arena, c->in.data, c->in.len, &c->in_off);
 
         if (c->request_started_ms == 0 && adm_http_parser_in_message(&c->http)) {
@@ -407,6 +529,9 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         /* EOF or error. A half-closing client still gets the answers it asked for. */
         uv_read_stop(stream);
         c->peer_eof = true;
+        if (c->awaiting && nread == UV_EOF && c->state == ADM_CONN_OPEN) {
+            return; /* the answer owed closes the connection (adm_exchange_reply) */
+        }
         if (c->state == ADM_CONN_OPEN && output_pending(c) && !request_in_progress(c)) {
             c->close_after_write = true;
             return;
@@ -443,6 +568,15 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     process_input(c);
+    if (c->awaiting && c->state == ADM_CONN_OPEN && !c->reading_paused && c->in.len > ADM_MAX_PENDING_OUTPUT) {
+        /* Pipelined requests pile up behind an answer still owed: stop reading until it is sent. */
+        c->reading_paused = true;
+        uv_read_stop(stream);
+    }
+    if (c->peer_eof && c->state == ADM_CONN_OPEN && c->awaiting) {
+        flush(c);
+        return;
+    }
     if (c->peer_eof && c->state == ADM_CONN_OPEN) {
         if (request_in_progress(c)) {
             adm__conn_close_now(c);

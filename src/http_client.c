@@ -4,6 +4,7 @@
 #include "adm/error.h"
 
 #include <string.h>
+#include <strings.h>
 
 static adm_http_resp_parser_t *parser_of(llhttp_t *l)
 {
@@ -16,6 +17,49 @@ static int on_message_begin(llhttp_t *l)
 
     p->body.len = 0;
     p->too_big = false;
+    p->content_type[0] = '\0';
+    p->field_len = 0;
+    return 0;
+}
+
+/* Names longer than the buffer cannot be Content-Type: they are only counted, not kept. */
+static int on_header_field(llhttp_t *l, const char *at, size_t len)
+{
+    adm_http_resp_parser_t *p = parser_of(l);
+
+    if (p->field_len + len < sizeof(p->field)) {
+        memcpy(p->field + p->field_len, at, len);
+    }
+    p->field_len += len;
+    return 0;
+}
+
+static int on_header_field_complete(llhttp_t *l)
+{
+    adm_http_resp_parser_t *p = parser_of(l);
+
+    p->in_content_type = p->field_len == strlen("content-type") && strncasecmp(p->field, "content-type", p->field_len) == 0;
+    p->field_len = 0;
+    if (p->in_content_type) {
+        p->content_type[0] = '\0';
+    }
+    return 0;
+}
+
+static int on_header_value(llhttp_t *l, const char *at, size_t len)
+{
+    adm_http_resp_parser_t *p = parser_of(l);
+    size_t have;
+
+    if (!p->in_content_type) {
+        return 0;
+    }
+    have = strlen(p->content_type);
+    if (len > sizeof(p->content_type) - 1 - have) {
+        len = sizeof(p->content_type) - 1 - have;
+    }
+    memcpy(p->content_type + have, at, len);
+    p->content_type[have + len] = '\0';
     return 0;
 }
 
@@ -57,6 +101,9 @@ static int on_message_complete(llhttp_t *l)
 
 static const llhttp_settings_t settings = {
     .on_message_begin = on_message_begin,
+    .on_header_field = on_header_field,
+    .on_header_field_complete = on_header_field_complete,
+    .on_header_value = on_header_value,
     .on_headers_complete = on_headers_complete,
     .on_body = on_body,
     .on_message_complete = on_message_complete,
@@ -129,6 +176,7 @@ void adm_http_resp_next(adm_http_resp_parser_t *p)
     p->status = 0;
     p->body.len = 0;
     p->error = NULL;
+    p->content_type[0] = '\0';
     if (llhttp_get_errno(&p->llhttp) == HPE_PAUSED) {
         llhttp_resume(&p->llhttp);
     }

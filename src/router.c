@@ -74,11 +74,20 @@ static bool is_json_content_type(const char *ct)
     return *ct == '\0' || *ct == ';';
 }
 
+/* A handler set on the server takes every admission-listener path but the probes and /metrics. */
+static bool for_handler(const adm_conn_t *c, const struct route *rt)
+{
+    return c->server->handler != NULL && c->listener->kind == ADM_LISTENER_ADMISSION && (rt == NULL || rt->admission);
+}
+
 int adm__route_check(adm_conn_t *c, const adm_http_request_t *r, adm_http_response_t *resp)
 {
     const struct route *rt = find_route(c, r->path);
 
     c->endpoint = rt != NULL ? rt->endpoint : ADM_EP_OTHER;
+    if (for_handler(c, rt)) {
+        return 0;
+    }
     if (rt == NULL) {
         text_answer(resp, 404, "404 page not found\n");
         return ADM_DECLINED;
@@ -139,9 +148,8 @@ static unsigned phases_of(adm_endpoint_t endpoint)
     }
 }
 
-static void admission_answer(adm_conn_t *c, const adm_http_request_t *r, adm_http_response_t *resp)
+static void admission_answer(adm_conn_t *c, const adm_http_request_t *r, adm_arena_t *a, adm_http_response_t *resp)
 {
-    adm_arena_t *a = c->server->work; /* reset by the connection once the answer is queued */
     adm_review_request_t review;
     adm_review_response_t answer = {0};
     const char *problem = NULL;
@@ -192,10 +200,9 @@ static void admission_answer(adm_conn_t *c, const adm_http_request_t *r, adm_htt
     resp->body_len = body_len;
 }
 
-void adm__route_handle(adm_conn_t *c, const adm_http_request_t *r, adm_http_response_t *resp)
+static void answer_now(adm_conn_t *c, const adm_http_request_t *r, const struct route *rt, adm_arena_t *a,
+                       adm_http_response_t *resp)
 {
-    const struct route *rt = find_route(c, r->path);
-
     if (rt == NULL || adm__route_check(c, r, resp) != 0) {
         if (rt == NULL) {
             text_answer(resp, 404, "404 page not found\n");
@@ -206,7 +213,7 @@ void adm__route_handle(adm_conn_t *c, const adm_http_request_t *r, adm_http_resp
     case ADM_EP_MUTATE:
     case ADM_EP_VALIDATE:
     case ADM_EP_ADMIT:
-        admission_answer(c, r, resp);
+        admission_answer(c, r, a, resp);
         break;
     case ADM_EP_METRICS:
         c->server->scratch.len = 0;
@@ -233,4 +240,17 @@ void adm__route_handle(adm_conn_t *c, const adm_http_request_t *r, adm_http_resp
     if (r->method == HTTP_HEAD) {
         resp->omit_body = true;
     }
+}
+
+void adm__route_handle(adm_conn_t *c, const adm_http_request_t *r, adm_exchange_t *x)
+{
+    const struct route *rt = find_route(c, r->path);
+    adm_http_response_t resp = {0};
+
+    if (for_handler(c, rt)) {
+        c->server->handler(x, c->server->handler_arg);
+        return;
+    }
+    answer_now(c, r, rt, x->arena, &resp);
+    adm_exchange_reply(x, &resp);
 }

@@ -24,9 +24,7 @@ int adm_server_create(uv_loop_t *loop, const adm_options_t *opts, adm_server_t *
     adm_server_t *s = calloc(1, sizeof(*s));
     int rc;
 
-    /* 256 KiB holds a 4 KB pod's decode, mutable copy, diff and answer many times over. */
-    if (s == NULL || (s->work = adm_arena_create(256 * 1024)) == NULL) {
-        free(s);
+    if (s == NULL) {
         snprintf(err, err_len, "out of memory");
         return ADM_ENOMEM;
     }
@@ -42,7 +40,6 @@ int adm_server_create(uv_loop_t *loop, const adm_options_t *opts, adm_server_t *
 
         rc = adm_tls_server_ctx_create(&tls_opts, &s->tls, err, err_len);
         if (rc != 0) {
-            adm_arena_destroy(s->work);
             free(s);
             return rc;
         }
@@ -60,8 +57,36 @@ void adm_server_destroy(adm_server_t *s)
         adm_tls_ctx_unref(s->tls);
     }
     adm_buf_free(&s->scratch);
-    adm_arena_destroy(s->work);
+    while (s->narena_pool > 0) {
+        adm_arena_destroy(s->arena_pool[--s->narena_pool]);
+    }
     free(s);
+}
+
+/* 256 KiB holds a 4 KB pod's decode, mutable copy, diff and answer many times over; pages not
+   touched cost no memory. */
+adm_arena_t *adm__server_arena_get(adm_server_t *s)
+{
+    if (s->narena_pool > 0) {
+        return s->arena_pool[--s->narena_pool];
+    }
+    return adm_arena_create(ADM_REQUEST_ARENA_BYTES);
+}
+
+void adm__server_arena_put(adm_server_t *s, adm_arena_t *a)
+{
+    if (s->narena_pool == ADM_ARENA_POOL_MAX) {
+        adm_arena_destroy(a);
+        return;
+    }
+    adm_arena_reset(a);
+    s->arena_pool[s->narena_pool++] = a;
+}
+
+void adm_server_set_handler(adm_server_t *s, adm_handler_fn fn, void *arg)
+{
+    s->handler = fn;
+    s->handler_arg = arg;
 }
 
 static void accept_one(adm__listener_t *l)

@@ -44,6 +44,18 @@ typedef struct adm__listener_s {
 
 typedef struct adm_conn_s adm_conn_t;
 
+/* Spare request arenas kept by the server; more are made while many answers are outstanding. */
+#define ADM_ARENA_POOL_MAX 64
+#define ADM_REQUEST_ARENA_BYTES (256 * 1024)
+
+struct adm_exchange_s {
+    adm_conn_t *conn;
+    adm_arena_t *arena;          /* the request's work memory, from the server's pool */
+    void (*on_cancel)(void *arg);
+    void *cancel_arg;
+    bool keep_alive;             /* the request allows another on this connection */
+};
+
 typedef enum adm__conn_state_e {
     ADM_CONN_OPEN,    /* handshaking or serving requests */
     ADM_CONN_LINGER,  /* final answer written and FIN sent; discarding input until EOF */
@@ -70,9 +82,12 @@ struct adm_conn_s {
     uint64_t request_started_ns; /* uv_hrtime() at the same moment, for the latency histogram */
     adm_endpoint_t endpoint;     /* what the current request was routed to */
     adm_http_response_t early;  /* answer decided from the head alone (404, 405, 415, 401) */
+    adm_exchange_t x;           /* the request being answered */
     adm__conn_state_t state;
     int pending_closes;         /* handle close callbacks still to come */
     bool has_early;
+    bool awaiting;              /* a handler owes the current request its answer */
+    bool dispatching;           /* inside the handler's first call for the current request */
     bool handshake_done;
     bool peer_verified;         /* mTLS client certificate verified */
     bool write_in_flight;
@@ -103,11 +118,14 @@ struct adm_server_s {
     adm_metrics_t metrics;
     adm_buf_t scratch;          /* reused for rendering /metrics */
     /*
-     * Request processing (decode, chain, encode) runs to completion inside one callback on this
-     * single-threaded loop, so one arena serves every request and is reset after each answer:
-     * idle connections hold no request memory, and a request costs no malloc.
+     * Request work memory (decode, chain, upstream calls, encode) comes from pooled arenas: one
+     * per request being answered, back to the pool (reset) with the answer. Idle connections hold
+     * none, and in the steady state a request costs no malloc.
      */
-    adm_arena_t *work;
+    adm_arena_t *arena_pool[ADM_ARENA_POOL_MAX];
+    size_t narena_pool;
+    adm_handler_fn handler;     /* replaces the admission endpoints (admitd-mockhook) */
+    void *handler_arg;
     uint8_t read_buf[ADM_READ_BUFFER_SIZE]; /* shared: libuv reads are handled one at a time */
 };
 
@@ -119,11 +137,14 @@ void adm__conn_close_now(adm_conn_t *c);
 
 /* server.c: a connection was freed. */
 void adm__server_conn_freed(adm_server_t *s);
+/* server.c: a request arena from the pool (NULL when out of memory), and its return. */
+adm_arena_t *adm__server_arena_get(adm_server_t *s);
+void adm__server_arena_put(adm_server_t *s, adm_arena_t *a);
 
 /* router.c */
 /* Decides from the head alone whether the request can go on; 0 or an answer in *resp. */
 int adm__route_check(adm_conn_t *c, const adm_http_request_t *r, adm_http_response_t *resp);
-/* Answers a complete request; the answer's memory is the connection's arena. */
-void adm__route_handle(adm_conn_t *c, const adm_http_request_t *r, adm_http_response_t *resp);
+/* Answers a complete request through its exchange, at once or later (adm_exchange_reply). */
+void adm__route_handle(adm_conn_t *c, const adm_http_request_t *r, adm_exchange_t *x);
 
 #endif

@@ -28,10 +28,14 @@ typedef struct adm_http_resp_parser_s {
     int status;
     bool keep_alive;  /* the connection may carry the next request */
     adm_buf_t body;
+    char content_type[128]; /* the Content-Type header ("" when absent; cut at 127 bytes) */
     const char *error; /* after ADM_HTTP_RESP_ERROR: what was wrong (static text) */
     /* private */
     bool done;
     bool too_big;
+    bool in_content_type; /* the header value being read is Content-Type's */
+    char field[16];       /* the header name being read, as far as it fits */
+    size_t field_len;
 } adm_http_resp_parser_t;
 
 /** Prepares p for the first response; bodies larger than max_body_bytes are an error. */

@@ -6,7 +6,9 @@
 #ifndef ADM_SERVER_H
 #define ADM_SERVER_H
 
+#include "adm/arena.h"
 #include "adm/chain.h"
+#include "adm/http.h"
 #include "adm/options.h"
 
 #include <stdbool.h>
@@ -40,6 +42,42 @@ void adm_server_shutdown(adm_server_t *s);
 
 /** Sets the admission chain the admission endpoints run (kept by the caller, outliving the server). */
 void adm_server_set_chain(adm_server_t *s, adm_chain_t *chain);
+
+/*
+ * An exchange is one request on the admission listener and the answer it is owed. A handler may
+ * answer at once or later (after upstream calls or a timer): until it does, the connection reads
+ * no further request, so answers stay in order. Memory for the request's work comes from the
+ * exchange's arena, which lives until the answer is queued or the exchange is cancelled.
+ */
+typedef struct adm_exchange_s adm_exchange_t;
+
+/** Handles one request; must eventually call adm_exchange_reply() or adm_exchange_abort(). */
+typedef void (*adm_handler_fn)(adm_exchange_t *x, void *arg);
+
+/**
+ * Serves every path of the admission listener except the probes and /metrics with fn instead of
+ * admitd's admission endpoints (admitd-mockhook plays its webhooks this way).
+ */
+void adm_server_set_handler(adm_server_t *s, adm_handler_fn fn, void *arg);
+
+const adm_http_request_t *adm_exchange_request(const adm_exchange_t *x);
+adm_arena_t *adm_exchange_arena(const adm_exchange_t *x);
+uv_loop_t *adm_exchange_loop(const adm_exchange_t *x);
+
+/**
+ * Queues the answer (its bytes are copied) and ends the exchange: the arena is released, and the
+ * connection goes on with the next request. x is invalid afterwards.
+ */
+void adm_exchange_reply(adm_exchange_t *x, adm_http_response_t *resp);
+
+/** Ends the exchange without an answer by closing the connection; reset: with a TCP RST. */
+void adm_exchange_abort(adm_exchange_t *x, bool reset);
+
+/**
+ * fn(arg) runs if the exchange ends before an answer (the client went away, or the drain's grace
+ * ran out): the handler must stop its work and never touch x again.
+ */
+void adm_exchange_on_cancel(adm_exchange_t *x, void (*fn)(void *arg), void *arg);
 
 /** Frees the server after done has fired (or if it was never started). */
 void adm_server_destroy(adm_server_t *s);
