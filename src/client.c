@@ -117,6 +117,7 @@ static void conn_close(client_conn_t *c);
 static void conn_flush(client_conn_t *c);
 static void conn_available(client_conn_t *c);
 static void maybe_dial(adm_upstream_t *u);
+static void dial_failed(client_conn_t *c, adm_call_error_t error, const char *detail);
 
 const char *adm_call_error_name(adm_call_error_t e)
 {
@@ -389,6 +390,10 @@ static void conn_fail(client_conn_t *c, adm_call_error_t error, const char *deta
     adm_call_t *call = c->call;
     adm_upstream_t *u = c->up;
 
+    if (call == NULL && c->state != CONN_READY && c->state != CONN_CLOSING) {
+        dial_failed(c, error, detail); /* still dialing: the waiting calls hear of it */
+        return;
+    }
     if (call != NULL) {
         c->call = NULL;
         call->conn = NULL;
@@ -606,15 +611,15 @@ static void on_eof(client_conn_t *c, ssize_t nread)
 {
     char detail[160];
 
+    if (c->state != CONN_READY) {
+        snprintf(detail, sizeof(detail), "tls: handshake failed: %s",
+                 nread == UV_EOF ? "EOF" : uv_strerror((int)nread));
+        dial_failed(c, ADM_CALL_TLS, detail);
+        return;
+    }
     if (c->call == NULL) {
         conn_close(c); /* the server closed an idle connection: it is simply gone */
         maybe_dial(c->up);
-        return;
-    }
-    if (c->state == CONN_HANDSHAKE) {
-        snprintf(detail, sizeof(detail), "tls: handshake failed: %s",
-                 nread == UV_EOF ? "EOF" : uv_strerror((int)nread));
-        conn_fail(c, ADM_CALL_TLS, detail);
         return;
     }
     if (nread == UV_EOF && c->answer_started && adm_http_resp_eof(&c->resp) == ADM_HTTP_RESP_DONE) {

@@ -118,7 +118,10 @@ int adm_reviewset_load(const char *path, adm_reviewset_t *out, char *err, size_t
         char *full;
         struct stat fst;
 
-        if (e->d_name[0] == '.') {
+        size_t name_len = strlen(e->d_name);
+
+        /* Only JSON files: a corpus folder may also hold its README and generator. */
+        if (e->d_name[0] == '.' || name_len < 6 || strcmp(e->d_name + name_len - 5, ".json") != 0) {
             continue;
         }
         if (asprintf(&full, "%s/%s", path, e->d_name) < 0) {

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <uv.h>
 #include <yyjson.h>
 
@@ -53,6 +54,8 @@ typedef struct mock_s {
     pending_t *free_pending;
     uint64_t rng;
     uv_signal_t sigterm, sigint;
+    uv_timer_t stall;
+    uint64_t stall_ms;
 } mock_t;
 
 static const char usage[] =
@@ -71,6 +74,9 @@ static const char usage[] =
     "  --route /PATH=B               behaviour B for this path (repeatable)\n"
     "  --route-delay /PATH=D         delay for this path (repeatable; default --delay)\n"
     "  --record FILE                 append one JSON line per request (path, query, review)\n"
+    "  --stall D/PERIOD              block the whole server for D every PERIOD (200ms/1s: a GC\n"
+    "                                pause, to show coordinated omission in load generators)\n"
+    "  --idle-timeout D              close keep-alive connections idle this long (default 120s)\n"
     "  --v N                         log verbosity\n"
     "  --help, --version\n";
 
@@ -249,6 +255,15 @@ static void handle(adm_exchange_t *x, void *arg)
     }
 }
 
+/* Blocks the loop on purpose: nothing is served while it sleeps, as in a stop-the-world pause. */
+static void on_stall(uv_timer_t *t)
+{
+    mock_t *m = t->data;
+    struct timespec ts = {(time_t)(m->stall_ms / 1000), (long)(m->stall_ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
     mock_t *m = h->data;
@@ -264,6 +279,9 @@ static void on_done(adm_server_t *s, void *arg)
     (void)s;
     uv_close((uv_handle_t *)&m->sigterm, NULL);
     uv_close((uv_handle_t *)&m->sigint, NULL);
+    if (m->stall_ms > 0) {
+        uv_close((uv_handle_t *)&m->stall, NULL);
+    }
     while (m->free_pending != NULL) {
         pending_t *p = m->free_pending;
 
@@ -280,6 +298,7 @@ int main(int argc, char **argv)
     cli_t cli;
     const char *flag;
     const char *record_path = NULL;
+    uint64_t stall_period_ms = 0;
     char err[512];
 
     adm_options_defaults(&opts);
@@ -337,6 +356,22 @@ int main(int argc, char **argv)
             route_delays[nroute_delays++] = cli_value(&cli);
         } else if (cli_is(&cli, "--record")) {
             record_path = cli_value(&cli);
+        } else if (cli_is(&cli, "--stall")) {
+            const char *v = cli_value(&cli);
+            const char *slash = strchr(v, '/');
+            char first[64];
+
+            if (slash == NULL || (size_t)(slash - v) >= sizeof(first)) {
+                cli_fail(&cli, "--stall: \"%s\" must be DURATION/PERIOD, e.g. 200ms/1s", v);
+            }
+            memcpy(first, v, (size_t)(slash - v));
+            first[slash - v] = '\0';
+            if (adm_parse_duration_ms(first, &m.stall_ms) != 0 || adm_parse_duration_ms(slash + 1, &stall_period_ms) != 0 ||
+                m.stall_ms == 0 || stall_period_ms <= m.stall_ms) {
+                cli_fail(&cli, "--stall: \"%s\" must be DURATION/PERIOD with 0 < DURATION < PERIOD", v);
+            }
+        } else if (cli_is(&cli, "--idle-timeout")) {
+            opts.idle_timeout_ms = cli_duration_ms(&cli);
         } else if (cli_is(&cli, "--v")) {
             opts.verbosity = (int)cli_uint(&cli, 0, 10);
         } else {
@@ -401,6 +436,11 @@ int main(int argc, char **argv)
     m.sigterm.data = m.sigint.data = &m;
     uv_signal_start(&m.sigterm, on_signal, SIGTERM);
     uv_signal_start(&m.sigint, on_signal, SIGINT);
+    if (m.stall_ms > 0) {
+        uv_timer_init(&loop, &m.stall);
+        m.stall.data = &m;
+        uv_timer_start(&m.stall, on_stall, stall_period_ms, stall_period_ms);
+    }
     adm_log_info("admitd-mockhook %s ready", ADM_VERSION);
     uv_run(&loop, UV_RUN_DEFAULT);
     adm_server_destroy(m.server);

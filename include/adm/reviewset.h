@@ -26,7 +26,7 @@ typedef struct adm_reviewset_s {
 } adm_reviewset_t;
 
 /**
- * Loads path: one AdmissionReview file, or every regular file of a directory (sorted by name, so
+ * Loads path: one AdmissionReview file, or every *.json file of a directory (sorted by name, so
  * runs repeat). Returns 0, or ADM_EINVAL with one line in err naming the file and the problem
  * (unreadable, not an AdmissionReview, empty directory), or ADM_ENOMEM.
  */

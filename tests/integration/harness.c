@@ -31,6 +31,17 @@ long long h_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+const char *h_bin(const char *env_name)
+{
+    const char *bin = getenv(env_name);
+
+    if (bin == NULL || *bin == '\0') {
+        fprintf(stderr, "%s is not set (ctest sets it)\n", env_name);
+        exit(1);
+    }
+    return bin;
+}
+
 static const char *admitd_bin(void)
 {
     const char *bin = getenv("ADMITD_BIN");
@@ -88,6 +99,11 @@ static bool has_arg(const char *const *args, const char *name)
 
 int h_start(h_server_t *s, const char *dir, const char *const *args)
 {
+    return h_start_prog(s, admitd_bin(), dir, args);
+}
+
+int h_start_prog(h_server_t *s, const char *bin, const char *dir, const char *const *args)
+{
     const char *argv[64];
     int n = 0;
     long long deadline;
@@ -101,7 +117,7 @@ int h_start(h_server_t *s, const char *dir, const char *const *args)
     snprintf(s->ca, sizeof(s->ca), "%s/ca.pem", s->dir);
     snprintf(s->log, sizeof(s->log), "%s/admitd.log", s->dir);
     s->tls = !has_arg(args, "--insecure-http");
-    argv[n++] = admitd_bin();
+    argv[n++] = bin;
     argv[n++] = "--listen";
     argv[n++] = "127.0.0.1:0";
     if (s->tls && !has_arg(args, "--tls-cert-file")) {
@@ -201,6 +217,11 @@ void h_cleanup(h_server_t *s)
 
 int h_run(const char *const *args, char *out, size_t out_len, int timeout_ms)
 {
+    return h_run_prog(admitd_bin(), args, out, out_len, timeout_ms);
+}
+
+int h_run_prog(const char *bin, const char *const *args, char *out, size_t out_len, int timeout_ms)
+{
     const char *argv[64];
     int pipefd[2];
     int n = 0;
@@ -208,7 +229,7 @@ int h_run(const char *const *args, char *out, size_t out_len, int timeout_ms)
     pid_t pid;
     long long deadline = h_now_ms() + timeout_ms;
 
-    argv[n++] = admitd_bin();
+    argv[n++] = bin;
     for (; args != NULL && *args != NULL && n < 62; args++) {
         argv[n++] = *args;
     }

@@ -31,6 +31,9 @@ typedef struct h_server_s {
  */
 int h_start(h_server_t *s, const char *dir, const char *const *args);
 
+/** Like h_start for another server binary that takes the same flags (admitd-mockhook). */
+int h_start_prog(h_server_t *s, const char *bin, const char *dir, const char *const *args);
+
 /** Sends sig (0: none) and waits up to timeout_ms for the exit; returns the exit code, or -1. */
 int h_stop(h_server_t *s, int sig, int timeout_ms);
 
@@ -39,6 +42,12 @@ void h_cleanup(h_server_t *s);
 
 /** Runs ADMITD_BIN with args (NULL-terminated) to completion; returns the exit code and its stderr. */
 int h_run(const char *const *args, char *out, size_t out_len, int timeout_ms);
+
+/** h_run for another binary. */
+int h_run_prog(const char *bin, const char *const *args, char *out, size_t out_len, int timeout_ms);
+
+/** The path in environment variable env_name (MOCKHOOK_BIN, BENCH_BIN); exits when unset. */
+const char *h_bin(const char *env_name);
 
 /** Prints admitd's log (for failures). */
 void h_dump_log(const h_server_t *s);

@@ -85,13 +85,22 @@ static void test_single_file_and_errors(void **state)
     assert_int_equal(certgen_tempdir(dir, sizeof(dir)), 0);
     assert_int_equal(adm_reviewset_load(dir, &set, err, sizeof(err)), ADM_EINVAL);
     assert_non_null(strstr(err, "no review files in the directory"));
+    /* files other than *.json (a README, the generator) are not reviews */
     snprintf(bad, sizeof(bad), "%s/notes.txt", dir);
+    f = fopen(bad, "w");
+    assert_non_null(f);
+    fputs("not a review", f);
+    fclose(f);
+    assert_int_equal(adm_reviewset_load(dir, &set, err, sizeof(err)), ADM_EINVAL);
+    assert_non_null(strstr(err, "no review files in the directory"));
+    remove(bad);
+    snprintf(bad, sizeof(bad), "%s/pod.json", dir);
     f = fopen(bad, "w");
     assert_non_null(f);
     fputs("{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}", f);
     fclose(f);
     assert_int_equal(adm_reviewset_load(dir, &set, err, sizeof(err)), ADM_EINVAL);
-    assert_non_null(strstr(err, "notes.txt: request body is not an AdmissionReview"));
+    assert_non_null(strstr(err, "pod.json: request body is not an AdmissionReview"));
     assert_null(set.bodies);
     remove(bad);
     remove(dir);
