@@ -1,0 +1,3 @@
+module admitd.invalid/go-webhook
+
+go 1.19
