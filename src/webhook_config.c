@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #define API_VERSION "admissionregistration.k8s.io/v1"
@@ -540,6 +541,21 @@ static bool valid_escapes(const char *s, size_t n)
     return true;
 }
 
+/* Go lowercases the scheme it parses, so "HTTPS://" passes kube's check as well. */
+static bool scheme_allowed(const loader_t *L, const char *url, size_t scheme_len)
+{
+    return (scheme_len == 5 && strncasecmp(url, "https", 5) == 0) ||
+           (L->allow_insecure && scheme_len == 4 && strncasecmp(url, "http", 4) == 0);
+}
+
+static int scheme_error(loader_t *L, const char *where, const char *url, size_t scheme_len)
+{
+    return fail(L, "%s: Invalid value: \"%.*s\": %s" DESIRED_FORM, where, (int)scheme_len, url,
+                L->allow_insecure
+                    ? "'https' and 'http' (--allow-insecure-webhook-urls) are the only allowed URL schemes"
+                    : "'https' is the only allowed URL scheme");
+}
+
 /*
  * kube's ValidateWebhookURL over Go's url.Parse, reduced to what a webhook URL can hold. One
  * deviation: a lone trailing "?" (an empty query Go accepts) is refused, since admitd appends
@@ -633,13 +649,8 @@ static int check_url(loader_t *L, const char *where, const char *url)
             return fail(L, "%s: Required value: url must be a valid URL: invalid URL escape" DESIRED_FORM,
                         where);
         }
-        if (scheme_len > 0 && !((scheme_len == 5 && strncasecmp(url, "https", 5) == 0) ||
-                                (L->allow_insecure && scheme_len == 4 && strncasecmp(url, "http", 4) == 0))) {
-            return fail(
-                L, "%s: Invalid value: \"%.*s\": %s" DESIRED_FORM, where, (int)scheme_len, url,
-                L->allow_insecure
-                    ? "'https' and 'http' (--allow-insecure-webhook-urls) are the only allowed URL schemes"
-                    : "'https' is the only allowed URL scheme");
+        if (!scheme_allowed(L, url, scheme_len)) {
+            return scheme_error(L, where, url, scheme_len);
         }
         if (host_len == 0) {
             return fail(L, "%s: Invalid value: \"\": host must be specified" DESIRED_FORM, where);
@@ -652,13 +663,8 @@ static int check_url(loader_t *L, const char *where, const char *url)
                         where, (int)ulen, auth, auth[ulen] == ':' ? ":xxxxx" : "");
         }
     } else {
-        if (!(scheme_len == 5 && strncasecmp(url, "https", 5) == 0) &&
-            !(L->allow_insecure && scheme_len == 4 && strncasecmp(url, "http", 4) == 0)) {
-            return fail(
-                L, "%s: Invalid value: \"%.*s\": %s" DESIRED_FORM, where, (int)scheme_len, url,
-                L->allow_insecure
-                    ? "'https' and 'http' (--allow-insecure-webhook-urls) are the only allowed URL schemes"
-                    : "'https' is the only allowed URL scheme");
+        if (!scheme_allowed(L, url, scheme_len)) {
+            return scheme_error(L, where, url, scheme_len);
         }
         return fail(L, "%s: Invalid value: \"\": host must be specified" DESIRED_FORM, where);
     }
