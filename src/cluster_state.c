@@ -102,8 +102,8 @@ static bool same_ns(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-static const entry_t *find_entry(const adm_cluster_state_t *cs, const char *group, const char *kind, const char *ns,
-                                 const char *name, uint64_t h)
+static const entry_t *find_entry(const adm_cluster_state_t *cs, const char *group, const char *kind,
+                                 const char *ns, const char *name, uint64_t h)
 {
     size_t mask = cs->nslots - 1;
 
@@ -117,8 +117,8 @@ static const entry_t *find_entry(const adm_cluster_state_t *cs, const char *grou
             return NULL;
         }
         e = &cs->entries[cs->slots[i] - 1];
-        if (e->hash == h && strcmp(e->name, name) == 0 && strcmp(e->ns, ns) == 0 && strcmp(e->kind, kind) == 0 &&
-            strcmp(e->group, group) == 0) {
+        if (e->hash == h && strcmp(e->name, name) == 0 && strcmp(e->ns, ns) == 0 &&
+            strcmp(e->kind, kind) == 0 && strcmp(e->group, group) == 0) {
             return e;
         }
     }
@@ -180,7 +180,8 @@ static list_t *find_list(const adm_cluster_state_t *cs, const char *group, const
             return NULL;
         }
         l = &cs->lists[cs->lslots[i] - 1];
-        if (l->hash == h && same_ns(l->ns, ns) && strcmp(l->kind, kind) == 0 && strcmp(l->group, group) == 0) {
+        if (l->hash == h && same_ns(l->ns, ns) && strcmp(l->kind, kind) == 0 &&
+            strcmp(l->group, group) == 0) {
             return l;
         }
     }
@@ -371,8 +372,10 @@ static yyjson_val *with_name_label(adm_arena_t *a, yyjson_val *obj, const char *
         return NULL;
     }
     root = yyjson_val_mut_copy(mdoc, obj);
-    labels = root != NULL ? adm_mut_ensure(mdoc, adm_mut_get(root, "metadata"), "labels", YYJSON_TYPE_OBJ) : NULL;
-    if (labels == NULL || !yyjson_mut_obj_put(labels, yyjson_mut_str(mdoc, NS_NAME_LABEL), yyjson_mut_str(mdoc, name))) {
+    labels =
+        root != NULL ? adm_mut_ensure(mdoc, adm_mut_get(root, "metadata"), "labels", YYJSON_TYPE_OBJ) : NULL;
+    if (labels == NULL ||
+        !yyjson_mut_obj_put(labels, yyjson_mut_str(mdoc, NS_NAME_LABEL), yyjson_mut_str(mdoc, name))) {
         return NULL;
     }
     yyjson_mut_doc_set_root(mdoc, root);
@@ -400,7 +403,7 @@ static int add_object(loader_t *L, const char *file, size_t docno, const char *w
         return fail(L, ADM_EINVAL, file, where, "not an object");
     }
     api_version = yyjson_obj_get(obj, "apiVersion") != NULL ? nonempty_str(yyjson_obj_get(obj, "apiVersion"))
-                                                             : def_api_version;
+                                                            : def_api_version;
     kind = yyjson_obj_get(obj, "kind") != NULL ? nonempty_str(yyjson_obj_get(obj, "kind")) : def_kind;
     if (api_version == NULL) {
         return fail(L, ADM_EINVAL, file, where, "object has no apiVersion");
@@ -416,7 +419,8 @@ static int add_object(loader_t *L, const char *file, size_t docno, const char *w
     nsv = yyjson_obj_get(meta, "namespace");
     if (nsv != NULL && !yyjson_is_null(nsv)) {
         if (!yyjson_is_str(nsv)) {
-            return fail(L, ADM_EINVAL, file, where, "%s \"%s\": metadata.namespace must be a string", kind, name);
+            return fail(L, ADM_EINVAL, file, where, "%s \"%s\": metadata.namespace must be a string", kind,
+                        name);
         }
         ns = yyjson_get_str(nsv);
     }
@@ -426,14 +430,15 @@ static int add_object(loader_t *L, const char *file, size_t docno, const char *w
         yyjson_obj_iter it;
 
         if (!yyjson_is_obj(labels)) {
-            return fail(L, ADM_EINVAL, file, where, "%s \"%s\": metadata.labels must be an object", kind, name);
+            return fail(L, ADM_EINVAL, file, where, "%s \"%s\": metadata.labels must be an object", kind,
+                        name);
         }
         yyjson_obj_iter_init(labels, &it);
         while ((k = yyjson_obj_iter_next(&it)) != NULL) {
             v = yyjson_obj_iter_get_val(k);
             if (!yyjson_is_str(v)) {
-                return fail(L, ADM_EINVAL, file, where, "%s \"%s\": metadata.labels.%s must be a string", kind, name,
-                            yyjson_get_str(k));
+                return fail(L, ADM_EINVAL, file, where, "%s \"%s\": metadata.labels.%s must be a string",
+                            kind, name, yyjson_get_str(k));
             }
         }
     }
@@ -447,8 +452,8 @@ static int add_object(loader_t *L, const char *file, size_t docno, const char *w
         /* The API server ignores a namespace on a cluster-scoped object. */
         ns = "";
     } else if (scope == SCOPE_NAMESPACED && ns[0] == '\0') {
-        return fail(L, ADM_EINVAL, file, where, "%s \"%s\": metadata.namespace is required for a namespaced kind",
-                    kind, name);
+        return fail(L, ADM_EINVAL, file, where,
+                    "%s \"%s\": metadata.namespace is required for a namespaced kind", kind, name);
     }
     if (group[0] == '\0' && strcmp(kind, "Namespace") == 0) {
         const char *have = yyjson_get_str(adm_json_get(labels, NS_NAME_LABEL));
@@ -465,8 +470,9 @@ static int add_object(loader_t *L, const char *file, size_t docno, const char *w
     h = entry_hash(group, kind, ns, name);
     dup = find_entry(cs, group, kind, ns, name, h);
     if (dup != NULL) {
-        return fail(L, ADM_EINVAL, file, where, "%s%s%s \"%s%s%s\" is defined twice (first in %s document %zu)", kind,
-                    group[0] != '\0' ? "." : "", group, ns, ns[0] != '\0' ? "/" : "", name, dup->file, dup->doc);
+        return fail(
+            L, ADM_EINVAL, file, where, "%s%s%s \"%s%s%s\" is defined twice (first in %s document %zu)", kind,
+            group[0] != '\0' ? "." : "", group, ns, ns[0] != '\0' ? "/" : "", name, dup->file, dup->doc);
     }
     rc = reserve_entry(cs);
     if (rc != 0) {
@@ -580,7 +586,8 @@ static int cmp_names(const void *x, const void *y)
 
 static bool state_file_name(const char *name)
 {
-    return name[0] != '.' && (ends_with(name, ".yaml") || ends_with(name, ".yml") || ends_with(name, ".json"));
+    return name[0] != '.' &&
+           (ends_with(name, ".yaml") || ends_with(name, ".yml") || ends_with(name, ".json"));
 }
 
 static int load_dir(loader_t *L, const char *dir)
@@ -723,7 +730,8 @@ yyjson_val *adm_cluster_state_get(const adm_cluster_state_t *cs, const char *gro
 yyjson_val *const *adm_cluster_state_list(const adm_cluster_state_t *cs, const char *group, const char *kind,
                                           const char *namespace_, size_t *n)
 {
-    const list_t *l = cs != NULL ? find_list(cs, group, kind, namespace_, list_hash(group, kind, namespace_)) : NULL;
+    const list_t *l =
+        cs != NULL ? find_list(cs, group, kind, namespace_, list_hash(group, kind, namespace_)) : NULL;
 
     *n = l != NULL ? l->n : 0;
     return l != NULL ? l->items : NULL;

@@ -41,21 +41,11 @@ bool adm_selector_matches(const adm_selector_t *s, yyjson_val *labels)
         bool ok;
 
         switch (r->op) {
-        case ADM_SEL_IN:
-            ok = v != NULL && listed(r, v);
-            break;
-        case ADM_SEL_NOT_IN:
-            ok = v == NULL || !listed(r, v);
-            break;
-        case ADM_SEL_EXISTS:
-            ok = v != NULL;
-            break;
-        case ADM_SEL_DOES_NOT_EXIST:
-            ok = v == NULL;
-            break;
-        default:
-            ok = false;
-            break;
+        case ADM_SEL_IN: ok = v != NULL && listed(r, v); break;
+        case ADM_SEL_NOT_IN: ok = v == NULL || !listed(r, v); break;
+        case ADM_SEL_EXISTS: ok = v != NULL; break;
+        case ADM_SEL_DOES_NOT_EXIST: ok = v == NULL; break;
+        default: ok = false; break;
         }
         if (!ok) {
             return false;

@@ -39,12 +39,9 @@ static bool is_namespace_resource(const adm_review_request_t *req, const char *v
 static bool scope_matches(adm_rule_scope_t scope, const adm_review_request_t *req, const char *version)
 {
     switch (scope) {
-    case ADM_SCOPE_ALL:
-        return true;
-    case ADM_SCOPE_NAMESPACED:
-        return !is_namespace_resource(req, version) && req->namespace_[0] != '\0';
-    case ADM_SCOPE_CLUSTER:
-        return is_namespace_resource(req, version) || req->namespace_[0] == '\0';
+    case ADM_SCOPE_ALL: return true;
+    case ADM_SCOPE_NAMESPACED: return !is_namespace_resource(req, version) && req->namespace_[0] != '\0';
+    case ADM_SCOPE_CLUSTER: return is_namespace_resource(req, version) || req->namespace_[0] == '\0';
     }
     return false;
 }
@@ -76,7 +73,8 @@ static bool rules_match_exactly(const adm_webhook_t *wh, const adm_review_reques
     for (size_t i = 0; i < wh->nrules; i++) {
         const adm_rule_t *r = &wh->rules[i];
 
-        if (exact_or_wildcard(r->api_versions, r->napi_versions, version) && rule_matches_at(r, req, version)) {
+        if (exact_or_wildcard(r->api_versions, r->napi_versions, version) &&
+            rule_matches_at(r, req, version)) {
             return true;
         }
     }
@@ -168,7 +166,8 @@ adm_wh_match_t adm_webhook_match(const adm_webhook_t *wh, const adm_match_input_
             } else {
                 labels = adm_json_path(in->object, "metadata", "labels", NULL);
             }
-        } else if ((ns_obj = adm_cluster_state_get(in->cluster, "", "Namespace", "", req->namespace_)) == NULL) {
+        } else if ((ns_obj = adm_cluster_state_get(in->cluster, "", "Namespace", "", req->namespace_)) ==
+                   NULL) {
             pending = PENDING_NS_NOT_FOUND;
         } else {
             labels = adm_json_path(ns_obj, "metadata", "labels", NULL);
@@ -184,17 +183,14 @@ adm_wh_match_t adm_webhook_match(const adm_webhook_t *wh, const adm_match_input_
     }
 
     switch (pending) {
-    case PENDING_NS_NOT_FOUND:
-        namespace_not_found(status, a, req->namespace_);
-        return ADM_WH_ERROR;
+    case PENDING_NS_NOT_FOUND: namespace_not_found(status, a, req->namespace_); return ADM_WH_ERROR;
     case PENDING_NO_OBJECT:
         /* What meta.Accessor(nil) returns, wrapped by apierrors.NewInternalError. */
         if (adm_status_internal(status, a, "object does not implement the Object interfaces") == ADM_ENOMEM) {
             adm_status_nomem(status);
         }
         return ADM_WH_ERROR;
-    case PENDING_NONE:
-        break;
+    case PENDING_NONE: break;
     }
 
     if (!exact) {
@@ -212,7 +208,7 @@ adm_wh_match_t adm_webhook_match(const adm_webhook_t *wh, const adm_match_input_
 bool adm_webhook_request_exempt(const adm_review_request_t *req)
 {
     static const char *const kinds[] = {
-        "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",   "ValidatingAdmissionPolicy",
+        "ValidatingWebhookConfiguration",   "MutatingWebhookConfiguration", "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy",      "MutatingAdmissionPolicyBinding",
     };
 

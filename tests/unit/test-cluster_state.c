@@ -175,17 +175,19 @@ static void test_namespace_label(void **state)
                           "---\n"
                           "apiVersion: v1\nkind: Namespace\nmetadata: {name: null-labels, labels: null}\n");
     cs = load1("ns.yaml");
-    assert_string_equal(label(adm_cluster_state_get(cs, "", "Namespace", "", "no-labels"),
-                              "kubernetes.io/metadata.name"),
-                        "no-labels");
-    assert_string_equal(label(adm_cluster_state_get(cs, "", "Namespace", "", "wrong"), "kubernetes.io/metadata.name"),
-                        "wrong");
+    assert_string_equal(
+        label(adm_cluster_state_get(cs, "", "Namespace", "", "no-labels"), "kubernetes.io/metadata.name"),
+        "no-labels");
+    assert_string_equal(
+        label(adm_cluster_state_get(cs, "", "Namespace", "", "wrong"), "kubernetes.io/metadata.name"),
+        "wrong");
     assert_string_equal(label(adm_cluster_state_get(cs, "", "Namespace", "", "wrong"), "keep"), "yes");
-    assert_string_equal(label(adm_cluster_state_get(cs, "", "Namespace", "", "right"), "kubernetes.io/metadata.name"),
-                        "right");
-    assert_string_equal(label(adm_cluster_state_get(cs, "", "Namespace", "", "null-labels"),
-                              "kubernetes.io/metadata.name"),
-                        "null-labels");
+    assert_string_equal(
+        label(adm_cluster_state_get(cs, "", "Namespace", "", "right"), "kubernetes.io/metadata.name"),
+        "right");
+    assert_string_equal(
+        label(adm_cluster_state_get(cs, "", "Namespace", "", "null-labels"), "kubernetes.io/metadata.name"),
+        "null-labels");
     adm_cluster_state_free(cs);
 }
 
@@ -196,10 +198,10 @@ static void test_lists_and_json(void **state)
     char err[256] = "";
     yyjson_val *sc;
 
-    write_file("list.json",
-               "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":["
-               "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"j1\"}},"
-               "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":{\"name\":\"fast\"}}]}");
+    write_file("list.json", "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":["
+                            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"j1\"}},"
+                            "{\"apiVersion\":\"storage.k8s.io/"
+                            "v1\",\"kind\":\"StorageClass\",\"metadata\":{\"name\":\"fast\"}}]}");
     /* A <Kind>List as the API server returns it: items without apiVersion and kind. */
     write_file("typed.yaml", "apiVersion: v1\n"
                              "kind: NamespaceList\n"
@@ -219,8 +221,8 @@ static void test_lists_and_json(void **state)
     sc = adm_cluster_state_get(cs, "storage.k8s.io", "StorageClass", "", "fast");
     assert_non_null(sc);
     assert_non_null(adm_cluster_state_get(cs, "", "Namespace", "", "t1"));
-    assert_string_equal(label(adm_cluster_state_get(cs, "", "Namespace", "", "t1"), "kubernetes.io/metadata.name"),
-                        "t1");
+    assert_string_equal(
+        label(adm_cluster_state_get(cs, "", "Namespace", "", "t1"), "kubernetes.io/metadata.name"), "t1");
     assert_non_null(adm_cluster_state_get(cs, "", "Namespace", "", "t2"));
     adm_cluster_state_free(cs);
 }
@@ -258,13 +260,13 @@ static void test_directory(void **state)
     assert_int_equal(mkdir("dir/sub.yaml", 0755), 0);
     write_file("dir/b.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: from-b}\n");
     write_file("dir/a.yml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: from-a}\n");
-    write_file("dir/c.json", "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"from-c\"}}");
+    write_file("dir/c.json",
+               "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"from-c\"}}");
     write_file("dir/.hidden.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: hidden}\n");
     write_file("dir/notes.txt", "not yaml: [\n");
     write_file("dir/README", "kind: nothing\n");
     write_file("dir/sub/d.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: nested}\n");
     assert_int_equal(symlink("b.yaml", "dir/z-link.yaml"), 0);
-    write_file("dir/b.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: from-b}\n");
 
     /* The symlink names the same object as b.yaml: a duplicate, reported with both places. */
     {
@@ -308,10 +310,12 @@ static const err_case_t err_cases[] = {
      "apiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n---\n"
      "apiVersion: v1\nmetadata: {name: c}\n",
      ADM_EINVAL, "state.yaml: document 3: object has no kind"},
-    {"kind: Namespace\nmetadata: {name: a}\n", ADM_EINVAL, "state.yaml: document 1: object has no apiVersion"},
+    {"kind: Namespace\nmetadata: {name: a}\n", ADM_EINVAL,
+     "state.yaml: document 1: object has no apiVersion"},
     {"apiVersion: ''\nkind: Namespace\nmetadata: {name: a}\n", ADM_EINVAL,
      "state.yaml: document 1: object has no apiVersion"},
-    {"apiVersion: v1\nkind: 3\nmetadata: {name: a}\n", ADM_EINVAL, "state.yaml: document 1: object has no kind"},
+    {"apiVersion: v1\nkind: 3\nmetadata: {name: a}\n", ADM_EINVAL,
+     "state.yaml: document 1: object has no kind"},
     {"apiVersion: v1\nkind: Namespace\n", ADM_EINVAL, "state.yaml: document 1: object has no metadata.name"},
     {"apiVersion: v1\nkind: Namespace\nmetadata: {name: ''}\n", ADM_EINVAL,
      "state.yaml: document 1: object has no metadata.name"},
@@ -324,15 +328,18 @@ static const err_case_t err_cases[] = {
      ADM_EINVAL, "state.yaml: document 1: items[1]: object has no metadata.name"},
     {"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, metadata: {name: a}}\n", ADM_EINVAL,
      "state.yaml: document 1: items[0]: object has no kind"},
-    {"apiVersion: v1\nkind: List\nitems: {a: b}\n", ADM_EINVAL, "state.yaml: document 1: items must be a list"},
-    {"apiVersion: v1\nkind: List\nitems: [7]\n", ADM_EINVAL, "state.yaml: document 1: items[0]: not an object"},
+    {"apiVersion: v1\nkind: List\nitems: {a: b}\n", ADM_EINVAL,
+     "state.yaml: document 1: items must be a list"},
+    {"apiVersion: v1\nkind: List\nitems: [7]\n", ADM_EINVAL,
+     "state.yaml: document 1: items[0]: not an object"},
     {"apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n"
      "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n",
      ADM_EINVAL, "state.yaml: document 2: Namespace \"a\" is defined twice (first in state.yaml document 1)"},
     /* the version is not part of the identity, the group is */
     {"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: ns1}\n---\n"
      "apiVersion: apps/v1beta2\nkind: Deployment\nmetadata: {name: d, namespace: ns1}\n",
-     ADM_EINVAL, "state.yaml: document 2: Deployment.apps \"ns1/d\" is defined twice (first in state.yaml document 1)"},
+     ADM_EINVAL,
+     "state.yaml: document 2: Deployment.apps \"ns1/d\" is defined twice (first in state.yaml document 1)"},
     {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: l}\n", ADM_EINVAL,
      "state.yaml: document 1: LimitRange \"l\": metadata.namespace is required for a namespaced kind"},
     {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: l, namespace: 5}\n", ADM_EINVAL,
@@ -371,8 +378,9 @@ static void test_duplicate_across_files_and_io(void **state)
     char err[512] = "";
 
     write_file("one.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa, namespace: x}\n");
-    write_file("two.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa, namespace: other}\n---\n"
-                           "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa, namespace: x}\n");
+    write_file("two.yaml",
+               "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa, namespace: other}\n---\n"
+               "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa, namespace: x}\n");
     assert_int_equal(adm_cluster_state_load(paths, 2, &cs, err, sizeof(err)), ADM_EINVAL);
     assert_string_equal(err, "two.yaml: document 2: ServiceAccount \"x/sa\" is defined twice "
                              "(first in one.yaml document 1)");

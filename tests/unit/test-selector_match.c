@@ -37,7 +37,10 @@ typedef struct tcase_s {
     bool want;
 } tcase_t;
 
-#define SEL(reqs) {false, reqs, sizeof(reqs) / sizeof(reqs[0])}
+#define SEL(reqs)                                                                                            \
+    {                                                                                                        \
+        false, reqs, sizeof(reqs) / sizeof(reqs[0])                                                          \
+    }
 
 static const tcase_t cases[] = {
     {"everything, no labels", {true, NULL, 0}, NULL, true},

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Webhook matching, spec/webhook-dispatch.md 1.1-1.4, one table: the resource table (pods,
- * pods/status, star, pods/star, star/scale, star/star), operations, groups, versions, scopes with the namespaces
- * special case, namespaceSelector (own labels on namespace CREATE/UPDATE, stored labels otherwise,
+ * pods/status, star, pods/star, star/scale, star/star), operations, groups, versions, scopes with the
+ * namespaces special case, namespaceSelector (own labels on namespace CREATE/UPDATE, stored labels otherwise,
  * 404 only when the rules match and the object selector does not rule the webhook out),
  * objectSelector on the object or the old one, and matchPolicy Equivalent (CONVERT with its exact
  * reason) versus Exact. Also: the exempt kinds, and that no match allocates.
@@ -33,10 +33,11 @@ static int setup(void **state)
     int fd = mkstemp(path);
     const char *p = path;
     char err[256];
-    static const char text[] = "apiVersion: v1\nkind: List\nitems:\n"
-                               "- {apiVersion: v1, kind: Namespace, metadata: {name: prod, labels: {env: prod}}}\n"
-                               "- {apiVersion: v1, kind: Namespace, metadata: {name: dev, labels: {env: dev}}}\n"
-                               "- {apiVersion: v1, kind: Namespace, metadata: {name: default}}\n";
+    static const char text[] =
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: v1, kind: Namespace, metadata: {name: prod, labels: {env: prod}}}\n"
+        "- {apiVersion: v1, kind: Namespace, metadata: {name: dev, labels: {env: dev}}}\n"
+        "- {apiVersion: v1, kind: Namespace, metadata: {name: default}}\n";
     int rc;
 
     if (fd < 0 || write(fd, text, sizeof(text) - 1) != (ssize_t)(sizeof(text) - 1)) {
@@ -106,7 +107,8 @@ static void make_rule(adm_rule_t *r, const rule_spec_t *s)
     for (size_t i = 0; i < r->nresources; i++) {
         const char *slash = strchr(res[i], '/');
 
-        r->resources[i].resource = slash != NULL ? adm_arena_strndup(arena, res[i], (size_t)(slash - res[i])) : res[i];
+        r->resources[i].resource =
+            slash != NULL ? adm_arena_strndup(arena, res[i], (size_t)(slash - res[i])) : res[i];
         r->resources[i].subresource = slash != NULL ? slash + 1 : "";
     }
     r->scope = s->scope;
@@ -151,17 +153,20 @@ static const rule_spec_t r_deploy_beta = {ALL_OPS, "apps", "v1beta1,v1beta2", "d
 static const rule_spec_t r_deploy_v1 = {ALL_OPS, "apps", "v1", "deployments", ADM_SCOPE_ALL};
 static const rule_spec_t r_pods_beta = {ALL_OPS, "", "v1beta1", "pods", ADM_SCOPE_ALL};
 static const rule_spec_t r_ext_deploy = {ALL_OPS, "extensions", "v1beta1", "deployments", ADM_SCOPE_ALL};
-static const rule_spec_t r_deploy_beta_delete = {ADM_OPS_DELETE, "apps", "v1beta1", "deployments", ADM_SCOPE_ALL};
+static const rule_spec_t r_deploy_beta_delete = {ADM_OPS_DELETE, "apps", "v1beta1", "deployments",
+                                                 ADM_SCOPE_ALL};
 static const rule_spec_t r_scale_beta = {ALL_OPS, "apps", "v1beta1", "deployments/scale", ADM_SCOPE_ALL};
 static const rule_spec_t r_ns_beta_cluster = {ALL_OPS, "", "v1beta1", "namespaces", ADM_SCOPE_CLUSTER};
 
-#define POD_WEB "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":\"web\"}}}"
-#define POD_DB "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":\"db\"}}}"
+#define POD_WEB                                                                                              \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":\"web\"}}}"
+#define POD_DB                                                                                               \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":\"db\"}}}"
 #define POD_NOLABELS "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"}}"
 #define EXEC_OPTS "{\"apiVersion\":\"v1\",\"kind\":\"PodExecOptions\",\"command\":[\"sh\"]}"
-#define NS_OBJ(name, env)                                                                                              \
-    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"" name "\",\"labels\":{\"env\":\"" env     \
-    "\"}}}"
+#define NS_OBJ(name, env)                                                                                    \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"" name                           \
+    "\",\"labels\":{\"env\":\"" env "\"}}}"
 
 /*
  * One request and one webhook. Defaults (NULL): CREATE of core v1 pods in namespace "prod", object
@@ -219,10 +224,11 @@ static const mcase_t cases[] = {
 
     /* 1.3 operations, groups, versions */
     {"operation listed", .rule = &r_create_only, .want = ADM_WH_CALL},
-    {"operation not listed", .op = "UPDATE", .old_object = POD_WEB, .rule = &r_create_only, .want = ADM_WH_SKIP},
+    {"operation not listed", .op = "UPDATE", .old_object = POD_WEB, .rule = &r_create_only,
+     .want = ADM_WH_SKIP},
     {"no operations", .rule = &r_no_ops, .want = ADM_WH_SKIP},
-    {"* operations include CONNECT", .op = "CONNECT", .sub = "exec", .object = EXEC_OPTS, .rule = &r_pods_star,
-     .want = ADM_WH_CALL},
+    {"* operations include CONNECT", .op = "CONNECT", .sub = "exec", .object = EXEC_OPTS,
+     .rule = &r_pods_star, .want = ADM_WH_CALL},
     {"group not listed", .rule = &r_apps, .want = ADM_WH_SKIP},
     {"group listed", .group = "apps", .resource = "deployments", .rule = &r_apps, .want = ADM_WH_CALL},
     {"core group listed as \"\"", .rule = &r_core_apps, .want = ADM_WH_CALL},
@@ -232,8 +238,10 @@ static const mcase_t cases[] = {
 
     /* 1.3 scope */
     {"Namespaced: namespaced object", .rule = &r_namespaced, .want = ADM_WH_CALL},
-    {"Namespaced: cluster-scoped object", .resource = "nodes", .ns = "", .rule = &r_namespaced, .want = ADM_WH_SKIP},
-    {"Cluster: cluster-scoped object", .resource = "nodes", .ns = "", .rule = &r_cluster, .want = ADM_WH_CALL},
+    {"Namespaced: cluster-scoped object", .resource = "nodes", .ns = "", .rule = &r_namespaced,
+     .want = ADM_WH_SKIP},
+    {"Cluster: cluster-scoped object", .resource = "nodes", .ns = "", .rule = &r_cluster,
+     .want = ADM_WH_CALL},
     {"Cluster: namespaced object", .rule = &r_cluster, .want = ADM_WH_SKIP},
     {"Namespaced: a namespace is not namespaced", .resource = "namespaces", .object = NS_OBJ("prod", "prod"),
      .rule = &r_namespaced, .want = ADM_WH_SKIP},
@@ -252,22 +260,23 @@ static const mcase_t cases[] = {
     {"ns selector on the name label set by the state", .ns_sel = &nsname_prod, .want = ADM_WH_CALL},
     {"ns selector NotIn, key absent", .ns = "default", .ns_sel = &env_notin_prod, .want = ADM_WH_CALL},
     {"ns selector NotIn, listed", .ns_sel = &env_notin_prod, .want = ADM_WH_SKIP},
-    {"unknown namespace: 404", .ns = "gone", .ns_sel = &env_prod, .want = ADM_WH_ERROR, .text = NOTFOUND("gone")},
+    {"unknown namespace: 404", .ns = "gone", .ns_sel = &env_prod, .want = ADM_WH_ERROR,
+     .text = NOTFOUND("gone")},
     {"unknown namespace, rules do not match: skip", .ns = "gone", .rule = &r_apps, .ns_sel = &env_prod,
      .want = ADM_WH_SKIP},
-    {"unknown namespace, object selector rules out: skip", .ns = "gone", .ns_sel = &env_prod, .obj_sel = &no_app,
-     .want = ADM_WH_SKIP},
+    {"unknown namespace, object selector rules out: skip", .ns = "gone", .ns_sel = &env_prod,
+     .obj_sel = &no_app, .want = ADM_WH_SKIP},
     {"unknown namespace, selector {}: no lookup", .ns = "gone", .want = ADM_WH_CALL},
     {"unknown namespace, NotIn selector still looks it up", .ns = "gone", .ns_sel = &env_notin_prod,
      .want = ADM_WH_ERROR, .text = NOTFOUND("gone")},
     {"cluster-scoped object is never exempted", .resource = "nodes", .ns = "", .ns_sel = &env_prod,
      .want = ADM_WH_CALL},
-    {"namespace CREATE uses its own labels", .resource = "namespaces", .ns = "new", .object = NS_OBJ("new", "prod"),
-     .ns_sel = &env_prod, .want = ADM_WH_CALL},
-    {"namespace CREATE: own labels, not the stored ones", .resource = "namespaces", .object = NS_OBJ("prod", "dev"),
-     .ns_sel = &env_prod, .want = ADM_WH_SKIP},
-    {"namespace CREATE without a namespace field", .resource = "namespaces", .ns = "", .object = NS_OBJ("x", "prod"),
-     .ns_sel = &env_prod, .want = ADM_WH_CALL},
+    {"namespace CREATE uses its own labels", .resource = "namespaces", .ns = "new",
+     .object = NS_OBJ("new", "prod"), .ns_sel = &env_prod, .want = ADM_WH_CALL},
+    {"namespace CREATE: own labels, not the stored ones", .resource = "namespaces",
+     .object = NS_OBJ("prod", "dev"), .ns_sel = &env_prod, .want = ADM_WH_SKIP},
+    {"namespace CREATE without a namespace field", .resource = "namespaces", .ns = "",
+     .object = NS_OBJ("x", "prod"), .ns_sel = &env_prod, .want = ADM_WH_CALL},
     {"namespace UPDATE uses its own labels", .op = "UPDATE", .resource = "namespaces", .ns = "prod",
      .object = NS_OBJ("prod", "dev"), .old_object = NS_OBJ("prod", "prod"), .ns_sel = &env_prod,
      .want = ADM_WH_SKIP},
@@ -276,10 +285,12 @@ static const mcase_t cases[] = {
     {"namespace DELETE of an unknown namespace: 404", .op = "DELETE", .resource = "namespaces", .ns = "gone",
      .object = "null", .old_object = NS_OBJ("gone", "prod"), .ns_sel = &env_prod, .want = ADM_WH_ERROR,
      .text = NOTFOUND("gone")},
-    {"namespaces/status UPDATE uses the stored labels", .op = "UPDATE", .resource = "namespaces", .sub = "status",
-     .object = NS_OBJ("prod", "dev"), .rule = &r_star_star, .ns_sel = &env_prod, .want = ADM_WH_CALL},
+    {"namespaces/status UPDATE uses the stored labels", .op = "UPDATE", .resource = "namespaces",
+     .sub = "status", .object = NS_OBJ("prod", "dev"), .rule = &r_star_star, .ns_sel = &env_prod,
+     .want = ADM_WH_CALL},
     {"namespace CREATE with no object: 500", .resource = "namespaces", .object = "null", .ns_sel = &env_prod,
-     .want = ADM_WH_ERROR, .text = "Internal error occurred: object does not implement the Object interfaces"},
+     .want = ADM_WH_ERROR,
+     .text = "Internal error occurred: object does not implement the Object interfaces"},
 
     /* 1.2 objectSelector */
     {"object selector matches the object", .obj_sel = &app_web, .want = ADM_WH_CALL},
@@ -294,7 +305,8 @@ static const mcase_t cases[] = {
      .want = ADM_WH_SKIP},
     {"object selector: no metadata never matches", .op = "CONNECT", .sub = "exec", .object = EXEC_OPTS,
      .obj_sel = &no_app, .want = ADM_WH_SKIP},
-    {"object selector: metadata without labels", .object = POD_NOLABELS, .obj_sel = &no_app, .want = ADM_WH_CALL},
+    {"object selector: metadata without labels", .object = POD_NOLABELS, .obj_sel = &no_app,
+     .want = ADM_WH_CALL},
     {"object selector {}: no object is fine", .op = "DELETE", .object = "null", .want = ADM_WH_CALL},
     {"object selector {}: no metadata is fine", .op = "CONNECT", .sub = "exec", .object = EXEC_OPTS,
      .want = ADM_WH_CALL},
@@ -307,8 +319,8 @@ static const mcase_t cases[] = {
      .policy = ADM_MATCH_EXACT, .want = ADM_WH_SKIP},
     {"Equivalent: core group prints /v1", .rule = &r_pods_beta, .want = ADM_WH_CONVERT,
      .text = "cannot convert /v1, Resource=pods for matchPolicy Equivalent"},
-    {"Equivalent: an exact later rule wins", .group = "apps", .resource = "deployments", .rule = &r_deploy_beta,
-     .rule2 = &r_deploy_v1, .want = ADM_WH_CALL},
+    {"Equivalent: an exact later rule wins", .group = "apps", .resource = "deployments",
+     .rule = &r_deploy_beta, .rule2 = &r_deploy_v1, .want = ADM_WH_CALL},
     {"Equivalent: another group is not a version", .group = "apps", .resource = "deployments",
      .rule = &r_ext_deploy, .want = ADM_WH_SKIP},
     {"Equivalent: other parts must still match", .group = "apps", .resource = "deployments",
@@ -419,8 +431,8 @@ static void test_table(void **state)
 static void test_not_found_status(void **state)
 {
     static const mcase_t c = {"404", .ns = "gone", .ns_sel = &env_prod, .want = ADM_WH_ERROR};
-    pt_request_t r = {.operation = "CREATE", .resource = "pods", .kind = "Pod", .namespace_ = "gone",
-                      .object = POD_WEB};
+    pt_request_t r = {
+        .operation = "CREATE", .resource = "pods", .kind = "Pod", .namespace_ = "gone", .object = POD_WEB};
     const char *body, *problem = NULL, *reason = NULL;
     adm_review_request_t req;
     adm_webhook_t wh;
@@ -459,8 +471,8 @@ static void test_not_found_status(void **state)
 /* Mutating webhooks match against the object as patched so far, not the request's. */
 static void test_patched_object(void **state)
 {
-    pt_request_t r = {.operation = "CREATE", .resource = "pods", .kind = "Pod", .namespace_ = "prod",
-                      .object = POD_DB};
+    pt_request_t r = {
+        .operation = "CREATE", .resource = "pods", .kind = "Pod", .namespace_ = "prod", .object = POD_DB};
     const char *body, *problem = NULL, *reason = NULL;
     adm_review_request_t req;
     adm_webhook_t wh;
