@@ -491,7 +491,10 @@ yyjson_mut_val *adm_mut_ensure(yyjson_mut_doc *doc, yyjson_mut_val *obj, const c
      * into the member's node, so the node in the tree, not v, is what later additions must reach.
      */
     if (yyjson_mut_obj_get(obj, key) != NULL) {
-        return yyjson_mut_obj_replace(obj, yyjson_mut_strcpy(doc, key), v) ? yyjson_mut_obj_get(obj, key) : NULL;
+        if (!yyjson_mut_obj_replace(obj, yyjson_mut_strcpy(doc, key), v)) {
+            return NULL;
+        }
+        return yyjson_mut_obj_get(obj, key);
     }
     return yyjson_mut_obj_add(obj, yyjson_mut_strcpy(doc, key), v) ? v : NULL;
 }
