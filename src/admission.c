@@ -486,10 +486,15 @@ yyjson_mut_val *adm_mut_ensure(yyjson_mut_doc *doc, yyjson_mut_val *obj, const c
     if (v == NULL) {
         return NULL;
     }
-    /* Replace a null member in place so the key keeps its position. */
+    /*
+     * Replace a null member in place so the key keeps its position. yyjson copies the new value
+     * into the member's node, so the node in the tree, not v, is what later additions must reach.
+     */
     if (yyjson_mut_obj_get(obj, key) != NULL) {
-        yyjson_mut_obj_replace(obj, yyjson_mut_strcpy(doc, key), v);
-        return v;
+        if (!yyjson_mut_obj_replace(obj, yyjson_mut_strcpy(doc, key), v)) {
+            return NULL;
+        }
+        return yyjson_mut_obj_get(obj, key);
     }
     return yyjson_mut_obj_add(obj, yyjson_mut_strcpy(doc, key), v) ? v : NULL;
 }
