@@ -64,6 +64,13 @@ yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
     return yyjson_mut_doc_get_root(attrs->mdoc);
 }
 
+void adm_attrs_set_object(adm_attrs_t *attrs, yyjson_mut_doc *doc)
+{
+    attrs->mdoc = doc;
+    attrs->changed = true;
+    attrs->view_stale = true;
+}
+
 bool adm_attrs_is(const adm_attrs_t *attrs, const char *group, const char *resource)
 {
     const adm_review_request_t *r = attrs->req;

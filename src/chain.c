@@ -99,6 +99,12 @@ static int check_name(const char *name, void *arg)
 
 int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, size_t err_len)
 {
+    return adm_chain_create_with(opts, NULL, out, err, err_len);
+}
+
+int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webhooks, adm_chain_t **out, char *err,
+                          size_t err_len)
+{
     check_ctx_t enable_ctx = {"--enable-admission-plugins", true, err, err_len};
     check_ctx_t disable_ctx = {"--disable-admission-plugins", false, err, err_len};
     adm_admission_config_t config = {0};
@@ -163,6 +169,7 @@ int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, si
                                 : (opts->admission_config_file != NULL ? opts->admission_config_file
                                                                        : "--admission-control-config-file");
         cfg.opts = opts;
+        cfg.webhooks = webhooks;
         st = &c->stages[c->nstages];
         st->plugin = all[i].plugin;
         if (st->plugin->configure != NULL) {
@@ -244,67 +251,225 @@ static void reject(adm_review_response_t *resp, const adm_status_t *st)
     resp->details = st->details;
 }
 
-/* Runs one phase; returns ADM_OK, ADM_DECLINED (resp filled) or ADM_ENOMEM. */
-static int run_phase(adm_chain_t *c, bool mutating, adm_attrs_t *attrs, adm_review_response_t *resp)
-{
-    unsigned op = 1u << attrs->req->operation;
+/*
+ * One request going through the chain. Plugins run one after another inside step(); a webhook
+ * plugin may return ADM_AGAIN, and step() goes on from adm_async_done() when its calls are over.
+ */
+struct adm_chain_run_s {
+    adm_chain_t *c;
+    unsigned phases;
+    adm_attrs_t attrs;
+    adm_review_response_t resp;
+    adm_chain_done_fn done;
+    void *arg;
+    adm_async_t async;
+    size_t next;          /* the next stage of the current phase */
+    bool mutating;        /* current phase */
+    bool waiting;         /* an asynchronous hook owes adm_async_done() */
+    bool in_hook;         /* inside that hook's first call: adm_async_done() only records */
+    bool async_ready;
+    int async_rc;
+    adm_status_t async_st;
+    bool finished;
+    int final_rc;         /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
+};
 
-    for (size_t i = 0; i < c->nstages; i++) {
-        const adm_plugin_t *p = c->stages[i].plugin;
-        int (*hook)(void *, adm_attrs_t *, adm_status_t *) = mutating ? p->admit : p->validate;
+static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
+{
+    adm_review_response_t *resp = &run->resp;
+    adm_attrs_t *attrs = &run->attrs;
+    adm_status_t nomem;
+
+    run->finished = true;
+    resp->warnings = attrs->warnings;
+    resp->nwarnings = attrs->nwarnings;
+    resp->audit_annotations = attrs->annotations;
+    resp->naudit_annotations = attrs->nannotations;
+    if (rc == ADM_DECLINED) {
+        reject(resp, st);
+    } else if (rc == ADM_OK) {
+        if (attrs->changed) {
+            const char *patch;
+            size_t len, nops;
+
+            rc = adm_jsonpatch_diff(attrs->req->object, yyjson_mut_doc_get_root(attrs->mdoc), attrs->arena, &patch,
+                                    &len, &nops);
+            if (rc == 0 && nops > 0) {
+                resp->patch = (const uint8_t *)patch;
+                resp->patch_len = len;
+            }
+        }
+        resp->allowed = rc == ADM_OK;
+    }
+    if (rc != ADM_OK && rc != ADM_DECLINED) {
+        adm_status_nomem(&nomem);
+        reject(resp, &nomem);
+        run->final_rc = ADM_ENOMEM;
+    }
+    run->done(run->arg, resp);
+}
+
+/* The outcome of one hook: go on, or finish. Returns true when the run goes on. */
+static bool after_hook(adm_chain_run_t *run, const adm_plugin_t *p, int rc, const adm_status_t *st)
+{
+    if (rc == ADM_OK) {
+        return true;
+    }
+    if (rc == ADM_DECLINED) {
+        adm_log_v(2, "%s rejected %s %s/%s: %s", p->name, run->attrs.req->operation_name, run->attrs.req->namespace_,
+                  run->attrs.req->name, st->message);
+    }
+    finish(run, rc == ADM_DECLINED ? rc : ADM_ENOMEM, st);
+    return false;
+}
+
+static void step(adm_chain_run_t *run)
+{
+    adm_chain_t *c = run->c;
+    unsigned op = 1u << run->attrs.req->operation;
+
+    for (;;) {
+        const adm_plugin_t *p;
         adm_status_t st = {0};
         int rc;
 
-        if (hook == NULL || (p->operations & op) == 0) {
+        if (run->next >= c->nstages) {
+            if (run->mutating && run->async.round == 0 && run->async.reinvoke) {
+                /* a webhook changed the object: the mutating chain runs once more (spec 6.2, D7) */
+                run->async.round = 1;
+                run->async.reinvoke = false;
+                run->next = 0;
+                continue;
+            }
+            if (run->mutating && (run->phases & ADM_PHASE_VALIDATING) != 0) {
+                run->mutating = false;
+                run->next = 0;
+                continue;
+            }
+            finish(run, ADM_OK, NULL);
+            return;
+        }
+        p = c->stages[run->next].plugin;
+        if ((p->operations & op) == 0) {
+            run->next++;
             continue;
         }
-        rc = hook(c->stages[i].state, attrs, &st);
-        if (rc == ADM_DECLINED) {
-            reject(resp, &st);
-            adm_log_v(2, "%s rejected %s %s/%s: %s", p->name, attrs->req->operation_name, attrs->req->namespace_,
-                      attrs->req->name, st.message);
-            return rc;
+        if ((run->mutating ? p->admit_async : p->validate_async) != NULL) {
+            int (*hook)(void *, adm_attrs_t *, adm_status_t *, adm_async_t *) =
+                run->mutating ? p->admit_async : p->validate_async;
+
+            run->waiting = true;
+            run->async_ready = false;
+            run->in_hook = true;
+            rc = hook(c->stages[run->next].state, &run->attrs, &st, &run->async);
+            run->in_hook = false;
+            run->next++;
+            if (rc == ADM_AGAIN && !run->async_ready) {
+                return; /* adm_async_done() goes on */
+            }
+            if (rc == ADM_AGAIN) {
+                rc = run->async_rc;
+                st = run->async_st;
+            }
+            run->waiting = false;
+        } else {
+            int (*hook)(void *, adm_attrs_t *, adm_status_t *) = run->mutating ? p->admit : p->validate;
+
+            run->next++;
+            if (hook == NULL) {
+                continue;
+            }
+            rc = hook(c->stages[run->next - 1].state, &run->attrs, &st);
         }
-        if (rc != ADM_OK) {
-            return ADM_ENOMEM;
+        if (!after_hook(run, p, rc, &st)) {
+            return;
         }
     }
-    return ADM_OK;
+}
+
+void adm_async_done(adm_async_t *async, int rc, const adm_status_t *st)
+{
+    adm_chain_run_t *run = async->run;
+
+    async->cancel = NULL;
+    if (run->in_hook) {
+        run->async_ready = true;
+        run->async_rc = rc;
+        if (st != NULL) {
+            run->async_st = *st;
+        }
+        return;
+    }
+    run->waiting = false;
+    if (after_hook(run, run->c->stages[run->next - 1].plugin, rc, st)) {
+        step(run);
+    }
+}
+
+adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req, adm_arena_t *a,
+                                 uint64_t deadline_ms, adm_chain_done_fn done, void *arg)
+{
+    adm_chain_run_t *run = adm_arena_calloc(a, 1, sizeof(*run));
+
+    if (run == NULL) {
+        return NULL;
+    }
+    run->c = c;
+    run->phases = phases;
+    run->done = done;
+    run->arg = arg;
+    run->async.run = run;
+    run->async.deadline_ms = deadline_ms;
+    run->mutating = (phases & ADM_PHASE_MUTATING) != 0;
+    adm_attrs_init(&run->attrs, req, a);
+    step(run);
+    return run;
+}
+
+void adm_chain_cancel(adm_chain_run_t *run)
+{
+    if (run != NULL && !run->finished && run->waiting && run->async.cancel != NULL) {
+        void (*cancel)(void *) = run->async.cancel;
+
+        run->async.cancel = NULL;
+        run->finished = true;
+        cancel(run->async.cancel_arg);
+    }
+    if (run != NULL) {
+        run->finished = true;
+    }
+}
+
+typedef struct sync_result_s {
+    adm_review_response_t *out;
+    bool done;
+} sync_result_t;
+
+static void sync_done(void *arg, adm_review_response_t *resp)
+{
+    sync_result_t *r = arg;
+
+    *r->out = *resp;
+    r->done = true;
 }
 
 int adm_chain_run(adm_chain_t *c, unsigned phases, const adm_review_request_t *req, adm_arena_t *a,
                   adm_review_response_t *resp)
 {
-    adm_attrs_t attrs;
+    sync_result_t r = {resp, false};
+    adm_chain_run_t *run;
     adm_status_t st;
-    int rc = ADM_OK;
 
     memset(resp, 0, sizeof(*resp));
-    adm_attrs_init(&attrs, req, a);
-    if ((phases & ADM_PHASE_MUTATING) != 0) {
-        rc = run_phase(c, true, &attrs, resp);
+    run = adm_chain_start(c, phases, req, a, UINT64_MAX, sync_done, &r);
+    if (run != NULL && !r.done) {
+        /* only the webhook plugins wait, and a chain made without webhooks never does */
+        adm_chain_cancel(run);
     }
-    if (rc == ADM_OK && (phases & ADM_PHASE_VALIDATING) != 0) {
-        rc = run_phase(c, false, &attrs, resp);
-    }
-    if (rc == ADM_DECLINED) {
-        return 0;
-    }
-    if (rc == ADM_OK && attrs.changed) {
-        const char *patch;
-        size_t len, nops;
-
-        rc = adm_jsonpatch_diff(req->object, yyjson_mut_doc_get_root(attrs.mdoc), a, &patch, &len, &nops);
-        if (rc == 0 && nops > 0) {
-            resp->patch = (const uint8_t *)patch;
-            resp->patch_len = len;
-        }
-    }
-    if (rc != ADM_OK) {
+    if (!r.done) {
         adm_status_nomem(&st);
         reject(resp, &st);
         return ADM_ENOMEM;
     }
-    resp->allowed = true;
-    return 0;
+    return run->final_rc;
 }

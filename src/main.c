@@ -11,6 +11,7 @@
 #include "adm/plugin.h"
 #include "adm/server.h"
 #include "adm/tls.h"
+#include "adm/webhooks.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 typedef struct app_s {
     adm_server_t *server;
     adm_chain_t *chain;
+    adm_webhooks_t *webhooks;
     uv_signal_t sigterm;
     uv_signal_t sigint;
 } app_t;
@@ -39,6 +41,9 @@ static void on_server_done(adm_server_t *s, void *arg)
     /* The signal handles are the last thing keeping the loop alive. */
     uv_close((uv_handle_t *)&app->sigterm, NULL);
     uv_close((uv_handle_t *)&app->sigint, NULL);
+    /* idle upstream connections would keep the loop alive */
+    adm_webhooks_destroy(app->webhooks);
+    app->webhooks = NULL;
 }
 
 int main(int argc, char **argv)
@@ -68,23 +73,31 @@ int main(int argc, char **argv)
         return 0;
     }
     adm_log_configure(opts.log_format, opts.verbosity);
-    rc = adm_chain_create(&opts, &app.chain, err, sizeof(err));
-    if (rc != 0) {
-        fprintf(stderr, "admitd: %s\n", err[0] != '\0' ? err : adm_strerror(rc));
-        return rc == ADM_ENOMEM ? 1 : 2;
-    }
     /* A peer closing mid-write must surface as EPIPE, not kill the process. */
     signal(SIGPIPE, SIG_IGN);
-
     if (adm_tls_global_init() != 0) {
         fprintf(stderr, "admitd: cannot initialise the crypto library\n");
         return 1;
     }
     uv_loop_init(&loop);
+    rc = adm_webhooks_create(&loop, &opts, &app.webhooks, err, sizeof(err));
+    if (rc == 0) {
+        rc = adm_chain_create_with(&opts, app.webhooks, &app.chain, err, sizeof(err));
+    }
+    if (rc != 0) {
+        fprintf(stderr, "admitd: %s\n", err[0] != '\0' ? err : adm_strerror(rc));
+        adm_webhooks_destroy(app.webhooks);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        uv_loop_close(&loop);
+        adm_tls_global_cleanup();
+        return rc == ADM_ENOMEM ? 1 : 2;
+    }
     rc = adm_server_create(&loop, &opts, &app.server, err, sizeof(err));
     if (rc != 0) {
         fprintf(stderr, "admitd: %s\n", err);
         adm_chain_destroy(app.chain);
+        adm_webhooks_destroy(app.webhooks);
+        uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);
         adm_tls_global_cleanup();
         return 2;
@@ -96,6 +109,8 @@ int main(int argc, char **argv)
         uv_run(&loop, UV_RUN_DEFAULT);
         adm_server_destroy(app.server);
         adm_chain_destroy(app.chain);
+        adm_webhooks_destroy(app.webhooks);
+        uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);
         adm_tls_global_cleanup();
         return 2;
@@ -107,11 +122,13 @@ int main(int argc, char **argv)
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
     uv_signal_start(&app.sigint, on_signal, SIGINT);
     adm_chain_log_summary(app.chain);
+    adm_webhooks_log_summary(app.webhooks);
     adm_log_info("admitd %s ready", ADM_VERSION);
 
     uv_run(&loop, UV_RUN_DEFAULT);
 
     adm_server_destroy(app.server);
+    adm_webhooks_destroy(app.webhooks);
     adm_chain_destroy(app.chain);
     rc = uv_loop_close(&loop);
     if (rc != 0) {

@@ -23,6 +23,8 @@ typedef enum flag_kind_e {
     FLAG_VERSION,
     FLAG_LIST_PLUGINS,
     FLAG_LIST,   /* comma-separated names; repeated flags add to the list */
+    FLAG_PATHS,  /* a file or folder; repeated flags add to the list */
+    FLAG_RESOLVE,
 } flag_kind_t;
 
 typedef struct flag_s {
@@ -76,6 +78,16 @@ static const flag_t flags[] = {
      "admission plugins to disable, even default ones"},
     {"--admission-control-config-file", FLAG_STRING, OPT(admission_config_file), NONE, 0, 0, "FILE",
      "AdmissionConfiguration (apiserver.config.k8s.io/v1 or apiserver.k8s.io/v1alpha1), YAML or JSON"},
+    {"--webhook-config", FLAG_PATHS, OPT(webhook_configs), OPT(nwebhook_configs), 0, 0, "FILE|DIR",
+     "MutatingWebhookConfiguration / ValidatingWebhookConfiguration objects (admissionregistration.k8s.io/v1): "
+     "the downstream webhooks admitd calls; repeatable"},
+    {"--cluster-state", FLAG_PATHS, OPT(cluster_states), OPT(ncluster_states), 0, 0, "FILE|DIR",
+     "Kubernetes objects the plugins and namespace selectors read (default: namespaces default, kube-system, "
+     "kube-public, kube-node-lease); repeatable"},
+    {"--resolve", FLAG_RESOLVE, 0, NONE, 0, 0, "HOST:PORT:ADDR",
+     "connect to ADDR for downstream webhook HOST:PORT (TLS still verifies HOST); repeatable"},
+    {"--allow-insecure-webhook-urls", FLAG_BOOL, OPT(allow_insecure_webhook_urls), NONE, 0, 0, NULL,
+     "permit http:// downstream webhook URLs (benchmarks only)"},
     {"--default-not-ready-toleration-seconds", FLAG_UINT, OPT(default_not_ready_toleration_seconds), NONE, 0,
      INT64_MAX, "N", "DefaultTolerationSeconds: tolerationSeconds for node.kubernetes.io/not-ready (default 300)"},
     {"--default-unreachable-toleration-seconds", FLAG_UINT, OPT(default_unreachable_toleration_seconds), NONE, 0,
@@ -115,6 +127,43 @@ static const flag_t *find_flag(const char *arg, size_t name_len)
         }
     }
     return NULL;
+}
+
+/* HOST:PORT:ADDR as curl takes it; ADDR an IPv4 or [IPv6] literal. */
+static int parse_resolve(adm_options_t *o, const char *value, char *err, size_t err_len)
+{
+    const char *c1 = strchr(value, ':');
+    const char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
+    adm_resolve_t *r;
+    char port[8], hostport[80];
+    uint64_t p;
+
+    if (o->nresolve == ADM_MAX_RESOLVE) {
+        snprintf(err, err_len, "--resolve: at most %d", ADM_MAX_RESOLVE);
+        return ADM_EINVAL;
+    }
+    r = &o->resolve[o->nresolve];
+    if (c1 == NULL || c2 == NULL || c1 == value || (size_t)(c1 - value) >= sizeof(r->host) ||
+        (size_t)(c2 - c1 - 1) >= sizeof(port)) {
+        snprintf(err, err_len, "--resolve %s: want HOST:PORT:ADDR (e.g. hook.example.com:443:127.0.0.1)", value);
+        return ADM_EINVAL;
+    }
+    memcpy(r->host, value, (size_t)(c1 - value));
+    r->host[c1 - value] = '\0';
+    memcpy(port, c1 + 1, (size_t)(c2 - c1 - 1));
+    port[c2 - c1 - 1] = '\0';
+    if (adm_parse_uint(port, 65535, &p) != 0 || p == 0) {
+        snprintf(err, err_len, "--resolve %s: bad port", value);
+        return ADM_EINVAL;
+    }
+    r->port = (uint16_t)p;
+    snprintf(hostport, sizeof(hostport), "%s:%s", c2 + 1, port);
+    if (strcmp(c2 + 1, "localhost") == 0 || adm_parse_hostport(hostport, &r->addr) != 0) {
+        snprintf(err, err_len, "--resolve %s: ADDR must be an IPv4 or [IPv6] address", value);
+        return ADM_EINVAL;
+    }
+    o->nresolve++;
+    return 0;
 }
 
 static int set_value(adm_options_t *o, const flag_t *f, const char *value, char *err, size_t err_len)
@@ -170,6 +219,24 @@ static int set_value(adm_options_t *o, const flag_t *f, const char *value, char 
         memcpy(list + used, value, strlen(value) + 1);
         break;
     }
+    case FLAG_PATHS: {
+        /* offset: the array; presence: its count */
+        const char **paths = (const char **)(base + f->offset);
+        size_t *n = (size_t *)(base + f->presence);
+
+        if (*value == '\0') {
+            snprintf(err, err_len, "%s: must not be empty", f->name);
+            return ADM_EINVAL;
+        }
+        if (*n == ADM_MAX_PATHS) {
+            snprintf(err, err_len, "%s: at most %d", f->name, ADM_MAX_PATHS);
+            return ADM_EINVAL;
+        }
+        paths[(*n)++] = value;
+        return 0;
+    }
+    case FLAG_RESOLVE:
+        return parse_resolve(o, value, err, err_len);
     case FLAG_LOG_FORMAT:
         if (strcmp(value, "text") == 0) {
             o->log_format = ADM_LOG_TEXT;

@@ -148,56 +148,94 @@ static unsigned phases_of(adm_endpoint_t endpoint)
     }
 }
 
-static void admission_answer(adm_conn_t *c, const adm_http_request_t *r, adm_arena_t *a, adm_http_response_t *resp)
-{
+/* An admission request while the chain runs; lives in the exchange's arena. */
+typedef struct admission_s {
+    adm_exchange_t *x;
     adm_review_request_t review;
-    adm_review_response_t answer = {0};
-    const char *problem = NULL;
-    const char *timeout;
+    adm_chain_run_t *run;
+} admission_t;
+
+static void on_chain_done(void *arg, adm_review_response_t *answer)
+{
+    admission_t *ad = arg;
+    adm_arena_t *a = adm_exchange_arena(ad->x);
+    adm_http_response_t resp = {0};
     const char *body;
     size_t body_len;
-    uint64_t timeout_ms;
+
+    if (adm_review_encode(a, ad->review.version, ad->review.uid, answer, &body, &body_len) != 0) {
+        text_answer(&resp, 500, "out of memory\n");
+    } else {
+        resp.status = 200;
+        resp.content_type = "application/json";
+        resp.body = body;
+        resp.body_len = body_len;
+    }
+    adm_exchange_reply(ad->x, &resp);
+}
+
+static void on_exchange_cancel(void *arg)
+{
+    admission_t *ad = arg;
+
+    adm_chain_cancel(ad->run);
+}
+
+/*
+ * Decodes the review and starts the chain; the answer goes out from on_chain_done, at once when
+ * no webhook is called. Returns false with *resp filled when the request is refused up front.
+ */
+static bool admission_start(adm_conn_t *c, const adm_http_request_t *r, adm_exchange_t *x, adm_http_response_t *resp)
+{
+    adm_arena_t *a = x->arena;
+    const adm_options_t *opts = c->server->opts;
+    admission_t *ad = adm_arena_calloc(a, 1, sizeof(*ad));
+    const char *problem = NULL;
+    const char *timeout;
+    uint64_t timeout_ms = 10000, budget;
     int rc;
 
-    /* kube-apiserver sends ?timeout=<webhook timeoutSeconds>s: the deadline for the whole call. */
+    if (ad == NULL) {
+        text_answer(resp, 500, "out of memory\n");
+        return false;
+    }
+    /* kube-apiserver sends ?timeout=<webhook timeoutSeconds>s: the deadline for the whole call (D8). */
     timeout = query_param(a, r->query, "timeout");
     if (timeout != NULL && adm_parse_duration_ms(timeout, &timeout_ms) != 0) {
         text_answer(resp, 400, "the timeout query parameter is not a duration (e.g. 10s)\n");
-        return;
+        return false;
     }
-    rc = adm_review_decode(a, (const char *)r->body, r->body_len, &review, &problem);
+    rc = adm_review_decode(a, (const char *)r->body, r->body_len, &ad->review, &problem);
     if (rc == ADM_ENOMEM) {
         text_answer(resp, 500, "out of memory\n");
-        return;
+        return false;
     }
     if (rc != 0) {
-        const char *text = adm_arena_alloc(a, strlen(problem) + 2);
+        const char *text = adm_arena_printf(a, "%s\n", problem);
 
-        if (text == NULL) {
-            text_answer(resp, 500, "out of memory\n");
-            return;
-        }
-        memcpy((char *)text, problem, strlen(problem));
-        memcpy((char *)text + strlen(problem), "\n", 2);
         adm_log_v(2, "%s: 400: %s", r->path, problem);
-        text_answer(resp, 400, text);
-        return;
+        text_answer(resp, 400, text != NULL ? text : "bad request\n");
+        return false;
     }
-    if (c->server->chain != NULL) {
-        /* ADM_ENOMEM still leaves a 500 answer in the review, which is what the caller should get. */
-        (void)adm_chain_run(c->server->chain, phases_of(c->endpoint), &review, a, &answer);
-    } else {
-        answer.allowed = true;
+    if (c->server->chain == NULL) {
+        adm_review_response_t allow = {.allowed = true};
+
+        ad->x = x;
+        on_chain_done(ad, &allow);
+        return true;
     }
-    rc = adm_review_encode(a, review.version, review.uid, &answer, &body, &body_len);
-    if (rc != 0) {
+    /* answer by the caller's deadline minus the margin; a deadline shorter than the margin keeps half */
+    budget = timeout_ms > opts->deadline_margin_ms ? timeout_ms - opts->deadline_margin_ms : timeout_ms / 2;
+    ad->x = x;
+    adm_exchange_on_cancel(x, on_exchange_cancel, ad);
+    ad->run = adm_chain_start(c->server->chain, phases_of(c->endpoint), &ad->review, a,
+                              uv_now(c->server->loop) + budget, on_chain_done, ad);
+    if (ad->run == NULL) {
+        adm_exchange_on_cancel(x, NULL, NULL);
         text_answer(resp, 500, "out of memory\n");
-        return;
+        return false;
     }
-    resp->status = 200;
-    resp->content_type = "application/json";
-    resp->body = body;
-    resp->body_len = body_len;
+    return true;
 }
 
 static void answer_now(adm_conn_t *c, const adm_http_request_t *r, const struct route *rt, adm_arena_t *a,
@@ -213,8 +251,7 @@ static void answer_now(adm_conn_t *c, const adm_http_request_t *r, const struct 
     case ADM_EP_MUTATE:
     case ADM_EP_VALIDATE:
     case ADM_EP_ADMIT:
-        admission_answer(c, r, a, resp);
-        break;
+        break; /* adm__route_handle starts these */
     case ADM_EP_METRICS:
         c->server->scratch.len = 0;
         if (adm_metrics_render(&c->server->metrics, &c->server->scratch) != 0) {
@@ -249,6 +286,13 @@ void adm__route_handle(adm_conn_t *c, const adm_http_request_t *r, adm_exchange_
 
     if (for_handler(c, rt)) {
         c->server->handler(x, c->server->handler_arg);
+        return;
+    }
+    if (rt != NULL && rt->admission && adm__route_check(c, r, &resp) == 0) {
+        if (admission_start(c, r, x, &resp)) {
+            return; /* answered now or later by on_chain_done */
+        }
+        adm_exchange_reply(x, &resp);
         return;
     }
     answer_now(c, r, rt, x->arena, &resp);

@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 int adm_parse_uint(const char *s, uint64_t max, uint64_t *out)
 {
@@ -240,4 +243,47 @@ bool adm_is_qualified_name(const char *s)
         }
     }
     return true;
+}
+
+static uint64_t splitmix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+void adm_uuid_v4(char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    static uint64_t seed[2];
+    static uint64_t counter;
+    uint64_t bits[2];
+    int k = 0;
+
+    if (counter == 0) {
+        if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)) {
+            seed[0] = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+            seed[1] = splitmix(seed[0]);
+        }
+    }
+    counter++;
+    bits[0] = splitmix(seed[0] ^ counter);
+    bits[1] = splitmix(seed[1] + counter * 0xd1b54a32d192ed03ull);
+    for (int i = 0; i < 36; i++) {
+        unsigned nibble = (unsigned)(bits[k / 16] >> (4 * (k % 16))) & 15u;
+
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            out[i] = '-';
+            continue;
+        }
+        if (i == 14) {
+            nibble = 4;
+        } else if (i == 19) {
+            nibble = 8 | (nibble & 3);
+        }
+        out[i] = hex[nibble];
+        k++;
+    }
+    out[36] = '\0';
 }

@@ -38,6 +38,11 @@ typedef struct adm_attrs_s {
     yyjson_mut_doc *mdoc;      /* mutable copy, made on the first change */
     bool view_stale;           /* mdoc changed since object_view was made */
     bool changed;              /* some plugin asked for the mutable object */
+    /* what the answer carries besides the decision (webhooks' warnings and audit annotations) */
+    const char **warnings;
+    size_t nwarnings, warnings_cap;
+    adm_review_annotation_t *annotations;
+    size_t nannotations, annotations_cap;
 } adm_attrs_t;
 
 /* A rejection, as metav1.Status; plugins fill it through the constructors below. */
@@ -64,6 +69,12 @@ yyjson_val *adm_attrs_object(adm_attrs_t *attrs);
  * attrs->mdoc, for creating values.
  */
 yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs);
+
+/**
+ * Makes root (the root of doc, a document in the request's arena) the object from now on: how a
+ * webhook's patched copy replaces the object.
+ */
+void adm_attrs_set_object(adm_attrs_t *attrs, yyjson_mut_doc *doc);
 
 /** True when the request is for group/resource with no subresource, e.g. ("", "pods"). */
 bool adm_attrs_is(const adm_attrs_t *attrs, const char *group, const char *resource);

@@ -12,7 +12,9 @@
 #include "adm/options.h"
 #include "adm/review.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct adm_chain_s adm_chain_t;
 
@@ -27,6 +29,11 @@ typedef struct adm_chain_s adm_chain_t;
  * (unknown plugin names list the known ones), or ADM_ENOMEM.
  */
 int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, size_t err_len);
+
+/** As adm_chain_create, with the downstream webhooks the webhook plugins call (NULL: none). */
+struct adm_webhooks_s;
+int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webhooks, adm_chain_t **out, char *err,
+                          size_t err_len);
 
 void adm_chain_destroy(adm_chain_t *c);
 
@@ -43,5 +50,20 @@ const char *const *adm_chain_plugins(const adm_chain_t *c, size_t *count);
  */
 int adm_chain_run(adm_chain_t *c, unsigned phases, const adm_review_request_t *req, adm_arena_t *a,
                   adm_review_response_t *resp);
+
+/*
+ * The same, for chains whose webhook plugins call downstream webhooks: done(arg, resp) runs once
+ * with the answer (possibly before adm_chain_start returns), unless the run is cancelled first.
+ * deadline_ms is the loop time by which the answer is due. Everything lives in a. NULL when the
+ * arena is exhausted (done never runs).
+ */
+typedef struct adm_chain_run_s adm_chain_run_t;
+typedef void (*adm_chain_done_fn)(void *arg, adm_review_response_t *resp);
+
+adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req, adm_arena_t *a,
+                                 uint64_t deadline_ms, adm_chain_done_fn done, void *arg);
+
+/** The caller is gone: outstanding webhook calls are dropped and done will not run. */
+void adm_chain_cancel(adm_chain_run_t *run);
 
 #endif

@@ -14,6 +14,17 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+/* Repeatable flags that name files or folders (--webhook-config, --cluster-state). */
+#define ADM_MAX_PATHS 32
+/* --resolve entries at most. */
+#define ADM_MAX_RESOLVE 32
+
+typedef struct adm_resolve_s {
+    char host[256];
+    uint16_t port;
+    struct sockaddr_storage addr; /* the port set to port */
+} adm_resolve_t;
+
 typedef struct adm_options_s {
     struct sockaddr_storage listen;      /* --listen */
     bool has_health_listen;
@@ -34,6 +45,13 @@ typedef struct adm_options_s {
     char enable_plugins[2048];           /* --enable-admission-plugins, repeated flags joined by commas */
     char disable_plugins[2048];          /* --disable-admission-plugins */
     const char *admission_config_file;   /* --admission-control-config-file */
+    const char *webhook_configs[ADM_MAX_PATHS]; /* --webhook-config, in the order given */
+    size_t nwebhook_configs;
+    const char *cluster_states[ADM_MAX_PATHS];  /* --cluster-state */
+    size_t ncluster_states;
+    adm_resolve_t resolve[ADM_MAX_RESOLVE];     /* --resolve HOST:PORT:ADDR */
+    size_t nresolve;
+    bool allow_insecure_webhook_urls;    /* --allow-insecure-webhook-urls */
     int64_t default_not_ready_toleration_seconds;   /* --default-not-ready-toleration-seconds */
     int64_t default_unreachable_toleration_seconds; /* --default-unreachable-toleration-seconds */
     adm_log_format_t log_format;         /* --log-format */

@@ -26,7 +26,28 @@ typedef struct adm_plugin_config_s {
     /* Where config came from, for error messages: "FILE" or "FILE: plugins[N].configuration". */
     const char *source;
     const adm_options_t *opts; /* the command line, for plugins configured by flags */
+    struct adm_webhooks_s *webhooks; /* downstream webhooks (webhooks.h), or NULL when none run */
 } adm_plugin_config_t;
+
+/*
+ * What a plugin whose phase finishes later (the webhook plugins) gets from the chain: it returns
+ * ADM_AGAIN and calls adm_async_done() exactly once, unless the chain cancels it first (cancel is
+ * then called, and the plugin must drop everything it started).
+ */
+typedef struct adm_async_s adm_async_t;
+struct adm_async_s {
+    uint64_t deadline_ms;       /* loop time by which the whole request must be answered */
+    unsigned round;             /* mutating phase: 0, or 1 when the chain runs again (reinvocation) */
+    bool reinvoke;              /* set by a mutating plugin: a webhook changed the object, run round 1 */
+    void *webhook_ctx;          /* kept across rounds for the mutating webhook plugin */
+    void (*cancel)(void *arg);  /* set by the plugin while its work is outstanding */
+    void *cancel_arg;
+    /* private to the chain */
+    void *run;
+};
+
+/** Ends an ADM_AGAIN phase: rc is ADM_OK, ADM_DECLINED (st filled) or ADM_ENOMEM. */
+void adm_async_done(adm_async_t *async, int rc, const adm_status_t *st);
 
 typedef struct adm_plugin_s {
     const char *name;    /* as kube-apiserver registers it, e.g. "DefaultTolerationSeconds" */
@@ -45,6 +66,9 @@ typedef struct adm_plugin_s {
      */
     int (*admit)(void *state, adm_attrs_t *attrs, adm_status_t *st);
     int (*validate)(void *state, adm_attrs_t *attrs, adm_status_t *st);
+    /* Phases that may finish later: as above, or ADM_AGAIN and adm_async_done() afterwards. */
+    int (*admit_async)(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async);
+    int (*validate_async)(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async);
 } adm_plugin_t;
 
 /* One row of the registry. */

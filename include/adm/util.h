@@ -35,4 +35,11 @@ bool adm_is_dns1123_subdomain(const char *s, size_t len);
  */
 bool adm_is_qualified_name(const char *s);
 
+/**
+ * Writes a fresh RFC 4122 version-4 UUID and a NUL into out (37 bytes): a per-process random seed
+ * (getrandom) and a counter through a 64-bit mixer, so uids never repeat within a process and
+ * cannot be predicted from outside it. kube-apiserver sends a fresh one with every webhook call.
+ */
+void adm_uuid_v4(char *out);
+
 #endif

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ValidatingAdmissionWebhook: every matching validating webhook is called at once, on the final
+ * object, and the request is answered as soon as the outcome is decided (Decision D3): the first
+ * denial or fail-closed failure to arrive, or else once all have allowed. Matching for every hook
+ * comes first, so a selector error (an unknown namespace) aborts before any call (spec 1.4, 7).
+ * Fail-open failures are recorded as audit annotations indexed among the matched webhooks.
+ */
+#include "adm/error.h"
+#include "adm/log.h"
+#include "adm/plugin.h"
+#include "adm/webhook_match.h"
+#include "adm/webhooks.h"
+
+#include <string.h>
+
+typedef struct fanout_s {
+    adm_webhooks_t *w;
+    adm_attrs_t *attrs;
+    adm_async_t *async;
+    const adm_webhook_t **hooks; /* the matched ones, in hook-list order */
+    const char **convert;        /* per matched hook: a matchPolicy Equivalent failure reason, or NULL */
+    adm_hook_call_t **calls;
+    adm_hook_result_t *results;
+    bool *answered;
+    size_t n, outstanding;
+    bool decided;
+    adm_hook_body_t body;
+} fanout_t;
+
+typedef struct slot_s {
+    fanout_t *f;
+    size_t i;
+} slot_t;
+
+static void abandon_all(fanout_t *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        if (!f->answered[i]) {
+            adm_hook_call_abandon(f->calls[i]);
+        }
+    }
+}
+
+static void on_cancel(void *arg)
+{
+    fanout_t *f = arg;
+
+    f->decided = true;
+    abandon_all(f);
+}
+
+static void decide(fanout_t *f, int rc, const adm_status_t *st)
+{
+    f->decided = true;
+    abandon_all(f);
+    adm_async_done(f->async, rc, st);
+}
+
+/* Everyone allowed (or failed open): warnings and annotations in webhook order. */
+static void merge_all(fanout_t *f)
+{
+    adm_attrs_t *attrs = f->attrs;
+
+    for (size_t i = 0; i < f->n; i++) {
+        adm_hook_result_t *r = &f->results[i];
+
+        adm_hook_add_warnings(attrs->arena, &attrs->warnings, &attrs->nwarnings, &attrs->warnings_cap, r->warnings,
+                              r->nwarnings);
+        for (size_t k = 0; k < r->nannotations; k++) {
+            adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
+                                    r->annotations[k].key, r->annotations[k].value);
+        }
+        if (r->outcome == ADM_HOOK_FAILED) {
+            adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
+                                    adm_hook_annotation_key(attrs->arena, "failed-open.validating.webhook.admission.k8s.io",
+                                                            0, i),
+                                    f->hooks[i]->name);
+        }
+    }
+}
+
+static void on_result(fanout_t *f, size_t i, adm_hook_result_t *res)
+{
+    const adm_webhook_t *wh = f->hooks[i];
+    adm_attrs_t *attrs = f->attrs;
+    adm_status_t st = {0};
+
+    f->answered[i] = true;
+    f->outstanding--;
+    f->results[i] = *res;
+    if (f->decided) {
+        return;
+    }
+    if (res->outcome == ADM_HOOK_FAILED && wh->failure_policy == ADM_FAILURE_IGNORE) {
+        adm_log_v(1, "validating webhook %s failed open: %s", wh->name, res->reason);
+    } else if (res->outcome != ADM_HOOK_ALLOWED) {
+        /* the answer is decided: this webhook's warnings and annotations go with it */
+        adm_hook_add_warnings(attrs->arena, &attrs->warnings, &attrs->nwarnings, &attrs->warnings_cap, res->warnings,
+                              res->nwarnings);
+        for (size_t k = 0; k < res->nannotations; k++) {
+            adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
+                                    res->annotations[k].key, res->annotations[k].value);
+        }
+        if (res->outcome == ADM_HOOK_FAILED) {
+            adm_log_v(1, "validating webhook %s failed closed: %s", wh->name, res->reason);
+            decide(f, adm_hook_failure_status(&st, attrs->arena, wh, res->reason), &st);
+        } else {
+            decide(f, ADM_DECLINED, &res->status);
+        }
+        return;
+    }
+    if (f->outstanding == 0) {
+        f->decided = true;
+        merge_all(f);
+        adm_async_done(f->async, ADM_OK, NULL);
+    }
+}
+
+static void on_call_done(void *arg, adm_hook_result_t *res)
+{
+    slot_t *s = arg;
+
+    on_result(s->f, s->i, res);
+}
+
+static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
+    adm_webhooks_t *w = state;
+    const adm_webhook_set_t *set = w != NULL ? adm_webhooks_set(w) : NULL;
+    adm_arena_t *a = attrs->arena;
+    adm_match_input_t in = {0};
+    fanout_t *f;
+
+    if (set == NULL || set->nvalidating == 0 || adm_webhook_request_exempt(attrs->req)) {
+        return ADM_OK;
+    }
+    f = adm_arena_calloc(a, 1, sizeof(*f));
+    if (f == NULL || (f->hooks = adm_arena_calloc(a, set->nvalidating, sizeof(*f->hooks))) == NULL ||
+        (f->convert = adm_arena_calloc(a, set->nvalidating, sizeof(*f->convert))) == NULL) {
+        return adm_status_nomem(st);
+    }
+    in.req = attrs->req;
+    in.object = adm_attrs_object(attrs);
+    in.old_object = attrs->req->old_object;
+    in.cluster = adm_webhooks_cluster(w);
+    for (size_t i = 0; i < set->nvalidating; i++) {
+        const char *reason = NULL;
+        adm_wh_match_t m = adm_webhook_match(&set->validating[i], &in, a, st, &reason);
+
+        if (m == ADM_WH_ERROR) {
+            return ADM_DECLINED; /* not subject to failurePolicy, and before any call */
+        }
+        if (m == ADM_WH_SKIP) {
+            continue;
+        }
+        f->convert[f->n] = m == ADM_WH_CONVERT ? reason : NULL;
+        f->hooks[f->n++] = &set->validating[i];
+    }
+    if (f->n == 0) {
+        return ADM_OK;
+    }
+    if (uv_now(adm_webhooks_loop(w)) >= async->deadline_ms) {
+        return adm_hook_timeout_status(st);
+    }
+    f->w = w;
+    f->attrs = attrs;
+    f->async = async;
+    f->calls = adm_arena_calloc(a, f->n, sizeof(*f->calls));
+    f->results = adm_arena_calloc(a, f->n, sizeof(*f->results));
+    f->answered = adm_arena_calloc(a, f->n, sizeof(*f->answered));
+    if (f->calls == NULL || f->results == NULL || f->answered == NULL) {
+        return adm_status_nomem(st);
+    }
+    adm_hook_body_init(&f->body, in.object);
+    f->outstanding = f->n;
+    async->cancel = on_cancel;
+    async->cancel_arg = f;
+    for (size_t i = 0; i < f->n && !f->decided; i++) {
+        adm_hook_result_t now;
+        slot_t *slot = adm_arena_alloc(a, sizeof(*slot));
+
+        if (slot == NULL) {
+            decide(f, adm_status_nomem(st), st);
+            break;
+        }
+        slot->f = f;
+        slot->i = i;
+        if (f->convert[i] != NULL) {
+            memset(&now, 0, sizeof(now));
+            now.outcome = ADM_HOOK_FAILED;
+            now.reason = f->convert[i];
+            on_result(f, i, &now);
+            continue;
+        }
+        f->calls[i] = adm_hook_call_start(w, f->hooks[i], attrs->req, &f->body, a, async->deadline_ms, on_call_done,
+                                          slot, &now);
+        if (f->calls[i] == NULL) {
+            on_result(f, i, &now);
+        }
+    }
+    return ADM_AGAIN;
+}
+
+static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    (void)err;
+    (void)err_len;
+    *state = cfg->webhooks;
+    return 0;
+}
+
+const adm_plugin_t adm_plugin_validating_admission_webhook = {
+    .name = "ValidatingAdmissionWebhook",
+    .operations = ADM_OPS_ALL,
+    .configure = configure,
+    .validate_async = validate_async,
+};

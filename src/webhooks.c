@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The downstream webhooks at run time (webhooks.h): configurations and cluster state loaded from
+ * files, and for every webhook its client: the pool of its upstream (shared by webhooks that name
+ * the same scheme, host, port and trust), the path it posts to, and the URL Go would print in
+ * error messages. A client config that cannot be used (a caBundle mbedTLS refuses) is kept as an
+ * error that every call to that webhook reports, as kube-apiserver reports it per call.
+ */
+#include "adm/webhooks.h"
+
+#include "adm/client.h"
+#include "adm/error.h"
+#include "adm/log.h"
+#include "adm/tls.h"
+#include "webhooks_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Connections per upstream at most; kube-apiserver has no bound, a proxy needs one. */
+#define UPSTREAM_MAX_CONNS 128
+
+/* spec 2.3: join with "/" and clean: "" -> "/", "//" collapsed, "." and ".." resolved, no trailing "/". */
+static char *clean_path(const char *path)
+{
+    size_t len = strlen(path);
+    char *out = malloc(len + 2);
+    size_t o = 0;
+    const char *p = path;
+
+    if (out == NULL) {
+        return NULL;
+    }
+    while (*p != '\0') {
+        const char *end;
+        size_t seg;
+
+        while (*p == '/') {
+            p++;
+        }
+        end = p + strcspn(p, "/");
+        seg = (size_t)(end - p);
+        if (seg == 0) {
+            break;
+        }
+        if (seg == 1 && p[0] == '.') {
+            /* nothing */
+        } else if (seg == 2 && p[0] == '.' && p[1] == '.') {
+            while (o > 0 && out[o - 1] != '/') {
+                o--;
+            }
+            if (o > 0) {
+                o--;
+            }
+        } else {
+            out[o++] = '/';
+            memcpy(out + o, p, seg);
+            o += seg;
+        }
+        p = end;
+    }
+    if (o == 0) {
+        out[o++] = '/';
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* Splits a validated clientConfig.url into its parts (the loader checked the form). */
+static int split_url(const char *url, bool *tls, char *host, size_t host_len, uint16_t *port, const char **authority_end)
+{
+    const char *p, *h_end, *rest;
+
+    *tls = strncmp(url, "https://", 8) == 0;
+    p = url + (*tls ? 8 : 7);
+    if (*p == '[') {
+        h_end = strchr(p, ']');
+        if (h_end == NULL || (size_t)(h_end - p - 1) >= host_len) {
+            return -1;
+        }
+        memcpy(host, p + 1, (size_t)(h_end - p - 1));
+        host[h_end - p - 1] = '\0';
+        rest = h_end + 1;
+    } else {
+        rest = p + strcspn(p, ":/?#");
+        if ((size_t)(rest - p) >= host_len) {
+            return -1;
+        }
+        memcpy(host, p, (size_t)(rest - p));
+        host[rest - p] = '\0';
+    }
+    *port = *tls ? 443 : 80;
+    if (*rest == ':') {
+        long v = strtol(rest + 1, NULL, 10);
+
+        if (v <= 0 || v > 65535) {
+            return -1;
+        }
+        *port = (uint16_t)v;
+        rest += 1 + strspn(rest + 1, "0123456789");
+    }
+    *authority_end = rest;
+    return 0;
+}
+
+static adm_tls_ctx_t *trust_for(adm_webhooks_t *w, const adm_webhook_t *wh, char *err, size_t err_len)
+{
+    adm_tls_client_opts_t o = {0};
+    adm_tls_ctx_t *ctx;
+
+    for (size_t i = 0; i < w->ntrust; i++) {
+        const char *a = w->trust[i].ca_bundle, *b = wh->ca_bundle;
+
+        if ((a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0)) {
+            return w->trust[i].ctx;
+        }
+    }
+    if (wh->ca_bundle != NULL) {
+        o.ca_pem = wh->ca_bundle;
+        o.ca_pem_len = wh->ca_bundle_len + 1;
+    }
+    if (adm_tls_client_ctx_create(&o, &ctx, err, err_len) != 0) {
+        return NULL;
+    }
+    w->trust[w->ntrust].ca_bundle = wh->ca_bundle;
+    w->trust[w->ntrust].ctx = ctx;
+    w->ntrust++;
+    return ctx;
+}
+
+static const struct sockaddr *resolved(const adm_options_t *opts, const char *host, uint16_t port)
+{
+    for (size_t i = 0; i < opts->nresolve; i++) {
+        if (opts->resolve[i].port == port && strcmp(opts->resolve[i].host, host) == 0) {
+            return (const struct sockaddr *)&opts->resolve[i].addr;
+        }
+    }
+    return NULL;
+}
+
+static int make_client(adm_webhooks_t *w, const adm_webhook_t *wh, adm_hook_client_t *cl)
+{
+    char host[256], base[600], err[300];
+    const char *authority_end = NULL;
+    const char *path;
+    bool tls = true;
+    uint16_t port;
+    adm_tls_ctx_t *ctx = NULL;
+    adm_upstream_opts_t uo = {0};
+
+    if (wh->url != NULL) {
+        if (split_url(wh->url, &tls, host, sizeof(host), &port, &authority_end) != 0) {
+            cl->error = strdup("could not get REST client: malformed URL");
+            return cl->error != NULL ? 0 : ADM_ENOMEM;
+        }
+        snprintf(base, sizeof(base), "%.*s", (int)(authority_end - wh->url), wh->url);
+        path = authority_end;
+        /* a query or fragment was refused by the loader; the path is what is left */
+    } else {
+        snprintf(host, sizeof(host), "%s.%s.svc", wh->service->name, wh->service->namespace_);
+        port = wh->service->port;
+        snprintf(base, sizeof(base), "https://%s:%u", host, (unsigned)port);
+        path = wh->service->path;
+    }
+    cl->url_base = strdup(base);
+    cl->path = clean_path(path);
+    if (cl->url_base == NULL || cl->path == NULL) {
+        return ADM_ENOMEM;
+    }
+    if (tls && (ctx = trust_for(w, wh, err, sizeof(err))) == NULL) {
+        char text[400];
+
+        snprintf(text, sizeof(text), "could not get REST client: %s", err);
+        cl->error = strdup(text);
+        return cl->error != NULL ? 0 : ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < w->nupstreams; i++) {
+        adm_hook_upstream_t *u = &w->upstreams[i];
+
+        if (u->port == port && u->tls == ctx && strcmp(u->host, host) == 0) {
+            cl->up = u->up;
+            return 0;
+        }
+    }
+    uo.host = host;
+    uo.port = port;
+    uo.addr = resolved(w->opts, host, port);
+    uo.tls = ctx;
+    uo.max_conns = UPSTREAM_MAX_CONNS;
+    if (adm_upstream_create(w->loop, &uo, &cl->up) != 0) {
+        return ADM_ENOMEM;
+    }
+    w->upstreams[w->nupstreams].up = cl->up;
+    w->upstreams[w->nupstreams].tls = ctx;
+    w->upstreams[w->nupstreams].port = port;
+    snprintf(w->upstreams[w->nupstreams].host, sizeof(w->upstreams[w->nupstreams].host), "%s", host);
+    w->nupstreams++;
+    return 0;
+}
+
+int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks_t **out, char *err, size_t err_len)
+{
+    adm_webhooks_t *w = calloc(1, sizeof(*w));
+    size_t total;
+    int rc;
+
+    *out = NULL;
+    if (w == NULL) {
+        return ADM_ENOMEM;
+    }
+    w->loop = loop;
+    w->opts = opts;
+    if (opts->nwebhook_configs > 0) {
+        rc = adm_webhook_set_load(opts->webhook_configs, opts->nwebhook_configs, opts->allow_insecure_webhook_urls,
+                                  &w->set, err, err_len);
+    } else {
+        rc = adm_webhook_set_load(NULL, 0, false, &w->set, err, err_len);
+    }
+    if (rc == 0) {
+        rc = adm_cluster_state_load(opts->cluster_states, opts->ncluster_states, &w->cluster, err, err_len);
+    }
+    if (rc != 0) {
+        adm_webhooks_destroy(w);
+        return rc;
+    }
+    total = w->set->nmutating + w->set->nvalidating;
+    w->clients[0] = calloc(w->set->nmutating + 1, sizeof(adm_hook_client_t));
+    w->clients[1] = calloc(w->set->nvalidating + 1, sizeof(adm_hook_client_t));
+    w->upstreams = calloc(total + 1, sizeof(*w->upstreams));
+    w->trust = calloc(total + 1, sizeof(*w->trust));
+    if (w->clients[0] == NULL || w->clients[1] == NULL || w->upstreams == NULL || w->trust == NULL) {
+        adm_webhooks_destroy(w);
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < w->set->nmutating; i++) {
+        if (make_client(w, &w->set->mutating[i], &w->clients[0][i]) != 0) {
+            adm_webhooks_destroy(w);
+            return ADM_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < w->set->nvalidating; i++) {
+        if (make_client(w, &w->set->validating[i], &w->clients[1][i]) != 0) {
+            adm_webhooks_destroy(w);
+            return ADM_ENOMEM;
+        }
+    }
+    *out = w;
+    return 0;
+}
+
+static void free_clients(adm_hook_client_t *cl, size_t n)
+{
+    for (size_t i = 0; cl != NULL && i < n; i++) {
+        free(cl[i].url_base);
+        free(cl[i].path);
+        free(cl[i].error);
+    }
+    free(cl);
+}
+
+void adm_webhooks_destroy(adm_webhooks_t *w)
+{
+    if (w == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < w->nupstreams; i++) {
+        adm_upstream_close(w->upstreams[i].up);
+    }
+    for (size_t i = 0; i < w->ntrust; i++) {
+        adm_tls_ctx_unref(w->trust[i].ctx);
+    }
+    if (w->set != NULL) {
+        free_clients(w->clients[0], w->set->nmutating);
+        free_clients(w->clients[1], w->set->nvalidating);
+    }
+    free(w->upstreams);
+    free(w->trust);
+    adm_webhook_set_free(w->set);
+    adm_cluster_state_free(w->cluster);
+    free(w);
+}
+
+void adm_webhooks_log_summary(const adm_webhooks_t *w)
+{
+    for (size_t i = 0; i < w->set->nwarnings; i++) {
+        adm_log_warn("%s", w->set->warnings[i]);
+    }
+    adm_log_info("downstream webhooks: %zu mutating, %zu validating, on %zu upstreams; cluster state: %zu objects",
+                 w->set->nmutating, w->set->nvalidating, w->nupstreams, adm_cluster_state_count(w->cluster));
+    for (size_t i = 0; i < w->set->nmutating + w->set->nvalidating; i++) {
+        bool mutating = i < w->set->nmutating;
+        size_t k = mutating ? i : i - w->set->nmutating;
+        const adm_hook_client_t *cl = &w->clients[mutating ? 0 : 1][k];
+        const adm_webhook_t *wh = mutating ? &w->set->mutating[k] : &w->set->validating[k];
+
+        if (cl->error != NULL) {
+            adm_log_warn("webhook %s: %s (every call to it fails until a reload fixes it)", wh->name, cl->error);
+        }
+    }
+}
+
+const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w)
+{
+    return w->set;
+}
+
+const adm_cluster_state_t *adm_webhooks_cluster(const adm_webhooks_t *w)
+{
+    return w->cluster;
+}
+
+uv_loop_t *adm_webhooks_loop(const adm_webhooks_t *w)
+{
+    return w->loop;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Shared by webhooks.c (set-up) and webhook_call.c (calls). */
+#ifndef ADM_WEBHOOKS_INTERNAL_H
+#define ADM_WEBHOOKS_INTERNAL_H
+
+#include "adm/client.h"
+#include "adm/webhooks.h"
+
+typedef struct adm_hook_client_s {
+    adm_upstream_t *up;  /* NULL when error is set */
+    char *error;         /* "could not get REST client: ..." for every call, or NULL */
+    char *url_base;      /* "https://host[:port]" as Go prints the URL in errors */
+    char *path;          /* cleaned path the webhook is posted to */
+} adm_hook_client_t;
+
+typedef struct adm_hook_upstream_s {
+    adm_upstream_t *up;
+    adm_tls_ctx_t *tls;
+    char host[256];
+    uint16_t port;
+} adm_hook_upstream_t;
+
+typedef struct adm_hook_trust_s {
+    const char *ca_bundle; /* NULL: the system CAs */
+    adm_tls_ctx_t *ctx;
+} adm_hook_trust_t;
+
+struct adm_webhooks_s {
+    uv_loop_t *loop;
+    const adm_options_t *opts;
+    adm_webhook_set_t *set;
+    adm_cluster_state_t *cluster;
+    adm_hook_client_t *clients[2]; /* [0] mutating, [1] validating, parallel to the hook lists */
+    adm_hook_upstream_t *upstreams;
+    size_t nupstreams;
+    adm_hook_trust_t *trust;
+    size_t ntrust;
+};
+
+/* webhook_call.c: the client's callback for a webhook call. */
+void adm__hook_on_answer(const adm_call_result_t *res, void *arg);
+
+#endif
