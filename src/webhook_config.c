@@ -990,7 +990,9 @@ static int parse_policies(loader_t *L, const char *where, yyjson_val *hook, adm_
 {
     static const char *const failure[] = {"Fail", "Ignore"};
     static const char *const match[] = {"Equivalent", "Exact"};
-    static const char *const side_effects[] = {"None", "NoneOnDryRun"};
+    static const char *const side_effects[] = {"None", "NoneOnDryRun", "Some", "Unknown"};
+    static const adm_side_effects_t side_effect_values[] = {ADM_SIDE_EFFECTS_NONE, ADM_SIDE_EFFECTS_NONE_ON_DRY_RUN,
+                                                            ADM_SIDE_EFFECTS_SOME, ADM_SIDE_EFFECTS_UNKNOWN};
     const char *se;
     int idx, rc;
     bool has_timeout;
@@ -1010,11 +1012,22 @@ static int parse_policies(loader_t *L, const char *where, yyjson_val *hook, adm_
     if (se == NULL) {
         return fail(L, "%s.sideEffects: Required value: must specify one of None, NoneOnDryRun", where);
     }
-    /* Some and Unknown survive only on objects kept from v1beta1; a create refuses them. */
-    if ((rc = get_enum(L, hook, where, "sideEffects", side_effects, 2, &idx)) != 0) {
+    /*
+     * Some and Unknown survive on objects kept from v1beta1 (a create refuses them, an update keeps
+     * them), so a configuration exported from such a cluster carries them: load it, with a warning,
+     * and refuse dry-run requests to the webhook as kube-apiserver does.
+     */
+    if ((rc = get_enum(L, hook, where, "sideEffects", side_effects, 4, &idx)) != 0) {
         return rc;
     }
-    h->side_effects = idx == 1 ? ADM_SIDE_EFFECTS_NONE_ON_DRY_RUN : ADM_SIDE_EFFECTS_NONE;
+    h->side_effects = side_effect_values[idx];
+    if (idx >= 2 &&
+        (rc = add_warning(L, adm_arena_printf(L->a,
+                                              "%s: %s: %s.sideEffects: %s: kube-apiserver accepts it only on objects "
+                                              "kept from v1beta1; dry-run requests to this webhook are refused",
+                                              L->file, L->obj, where, side_effects[idx]))) != 0) {
+        return rc;
+    }
     if ((rc = get_int32(L, hook, where, "timeoutSeconds", &has_timeout, &timeout)) != 0) {
         return rc;
     }

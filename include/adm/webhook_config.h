@@ -15,9 +15,10 @@
  * from metadata.name which must be a DNS-1123 subdomain. A validating webhook's
  * reinvocationPolicy is therefore an unknown field, as in the Go type.
  *
- * Validation follows kube-apiserver's create path (spec/webhook-dispatch.md section 8): only
- * sideEffects None and NoneOnDryRun, admissionReviewVersions must name v1 or v1beta1, unique
- * webhook names. matchConditions (CEL) are refused while admitd has no CEL engine: a condition
+ * Validation follows kube-apiserver's create path (spec/webhook-dispatch.md section 8):
+ * admissionReviewVersions must name v1 or v1beta1, unique webhook names. One exception:
+ * sideEffects Some and Unknown, which kube-apiserver keeps on objects from v1beta1 days, load with
+ * a warning (dry-run requests to such a webhook are then refused, as kube-apiserver refuses them). matchConditions (CEL) are refused while admitd has no CEL engine: a condition
  * ignored would call the webhook for requests it excluded.
  *
  * Only the first problem found is reported, as one line: "FILE: KIND \"NAME\": FIELD: PROBLEM",

@@ -590,10 +590,8 @@ static const struct {
      "webhooks[0].matchPolicy: Unsupported value: \"Fuzzy\": supported values: \"Equivalent\", \"Exact\""},
     {HOOK(NAME ", " CC ", " ARV),
      "webhooks[0].sideEffects: Required value: must specify one of None, NoneOnDryRun"},
-    {HOOK(NAME ", " CC ", " ARV ", sideEffects: Some"),
-     "webhooks[0].sideEffects: Unsupported value: \"Some\": supported values: \"None\", \"NoneOnDryRun\""},
-    {HOOK(NAME ", " CC ", " ARV ", sideEffects: Unknown"),
-     "webhooks[0].sideEffects: Unsupported value: \"Unknown\": supported values: \"None\", \"NoneOnDryRun\""},
+    {HOOK(NAME ", " CC ", " ARV ", sideEffects: Sometimes"),
+     "webhooks[0].sideEffects: Unsupported value: \"Sometimes\": supported values: \"None\", \"NoneOnDryRun\", \"Some\", \"Unknown\""},
     {HOOK(NAME ", " CC ", " ARV ", sideEffects: [None]"), "webhooks[0].sideEffects: must be a string"},
     {MHOOK(OK3 ", reinvocationPolicy: Always"),
      "MutatingWebhookConfiguration \"x\": webhooks[0].reinvocationPolicy: Unsupported value: \"Always\": "
