@@ -1,0 +1,684 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The webhook proxy end to end: a real admitd with --webhook-config and --cluster-state in front
+ * of a real admitd-mockhook, over TLS on 127.0.0.1. One admitd carries every webhook of the file;
+ * each webhook's objectSelector picks it by the test label "t" on the pod sent, so each case
+ * calls exactly the webhooks it is about (and the mockhook's --record shows which were called).
+ *
+ * Covered: allow, deny with and without message, patches and patches that cannot be applied, a
+ * patch from a validating webhook, wrong uid, HTTP 500, invalid JSON, EOF, reset, timeout,
+ * connection refused and TLS failure each under Fail and Ignore; reinvocation; dry run and
+ * sideEffects; namespace and object selectors and rules that match and do not match; ?timeout=
+ * and fresh uids; warnings and annotations; parallel fan-out and early denial.
+ */
+#include "adm/buf.h"
+#include "certgen.h"
+#include "harness.h"
+
+#include <mbedtls/base64.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yyjson.h>
+
+#include <cmocka.h>
+
+static h_server_t mock, admitd;
+static char dir[256], record[320], foreign_ca_b64[8192], mock_ca_b64[8192];
+static int dead_port;
+
+static const char *const mock_routes[] = {
+    "--route", "/deny=deny:nope",
+    "--route", "/deny-bare=deny",
+    "--route", "/error=error:500",
+    "--route", "/garbage=invalid-json",
+    "--route", "/wrong-uid=wrong-uid",
+    "--route", "/hang=hang",
+    "--route", "/close=close",
+    "--route", "/reset=reset",
+    "--route", "/patch=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/added\",\"value\":\"yes\"}]",
+    "--route", "/patch-a=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/a\",\"value\":\"1\"}]",
+    "--route", "/patch-b=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/b\",\"value\":\"2\"}]",
+    "--route", "/bad-patch=patch:[{\"op\":\"remove\",\"path\":\"/metadata/nonexistent\"}]",
+    "--route", "/slow=allow",
+    "--route-delay", "/slow=200ms",
+    "--route", "/slow1s=allow",
+    "--route-delay", "/slow1s=1s",
+    "--route", "/warn=warn:be careful",
+    "--route", "/annotate=annotate:reason=checked",
+};
+
+/* ---- the configuration -------------------------------------------------------------------- */
+
+typedef struct hook_s {
+    const char *t;      /* value of the pod label "t" that selects this webhook */
+    const char *name;
+    const char *path;   /* on the mockhook */
+    const char *extra;  /* more YAML lines of the webhook, each "  key: value\n" */
+    int port;           /* 0: the mockhook */
+    const char *ca;     /* NULL: the mockhook's CA */
+} hook_t;
+
+static void write_hook(FILE *f, const hook_t *h)
+{
+    fprintf(f, "- name: %s\n  clientConfig:\n    url: https://127.0.0.1:%d%s\n    caBundle: %s\n", h->name,
+            h->port != 0 ? h->port : mock.port, h->path, h->ca != NULL ? h->ca : mock_ca_b64);
+    if (h->extra == NULL || strstr(h->extra, "rules:") == NULL) {
+        fprintf(f, "  rules: [{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [\"*\"], resources: [\"*/*\"]}]\n");
+    }
+    if (h->extra == NULL || strstr(h->extra, "objectSelector:") == NULL) {
+        fprintf(f, "  objectSelector: {matchLabels: {t: %s}}\n", h->t);
+    }
+    if (h->extra == NULL || strstr(h->extra, "sideEffects:") == NULL) {
+        fprintf(f, "  sideEffects: None\n");
+    }
+    if (h->extra == NULL || strstr(h->extra, "admissionReviewVersions:") == NULL) {
+        fprintf(f, "  admissionReviewVersions: [v1]\n");
+    }
+    if (h->extra != NULL) {
+        fputs(h->extra, f);
+    }
+}
+
+#define FAIL_POLICY "  failurePolicy: Fail\n"
+#define IGNORE_POLICY "  failurePolicy: Ignore\n"
+#define ONE_SECOND "  timeoutSeconds: 1\n"
+
+static hook_t validating[64], mutating[16];
+static size_t nvalidating, nmutating;
+
+static void add(hook_t *list, size_t *n, const char *t, const char *name, const char *path, const char *extra)
+{
+    list[*n] = (hook_t){t, name, path, extra, 0, NULL};
+    (*n)++;
+}
+
+/* The call-failure table: each behaviour under Fail (t=<id>-fail) and Ignore (t=<id>-ignore). */
+static const struct failure_case {
+    const char *id;
+    const char *path;
+    const char *reason; /* expected in the message */
+} failures[] = {
+    {"e500", "/error", "failed to call webhook: an error on the server (\"admitd-mockhook: error 500\") has prevented "
+                       "the request from succeeding"},
+    {"garbage", "/garbage", "failed to call webhook: couldn't get version/kind; json parse error: invalid character 't' "
+                            "looking for beginning of value"},
+    {"wronguid", "/wrong-uid", "received invalid webhook response: expected response.uid=\""},
+    {"vpatch", "/patch", "received invalid webhook response: validating webhook may not return response.patch"},
+    {"eof", "/close", "\": EOF"},
+    {"reset", "/reset", "connection reset by peer"},
+    {"timeout", "/hang", "?timeout=1s\": context deadline exceeded"},
+    {"refused", "/allow", ": connect: connection refused"},
+    {"tls", "/allow", "tls: "},
+};
+#define NFAILURES (sizeof(failures) / sizeof(failures[0]))
+static char failure_names[NFAILURES][2][64], failure_ts[NFAILURES][2][32];
+
+static void build_hooks(void)
+{
+    for (size_t i = 0; i < NFAILURES; i++) {
+        for (int p = 0; p < 2; p++) {
+            hook_t *h = &validating[nvalidating++];
+
+            snprintf(failure_names[i][p], sizeof(failure_names[i][p]), "%s-%s.hooks.example.com", failures[i].id,
+                     p == 0 ? "fail" : "ignore");
+            snprintf(failure_ts[i][p], sizeof(failure_ts[i][p]), "%s-%s", failures[i].id, p == 0 ? "fail" : "ignore");
+            *h = (hook_t){failure_ts[i][p], failure_names[i][p], failures[i].path,
+                          p == 0 ? FAIL_POLICY ONE_SECOND : IGNORE_POLICY ONE_SECOND, 0, NULL};
+            if (strcmp(failures[i].id, "refused") == 0) {
+                h->port = dead_port;
+            } else if (strcmp(failures[i].id, "tls") == 0) {
+                h->ca = foreign_ca_b64;
+            }
+        }
+    }
+    add(validating, &nvalidating, "allow", "allow.hooks.example.com", "/allow-plain", NULL);
+    add(validating, &nvalidating, "deny", "deny.hooks.example.com", "/deny", NULL);
+    add(validating, &nvalidating, "denybare", "deny-bare.hooks.example.com", "/deny-bare", NULL);
+    add(validating, &nvalidating, "v1beta1", "beta.hooks.example.com", "/allow-beta",
+        "  admissionReviewVersions: [v1beta1, v1]\n");
+    add(validating, &nvalidating, "extras", "warn.hooks.example.com", "/warn", NULL);
+    add(validating, &nvalidating, "extras", "annotate.hooks.example.com", "/annotate", NULL);
+    for (int i = 0; i < 5; i++) {
+        static char names[5][64];
+
+        snprintf(names[i], sizeof(names[i]), "slow%d.hooks.example.com", i);
+        add(validating, &nvalidating, "parallel", names[i], "/slow", NULL);
+    }
+    for (int i = 0; i < 4; i++) {
+        static char names[4][64];
+
+        snprintf(names[i], sizeof(names[i]), "slow1s-%d.hooks.example.com", i);
+        add(validating, &nvalidating, "early", names[i], "/slow1s", NULL);
+    }
+    add(validating, &nvalidating, "early", "early-deny.hooks.example.com", "/deny", NULL);
+    add(validating, &nvalidating, "ns", "ns-prod.hooks.example.com", "/ns-prod",
+        "  namespaceSelector: {matchLabels: {env: prod}}\n");
+    add(validating, &nvalidating, "obj", "obj.hooks.example.com", "/obj-web",
+        "  objectSelector: {matchExpressions: [{key: t, operator: In, values: [obj]}, {key: app, operator: In, "
+        "values: [web]}]}\n");
+    add(validating, &nvalidating, "rules", "rules-delete.hooks.example.com", "/rules-delete",
+        "  rules: [{operations: [DELETE], apiGroups: [\"\"], apiVersions: [v1], resources: [pods]}]\n");
+    add(validating, &nvalidating, "rules", "rules-create.hooks.example.com", "/rules-create",
+        "  rules: [{operations: [CREATE], apiGroups: [\"\"], apiVersions: [v1], resources: [pods]}]\n");
+    add(validating, &nvalidating, "dry", "dry-none.hooks.example.com", "/dry-none", NULL);
+    add(validating, &nvalidating, "drysome", "dry-some.hooks.example.com", "/dry-some", "  sideEffects: Some\n");
+    add(validating, &nvalidating, "query", "query.hooks.example.com", "/query", NULL);
+
+    add(mutating, &nmutating, "patch", "patch.hooks.example.com", "/patch", NULL);
+    add(mutating, &nmutating, "badpatch-fail", "bad-patch-fail.hooks.example.com", "/bad-patch", FAIL_POLICY);
+    add(mutating, &nmutating, "badpatch-ignore", "bad-patch-ignore.hooks.example.com", "/bad-patch", IGNORE_POLICY);
+    add(mutating, &nmutating, "mfail-ignore", "m-error.hooks.example.com", "/error", IGNORE_POLICY);
+    add(mutating, &nmutating, "mdeny", "m-deny.hooks.example.com", "/deny", NULL);
+    add(mutating, &nmutating, "reinv", "reinv-a.hooks.example.com", "/reinv-a-ifneeded",
+        "  reinvocationPolicy: IfNeeded\n");
+    add(mutating, &nmutating, "reinv", "reinv-b.hooks.example.com", "/patch-b", NULL);
+    add(mutating, &nmutating, "noreinv", "noreinv-a.hooks.example.com", "/noreinv-a", NULL);
+    add(mutating, &nmutating, "noreinv", "noreinv-b.hooks.example.com", "/patch-b", NULL);
+}
+
+static void write_config(const char *path)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fprintf(f, "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n"
+               "metadata: {name: validating}\nwebhooks:\n");
+    for (size_t i = 0; i < nvalidating; i++) {
+        write_hook(f, &validating[i]);
+    }
+    fprintf(f, "---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n"
+               "metadata: {name: mutating}\nwebhooks:\n");
+    for (size_t i = 0; i < nmutating; i++) {
+        write_hook(f, &mutating[i]);
+    }
+    fclose(f);
+}
+
+static void write_cluster_state(const char *path)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fputs("apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n---\n"
+          "apiVersion: v1\nkind: Namespace\nmetadata: {name: prod, labels: {env: prod}}\n---\n"
+          "apiVersion: v1\nkind: Namespace\nmetadata: {name: dev, labels: {env: dev}}\n",
+          f);
+    fclose(f);
+}
+
+static void file_b64(const char *path, char *out, size_t out_len)
+{
+    size_t len = 0, olen = 0;
+    char *pem;
+    FILE *f = fopen(path, "rb");
+
+    assert_non_null(f);
+    pem = calloc(1, 16384);
+    len = fread(pem, 1, 16383, f);
+    fclose(f);
+    assert_int_equal(mbedtls_base64_encode((unsigned char *)out, out_len, &olen, (unsigned char *)pem, len), 0);
+    free(pem);
+}
+
+/* ---- requests and answers ------------------------------------------------------------------ */
+
+/* The pod fixture with label t (and app), in namespace ns, optionally a dry run. */
+static char *review(const char *t, const char *ns, bool dry_run, const char *app)
+{
+    size_t len;
+    char *text = h_fixture("pod-create.v1.review.json", &len);
+    yyjson_doc *doc = yyjson_read(text, len, 0);
+    yyjson_mut_doc *m = yyjson_doc_mut_copy(doc, NULL);
+    yyjson_mut_val *req = yyjson_mut_obj_get(yyjson_mut_doc_get_root(m), "request");
+    yyjson_mut_val *labels = yyjson_mut_obj_get(yyjson_mut_obj_get(yyjson_mut_obj_get(req, "object"), "metadata"), "labels");
+    char *out;
+
+    yyjson_mut_obj_put(labels, yyjson_mut_strcpy(m, "t"), yyjson_mut_strcpy(m, t));
+    yyjson_mut_obj_put(labels, yyjson_mut_strcpy(m, "app"), yyjson_mut_strcpy(m, app != NULL ? app : "web"));
+    yyjson_mut_obj_put(req, yyjson_mut_strcpy(m, "namespace"), yyjson_mut_strcpy(m, ns != NULL ? ns : "default"));
+    yyjson_mut_obj_put(req, yyjson_mut_strcpy(m, "dryRun"), yyjson_mut_bool(m, dry_run));
+    out = yyjson_mut_write(m, 0, NULL);
+    yyjson_mut_doc_free(m);
+    yyjson_doc_free(doc);
+    free(text);
+    return out;
+}
+
+typedef struct answer_s {
+    int http;
+    bool allowed;
+    int code;
+    char message[1024];
+    char patch[2048];
+    yyjson_doc *doc;
+    yyjson_val *response;
+    long long ms;
+} answer_t;
+
+static void ask(const char *path, char *body, answer_t *a)
+{
+    h_conn_t c;
+    h_response_t r = {0};
+    size_t len;
+    char *req = h_request("POST", path, "application/json", body, strlen(body), &len);
+    long long t0 = h_now_ms();
+    yyjson_val *status, *patch;
+
+    memset(a, 0, sizeof(*a));
+    assert_int_equal(h_connect_to(&c, &admitd), 0);
+    assert_int_equal(h_send(&c, req, len), 0);
+    assert_int_equal(h_read(&c, &r, 20000, NULL), 0);
+    a->ms = h_now_ms() - t0;
+    a->http = r.status;
+    a->doc = yyjson_read((const char *)r.body.data, r.body.len, 0);
+    a->response = yyjson_obj_get(yyjson_doc_get_root(a->doc), "response");
+    a->allowed = yyjson_get_bool(yyjson_obj_get(a->response, "allowed"));
+    status = yyjson_obj_get(a->response, "status");
+    a->code = (int)yyjson_get_int(yyjson_obj_get(status, "code"));
+    snprintf(a->message, sizeof(a->message), "%s", yyjson_get_str(yyjson_obj_get(status, "message")) != NULL
+                                                        ? yyjson_get_str(yyjson_obj_get(status, "message"))
+                                                        : "");
+    patch = yyjson_obj_get(a->response, "patch");
+    if (yyjson_is_str(patch)) {
+        size_t olen = 0;
+
+        mbedtls_base64_decode((unsigned char *)a->patch, sizeof(a->patch) - 1, &olen,
+                              (const unsigned char *)yyjson_get_str(patch), yyjson_get_len(patch));
+        a->patch[olen] = '\0';
+    }
+    h_response_free(&r);
+    h_close(&c);
+    free(req);
+    free(body);
+}
+
+static void done(answer_t *a)
+{
+    yyjson_doc_free(a->doc);
+}
+
+static const char *annotation(answer_t *a, const char *key)
+{
+    return yyjson_get_str(yyjson_obj_get(yyjson_obj_get(a->response, "auditAnnotations"), key));
+}
+
+/* Calls the mockhook recorded for path (lines in its --record file). */
+static int calls(const char *path)
+{
+    FILE *f = fopen(record, "r");
+    char pattern[128], *line = NULL;
+    size_t cap = 0;
+    int n = 0;
+
+    if (f == NULL) {
+        return 0;
+    }
+    snprintf(pattern, sizeof(pattern), "{\"path\":\"%s\",", path);
+    while (getline(&line, &cap, f) > 0) {
+        n += strncmp(line, pattern, strlen(pattern)) == 0;
+    }
+    free(line);
+    fclose(f);
+    return n;
+}
+
+/* The last recorded request to path, parsed (caller frees). */
+static yyjson_doc *last_call(const char *path)
+{
+    FILE *f = fopen(record, "r");
+    char pattern[128], *line = NULL, *last = NULL;
+    size_t cap = 0;
+    yyjson_doc *doc;
+
+    assert_non_null(f);
+    snprintf(pattern, sizeof(pattern), "{\"path\":\"%s\",", path);
+    while (getline(&line, &cap, f) > 0) {
+        if (strncmp(line, pattern, strlen(pattern)) == 0) {
+            free(last);
+            last = strdup(line);
+        }
+    }
+    free(line);
+    fclose(f);
+    assert_non_null(last);
+    doc = yyjson_read(last, strlen(last), 0);
+    free(last);
+    return doc;
+}
+
+/* ---- set-up -------------------------------------------------------------------------------- */
+
+static int setup(void **state)
+{
+    const char *mock_args[64];
+    const char *other_args[] = {NULL};
+    h_server_t other;
+    char config[320], cluster[320];
+    size_t n = 0;
+
+    (void)state;
+    assert_int_equal(certgen_tempdir(dir, sizeof(dir)), 0);
+    snprintf(record, sizeof(record), "%s/record.jsonl", dir);
+    for (size_t i = 0; i < sizeof(mock_routes) / sizeof(mock_routes[0]); i++) {
+        mock_args[n++] = mock_routes[i];
+    }
+    mock_args[n++] = "--record";
+    mock_args[n++] = record;
+    mock_args[n] = NULL;
+    assert_int_equal(h_start_prog(&mock, h_bin("MOCKHOOK_BIN"), NULL, mock_args), 0);
+    file_b64(mock.ca, mock_ca_b64, sizeof(mock_ca_b64));
+    /* a stopped mockhook leaves a port nobody listens on and a CA nobody else uses */
+    assert_int_equal(h_start_prog(&other, h_bin("MOCKHOOK_BIN"), NULL, other_args), 0);
+    file_b64(other.ca, foreign_ca_b64, sizeof(foreign_ca_b64));
+    dead_port = other.port;
+    h_stop(&other, 15, 5000);
+    h_cleanup(&other);
+
+    build_hooks();
+    snprintf(config, sizeof(config), "%s/hooks.yaml", dir);
+    snprintf(cluster, sizeof(cluster), "%s/cluster.yaml", dir);
+    write_config(config);
+    write_cluster_state(cluster);
+    {
+        const char *args[] = {"--webhook-config", config, "--cluster-state", cluster, "--v", "1", NULL};
+
+        if (h_start(&admitd, NULL, args) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    h_stop(&admitd, 15, 10000);
+    h_cleanup(&admitd);
+    h_stop(&mock, 15, 10000);
+    h_cleanup(&mock);
+    certgen_rmdir(dir);
+    return 0;
+}
+
+/* ---- tests --------------------------------------------------------------------------------- */
+
+static void test_allow_and_deny(void **state)
+{
+    answer_t a;
+
+    (void)state;
+    ask("/validate", review("allow", NULL, false, NULL), &a);
+    assert_int_equal(a.http, 200);
+    assert_true(a.allowed);
+    done(&a);
+
+    ask("/validate", review("deny", NULL, false, NULL), &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 403);
+    assert_string_equal(a.message, "admission webhook \"deny.hooks.example.com\" denied the request: nope");
+    done(&a);
+
+    ask("/validate", review("denybare", NULL, false, NULL), &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 400); /* no status: kube's code for a denial without one */
+    assert_string_equal(a.message, "admission webhook \"deny-bare.hooks.example.com\" denied the request without explanation");
+    done(&a);
+
+    /* a webhook that speaks v1beta1 gets v1beta1 */
+    ask("/validate", review("v1beta1", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    done(&a);
+    {
+        yyjson_doc *d = last_call("/allow-beta");
+
+        assert_string_equal(yyjson_get_str(yyjson_ptr_get(yyjson_doc_get_root(d), "/review/apiVersion")),
+                            "admission.k8s.io/v1beta1");
+        yyjson_doc_free(d);
+    }
+}
+
+static void test_call_failures_under_fail_and_ignore(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < NFAILURES; i++) {
+        answer_t a;
+        char expect[1400];
+
+        /* Fail: 500 Internal error naming the webhook and the reason */
+        ask("/validate", review(failure_ts[i][0], NULL, false, NULL), &a);
+        snprintf(expect, sizeof(expect), "Internal error occurred: failed calling webhook \"%s\": ", failure_names[i][0]);
+        if (a.allowed || a.code != 500 || strncmp(a.message, expect, strlen(expect)) != 0 ||
+            strstr(a.message, failures[i].reason) == NULL) {
+            fail_msg("%s under Fail: allowed %d code %d message %s", failures[i].id, a.allowed, a.code, a.message);
+        }
+        done(&a);
+
+        /* Ignore: allowed, with the fail-open annotation (index among the matched webhooks) */
+        ask("/validate", review(failure_ts[i][1], NULL, false, NULL), &a);
+        if (!a.allowed) {
+            fail_msg("%s under Ignore: not allowed: %s", failures[i].id, a.message);
+        }
+        assert_non_null(annotation(&a, "failed-open.validating.webhook.admission.k8s.io.round_0_index_0"));
+        assert_string_equal(annotation(&a, "failed-open.validating.webhook.admission.k8s.io.round_0_index_0"),
+                            failure_names[i][1]);
+        done(&a);
+    }
+}
+
+static void test_mutating_patches(void **state)
+{
+    answer_t a;
+
+    (void)state;
+    ask("/admit", review("patch", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    assert_non_null(strstr(a.patch, "{\"op\":\"add\",\"path\":\"/metadata/labels/added\",\"value\":\"yes\"}"));
+    assert_non_null(strstr(annotation(&a, "mutation.webhook.admission.k8s.io.round_0_index_0"), "\"mutated\":true"));
+    done(&a);
+
+    /* a patch that cannot be applied is a 500 under either policy */
+    ask("/mutate", review("badpatch-fail", NULL, false, NULL), &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 500);
+    assert_non_null(strstr(a.message, "Internal error occurred: "));
+    done(&a);
+    ask("/mutate", review("badpatch-ignore", NULL, false, NULL), &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 500);
+    done(&a);
+
+    /* a mutating call failure under Ignore: fail-open annotation at its index in the full list */
+    ask("/mutate", review("mfail-ignore", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    assert_string_equal(annotation(&a, "failed-open.mutation.webhook.admission.k8s.io.round_0_index_3"),
+                        "m-error.hooks.example.com");
+    done(&a);
+
+    ask("/mutate", review("mdeny", NULL, false, NULL), &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 403);
+    done(&a);
+}
+
+static void test_reinvocation(void **state)
+{
+    answer_t a;
+    int before_a = calls("/reinv-a-ifneeded"), before_b = calls("/patch-b");
+    int before_never = calls("/noreinv-a");
+
+    (void)state;
+    /* A (IfNeeded) then B, which changes the object: A is called once more */
+    ask("/mutate", review("reinv", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    assert_int_equal(calls("/reinv-a-ifneeded") - before_a, 2);
+    assert_int_equal(calls("/patch-b") - before_b, 1);
+    assert_non_null(annotation(&a, "mutation.webhook.admission.k8s.io.round_1_index_5"));
+    done(&a);
+
+    /* the same with A Never: once */
+    before_b = calls("/patch-b");
+    ask("/mutate", review("noreinv", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    assert_int_equal(calls("/noreinv-a") - before_never, 1);
+    assert_int_equal(calls("/patch-b") - before_b, 1);
+    done(&a);
+}
+
+static void test_selectors_and_rules(void **state)
+{
+    answer_t a;
+    int n;
+
+    (void)state;
+    n = calls("/ns-prod");
+    ask("/validate", review("ns", "prod", false, NULL), &a);
+    assert_true(a.allowed);
+    done(&a);
+    assert_int_equal(calls("/ns-prod") - n, 1);
+    ask("/validate", review("ns", "dev", false, NULL), &a);
+    assert_true(a.allowed);
+    done(&a);
+    assert_int_equal(calls("/ns-prod") - n, 1); /* not called for dev */
+    /* a namespace the cluster state does not hold: 404, whatever the policy (D5) */
+    ask("/validate", review("ns", "ghost", false, NULL), &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 404);
+    assert_string_equal(a.message, "namespaces \"ghost\" not found");
+    done(&a);
+
+    n = calls("/obj-web");
+    ask("/validate", review("obj", NULL, false, "web"), &a);
+    done(&a);
+    ask("/validate", review("obj", NULL, false, "api"), &a);
+    done(&a);
+    assert_int_equal(calls("/obj-web") - n, 1);
+
+    n = calls("/rules-delete");
+    int created = calls("/rules-create");
+    ask("/validate", review("rules", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    done(&a);
+    assert_int_equal(calls("/rules-delete") - n, 0);
+    assert_int_equal(calls("/rules-create") - created, 1);
+
+    /* nothing labelled for a webhook: none is called */
+    n = calls("/allow-plain");
+    ask("/validate", review("nobody", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    done(&a);
+    assert_int_equal(calls("/allow-plain") - n, 0);
+}
+
+static void test_dry_run(void **state)
+{
+    answer_t a;
+    yyjson_doc *d;
+    int some = calls("/dry-some");
+
+    (void)state;
+    ask("/validate", review("dry", NULL, true, NULL), &a);
+    assert_true(a.allowed);
+    done(&a);
+    d = last_call("/dry-none");
+    assert_true(yyjson_get_bool(yyjson_ptr_get(yyjson_doc_get_root(d), "/review/request/dryRun")));
+    yyjson_doc_free(d);
+
+    ask("/validate", review("drysome", NULL, true, NULL), &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 400);
+    assert_string_equal(a.message, "admission webhook \"dry-some.hooks.example.com\" does not support dry run");
+    done(&a);
+    assert_int_equal(calls("/dry-some"), some);
+    /* not a dry run: called */
+    ask("/validate", review("drysome", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    done(&a);
+    assert_int_equal(calls("/dry-some"), some + 1);
+}
+
+static void test_timeout_query_and_fresh_uids(void **state)
+{
+    answer_t a;
+    yyjson_doc *d;
+    const char *uid1, *uid2;
+    char first[40];
+
+    (void)state;
+    ask("/validate?timeout=7s", review("query", NULL, false, NULL), &a);
+    done(&a);
+    d = last_call("/query");
+    assert_string_equal(yyjson_get_str(yyjson_ptr_get(yyjson_doc_get_root(d), "/query")), "timeout=7s");
+    uid1 = yyjson_get_str(yyjson_ptr_get(yyjson_doc_get_root(d), "/review/request/uid"));
+    assert_non_null(uid1);
+    assert_int_equal(strlen(uid1), 36);
+    assert_string_not_equal(uid1, "4a9c2e8f-6b1d-4f3a-8e7c-2d5b9a1f0c36"); /* not the caller's */
+    memcpy(first, uid1, 37);
+    yyjson_doc_free(d);
+
+    ask("/validate", review("query", NULL, false, NULL), &a);
+    done(&a);
+    d = last_call("/query");
+    assert_string_equal(yyjson_get_str(yyjson_ptr_get(yyjson_doc_get_root(d), "/query")), "timeout=10s");
+    uid2 = yyjson_get_str(yyjson_ptr_get(yyjson_doc_get_root(d), "/review/request/uid"));
+    assert_string_not_equal(uid2, first);
+    yyjson_doc_free(d);
+}
+
+static void test_warnings_and_annotations(void **state)
+{
+    answer_t a;
+    yyjson_val *warnings;
+
+    (void)state;
+    ask("/validate", review("extras", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    warnings = yyjson_obj_get(a.response, "warnings");
+    assert_int_equal(yyjson_arr_size(warnings), 1);
+    assert_string_equal(yyjson_get_str(yyjson_arr_get(warnings, 0)), "be careful");
+    assert_string_equal(annotation(&a, "annotate.hooks.example.com.reason"), "checked");
+    done(&a);
+}
+
+static void test_parallel_and_early_denial(void **state)
+{
+    answer_t a;
+
+    (void)state;
+    /* five webhooks that each take 200 ms: called at once */
+    ask("/validate", review("parallel", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    assert_true(a.ms >= 190);
+    if (a.ms >= 400) {
+        fail_msg("five 200 ms webhooks took %lld ms", a.ms);
+    }
+    done(&a);
+    /* four take a second, one denies at once: the denial is the answer, without waiting (D3) */
+    ask("/validate", review("early", NULL, false, NULL), &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 403);
+    if (a.ms >= 600) {
+        fail_msg("an early denial took %lld ms", a.ms);
+    }
+    done(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allow_and_deny),
+        cmocka_unit_test(test_call_failures_under_fail_and_ignore),
+        cmocka_unit_test(test_mutating_patches),
+        cmocka_unit_test(test_reinvocation),
+        cmocka_unit_test(test_selectors_and_rules),
+        cmocka_unit_test(test_dry_run),
+        cmocka_unit_test(test_timeout_query_and_fresh_uids),
+        cmocka_unit_test(test_warnings_and_annotations),
+        cmocka_unit_test(test_parallel_and_early_denial),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
