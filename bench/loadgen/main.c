@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "report.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,6 +368,15 @@ static void parse_url(cli_t *cli, const char *url, bool *tls, char *host, size_t
     }
 }
 
+/* No run, no report: an output opened before the run is removed rather than left empty. */
+static void discard_output(FILE *f, const char *path)
+{
+    if (f != NULL) {
+        fclose(f);
+        remove(path);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static bench_t bench;
@@ -376,10 +386,12 @@ int main(int argc, char **argv)
     uv_loop_t loop;
     cli_t cli;
     const char *flag, *json_out = NULL, *html_out = NULL;
+    FILE *json_f = NULL, *html_f = NULL;
     char host[256], err[512];
     uint16_t port;
     bool use_tls = false, has_rate = false;
     struct rusage u0;
+    int rc;
 
     b->connections = 16;
     b->duration_ms = 30000;
@@ -459,6 +471,13 @@ int main(int argc, char **argv)
     if (use_tls && adm_tls_client_ctx_create(&tls_opts, &b->tls, err, sizeof(err)) != 0) {
         cli_fail(&cli, "%s", err);
     }
+    /* outputs are opened now: a path that cannot be written fails before the run, not after it */
+    if (json_out != NULL && (json_f = fopen(json_out, "w")) == NULL) {
+        cli_fail(&cli, "--json %s: cannot write: %s", json_out, strerror(errno));
+    }
+    if (html_out != NULL && (html_f = fopen(html_out, "w")) == NULL) {
+        cli_fail(&cli, "--html %s: cannot write: %s", html_out, strerror(errno));
+    }
     b->hist = calloc(1, sizeof(*b->hist));
     b->scratch = adm_arena_create(256 * 1024);
     if (b->hist == NULL || b->scratch == NULL) {
@@ -488,6 +507,8 @@ int main(int argc, char **argv)
     }
     if (b->probe.error != ADM_CALL_OK && b->probe.error != ADM_CALL_TIMEOUT) {
         fprintf(stderr, "admitd-bench: %s: %s\n", b->url, b->probe.detail);
+        discard_output(json_f, json_out);
+        discard_output(html_f, html_out);
         adm_upstream_close(b->up);
         uv_run(&loop, UV_RUN_DEFAULT);
         return 1;
@@ -531,13 +552,14 @@ int main(int argc, char **argv)
         b->duration_ms > 0 ? (double)b->measured_cpu_ns / ((double)b->duration_ms * 1e6) * 100.0 : 0;
     b->report.hist = b->hist;
     report_text(&b->report, stdout);
-    if (json_out != NULL && report_json(&b->report, json_out) != 0) {
-        fprintf(stderr, "admitd-bench: --json %s: cannot write\n", json_out);
-        return 1;
+    rc = b->report.sent > 0 && b->report.outcomes[OUT_ALLOWED] + b->report.outcomes[OUT_DENIED] == 0 ? 1 : 0;
+    if (json_f != NULL && report_json(&b->report, json_f) != 0) {
+        fprintf(stderr, "admitd-bench: --json %s: cannot write: %s\n", json_out, strerror(errno));
+        rc = 1;
     }
-    if (html_out != NULL && report_html(&b->report, html_out) != 0) {
-        fprintf(stderr, "admitd-bench: --html %s: cannot write\n", html_out);
-        return 1;
+    if (html_f != NULL && report_html(&b->report, html_f) != 0) {
+        fprintf(stderr, "admitd-bench: --html %s: cannot write: %s\n", html_out, strerror(errno));
+        rc = 1;
     }
     uv_loop_close(&loop);
     while (b->free_requests != NULL) {
@@ -552,5 +574,5 @@ int main(int argc, char **argv)
     free(b->hist);
     free(b->path);
     adm_tls_global_cleanup();
-    return b->report.sent > 0 && b->report.outcomes[OUT_ALLOWED] + b->report.outcomes[OUT_DENIED] == 0 ? 1 : 0;
+    return rc;
 }
