@@ -36,6 +36,8 @@
 #define TICK_MS 1
 /* After the run, unanswered requests get this long (beyond their own timeout they fail anyway). */
 #define DRAIN_EXTRA_MS 1000
+/* Tries of the first request when the connection is closed or reset, or the answer is not HTTP. */
+#define PROBE_TRIES 5
 
 typedef struct bench_s bench_t;
 
@@ -498,20 +500,32 @@ int main(int argc, char **argv)
     }
     b->salt = now_ns();
 
-    /* One request first: an unreachable target or a TLS failure is one clear line, not a run of errors. */
-    if (adm_upstream_post(b->up, b->path, NULL, b->reviews.bodies[0].data, b->reviews.bodies[0].len, b->timeout_ms,
-                          on_probe, b) == NULL) {
-        return 1;
-    }
-    while (!b->probe_done && uv_run(&loop, UV_RUN_ONCE) != 0) {
-    }
-    if (b->probe.error != ADM_CALL_OK && b->probe.error != ADM_CALL_TIMEOUT) {
-        fprintf(stderr, "admitd-bench: %s: %s\n", b->url, b->probe.detail);
-        discard_output(json_f, json_out);
-        discard_output(html_f, html_out);
-        adm_upstream_close(b->up);
-        uv_run(&loop, UV_RUN_DEFAULT);
-        return 1;
+    /* One request first: an unreachable target or a TLS failure is one clear line, not a run of
+       errors. A connection closed or reset, or a malformed answer, may be a chaotic target
+       (mix:allow=90,reset=10) rather than a broken one: it gets a few more tries. */
+    for (int attempt = 0;; attempt++) {
+        adm_review_body_t *body = &b->reviews.bodies[0];
+        char uid[ADM_UID_LEN + 1];
+
+        adm_reviewset_stamp(body, b->salt, b->seq++, uid);
+        b->probe_done = false;
+        if (adm_upstream_post(b->up, b->path, NULL, body->data, body->len, b->timeout_ms, on_probe, b) == NULL) {
+            fprintf(stderr, "admitd-bench: out of memory\n");
+            return 1;
+        }
+        while (!b->probe_done && uv_run(&loop, UV_RUN_ONCE) != 0) {
+        }
+        if (b->probe.error == ADM_CALL_OK || b->probe.error == ADM_CALL_TIMEOUT) {
+            break;
+        }
+        if ((b->probe.error != ADM_CALL_IO && b->probe.error != ADM_CALL_PROTOCOL) || attempt + 1 == PROBE_TRIES) {
+            fprintf(stderr, "admitd-bench: %s: %s\n", b->url, b->probe.detail);
+            discard_output(json_f, json_out);
+            discard_output(html_f, html_out);
+            adm_upstream_close(b->up);
+            uv_run(&loop, UV_RUN_DEFAULT);
+            return 1;
+        }
     }
 
     b->t0_ns = now_ns();
