@@ -370,6 +370,24 @@ static void parse_url(cli_t *cli, const char *url, bool *tls, char *host, size_t
     }
 }
 
+/* Frees what main made, the loop included (its handles are all closed by now). */
+static void bench_free(bench_t *b)
+{
+    uv_loop_close(b->loop);
+    while (b->free_requests != NULL) {
+        request_t *rq = b->free_requests;
+
+        b->free_requests = rq->next;
+        free(rq);
+    }
+    adm_reviewset_free(&b->reviews);
+    adm_tls_ctx_unref(b->tls);
+    adm_arena_destroy(b->scratch);
+    free(b->hist);
+    free(b->path);
+    adm_tls_global_cleanup();
+}
+
 /* No run, no report: an output opened before the run is removed rather than left empty. */
 static void discard_output(FILE *f, const char *path)
 {
@@ -524,6 +542,7 @@ int main(int argc, char **argv)
             discard_output(html_f, html_out);
             adm_upstream_close(b->up);
             uv_run(&loop, UV_RUN_DEFAULT);
+            bench_free(b);
             return 1;
         }
     }
@@ -575,18 +594,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "admitd-bench: --html %s: cannot write: %s\n", html_out, strerror(errno));
         rc = 1;
     }
-    uv_loop_close(&loop);
-    while (b->free_requests != NULL) {
-        request_t *rq = b->free_requests;
-
-        b->free_requests = rq->next;
-        free(rq);
-    }
-    adm_reviewset_free(&b->reviews);
-    adm_tls_ctx_unref(b->tls);
-    adm_arena_destroy(b->scratch);
-    free(b->hist);
-    free(b->path);
-    adm_tls_global_cleanup();
+    bench_free(b);
     return rc;
 }
