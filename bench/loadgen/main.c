@@ -68,6 +68,7 @@ struct bench_s {
     uint64_t salt;
     uint64_t next_due;       /* open loop: requests issued so far */
     uint64_t outstanding;
+    uint64_t measured_outstanding; /* of those, sent inside the measured window */
     bool stopping;
     report_t report;
     adm_hist_t *hist;
@@ -171,6 +172,7 @@ static void on_answer(const adm_call_result_t *res, void *arg)
 
     b->outstanding--;
     if (rq->measured) {
+        b->measured_outstanding--;
         b->report.outcomes[out]++;
         if (out == OUT_HTTP_ERROR && res->status >= 0 && res->status < 600) {
             b->report.http_status[res->status]++;
@@ -206,15 +208,21 @@ static void issue(bench_t *b, uint64_t start_ns)
     rq->start_ns = start_ns;
     rq->measured = start_ns >= b->measure_ns && start_ns < b->end_ns;
     adm_reviewset_stamp(body, b->salt, b->seq++, rq->uid);
-    if (adm_upstream_post(b->up, b->path, NULL, body->data, body->len, b->timeout_ms, on_answer, rq) == NULL) {
-        rq->next = b->free_requests;
-        b->free_requests = rq;
-        return;
-    }
+    /* counted first: a call that fails at once (out of memory) answers inside adm_upstream_post */
+    b->outstanding++;
     if (rq->measured) {
         b->report.sent++;
+        b->measured_outstanding++;
     }
-    b->outstanding++;
+    if (adm_upstream_post(b->up, b->path, NULL, body->data, body->len, b->timeout_ms, on_answer, rq) == NULL) {
+        b->outstanding--;
+        if (rq->measured) {
+            b->report.sent--;
+            b->measured_outstanding--;
+        }
+        rq->next = b->free_requests;
+        b->free_requests = rq;
+    }
 }
 
 /* Open loop: sends every request whose time has come. */
@@ -246,7 +254,7 @@ static void report_and_close(bench_t *b)
     uv_close((uv_handle_t *)&b->tick, NULL);
     uv_close((uv_handle_t *)&b->stop, NULL);
     uv_close((uv_handle_t *)&b->sigint, NULL);
-    b->report.unfinished = b->outstanding;
+    b->report.unfinished = b->measured_outstanding; /* warmup requests are not in sent either */
     adm_upstream_close(b->up);
 }
 
