@@ -707,7 +707,8 @@ static void test_html(void **state)
 {
     char url[128], out[400], html_path[400];
     const char *args[] = {"--url",  url, "--cacert", mock.ca,   "--review",   review_file, "--rate", "300",
-                          "--json", out, "--html",   html_path, "--duration", "1s",        NULL};
+                          "--json", out, "--html",   html_path, "--duration", "1s",        "--warmup",
+                          "300ms",  NULL};
     const char *xmlns = "xmlns=\"http://www.w3.org/2000/svg\"";
     char *page, *points, *p;
     size_t len, npoints = 0;
@@ -720,6 +721,14 @@ static void test_html(void **state)
     snprintf(html_path, sizeof(html_path), "%s/report.html", mock.dir);
     run_bench(args, &r, RUN_TIMEOUT_MS);
     assert_int_equal(r.rc, 0);
+    {
+        /* the warmup's requests are neither sent nor answered in the report */
+        yyjson_doc *d = read_json(out);
+
+        check_accounting(d);
+        assert_true(count(d, "sent") >= 250 && count(d, "sent") <= 301);
+        yyjson_doc_free(d);
+    }
     f = fopen(html_path, "r");
     assert_non_null(f);
     page = calloc(1, 1024 * 1024);
