@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "report.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,8 @@
 #define TICK_MS 1
 /* After the run, unanswered requests get this long (beyond their own timeout they fail anyway). */
 #define DRAIN_EXTRA_MS 1000
+/* Tries of the first request when the connection is closed or reset, or the answer is not HTTP. */
+#define PROBE_TRIES 5
 
 typedef struct bench_s bench_t;
 
@@ -65,6 +68,7 @@ struct bench_s {
     uint64_t salt;
     uint64_t next_due;       /* open loop: requests issued so far */
     uint64_t outstanding;
+    uint64_t measured_outstanding; /* of those, sent inside the measured window */
     bool stopping;
     report_t report;
     adm_hist_t *hist;
@@ -168,6 +172,7 @@ static void on_answer(const adm_call_result_t *res, void *arg)
 
     b->outstanding--;
     if (rq->measured) {
+        b->measured_outstanding--;
         b->report.outcomes[out]++;
         if (out == OUT_HTTP_ERROR && res->status >= 0 && res->status < 600) {
             b->report.http_status[res->status]++;
@@ -203,15 +208,21 @@ static void issue(bench_t *b, uint64_t start_ns)
     rq->start_ns = start_ns;
     rq->measured = start_ns >= b->measure_ns && start_ns < b->end_ns;
     adm_reviewset_stamp(body, b->salt, b->seq++, rq->uid);
-    if (adm_upstream_post(b->up, b->path, NULL, body->data, body->len, b->timeout_ms, on_answer, rq) == NULL) {
-        rq->next = b->free_requests;
-        b->free_requests = rq;
-        return;
-    }
+    /* counted first: a call that fails at once (out of memory) answers inside adm_upstream_post */
+    b->outstanding++;
     if (rq->measured) {
         b->report.sent++;
+        b->measured_outstanding++;
     }
-    b->outstanding++;
+    if (adm_upstream_post(b->up, b->path, NULL, body->data, body->len, b->timeout_ms, on_answer, rq) == NULL) {
+        b->outstanding--;
+        if (rq->measured) {
+            b->report.sent--;
+            b->measured_outstanding--;
+        }
+        rq->next = b->free_requests;
+        b->free_requests = rq;
+    }
 }
 
 /* Open loop: sends every request whose time has come. */
@@ -243,7 +254,7 @@ static void report_and_close(bench_t *b)
     uv_close((uv_handle_t *)&b->tick, NULL);
     uv_close((uv_handle_t *)&b->stop, NULL);
     uv_close((uv_handle_t *)&b->sigint, NULL);
-    b->report.unfinished = b->outstanding;
+    b->report.unfinished = b->measured_outstanding; /* warmup requests are not in sent either */
     adm_upstream_close(b->up);
 }
 
@@ -367,6 +378,33 @@ static void parse_url(cli_t *cli, const char *url, bool *tls, char *host, size_t
     }
 }
 
+/* Frees what main made, the loop included (its handles are all closed by now). */
+static void bench_free(bench_t *b)
+{
+    uv_loop_close(b->loop);
+    while (b->free_requests != NULL) {
+        request_t *rq = b->free_requests;
+
+        b->free_requests = rq->next;
+        free(rq);
+    }
+    adm_reviewset_free(&b->reviews);
+    adm_tls_ctx_unref(b->tls);
+    adm_arena_destroy(b->scratch);
+    free(b->hist);
+    free(b->path);
+    adm_tls_global_cleanup();
+}
+
+/* No run, no report: an output opened before the run is removed rather than left empty. */
+static void discard_output(FILE *f, const char *path)
+{
+    if (f != NULL) {
+        fclose(f);
+        remove(path);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static bench_t bench;
@@ -376,10 +414,12 @@ int main(int argc, char **argv)
     uv_loop_t loop;
     cli_t cli;
     const char *flag, *json_out = NULL, *html_out = NULL;
+    FILE *json_f = NULL, *html_f = NULL;
     char host[256], err[512];
     uint16_t port;
     bool use_tls = false, has_rate = false;
     struct rusage u0;
+    int rc;
 
     b->connections = 16;
     b->duration_ms = 30000;
@@ -459,6 +499,13 @@ int main(int argc, char **argv)
     if (use_tls && adm_tls_client_ctx_create(&tls_opts, &b->tls, err, sizeof(err)) != 0) {
         cli_fail(&cli, "%s", err);
     }
+    /* outputs are opened now: a path that cannot be written fails before the run, not after it */
+    if (json_out != NULL && (json_f = fopen(json_out, "w")) == NULL) {
+        cli_fail(&cli, "--json %s: cannot write: %s", json_out, strerror(errno));
+    }
+    if (html_out != NULL && (html_f = fopen(html_out, "w")) == NULL) {
+        cli_fail(&cli, "--html %s: cannot write: %s", html_out, strerror(errno));
+    }
     b->hist = calloc(1, sizeof(*b->hist));
     b->scratch = adm_arena_create(256 * 1024);
     if (b->hist == NULL || b->scratch == NULL) {
@@ -479,18 +526,33 @@ int main(int argc, char **argv)
     }
     b->salt = now_ns();
 
-    /* One request first: an unreachable target or a TLS failure is one clear line, not a run of errors. */
-    if (adm_upstream_post(b->up, b->path, NULL, b->reviews.bodies[0].data, b->reviews.bodies[0].len, b->timeout_ms,
-                          on_probe, b) == NULL) {
-        return 1;
-    }
-    while (!b->probe_done && uv_run(&loop, UV_RUN_ONCE) != 0) {
-    }
-    if (b->probe.error != ADM_CALL_OK && b->probe.error != ADM_CALL_TIMEOUT) {
-        fprintf(stderr, "admitd-bench: %s: %s\n", b->url, b->probe.detail);
-        adm_upstream_close(b->up);
-        uv_run(&loop, UV_RUN_DEFAULT);
-        return 1;
+    /* One request first: an unreachable target or a TLS failure is one clear line, not a run of
+       errors. A connection closed or reset, or a malformed answer, may be a chaotic target
+       (mix:allow=90,reset=10) rather than a broken one: it gets a few more tries. */
+    for (int attempt = 0;; attempt++) {
+        adm_review_body_t *body = &b->reviews.bodies[0];
+        char uid[ADM_UID_LEN + 1];
+
+        adm_reviewset_stamp(body, b->salt, b->seq++, uid);
+        b->probe_done = false;
+        if (adm_upstream_post(b->up, b->path, NULL, body->data, body->len, b->timeout_ms, on_probe, b) == NULL) {
+            fprintf(stderr, "admitd-bench: out of memory\n");
+            return 1;
+        }
+        while (!b->probe_done && uv_run(&loop, UV_RUN_ONCE) != 0) {
+        }
+        if (b->probe.error == ADM_CALL_OK || b->probe.error == ADM_CALL_TIMEOUT) {
+            break;
+        }
+        if ((b->probe.error != ADM_CALL_IO && b->probe.error != ADM_CALL_PROTOCOL) || attempt + 1 == PROBE_TRIES) {
+            fprintf(stderr, "admitd-bench: %s: %s\n", b->url, b->probe.detail);
+            discard_output(json_f, json_out);
+            discard_output(html_f, html_out);
+            adm_upstream_close(b->up);
+            uv_run(&loop, UV_RUN_DEFAULT);
+            bench_free(b);
+            return 1;
+        }
     }
 
     b->t0_ns = now_ns();
@@ -531,26 +593,15 @@ int main(int argc, char **argv)
         b->duration_ms > 0 ? (double)b->measured_cpu_ns / ((double)b->duration_ms * 1e6) * 100.0 : 0;
     b->report.hist = b->hist;
     report_text(&b->report, stdout);
-    if (json_out != NULL && report_json(&b->report, json_out) != 0) {
-        fprintf(stderr, "admitd-bench: --json %s: cannot write\n", json_out);
-        return 1;
+    rc = b->report.sent > 0 && b->report.outcomes[OUT_ALLOWED] + b->report.outcomes[OUT_DENIED] == 0 ? 1 : 0;
+    if (json_f != NULL && report_json(&b->report, json_f) != 0) {
+        fprintf(stderr, "admitd-bench: --json %s: cannot write: %s\n", json_out, strerror(errno));
+        rc = 1;
     }
-    if (html_out != NULL && report_html(&b->report, html_out) != 0) {
-        fprintf(stderr, "admitd-bench: --html %s: cannot write\n", html_out);
-        return 1;
+    if (html_f != NULL && report_html(&b->report, html_f) != 0) {
+        fprintf(stderr, "admitd-bench: --html %s: cannot write: %s\n", html_out, strerror(errno));
+        rc = 1;
     }
-    uv_loop_close(&loop);
-    while (b->free_requests != NULL) {
-        request_t *rq = b->free_requests;
-
-        b->free_requests = rq->next;
-        free(rq);
-    }
-    adm_reviewset_free(&b->reviews);
-    adm_tls_ctx_unref(b->tls);
-    adm_arena_destroy(b->scratch);
-    free(b->hist);
-    free(b->path);
-    adm_tls_global_cleanup();
-    return b->report.sent > 0 && b->report.outcomes[OUT_ALLOWED] + b->report.outcomes[OUT_DENIED] == 0 ? 1 : 0;
+    bench_free(b);
+    return rc;
 }

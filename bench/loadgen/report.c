@@ -95,15 +95,11 @@ static void json_escape(FILE *f, const char *s)
     fputc('"', f);
 }
 
-int report_json(const report_t *r, const char *path)
+int report_json(const report_t *r, FILE *f)
 {
-    FILE *f = fopen(path, "w");
     const adm_hist_t *h = r->hist;
     bool first = true;
 
-    if (f == NULL) {
-        return -1;
-    }
     fprintf(f, "{\n  \"url\": ");
     json_escape(f, r->url);
     fprintf(f, ",\n  \"mode\": \"%s\",\n  \"rate\": %.3f,\n  \"connections\": %llu,\n", r->closed ? "closed" : "open",
@@ -158,9 +154,8 @@ static double nines(double fraction)
     return rest <= 1e-6 ? MAX_NINES : -log10(rest);
 }
 
-int report_html(const report_t *r, const char *path)
+int report_html(const report_t *r, FILE *f)
 {
-    FILE *f = fopen(path, "w");
     const adm_hist_t *h = r->hist;
     double max_ms = h->total > 0 ? ms(h->max_ns) : 1.0;
     double y_top = max_ms > 0 ? max_ms * 1.05 : 1.0;
@@ -169,9 +164,6 @@ int report_html(const report_t *r, const char *path)
     const double py = (double)(PLOT_H - MARGIN_B - 20) / y_top;
     bool first = true;
 
-    if (f == NULL) {
-        return -1;
-    }
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>admitd-bench report</title>\n"
                "<style>body{font-family:sans-serif;margin:2em}pre{background:#f4f4f4;padding:1em}"
                "svg text{font-size:12px}</style></head><body>\n<h1>admitd-bench</h1>\n<pre>");

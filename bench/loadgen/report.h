@@ -49,8 +49,11 @@ const char *outcome_name(outcome_t o);
 
 void report_text(const report_t *r, FILE *out);
 
-/** Writes the JSON or HTML report; returns 0 or -1 (errno set). */
-int report_json(const report_t *r, const char *path);
-int report_html(const report_t *r, const char *path);
+/**
+ * Writes the JSON or HTML report to f (opened before the run, so an unwritable path is found at
+ * once) and closes it; returns 0 or -1 (errno set).
+ */
+int report_json(const report_t *r, FILE *f);
+int report_html(const report_t *r, FILE *f);
 
 #endif
