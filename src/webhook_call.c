@@ -514,6 +514,20 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
     }
 }
 
+void adm__hook_interpret(adm_arena_t *a, const adm_webhook_t *wh, adm_review_version_t version, const char *uid,
+                         const adm_call_result_t *res, adm_hook_result_t *r)
+{
+    adm_hook_call_t call = {0};
+
+    call.wh = wh;
+    call.a = a;
+    call.url = "https://fuzz.example.com/";
+    call.version = version;
+    snprintf(call.uid, sizeof(call.uid), "%s", uid);
+    memset(r, 0, sizeof(*r));
+    interpret(&call, res, r);
+}
+
 void adm__hook_on_answer(const adm_call_result_t *res, void *arg)
 {
     adm_hook_call_t *call = arg;

@@ -40,4 +40,8 @@ struct adm_webhooks_s {
 /* webhook_call.c: the client's callback for a webhook call. */
 void adm__hook_on_answer(const adm_call_result_t *res, void *arg);
 
+/* webhook_call.c: reads an answer as a call would (for the fuzzer). */
+void adm__hook_interpret(adm_arena_t *a, const adm_webhook_t *wh, adm_review_version_t version, const char *uid,
+                         const adm_call_result_t *res, adm_hook_result_t *r);
+
 #endif
