@@ -25,6 +25,7 @@
 
 struct adm_hook_call_s {
     const adm_webhook_t *wh;
+    adm_hook_stats_t *stats;
     adm_arena_t *a;
     adm_hook_done_fn done;
     void *arg;
@@ -134,7 +135,11 @@ adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh,
     const char *path;
 
     memset(now, 0, sizeof(*now));
+    now->outcome = ADM_HOOK_FAILED;
+    cl->stats.outcomes[ADM_HOOK_FAILED]++; /* corrected below when a call goes out */
     if (req->dry_run && (wh->side_effects == ADM_SIDE_EFFECTS_SOME || wh->side_effects == ADM_SIDE_EFFECTS_UNKNOWN)) {
+        cl->stats.outcomes[ADM_HOOK_FAILED]--;
+        cl->stats.outcomes[ADM_HOOK_ERROR]++;
         now->outcome = ADM_HOOK_ERROR;
         adm_status_bad_request(&now->status, a, "admission webhook \"%s\" does not support dry run", wh->name);
         return NULL;
@@ -183,6 +188,9 @@ adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh,
         failed(now, a, "failed to call webhook: Post \"%s\": out of memory", call->url);
         return NULL;
     }
+    cl->stats.outcomes[ADM_HOOK_FAILED]--;
+    cl->stats.calls++;
+    call->stats = &cl->stats;
     return call;
 }
 
@@ -537,6 +545,8 @@ void adm__hook_on_answer(const adm_call_result_t *res, void *arg)
     call->call = NULL;
     interpret(call, res, &r);
     r.latency_ns = uv_hrtime() - call->started_ns;
+    call->stats->outcomes[r.outcome]++;
+    adm_hist_record(&call->stats->latency, r.latency_ns);
     call->done(call->arg, &r);
 }
 

@@ -234,12 +234,14 @@ int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks
         return ADM_ENOMEM;
     }
     for (size_t i = 0; i < w->set->nmutating; i++) {
+        adm_hist_init(&w->clients[0][i].stats.latency);
         if (make_client(w, &w->set->mutating[i], &w->clients[0][i]) != 0) {
             adm_webhooks_destroy(w);
             return ADM_ENOMEM;
         }
     }
     for (size_t i = 0; i < w->set->nvalidating; i++) {
+        adm_hist_init(&w->clients[1][i].stats.latency);
         if (make_client(w, &w->set->validating[i], &w->clients[1][i]) != 0) {
             adm_webhooks_destroy(w);
             return ADM_ENOMEM;
@@ -298,6 +300,11 @@ void adm_webhooks_log_summary(const adm_webhooks_t *w)
             adm_log_warn("webhook %s: %s (every call to it fails until a reload fixes it)", wh->name, cl->error);
         }
     }
+}
+
+adm_hook_stats_t *adm_webhooks_stats(adm_webhooks_t *w, const adm_webhook_t *wh)
+{
+    return &w->clients[wh->type == ADM_WEBHOOK_MUTATING ? 0 : 1][wh->index].stats;
 }
 
 const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w)

@@ -11,6 +11,7 @@ typedef struct adm_hook_client_s {
     char *error;         /* "could not get REST client: ..." for every call, or NULL */
     char *url_base;      /* "https://host[:port]" as Go prints the URL in errors */
     char *path;          /* cleaned path the webhook is posted to */
+    adm_hook_stats_t stats;
 } adm_hook_client_t;
 
 typedef struct adm_hook_upstream_s {

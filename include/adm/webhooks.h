@@ -11,6 +11,7 @@
 
 #include "adm/admission.h"
 #include "adm/cluster_state.h"
+#include "adm/histogram.h"
 #include "adm/options.h"
 #include "adm/webhook.h"
 #include "adm/webhook_config.h"
@@ -103,6 +104,21 @@ void adm_hook_add_annotation(adm_arena_t *a, adm_review_annotation_t **list, siz
 
 /** The annotation key kube-apiserver uses with '/' made '.', shortened to 63 characters (INTERFACE.md). */
 const char *adm_hook_annotation_key(adm_arena_t *a, const char *prefix, unsigned round, size_t index);
+
+/*
+ * What happened to each downstream webhook since start: kept now for the metrics of the
+ * observability work (INTERFACE.md admitd_webhook_*), and readable by tests and tools.
+ */
+typedef struct adm_hook_stats_s {
+    uint64_t calls;                /* calls that reached the network */
+    uint64_t outcomes[4];          /* by adm_hook_outcome_t, calls and immediate outcomes alike */
+    uint64_t rejected;             /* requests rejected because of this webhook */
+    uint64_t failed_open;          /* call failures ignored under failurePolicy Ignore */
+    adm_hist_t latency;            /* of the calls, in ns */
+} adm_hook_stats_t;
+
+/** The statistics of wh (a webhook of w's set). */
+adm_hook_stats_t *adm_webhooks_stats(adm_webhooks_t *w, const adm_webhook_t *wh);
 
 /** The 500 of a fail-closed call failure: `Internal error occurred: failed calling webhook "N": R`. */
 int adm_hook_failure_status(adm_status_t *st, adm_arena_t *a, const adm_webhook_t *wh, const char *reason);

@@ -133,6 +133,7 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
                                 res->annotations[k].key, res->annotations[k].value);
     }
     if (res->outcome == ADM_HOOK_DENIED || res->outcome == ADM_HOOK_ERROR) {
+        adm_webhooks_stats(s->w, wh)->rejected++;
         note_mutation(s, wh, false);
         *st = res->status;
         return ADM_DECLINED;
@@ -142,6 +143,7 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
     }
     note_mutation(s, wh, mutated);
     if (rc != ADM_OK) {
+        adm_webhooks_stats(s->w, wh)->rejected++; /* a patch that could not be applied */
         return rc;
     }
     if (mutated) {
@@ -153,9 +155,11 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
     }
     if (failure != NULL) {
         if (wh->failure_policy == ADM_FAILURE_FAIL) {
+            adm_webhooks_stats(s->w, wh)->rejected++;
             adm_log_v(1, "mutating webhook %s failed closed: %s", wh->name, failure);
             return adm_hook_failure_status(st, attrs->arena, wh, failure);
         }
+        adm_webhooks_stats(s->w, wh)->failed_open++;
         adm_log_v(1, "mutating webhook %s failed open: %s", wh->name, failure);
         adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
                                 adm_hook_annotation_key(attrs->arena, "failed-open.mutation.webhook.admission.k8s.io",

@@ -93,8 +93,10 @@ static void on_result(fanout_t *f, size_t i, adm_hook_result_t *res)
         return;
     }
     if (res->outcome == ADM_HOOK_FAILED && wh->failure_policy == ADM_FAILURE_IGNORE) {
+        adm_webhooks_stats(f->w, wh)->failed_open++;
         adm_log_v(1, "validating webhook %s failed open: %s", wh->name, res->reason);
     } else if (res->outcome != ADM_HOOK_ALLOWED) {
+        adm_webhooks_stats(f->w, wh)->rejected++;
         /* the answer is decided: this webhook's warnings and annotations go with it */
         adm_hook_add_warnings(attrs->arena, &attrs->warnings, &attrs->nwarnings, &attrs->warnings_cap, res->warnings,
                               res->nwarnings);
