@@ -103,7 +103,9 @@ static const char usage[] =
     "  --tls12              offer TLS 1.2 only\n"
     "  --json OUT           write the results with the full histogram as JSON\n"
     "  --html OUT           write a self-contained HTML page with a latency-by-percentile plot\n"
-    "  --help, --version\n";
+    "  --help, --version\n\n"
+    "Exit status: 0 after a run; 1 when the target cannot be reached (or refuses TLS) before the\n"
+    "run, or when nothing in the run was allowed or denied; 2 for bad flags or files.\n";
 
 static uint64_t now_ns(void)
 {
