@@ -16,6 +16,7 @@
 #include "harness.h"
 
 #include <mbedtls/base64.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,6 +38,7 @@ static const char *const mock_routes[] = {
     "--route", "/garbage=invalid-json",
     "--route", "/wrong-uid=wrong-uid",
     "--route", "/hang=hang",
+    "--route", "/hang-cancel=hang",
     "--route", "/close=close",
     "--route", "/reset=reset",
     "--route", "/patch=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/added\",\"value\":\"yes\"}]",
@@ -167,6 +169,7 @@ static void build_hooks(void)
     add(validating, &nvalidating, "dry", "dry-none.hooks.example.com", "/dry-none", NULL);
     add(validating, &nvalidating, "drysome", "dry-some.hooks.example.com", "/dry-some", "  sideEffects: Some\n");
     add(validating, &nvalidating, "query", "query.hooks.example.com", "/query", NULL);
+    add(validating, &nvalidating, "cancel", "cancel.hooks.example.com", "/hang-cancel", NULL);
 
     add(mutating, &nmutating, "patch", "patch.hooks.example.com", "/patch", NULL);
     add(mutating, &nmutating, "badpatch-fail", "bad-patch-fail.hooks.example.com", "/bad-patch", FAIL_POLICY);
@@ -396,7 +399,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    h_stop(&admitd, 15, 10000);
+    /* exit 0 after the drain: under ASan, also no leak and no memory error */
+    if (h_stop(&admitd, 15, 30000) != 0) {
+        h_dump_log(&admitd);
+        fail_msg("admitd did not exit cleanly");
+    }
     h_cleanup(&admitd);
     h_stop(&mock, 15, 10000);
     h_cleanup(&mock);
@@ -666,6 +673,33 @@ static void test_parallel_and_early_denial(void **state)
     done(&a);
 }
 
+static void test_caller_gone_while_webhooks_run(void **state)
+{
+    h_conn_t c;
+    size_t len;
+    char *body = review("cancel", NULL, false, NULL);
+    char *req = h_request("POST", "/validate", "application/json", body, strlen(body), &len);
+    int before = calls("/hang-cancel");
+    long long deadline = h_now_ms() + 5000;
+    answer_t a;
+
+    (void)state;
+    assert_int_equal(h_connect_to(&c, &admitd), 0);
+    assert_int_equal(h_send(&c, req, len), 0);
+    /* once the webhook has the call, the caller goes away: admitd drops its side of the work */
+    while (calls("/hang-cancel") == before && h_now_ms() < deadline) {
+        poll(NULL, 0, 10); /* the record file has no event to wait on */
+    }
+    assert_int_equal(calls("/hang-cancel"), before + 1);
+    h_close(&c);
+    free(req);
+    free(body);
+    /* and goes on serving */
+    ask("/validate", review("allow", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    done(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -678,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_timeout_query_and_fresh_uids),
         cmocka_unit_test(test_warnings_and_annotations),
         cmocka_unit_test(test_parallel_and_early_denial),
+        cmocka_unit_test(test_caller_gone_while_webhooks_run),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
