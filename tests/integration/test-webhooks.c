@@ -27,7 +27,8 @@
 
 #include <cmocka.h>
 
-static h_server_t mock, admitd;
+static h_server_t mock, admitd, svc_mock;
+static char svc_record[320], svc_ca_b64[8192];
 static char dir[256], record[320], foreign_ca_b64[8192], mock_ca_b64[8192];
 static int dead_port;
 
@@ -193,6 +194,11 @@ static void write_config(const char *path)
     for (size_t i = 0; i < nvalidating; i++) {
         write_hook(f, &validating[i]);
     }
+    fprintf(f, "- name: service.hooks.example.com\n  clientConfig:\n    service: {namespace: hooks, name: mock, "
+               "port: %d, path: /svc-path/}\n    caBundle: %s\n"
+               "  rules: [{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [\"*\"], resources: [\"*/*\"]}]\n"
+               "  objectSelector: {matchLabels: {t: service}}\n  sideEffects: None\n  admissionReviewVersions: [v1]\n",
+            svc_mock.port, svc_ca_b64);
     fprintf(f, "---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n"
                "metadata: {name: mutating}\nwebhooks:\n");
     for (size_t i = 0; i < nmutating; i++) {
@@ -381,13 +387,31 @@ static int setup(void **state)
     h_stop(&other, 15, 5000);
     h_cleanup(&other);
 
+    /* a webhook named by service: its certificate is for mock.hooks.svc, reached through --resolve */
+    {
+        char cert[320], key[320], ca[320];
+        const char *svc_args[] = {"--tls-cert-file", cert, "--tls-private-key-file", key, "--record", svc_record, NULL};
+
+        snprintf(cert, sizeof(cert), "%s/svc.crt.pem", dir);
+        snprintf(key, sizeof(key), "%s/svc.key.pem", dir);
+        snprintf(ca, sizeof(ca), "%s/svcca.crt.pem", dir);
+        snprintf(svc_record, sizeof(svc_record), "%s/svc-record.jsonl", dir);
+        assert_int_equal(certgen_make(dir, "svcca", "service test CA", NULL, false), 0);
+        assert_int_equal(certgen_make(dir, "svc", "mock.hooks.svc", "svcca", false), 0);
+        assert_int_equal(h_start_prog(&svc_mock, h_bin("MOCKHOOK_BIN"), NULL, svc_args), 0);
+        file_b64(ca, svc_ca_b64, sizeof(svc_ca_b64));
+    }
     build_hooks();
     snprintf(config, sizeof(config), "%s/hooks.yaml", dir);
     snprintf(cluster, sizeof(cluster), "%s/cluster.yaml", dir);
     write_config(config);
     write_cluster_state(cluster);
     {
-        const char *args[] = {"--webhook-config", config, "--cluster-state", cluster, "--v", "1", NULL};
+        char resolve[128];
+        const char *args[] = {"--webhook-config", config, "--cluster-state", cluster, "--resolve", resolve,
+                              "--v", "1", NULL};
+
+        snprintf(resolve, sizeof(resolve), "mock.hooks.svc:%d:127.0.0.1", svc_mock.port);
 
         if (h_start(&admitd, NULL, args) != 0) {
             return -1;
@@ -407,6 +431,8 @@ static int teardown(void **state)
     h_cleanup(&admitd);
     h_stop(&mock, 15, 10000);
     h_cleanup(&mock);
+    h_stop(&svc_mock, 15, 10000);
+    h_cleanup(&svc_mock);
     certgen_rmdir(dir);
     return 0;
 }
@@ -673,6 +699,29 @@ static void test_parallel_and_early_denial(void **state)
     done(&a);
 }
 
+static void test_service_reference(void **state)
+{
+    answer_t a;
+    FILE *f;
+    char line[8192];
+    bool seen = false;
+
+    (void)state;
+    ask("/validate", review("service", NULL, false, NULL), &a);
+    if (!a.allowed) {
+        fail_msg("service webhook: %s", a.message);
+    }
+    done(&a);
+    /* TLS verified mock.hooks.svc, the path was cleaned, ?timeout= sent */
+    f = fopen(svc_record, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        seen = seen || strncmp(line, "{\"path\":\"/svc-path\",\"query\":\"timeout=10s\"", 39) == 0;
+    }
+    fclose(f);
+    assert_true(seen);
+}
+
 static void test_caller_gone_while_webhooks_run(void **state)
 {
     h_conn_t c;
@@ -712,6 +761,7 @@ int main(void)
         cmocka_unit_test(test_timeout_query_and_fresh_uids),
         cmocka_unit_test(test_warnings_and_annotations),
         cmocka_unit_test(test_parallel_and_early_denial),
+        cmocka_unit_test(test_service_reference),
         cmocka_unit_test(test_caller_gone_while_webhooks_run),
     };
 

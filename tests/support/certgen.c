@@ -39,7 +39,7 @@ int certgen_make(const char *dir, const char *name, const char *cn, const char *
     mbedtls_x509_crt issuer_crt;
     mbedtls_x509write_cert w;
     mbedtls_asn1_sequence eku;
-    mbedtls_x509_san_list san[2];
+    mbedtls_x509_san_list san[3];
     unsigned char ip4[4];
     unsigned char serial[8] = {0x01};
     unsigned char *pem = malloc(8192);
@@ -111,6 +111,13 @@ int certgen_make(const char *dir, const char *name, const char *cn, const char *
         san[1].node.type = MBEDTLS_X509_SAN_IP_ADDRESS;
         san[1].node.san.unstructured_name.p = ip4;
         san[1].node.san.unstructured_name.len = 4;
+        if (strcmp(cn, "localhost") != 0) {
+            /* the common name as a DNS name too, for services ("NAME.NAMESPACE.svc") */
+            san[1].next = &san[2];
+            san[2].node.type = MBEDTLS_X509_SAN_DNS_NAME;
+            san[2].node.san.unstructured_name.p = (unsigned char *)cn;
+            san[2].node.san.unstructured_name.len = strlen(cn);
+        }
         ret = mbedtls_x509write_crt_set_subject_alternative_name(&w, san);
     }
     if (ret == 0) {

@@ -10,7 +10,7 @@
 
 /**
  * Makes NAME with common name cn. issuer NULL: a self-signed CA. Otherwise a leaf signed by the CA
- * DIR/ISSUER.*.pem, for TLS clients (client_auth) or servers (with SANs localhost and 127.0.0.1).
+ * DIR/ISSUER.*.pem, for TLS clients (client_auth) or servers (with SANs localhost, 127.0.0.1 and cn).
  * Returns 0 or -1.
  */
 int certgen_make(const char *dir, const char *name, const char *cn, const char *issuer, bool client_auth);
