@@ -17,12 +17,14 @@
 #include "certgen.h"
 
 #include <mbedtls/base64.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <yyjson.h>
 
 #include <cmocka.h>
@@ -347,10 +349,131 @@ static void test_every_request_answered_memory_flat(void **state)
     assert_int_equal(h_stop(&admitd, 15, 20000), 0);
 }
 
+/* Lines of file that contain needle. */
+static int count_lines(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    int n = 0;
+
+    if (f == NULL) {
+        return 0;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        n += strstr(line, needle) != NULL;
+    }
+    fclose(f);
+    return n;
+}
+
+static bool wait_lines(const char *path, const char *needle, int want, int timeout_ms)
+{
+    long long deadline = h_now_ms() + timeout_ms;
+
+    while (count_lines(path, needle) < want) {
+        if (h_now_ms() >= deadline) {
+            return false;
+        }
+        poll(NULL, 0, 10); /* polling a file: no event to wait on */
+    }
+    return true;
+}
+
+static void post_mutate(h_conn_t *c, int port)
+{
+    size_t body_len, len;
+    char *body = h_fixture("pod-create.v1.review.json", &body_len);
+    char *req = h_request("POST", "/mutate", "application/json", body, body_len, &len);
+
+    assert_int_equal(h_connect(c, port, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(h_send(c, req, len), 0);
+    free(req);
+    free(body);
+}
+
+/*
+ * A call whose dial fails at once (connect(2) refuses 255.255.255.255 with ENETUNREACH before any
+ * packet; so do EMFILE and ENOBUFS under load) used to end inside adm_upstream_post, before the
+ * webhook code had the call: the mutating walk went on from inside the post, started the next
+ * webhook's call, and then overwrote its handle with the finished one. A client that reset its
+ * connection then cancelled the wrong call, and the hanging one came back later into the released
+ * request (UBSan caught the garbage; a plain build logged a fail-open for a request long gone).
+ * Now the next webhook's call is the one cancelled: it never reports.
+ */
+static void test_cancel_after_immediate_dial_failure(void **state)
+{
+    const char *mock_args[] = {"--behavior", "hang", "--record", NULL, NULL};
+    char mdir[256], record[320], config[320], *ca;
+    h_server_t hang, ad;
+    h_conn_t c1, c2;
+    h_response_t r;
+    adm_buf_t b = ADM_BUF_INIT;
+    struct linger lg = {1, 0};
+
+    (void)state;
+    assert_int_equal(certgen_tempdir(mdir, sizeof(mdir)), 0);
+    snprintf(record, sizeof(record), "%s/requests.jsonl", mdir);
+    mock_args[3] = record;
+    assert_int_equal(h_start_prog(&hang, h_bin("MOCKHOOK_BIN"), mdir, mock_args), 0);
+    ca = ca_bundle(hang.ca);
+    assert_int_equal(adm_buf_append_str(&b, "apiVersion: admissionregistration.k8s.io/v1\n"
+                                            "kind: MutatingWebhookConfiguration\n"
+                                            "metadata: {name: dial}\n"
+                                            "webhooks:\n"),
+                     0);
+    hook(&b, "m0.dial.example", 443, ca, "/unreachable", "Ignore");
+    hook(&b, "m1.dial.example", hang.port, ca, "/hang", "Ignore");
+    /* m0 dials the broadcast address, m1 hangs for its whole 1 s */
+    {
+        const char *from = "https://127.0.0.1:443/unreachable";
+        char *p = strstr((char *)b.data, from);
+
+        assert_non_null(p);
+        memcpy(p, "https://255.255.255.255:443/x/y/z", strlen(from));
+    }
+    free(ca);
+    snprintf(config, sizeof(config), "%s/dial.yaml", hang.dir);
+    write_file(config, &b);
+    adm_buf_free(&b);
+    {
+        const char *args[] = {"--webhook-config", config, "--insecure-http", "--shutdown-delay", "0s", "--v", "1",
+                              NULL};
+
+        assert_int_equal(h_start(&ad, NULL, args), 0);
+    }
+
+    /* first request: reset by the client while m1 hangs */
+    post_mutate(&c1, ad.port);
+    assert_true(wait_lines(record, "\"/hang\"", 1, 5000));
+    assert_int_equal(setsockopt(c1.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+    h_close(&c1);
+    /* second request, answered once m1's 1 s is up (it failed open): by then the first request's
+       m1 call, had it not been cancelled, has timed out as well */
+    post_mutate(&c2, ad.port);
+    assert_int_equal(h_read(&c2, &r, 5000, NULL), 0);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(adm_buf_append(&r.body, "", 1), 0);
+    assert_non_null(strstr((const char *)r.body.data, "\"allowed\":true"));
+    h_response_free(&r);
+    h_close(&c2);
+    assert_true(wait_lines(record, "\"/hang\"", 2, 5000));
+    /* m1 failed open once: for the second request only */
+    if (count_lines(ad.log, "mutating webhook m1.dial.example failed open") != 1) {
+        h_dump_log(&ad);
+    }
+    assert_int_equal(count_lines(ad.log, "mutating webhook m1.dial.example failed open"), 1);
+    assert_int_equal(count_lines(ad.log, "mutating webhook m0.dial.example failed open"), 2);
+    assert_int_equal(h_stop(&ad, 15, 20000), 0);
+    h_cleanup(&ad);
+    h_stop(&hang, 15, 5000);
+    h_cleanup(&hang);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_request_answered_memory_flat),
+        cmocka_unit_test(test_cancel_after_immediate_dial_failure),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
