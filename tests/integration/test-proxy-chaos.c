@@ -42,7 +42,10 @@
 
 #define WARMUP_SECONDS "6s" /* long enough for the pools and buffers to reach their working size */
 #define RUN_SECONDS "4s"
-#define CONNECTIONS "48"
+#define CONNECTIONS_N 48
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define CONNECTIONS STR(CONNECTIONS_N)
 
 /* The mix of every chaotic upstream: a fifth of the calls misbehave, each way as often. */
 #define CHAOS_MIX "mix:allow=80,hang=5,reset=5,close=5,error:500=5"
@@ -321,7 +324,7 @@ static void test_every_request_answered_memory_flat(void **state)
                   total, other, sent);
     assert_int_equal(other, 0);
     assert_true(total >= sent + 3);
-    assert_true(total <= sent + 3 + 3 * atoll(CONNECTIONS));
+    assert_true(total <= sent + 3 + 3 * CONNECTIONS_N);
 
     /*
      * Flat memory. The warm-up brings the pools, connection buffers (kept up to 256 KiB each) and
