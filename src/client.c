@@ -8,6 +8,11 @@
  * through finish_call(), and every path that ends a connection through conn_close(); the memory
  * of both is released only from libuv close callbacks, so pointers stay valid for the rest of the
  * loop turn even when a callback closes the upstream.
+ *
+ * A callback never runs inside adm_upstream_post(): a call that fails there (a dial refused by
+ * connect(2) at once, such as ENETUNREACH, EMFILE or ENOBUFS; a write error on an idle connection)
+ * is finished on the next loop turn, so the caller always holds the call before it can end. The
+ * same holds for older waiting calls that such a failed dial fails.
  */
 #include "adm/client.h"
 
@@ -53,9 +58,11 @@ struct adm_call_s {
     void *arg;
     adm_buf_t request;       /* the whole HTTP request */
     char detail[256];
+    adm_call_error_t deferred_error; /* ended inside adm_upstream_post: reported from the timer */
     bool queued;
     bool retried;            /* already sent again after a stale connection */
     bool active;
+    bool deferred;
 };
 
 struct client_conn_s {
@@ -109,6 +116,8 @@ struct adm_upstream_s {
     uint64_t dials;
     int pending_closes;      /* handle close callbacks still to come */
     int in_callback;         /* depth of user callbacks running */
+    int in_post;             /* inside adm_upstream_post: calls that end are reported later */
+    size_t ndeferred;        /* calls ended, their callbacks still to run */
     bool in_maybe_dial;
     bool closing;
 };
@@ -146,7 +155,7 @@ const char *adm_call_error_name(adm_call_error_t e)
 
 static void upstream_free_if_done(adm_upstream_t *u)
 {
-    if (!u->closing || u->pending_closes > 0 || u->conns != NULL) {
+    if (!u->closing || u->pending_closes > 0 || u->conns != NULL || u->ndeferred > 0) {
         return;
     }
     adm_tls_ctx_unref(u->tls);
@@ -265,6 +274,26 @@ static void wait_push(adm_upstream_t *u, adm_call_t *call, bool front)
     u->nwaiting++;
 }
 
+static void on_call_deferred(uv_timer_t *t)
+{
+    adm_call_t *call = t->data;
+    adm_upstream_t *u = call->up;
+    adm_call_cb cb = call->cb;
+    adm_call_result_t res = {0};
+
+    call->deferred = false;
+    u->ndeferred--;
+    res.error = call->deferred_error;
+    res.detail = call->detail;
+    res.content_type = "";
+    if (cb != NULL) {
+        u->in_callback++;
+        cb(&res, call->arg);
+        u->in_callback--;
+    }
+    call_release(call);
+}
+
 /* Ends a call: no longer queued or bound, the callback told (unless abandoned), the object freed. */
 static void finish_call(adm_call_t *call, const adm_call_result_t *res)
 {
@@ -279,6 +308,17 @@ static void finish_call(adm_call_t *call, const adm_call_result_t *res)
         call->conn = NULL;
     }
     uv_timer_stop(&call->timer);
+    if (cb != NULL && u->in_post > 0 && res->error != ADM_CALL_OK) {
+        /* the caller of adm_upstream_post does not hold the call yet: tell it on the next turn */
+        if (res->detail != call->detail) {
+            snprintf(call->detail, sizeof(call->detail), "%s", res->detail != NULL ? res->detail : "");
+        }
+        call->deferred = true;
+        call->deferred_error = res->error;
+        u->ndeferred++;
+        uv_timer_start(&call->timer, on_call_deferred, 0, 0);
+        return;
+    }
     if (cb != NULL) {
         u->in_callback++;
         cb(res, call->arg);
@@ -966,18 +1006,21 @@ adm_call_t *adm_upstream_post(adm_upstream_t *u, const char *path, const char *e
     call->arg = arg;
     call->retried = false;
     call->active = true;
+    call->deferred = false;
     call->detail[0] = '\0';
     uv_timer_start(&call->timer, on_call_timeout, timeout_ms != 0 ? timeout_ms : DEFAULT_CALL_MS, 0);
+    u->in_post++;
     if (u->idle != NULL) {
         conn_start_call(u->idle, call);
-        return call;
+    } else {
+        wait_push(u, call, false);
+        /* Posted from an answer's callback, the call may take that answer's connection, which
+           frees up right after: every path that ends a call dials for what is still waiting. */
+        if (u->in_callback == 0) {
+            maybe_dial(u);
+        }
     }
-    wait_push(u, call, false);
-    /* Posted from an answer's callback, the call may take that answer's connection, which frees
-       up right after: every path that ends a call dials for what is still waiting. */
-    if (u->in_callback == 0) {
-        maybe_dial(u);
-    }
+    u->in_post--;
     return call;
 }
 

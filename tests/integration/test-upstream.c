@@ -345,6 +345,27 @@ static void test_abandon(void **state)
     close_upstream(u);
 }
 
+static void test_immediate_dial_failure_reported_later(void **state)
+{
+    /* connect(2) refuses the broadcast address at once (ENETUNREACH): the call still ends after
+       adm_upstream_post has returned it, never inside */
+    adm_upstream_t *u = upstream(443, trusting, "255.255.255.255", 4);
+    result_t r[2];
+
+    (void)state;
+    post(u, "/allow", 5000, &r[0]);
+    assert_false(r[0].done);
+    post(u, "/allow", 5000, &r[1]);
+    assert_false(r[0].done);
+    assert_false(r[1].done);
+    assert_true(wait_results(r, 2, 5000));
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(r[i].res.error, ADM_CALL_CONNECT);
+        assert_non_null(strstr(r[i].detail, "dial tcp 255.255.255.255:443: connect: "));
+    }
+    close_upstream(u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_connect_and_tls_failures),
         cmocka_unit_test(test_name_resolution),
         cmocka_unit_test(test_abandon),
+        cmocka_unit_test(test_immediate_dial_failure_reported_later),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
