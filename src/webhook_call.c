@@ -34,9 +34,6 @@ struct adm_hook_call_s {
     char uid[37];
     adm_review_version_t version;
     uint64_t started_ns;
-    bool in_post;              /* inside adm_upstream_post: an answer now is returned, not called back */
-    bool answered_in_post;
-    adm_hook_result_t early;
 };
 
 void adm_hook_body_init(adm_hook_body_t *body, yyjson_val *object)
@@ -185,23 +182,15 @@ adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh,
     call->done = done;
     call->arg = arg;
     call->started_ns = uv_hrtime();
-    call->stats = &cl->stats;
-    call->in_post = true;
     call->call = adm_upstream_post(cl->up, path, "User-Agent: admitd/" ADM_VERSION "\r\n", *text, *len, timeout_ms,
                                    adm__hook_on_answer, call);
-    call->in_post = false;
-    if (call->answered_in_post) {
-        /* the pool failed the call before returning (a connection that broke as it was written) */
-        cl->stats.outcomes[ADM_HOOK_FAILED]--;
-        *now = call->early;
-        return NULL;
-    }
     if (call->call == NULL) {
         failed(now, a, "failed to call webhook: Post \"%s\": out of memory", call->url);
         return NULL;
     }
     cl->stats.outcomes[ADM_HOOK_FAILED]--;
     cl->stats.calls++;
+    call->stats = &cl->stats;
     return call;
 }
 
@@ -558,11 +547,6 @@ void adm__hook_on_answer(const adm_call_result_t *res, void *arg)
     r.latency_ns = uv_hrtime() - call->started_ns;
     call->stats->outcomes[r.outcome]++;
     adm_hist_record(&call->stats->latency, r.latency_ns);
-    if (call->in_post) {
-        call->early = r;
-        call->answered_in_post = true;
-        return;
-    }
     call->done(call->arg, &r);
 }
 
