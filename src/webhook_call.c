@@ -53,56 +53,82 @@ static const char *dup_val(adm_arena_t *a, yyjson_val *v, size_t *len)
 /*
  * {"kind":"AdmissionReview","apiVersion":V,"request":{...}} with the request's own members as
  * received, except uid (a placeholder), object (the current one) and dryRun (always present).
+ * Each member is written on its own, then all are joined in one arena allocation: no malloc.
  */
+#define MAX_PIECES 64
+
 static int serialise(adm_arena_t *a, const adm_review_request_t *req, yyjson_val *object, adm_review_version_t v,
                      const char **out, size_t *out_len, size_t *uid_off)
 {
     yyjson_val *request = yyjson_obj_get(yyjson_doc_get_root(req->doc), "request");
+    const char *piece[MAX_PIECES];
+    size_t plen[MAX_PIECES], n = 0, total = 0;
     yyjson_obj_iter it;
     yyjson_val *key;
-    adm_buf_t b = ADM_BUF_INIT;
-    char *copy;
-    int rc = 0;
+    char *w;
+    const char *head = adm_arena_printf(a, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"%s\",\"request\":{\"uid\":\"",
+                                        adm_review_api_version(v));
 
-    rc |= adm_buf_appendf(&b, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"%s\",\"request\":{\"uid\":\"",
-                          adm_review_api_version(v));
-    *uid_off = b.len;
-    rc |= adm_buf_append(&b, "00000000-0000-4000-8000-000000000000\"", 37);
+    if (head == NULL) {
+        return ADM_ENOMEM;
+    }
+    piece[n] = head;
+    plen[n++] = strlen(head);
+    *uid_off = plen[0];
+    piece[n] = "00000000-0000-4000-8000-000000000000\"";
+    plen[n++] = 37;
     yyjson_obj_iter_init(request, &it);
     while ((key = yyjson_obj_iter_next(&it)) != NULL) {
         const char *k = yyjson_get_str(key);
-        size_t klen, vlen;
-        const char *ktext, *vtext;
 
         if (strcmp(k, "uid") == 0 || strcmp(k, "object") == 0 || strcmp(k, "dryRun") == 0) {
             continue;
         }
-        ktext = dup_val(a, key, &klen);
-        vtext = dup_val(a, yyjson_obj_iter_get_val(key), &vlen);
-        if (ktext == NULL || vtext == NULL) {
-            rc = ADM_ENOMEM;
-            break;
+        if (n + 4 > MAX_PIECES) {
+            return ADM_ENOMEM; /* AdmissionRequest has 16 members; the decoder let no more through */
         }
-        rc |= adm_buf_append(&b, ",", 1);
-        rc |= adm_buf_append(&b, ktext, klen);
-        rc |= adm_buf_append(&b, ":", 1);
-        rc |= adm_buf_append(&b, vtext, vlen);
+        piece[n] = ",";
+        plen[n++] = 1;
+        if ((piece[n] = dup_val(a, key, &plen[n])) == NULL) {
+            return ADM_ENOMEM;
+        }
+        n++;
+        piece[n] = ":";
+        plen[n++] = 1;
+        if ((piece[n] = dup_val(a, yyjson_obj_iter_get_val(key), &plen[n])) == NULL) {
+            return ADM_ENOMEM;
+        }
+        n++;
     }
-    rc |= adm_buf_append_str(&b, ",\"object\":");
+    piece[n] = ",\"object\":";
+    plen[n++] = 10;
     if (object != NULL) {
-        size_t olen;
-        const char *otext = dup_val(a, object, &olen);
-
-        rc |= otext != NULL ? adm_buf_append(&b, otext, olen) : ADM_ENOMEM;
+        if ((piece[n] = dup_val(a, object, &plen[n])) == NULL) {
+            return ADM_ENOMEM;
+        }
+        n++;
     } else {
-        rc |= adm_buf_append_str(&b, "null");
+        piece[n] = "null";
+        plen[n++] = 4;
     }
-    rc |= adm_buf_appendf(&b, ",\"dryRun\":%s}}", req->dry_run ? "true" : "false");
-    copy = rc == 0 ? adm_arena_strndup(a, (const char *)b.data, b.len) : NULL;
-    *out = copy;
-    *out_len = b.len;
-    adm_buf_free(&b);
-    return copy != NULL ? 0 : ADM_ENOMEM;
+    piece[n] = req->dry_run ? ",\"dryRun\":true}}" : ",\"dryRun\":false}}";
+    plen[n] = strlen(piece[n]);
+    n++;
+    for (size_t i = 0; i < n; i++) {
+        total += plen[i];
+    }
+    w = adm_arena_alloc(a, total + 1);
+    if (w == NULL) {
+        return ADM_ENOMEM;
+    }
+    *out = w;
+    *out_len = total;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(w, piece[i], plen[i]);
+        w += plen[i];
+    }
+    *w = '\0';
+    return 0;
 }
 
 static void failed(adm_hook_result_t *r, adm_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
