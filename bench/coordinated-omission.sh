@@ -12,6 +12,12 @@
 # Aim: bench-rate p99 >= 100 ms while wrk's is much less. Plain HTTP, mockhook on core
 # $SERVER_CPU, the generator on core $CLIENT_CPU.
 #
+# Beware: wrk 4.x is not a raw closed loop in what it prints. Before reporting it "corrects" its
+# histogram for coordinated omission (wrk.c: stats_correct(latency, runtime / (requests per
+# connection)) adds the requests it would have sent during every long wait, HdrHistogram's
+# recordValueWithExpectedInterval), so its p99 here lands near 190 ms too. The raw closed-loop figure
+# is bench-closed's, the same workload with every answered request counted once.
+#
 #   bench/coordinated-omission.sh [ROUNDS=3] [SECONDS=10] [RATE=2000]
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -46,5 +52,7 @@ echo "generator        req/s   p50_ms   p99_ms"
 for g in wrk bench-closed bench-rate; do
     printf '%-12s %9.0f  %7.3f  %7.3f\n' "$g" "$(median < "$bench_tmp/$g.rps")" "$(median < "$bench_tmp/$g.p50")" "$(median < "$bench_tmp/$g.p99")"
 done
-w=$(median < "$bench_tmp/wrk.p99"); o=$(median < "$bench_tmp/bench-rate.p99")
-awk -v w="$w" -v o="$o" 'BEGIN {printf "2. open-loop p99 %.1f ms (aim >= 100 ms: %s), wrk closed-loop p99 %.1f ms (%.0fx less)\n", o, (o >= 100) ? "met" : "NOT met", w, o / w}'
+w=$(median < "$bench_tmp/wrk.p99"); c=$(median < "$bench_tmp/bench-closed.p99"); o=$(median < "$bench_tmp/bench-rate.p99")
+awk -v w="$w" -v c="$c" -v o="$o" 'BEGIN {
+    printf "2. open-loop p99 %.1f ms (aim >= 100 ms: %s); raw closed-loop p99 (bench-closed) %.1f ms, %.0fx less;\n", o, (o >= 100) ? "met" : "NOT met", c, o / c
+    printf "   wrk prints p99 %.1f ms: %s\n", w, (w < o / 5) ? "much less" : "NOT much less (wrk 4.x corrects its closed-loop histogram for coordinated omission)" }'
