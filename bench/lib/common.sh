@@ -150,6 +150,7 @@ start_go_webhook() {
 # admitd-bench on the client core for $secs seconds (default flags: closed loop, 32 connections).
 # The full text report is left in $bench_tmp/bench.out.
 run_bench() {
+    quiet_wait
     local url=$1 review=$2; shift 2
     local ca=(); case "$url" in https:*) ca=(--cacert "$bench_tmp/cert.pem") ;; esac
     [ $# -gt 0 ] || set -- --closed --connections 32
@@ -165,9 +166,27 @@ run_bench() {
 # run_wrk_cpu URL [REVIEW] -> "req/s p50_ms p99_ms client_cpu%": run_wrk plus wrk's own CPU (user +
 # system) as a percentage of one core over the run.
 run_wrk_cpu() {
+    quiet_wait
     local out
     TIMEFORMAT='%U %S %R'
     { time run_wrk "$@" > "$bench_tmp/wrk.line"; } 2> "$bench_tmp/wrk.time"
     read -r out < "$bench_tmp/wrk.line"
     echo "$out $(awk '{printf "%.0f", ($1+$2)/$3*100}' "$bench_tmp/wrk.time")"
+}
+
+# quiet_wait: these machines are shared; before a measurement wait (up to $BENCH_QUIET_MAX seconds,
+# default 30) for a half second in which both cores are at least 80% idle, so a round does not start
+# in the middle of someone else's compile. Prints nothing; a round that could not wait still runs.
+quiet_wait() {
+    local deadline=$((SECONDS + ${BENCH_QUIET_MAX:-30})) a b
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        a=$(awk '/^cpu[0-9]/ {printf "%s %d %d ", $1, $5+$6, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+        sleep 0.5
+        b=$(awk '/^cpu[0-9]/ {printf "%s %d %d ", $1, $5+$6, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+        if awk -v a="$a" -v b="$b" 'BEGIN {n = split(a, x, " "); split(b, y, " ")
+                for (i = 1; i <= n; i += 3) if (y[i+2] > x[i+2] && (y[i+1] - x[i+1]) / (y[i+2] - x[i+2]) < 0.8) exit 1
+                exit 0 }'; then
+            return 0
+        fi
+    done
 }
