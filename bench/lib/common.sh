@@ -175,10 +175,10 @@ run_wrk_cpu() {
 }
 
 # quiet_wait: these machines are shared; before a measurement wait (up to $BENCH_QUIET_MAX seconds,
-# default 30) for a half second in which both cores are at least 80% idle, so a round does not start
+# default 10) for a half second in which both cores are at least 80% idle, so a round does not start
 # in the middle of someone else's compile. Prints nothing; a round that could not wait still runs.
 quiet_wait() {
-    local deadline=$((SECONDS + ${BENCH_QUIET_MAX:-30})) a b
+    local deadline=$((SECONDS + ${BENCH_QUIET_MAX:-10})) a b
     while [ "$SECONDS" -lt "$deadline" ]; do
         a=$(awk '/^cpu[0-9]/ {printf "%s %d %d ", $1, $5+$6, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
         sleep 0.5
