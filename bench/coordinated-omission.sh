@@ -40,7 +40,7 @@ for r in $(seq 1 "$rounds"); do
         case $g in
         wrk) read -r rps p50 p99 _ < <(run_wrk_cpu "$target") ;;
         bench-closed) read -r rps p50 p99 _ < <(run_bench "$target" "$review" --closed --connections 32) ;;
-        bench-rate) read -r rps p50 p99 _ < <(run_bench "$target" "$review" --rate "$rate" --connections 32) ;;
+        bench-rate) read -r rps p50 p99 _ < <(run_bench "$target" "$review" --rate "$rate" --connections 32 --warmup 2s) ;;
         esac
         printf '%-6s %-12s %8.0f  %7.3f  %7.3f\n' "$r" "$g" "$rps" "$p50" "$p99"
         echo "$rps" >> "$bench_tmp/$g.rps"; echo "$p50" >> "$bench_tmp/$g.p50"; echo "$p99" >> "$bench_tmp/$g.p99"
