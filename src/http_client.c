@@ -185,10 +185,28 @@ void adm_http_resp_next(adm_http_resp_parser_t *p)
 int adm_http_write_post(adm_buf_t *out, const char *host, const char *path, const char *extra_headers,
                         const void *body, size_t body_len)
 {
-    if (adm_buf_appendf(out,
-                        "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: "
-                        "application/json\r\nContent-Length: %zu\r\n%s\r\n",
-                        path, host, body_len, extra_headers != NULL ? extra_headers : "") != 0 ||
+    /* Built with plain appends, not a printf: this runs once per upstream call (and per request of
+     * admitd-bench), where two vsnprintf passes were a few per cent of the client's CPU. */
+    static const char mid[] = " HTTP/1.1\r\nHost: ";
+    static const char fixed[] = "\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ";
+    char digits[24];
+    size_t nd = sizeof(digits);
+    size_t n = body_len;
+
+    do {
+        digits[--nd] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n > 0);
+    if (extra_headers == NULL) {
+        extra_headers = "";
+    }
+    if (adm_buf_reserve(out, 5 + strlen(path) + sizeof(mid) - 1 + strlen(host) + sizeof(fixed) - 1 +
+                                 (sizeof(digits) - nd) + 2 + strlen(extra_headers) + 2 + body_len) != 0 ||
+        adm_buf_append(out, "POST ", 5) != 0 || adm_buf_append(out, path, strlen(path)) != 0 ||
+        adm_buf_append(out, mid, sizeof(mid) - 1) != 0 || adm_buf_append(out, host, strlen(host)) != 0 ||
+        adm_buf_append(out, fixed, sizeof(fixed) - 1) != 0 ||
+        adm_buf_append(out, digits + nd, sizeof(digits) - nd) != 0 || adm_buf_append(out, "\r\n", 2) != 0 ||
+        adm_buf_append(out, extra_headers, strlen(extra_headers)) != 0 || adm_buf_append(out, "\r\n", 2) != 0 ||
         adm_buf_append(out, body, body_len) != 0) {
         return ADM_ENOMEM;
     }

@@ -55,3 +55,138 @@ run_wrk() {
          $1=="50%" {p50=ms($2)} $1=="99%" {p99=ms($2)}
          END {printf "%s %.3f %.3f\n", rps, p50, p99}' "$bench_tmp/wrk.out"
 }
+
+# --- helpers for the admitd-bench scripts (bench-vs-wrk.sh, coordinated-omission.sh, peers.sh) ---
+
+# port_free PORT: fails when something already accepts on 127.0.0.1:PORT (another session's server
+# would otherwise be measured in place of ours).
+port_free() {
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+        echo "127.0.0.1:$1 is already in use; free it or change the script's ports" >&2
+        return 1
+    fi
+}
+
+# bench_tools: sets BENCH and MOCKHOOK (built by bench_build).
+bench_tools() {
+    BENCH="$bench_root/build-bench/bench/admitd-bench"
+    MOCKHOOK="$bench_root/build-bench/bench/admitd-mockhook"
+}
+
+# start_admitd PORT tls|plain [ADMITD FLAGS...]: admitd on the server core, no drain delay on exit.
+start_admitd() {
+    local port=$1 mode=$2; shift 2
+    local tls=(--tls-cert-file "$bench_tmp/cert.pem" --tls-private-key-file "$bench_tmp/key.pem")
+    [ "$mode" = plain ] && tls=(--insecure-http)
+    port_free "$port"
+    taskset -c "$SERVER_CPU" "$ADMITD" --listen "127.0.0.1:$port" "${tls[@]}" --shutdown-delay 0s "$@" \
+        2>"$bench_tmp/admitd-$port.log" &
+    bench_pids+=($!)
+    wait_port "$port"
+}
+
+# start_nginx PORT tls|plain ANSWER: one nginx worker on the server core answering every request with
+# the constant ANSWER (as foundation.sh does).
+start_nginx() {
+    local port=$1 mode=$2 answer=$3 dir="$bench_tmp/nginx-$1" listen ssl=""
+    port_free "$port"
+    mkdir -p "$dir"
+    listen="listen 127.0.0.1:$port;"
+    if [ "$mode" = tls ]; then
+        listen="listen 127.0.0.1:$port ssl;"
+        ssl="ssl_certificate $bench_tmp/cert.pem; ssl_certificate_key $bench_tmp/key.pem;"
+    fi
+    cat > "$dir/nginx.conf" <<CONF
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 120s;
+    client_body_temp_path $dir;
+    client_body_buffer_size 64k;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_ecdh_curve X25519:prime256v1;
+    server {
+        $listen
+        $ssl
+        location / {
+            default_type application/json;
+            return 200 '$answer';
+        }
+    }
+}
+CONF
+    taskset -c "$SERVER_CPU" nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' 2>>"$dir/error.log" &
+    bench_pids+=($!)
+    wait_port "$port"
+}
+
+# start_mockhook PORT [MOCKHOOK FLAGS...]: admitd-mockhook over plain HTTP on the server core.
+start_mockhook() {
+    local port=$1; shift
+    port_free "$port"
+    taskset -c "$SERVER_CPU" "$MOCKHOOK" --listen "127.0.0.1:$port" --insecure-http "$@" \
+        2>"$bench_tmp/mockhook-$port.log" &
+    bench_pids+=($!)
+    wait_port "$port"
+}
+
+# start_go_webhook PORT: the Go peer (bench/peers, built into build-bench/peers) with GOMAXPROCS=1
+# on the server core, over TLS with the shared certificate.
+start_go_webhook() {
+    "$bench_root/bench/peers/build.sh" "$bench_root/build-bench/peers" >"$bench_tmp/go-build.log" 2>&1 ||
+        { cat "$bench_tmp/go-build.log" >&2; return 1; }
+    port_free "$1"
+    GOMAXPROCS=1 taskset -c "$SERVER_CPU" "$bench_root/build-bench/peers/go-webhook" -listen "127.0.0.1:$1" \
+        -cert "$bench_tmp/cert.pem" -key "$bench_tmp/key.pem" 2>"$bench_tmp/go-webhook.log" &
+    bench_pids+=($!)
+    wait_port "$1"
+}
+
+# run_bench URL REVIEW [ADMITD-BENCH FLAGS...] -> "req/s p50_ms p99_ms client_cpu% answered errors":
+# admitd-bench on the client core for $secs seconds (default flags: closed loop, 32 connections).
+# The full text report is left in $bench_tmp/bench.out.
+run_bench() {
+    quiet_wait
+    local url=$1 review=$2; shift 2
+    local ca=(); case "$url" in https:*) ca=(--cacert "$bench_tmp/cert.pem") ;; esac
+    [ $# -gt 0 ] || set -- --closed --connections 32
+    taskset -c "$CLIENT_CPU" "$BENCH" --url "$url" "${ca[@]}" --review "$review" --duration "${secs}s" "$@" \
+        > "$bench_tmp/bench.out" 2>"$bench_tmp/bench.err" || true
+    awk '/^requests:/ {ok=$4+$6; err=$8}
+         /^throughput:/ {rps=$2}
+         /^latency/ {for (i=1;i<=NF;i++) {if ($i=="p50") p50=$(i+1); if ($i=="p99") p99=$(i+1)}; gsub(",","",p50); gsub(",","",p99)}
+         /^client CPU:/ {cpu=$3; sub("%","",cpu)}
+         END {printf "%.0f %s %s %s %d %d\n", rps, p50, p99, cpu, ok, err}' "$bench_tmp/bench.out"
+}
+
+# run_wrk_cpu URL [REVIEW] -> "req/s p50_ms p99_ms client_cpu%": run_wrk plus wrk's own CPU (user +
+# system) as a percentage of one core over the run.
+run_wrk_cpu() {
+    quiet_wait
+    local out
+    TIMEFORMAT='%U %S %R'
+    { time run_wrk "$@" > "$bench_tmp/wrk.line"; } 2> "$bench_tmp/wrk.time"
+    read -r out < "$bench_tmp/wrk.line"
+    echo "$out $(awk '{printf "%.0f", ($1+$2)/$3*100}' "$bench_tmp/wrk.time")"
+}
+
+# quiet_wait: these machines are shared; before a measurement wait (up to $BENCH_QUIET_MAX seconds,
+# default 10) for a half second in which both cores are at least 80% idle, so a round does not start
+# in the middle of someone else's compile. Prints nothing; a round that could not wait still runs.
+quiet_wait() {
+    local deadline=$((SECONDS + ${BENCH_QUIET_MAX:-10})) a b
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        a=$(awk '/^cpu[0-9]/ {printf "%s %d %d ", $1, $5+$6, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+        sleep 0.5
+        b=$(awk '/^cpu[0-9]/ {printf "%s %d %d ", $1, $5+$6, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+        if awk -v a="$a" -v b="$b" 'BEGIN {n = split(a, x, " "); split(b, y, " ")
+                for (i = 1; i <= n; i += 3) if (y[i+2] > x[i+2] && (y[i+1] - x[i+1]) / (y[i+2] - x[i+2]) < 0.8) exit 1
+                exit 0 }'; then
+            return 0
+        fi
+    done
+}
