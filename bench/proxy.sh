@@ -17,12 +17,14 @@
 # Medians over the rounds; the aim is an overhead p99 under 300 us.
 #
 #   bench/proxy.sh [ROUNDS=3] [SECONDS=10] [RATE=2000]
+#   PROXY_DELAY=0ms bench/proxy.sh ...   upstreams answer at once: the overhead is then not hidden
+#                                        in the jitter of their millisecond timers
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 rounds=${1:-3}
 secs=${2:-10}
 rate=${3:-2000}
-delay=5ms
+delay=${PROXY_DELAY:-5ms}
 review="$bench_root/bench/reviews/pod-4k.v1.json"
 
 bench_build
