@@ -8,9 +8,12 @@
  * deadline that covers waiting for a connection, connecting, the TLS handshake, sending and
  * reading. Connections are reused in LIFO order (the warmest first), bounded per upstream; calls
  * beyond the bound wait in FIFO order. Idle connections keep reading, so one the server closed is
- * noticed and dropped before it is handed out; a call that still meets a stale connection (no
- * byte of an answer received before EOF or reset) is sent once more on a new one, as Go's
- * transport does for a reused connection that the server closed.
+ * noticed and dropped before it is handed out. A call that still meets a stale connection (the
+ * server closed it as the request went out: EOF or reset on a reused connection before any byte
+ * of an answer) is sent once more on a new one. Go's transport resends a POST only when nothing
+ * of it was written; admitd also resends one that was, once, because that race is the usual
+ * keep-alive failure and admission webhooks are to be idempotent (kube-apiserver's reinvocation
+ * already calls them twice).
  *
  * Calls and connections come from free lists: in the steady state a call costs no malloc.
  */

@@ -270,6 +270,29 @@ static void test_server_closes_idle_connection(void **state)
     close_upstream(u);
 }
 
+static void test_stale_connection_sent_once_more(void **state)
+{
+    adm_upstream_t *u = upstream(mock.port, trusting, NULL, 1);
+    result_t r[1];
+
+    (void)state;
+    post(u, "/allow", 5000, &r[0]);
+    assert_true(wait_results(r, 1, 5000));
+    assert_int_equal(adm_upstream_dials(u), 1);
+    /* the server closes the kept-alive connection on the request: sent once more on a new one,
+       which fails the same way, and that failure is the answer (no third try) */
+    post(u, "/close", 5000, &r[0]);
+    assert_true(wait_results(r, 1, 5000));
+    assert_int_equal(r[0].res.error, ADM_CALL_IO);
+    assert_string_equal(r[0].detail, "EOF");
+    assert_int_equal(adm_upstream_dials(u), 2);
+    /* a first call on a fresh connection is never resent */
+    post(u, "/close", 5000, &r[0]);
+    assert_true(wait_results(r, 1, 5000));
+    assert_int_equal(adm_upstream_dials(u), 3);
+    close_upstream(u);
+}
+
 static void test_connect_and_tls_failures(void **state)
 {
     adm_tls_client_opts_t o = {0};
@@ -374,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_keep_alive_and_bound),
         cmocka_unit_test(test_parallel_calls),
         cmocka_unit_test(test_server_closes_idle_connection),
+        cmocka_unit_test(test_stale_connection_sent_once_more),
         cmocka_unit_test(test_connect_and_tls_failures),
         cmocka_unit_test(test_name_resolution),
         cmocka_unit_test(test_abandon),
