@@ -171,6 +171,7 @@ static void build_hooks(void)
     add(validating, &nvalidating, "drysome", "dry-some.hooks.example.com", "/dry-some", "  sideEffects: Some\n");
     add(validating, &nvalidating, "query", "query.hooks.example.com", "/query", NULL);
     add(validating, &nvalidating, "cancel", "cancel.hooks.example.com", "/hang-cancel", NULL);
+    add(validating, &nvalidating, "deadline", "deadline.hooks.example.com", "/hang", "  timeoutSeconds: 30\n");
 
     add(mutating, &nmutating, "patch", "patch.hooks.example.com", "/patch", NULL);
     add(mutating, &nmutating, "badpatch-fail", "bad-patch-fail.hooks.example.com", "/bad-patch", FAIL_POLICY);
@@ -699,6 +700,22 @@ static void test_parallel_and_early_denial(void **state)
     done(&a);
 }
 
+static void test_caller_deadline_bounds_the_chain(void **state)
+{
+    answer_t a;
+
+    (void)state;
+    /* timeoutSeconds 30, but the caller allows 2 s: admitd answers by 2 s minus the 250 ms margin */
+    ask("/validate?timeout=2s", review("deadline", NULL, false, NULL), &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 500);
+    assert_non_null(strstr(a.message, "/hang?timeout=2s\": context deadline exceeded"));
+    if (a.ms < 1700 || a.ms > 2000) {
+        fail_msg("answered after %lld ms, want 1750 ms", a.ms);
+    }
+    done(&a);
+}
+
 static void test_service_reference(void **state)
 {
     answer_t a;
@@ -761,6 +778,7 @@ int main(void)
         cmocka_unit_test(test_timeout_query_and_fresh_uids),
         cmocka_unit_test(test_warnings_and_annotations),
         cmocka_unit_test(test_parallel_and_early_denial),
+        cmocka_unit_test(test_caller_deadline_bounds_the_chain),
         cmocka_unit_test(test_service_reference),
         cmocka_unit_test(test_caller_gone_while_webhooks_run),
     };
