@@ -46,6 +46,7 @@ static const char *const mock_routes[] = {
     "--route", "/patch-a=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/a\",\"value\":\"1\"}]",
     "--route", "/patch-b=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/b\",\"value\":\"2\"}]",
     "--route", "/bad-patch=patch:[{\"op\":\"remove\",\"path\":\"/metadata/nonexistent\"}]",
+    "--route", "/rm-tolerations=patch:[{\"op\":\"remove\",\"path\":\"/spec/tolerations\"}]",
     "--route", "/slow=allow",
     "--route-delay", "/slow=200ms",
     "--route", "/slow1s=allow",
@@ -183,6 +184,13 @@ static void build_hooks(void)
     add(mutating, &nmutating, "reinv", "reinv-b.hooks.example.com", "/patch-b", NULL);
     add(mutating, &nmutating, "noreinv", "noreinv-a.hooks.example.com", "/noreinv-a", NULL);
     add(mutating, &nmutating, "noreinv", "noreinv-b.hooks.example.com", "/patch-b", NULL);
+    /* a change, then an IfNeeded webhook after it: round 1 calls it again only if built-in
+       plugins change the object between the rounds */
+    add(mutating, &nmutating, "intree", "intree-b.hooks.example.com", "/rm-tolerations", NULL);
+    add(mutating, &nmutating, "intree", "intree-a.hooks.example.com", "/intree-a", "  reinvocationPolicy: IfNeeded\n");
+    add(mutating, &nmutating, "nointree", "nointree-b.hooks.example.com", "/patch-b", NULL);
+    add(mutating, &nmutating, "nointree", "nointree-a.hooks.example.com", "/nointree-a",
+        "  reinvocationPolicy: IfNeeded\n");
 }
 
 static void write_config(const char *path)
@@ -562,6 +570,28 @@ static void test_reinvocation(void **state)
     done(&a);
 }
 
+static void test_reinvocation_after_builtin_plugins(void **state)
+{
+    answer_t a;
+    int intree = calls("/intree-a"), nointree = calls("/nointree-a");
+
+    (void)state;
+    /* B removes the tolerations; in round 1 DefaultTolerationSeconds puts them back, so the
+       IfNeeded webhook A, called after B's change, is called once more (spec 6.2) */
+    ask("/admit", review("intree", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    assert_int_equal(calls("/intree-a") - intree, 2);
+    /* the answer's patch: tolerations back as DefaultTolerationSeconds wrote them, nothing removed */
+    assert_null(strstr(a.patch, "\"remove\""));
+    done(&a);
+
+    /* B only adds a label; round 1 changes nothing before the webhooks: A is not called again */
+    ask("/admit", review("nointree", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    assert_int_equal(calls("/nointree-a") - nointree, 1);
+    done(&a);
+}
+
 static void test_selectors_and_rules(void **state)
 {
     answer_t a;
@@ -773,6 +803,7 @@ int main(void)
         cmocka_unit_test(test_call_failures_under_fail_and_ignore),
         cmocka_unit_test(test_mutating_patches),
         cmocka_unit_test(test_reinvocation),
+        cmocka_unit_test(test_reinvocation_after_builtin_plugins),
         cmocka_unit_test(test_selectors_and_rules),
         cmocka_unit_test(test_dry_run),
         cmocka_unit_test(test_timeout_query_and_fresh_uids),
