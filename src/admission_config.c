@@ -2,6 +2,7 @@
 #include "adm/admission_config.h"
 
 #include "adm/error.h"
+#include "adm/json.h"
 #include "adm/yaml.h"
 
 #include <errno.h>
@@ -63,36 +64,15 @@ int adm_read_file(adm_arena_t *a, const char *path, size_t max_bytes, char **dat
 static int check_members(yyjson_val *obj, const char *const *known, const char *file, const char *where, char *err,
                          size_t err_len)
 {
-    yyjson_val *key;
-    yyjson_obj_iter it;
-    size_t idx = 0;
+    bool duplicate;
+    const char *k = adm_json_check_members(obj, known, &duplicate);
 
-    yyjson_obj_iter_init(obj, &it);
-    while ((key = yyjson_obj_iter_next(&it)) != NULL) {
-        const char *k = yyjson_get_str(key);
-        bool found = false;
-        yyjson_val *other;
-        yyjson_obj_iter it2;
-        size_t idx2 = 0;
-
-        for (const char *const *p = known; *p != NULL; p++) {
-            found = found || strcmp(*p, k) == 0;
-        }
-        if (!found) {
-            snprintf(err, err_len, "%s: %s%sunknown field \"%s\"", file, where, where[0] != '\0' ? ": " : "", k);
-            return ADM_EINVAL;
-        }
-        yyjson_obj_iter_init(obj, &it2);
-        while ((other = yyjson_obj_iter_next(&it2)) != NULL && idx2 < idx) {
-            if (strcmp(yyjson_get_str(other), k) == 0) {
-                snprintf(err, err_len, "%s: %s%sduplicate field \"%s\"", file, where, where[0] != '\0' ? ": " : "", k);
-                return ADM_EINVAL;
-            }
-            idx2++;
-        }
-        idx++;
+    if (k == NULL) {
+        return 0;
     }
-    return 0;
+    snprintf(err, err_len, "%s: %s%s%s field \"%s\"", file, where, where[0] != '\0' ? ": " : "",
+             duplicate ? "duplicate" : "unknown", k);
+    return ADM_EINVAL;
 }
 
 static const char *dir_of(adm_arena_t *a, const char *path)

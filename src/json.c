@@ -292,3 +292,35 @@ yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v)
         return yyjson_val_mut_copy(doc, v);
     }
 }
+
+const char *adm_json_check_members(yyjson_val *obj, const char *const *known, bool *duplicate)
+{
+    yyjson_obj_iter it;
+    yyjson_val *key;
+    size_t idx = 0;
+
+    *duplicate = false;
+    yyjson_obj_iter_init(obj, &it);
+    while ((key = yyjson_obj_iter_next(&it)) != NULL) {
+        const char *k = yyjson_get_str(key);
+        bool found = false;
+        yyjson_obj_iter earlier;
+        yyjson_val *other;
+
+        for (const char *const *p = known; *p != NULL && !found; p++) {
+            found = strcmp(*p, k) == 0;
+        }
+        if (!found) {
+            return k;
+        }
+        yyjson_obj_iter_init(obj, &earlier);
+        for (size_t j = 0; j < idx && (other = yyjson_obj_iter_next(&earlier)) != NULL; j++) {
+            if (strcmp(yyjson_get_str(other), k) == 0) {
+                *duplicate = true;
+                return k;
+            }
+        }
+        idx++;
+    }
+    return NULL;
+}

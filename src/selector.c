@@ -134,32 +134,10 @@ static int fail(ctx_t *c, const char *fmt, ...)
 /* Strict decoding: only known members, each once. where is "" or "matchExpressions[i]: ". */
 static int check_members(ctx_t *c, yyjson_val *obj, const char *const *known, const char *where)
 {
-    yyjson_obj_iter it;
-    yyjson_val *key;
-    size_t idx = 0;
+    bool duplicate;
+    const char *k = adm_json_check_members(obj, known, &duplicate);
 
-    yyjson_obj_iter_init(obj, &it);
-    while ((key = yyjson_obj_iter_next(&it)) != NULL) {
-        const char *k = yyjson_get_str(key);
-        bool found = false;
-        yyjson_obj_iter it2;
-        yyjson_val *other;
-
-        for (const char *const *p = known; *p != NULL && !found; p++) {
-            found = strcmp(*p, k) == 0;
-        }
-        if (!found) {
-            return fail(c, "%sunknown field \"%s\"", where, k);
-        }
-        yyjson_obj_iter_init(obj, &it2);
-        for (size_t j = 0; j < idx && (other = yyjson_obj_iter_next(&it2)) != NULL; j++) {
-            if (strcmp(yyjson_get_str(other), k) == 0) {
-                return fail(c, "%sduplicate field \"%s\"", where, k);
-            }
-        }
-        idx++;
-    }
-    return 0;
+    return k == NULL ? 0 : fail(c, "%s%s field \"%s\"", where, duplicate ? "duplicate" : "unknown", k);
 }
 
 static bool absent(yyjson_val *v)

@@ -133,35 +133,18 @@ static bool str_is(yyjson_val *v, const char *s)
  */
 static int check_members(loader_t *L, yyjson_val *obj, const char *const *known, const char *where)
 {
-    yyjson_obj_iter it;
-    yyjson_val *key;
-    size_t idx = 0;
+    bool duplicate;
+    const char *k = adm_json_check_members(obj, known, &duplicate);
+    const char *sep = where[0] != '\0' ? ": " : "";
 
-    yyjson_obj_iter_init(obj, &it);
-    while ((key = yyjson_obj_iter_next(&it)) != NULL) {
-        const char *k = yyjson_get_str(key);
-        bool found = false;
-        yyjson_obj_iter it2;
-        yyjson_val *other;
-
-        for (const char *const *p = known; *p != NULL && !found; p++) {
-            found = strcmp(*p, k) == 0;
-        }
-        if (!found) {
-            return fail(L, "%s%sunknown field \"%s\"%s", where, where[0] != '\0' ? ": " : "", k,
-                        strcmp(k, "reinvocationPolicy") == 0
-                            ? " (only mutating webhooks have reinvocationPolicy)"
-                            : "");
-        }
-        yyjson_obj_iter_init(obj, &it2);
-        for (size_t j = 0; j < idx && (other = yyjson_obj_iter_next(&it2)) != NULL; j++) {
-            if (strcmp(yyjson_get_str(other), k) == 0) {
-                return fail(L, "%s%sduplicate field \"%s\"", where, where[0] != '\0' ? ": " : "", k);
-            }
-        }
-        idx++;
+    if (k == NULL) {
+        return 0;
     }
-    return 0;
+    if (duplicate) {
+        return fail(L, "%s%sduplicate field \"%s\"", where, sep, k);
+    }
+    return fail(L, "%s%sunknown field \"%s\"%s", where, sep, k,
+                strcmp(k, "reinvocationPolicy") == 0 ? " (only mutating webhooks have reinvocationPolicy)" : "");
 }
 
 /* An optional string member: *out NULL when absent or null. */

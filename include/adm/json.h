@@ -30,4 +30,12 @@ bool adm_json_too_deep(const char *text, size_t len, size_t max_depth);
  */
 yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v);
 
+/*
+ * Strict decoding as kube-apiserver's strict decoder does it: every member of obj must be one of
+ * known (NULL-terminated) and appear once. Returns NULL when so, else the first offending key,
+ * with *duplicate telling which rule it broke. Stops at the first repeat, so the pairwise scan
+ * never grows past the number of known names.
+ */
+const char *adm_json_check_members(yyjson_val *obj, const char *const *known, bool *duplicate);
+
 #endif
