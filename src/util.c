@@ -287,3 +287,61 @@ void adm_uuid_v4(char *out)
     }
     out[36] = '\0';
 }
+
+int adm_url_split(const char *url, bool *tls, char *host, size_t host_len, uint16_t *port, const char **rest,
+                  const char **problem)
+{
+    const char *p, *end;
+    size_t len;
+
+    if (strncmp(url, "https://", 8) == 0) {
+        *tls = true;
+        p = url + 8;
+    } else if (strncmp(url, "http://", 7) == 0) {
+        *tls = false;
+        p = url + 7;
+    } else {
+        *problem = "must start with https:// or http://";
+        return ADM_EINVAL;
+    }
+    if (*p == '[') {
+        end = strchr(p, ']');
+        if (end == NULL) {
+            *problem = "unterminated [IPv6] host";
+            return ADM_EINVAL;
+        }
+        p++;
+        len = (size_t)(end - p);
+        end++;
+    } else {
+        end = p + strcspn(p, ":/?#");
+        len = (size_t)(end - p);
+    }
+    if (len == 0 || len >= host_len) {
+        *problem = len == 0 ? "has no host" : "host too long";
+        return ADM_EINVAL;
+    }
+    memcpy(host, p, len);
+    host[len] = '\0';
+    *port = *tls ? 443 : 80;
+    if (*end == ':') {
+        char digits[8];
+        size_t n = strcspn(end + 1, "/?#");
+        uint64_t v;
+
+        if (n == 0 || n >= sizeof(digits)) {
+            *problem = "bad port";
+            return ADM_EINVAL;
+        }
+        memcpy(digits, end + 1, n);
+        digits[n] = '\0';
+        if (adm_parse_uint(digits, 65535, &v) != 0 || v == 0) {
+            *problem = "bad port";
+            return ADM_EINVAL;
+        }
+        *port = (uint16_t)v;
+        end += 1 + n;
+    }
+    *rest = end;
+    return 0;
+}

@@ -12,6 +12,7 @@
 #include "adm/error.h"
 #include "adm/log.h"
 #include "adm/tls.h"
+#include "adm/util.h"
 #include "webhooks_internal.h"
 
 #include <stdio.h>
@@ -67,43 +68,6 @@ static char *clean_path(const char *path)
     return out;
 }
 
-/* Splits a validated clientConfig.url into its parts (the loader checked the form). */
-static int split_url(const char *url, bool *tls, char *host, size_t host_len, uint16_t *port, const char **authority_end)
-{
-    const char *p, *h_end, *rest;
-
-    *tls = strncmp(url, "https://", 8) == 0;
-    p = url + (*tls ? 8 : 7);
-    if (*p == '[') {
-        h_end = strchr(p, ']');
-        if (h_end == NULL || (size_t)(h_end - p - 1) >= host_len) {
-            return -1;
-        }
-        memcpy(host, p + 1, (size_t)(h_end - p - 1));
-        host[h_end - p - 1] = '\0';
-        rest = h_end + 1;
-    } else {
-        rest = p + strcspn(p, ":/?#");
-        if ((size_t)(rest - p) >= host_len) {
-            return -1;
-        }
-        memcpy(host, p, (size_t)(rest - p));
-        host[rest - p] = '\0';
-    }
-    *port = *tls ? 443 : 80;
-    if (*rest == ':') {
-        long v = strtol(rest + 1, NULL, 10);
-
-        if (v <= 0 || v > 65535) {
-            return -1;
-        }
-        *port = (uint16_t)v;
-        rest += 1 + strspn(rest + 1, "0123456789");
-    }
-    *authority_end = rest;
-    return 0;
-}
-
 static adm_tls_ctx_t *trust_for(adm_webhooks_t *w, const adm_webhook_t *wh, char *err, size_t err_len)
 {
     adm_tls_client_opts_t o = {0};
@@ -150,7 +114,9 @@ static int make_client(adm_webhooks_t *w, const adm_webhook_t *wh, adm_hook_clie
     adm_upstream_opts_t uo = {0};
 
     if (wh->url != NULL) {
-        if (split_url(wh->url, &tls, host, sizeof(host), &port, &authority_end) != 0) {
+        const char *problem;
+
+        if (adm_url_split(wh->url, &tls, host, sizeof(host), &port, &authority_end, &problem) != 0) {
             cl->error = strdup("could not get REST client: malformed URL");
             return cl->error != NULL ? 0 : ADM_ENOMEM;
         }

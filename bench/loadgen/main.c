@@ -365,55 +365,10 @@ static void on_probe(const adm_call_result_t *res, void *arg)
 static void parse_url(cli_t *cli, const char *url, bool *tls, char *host, size_t host_len, uint16_t *port,
                       char **path)
 {
-    const char *p, *host_end, *rest;
-    uint64_t n = 0;
+    const char *rest, *problem;
 
-    if (strncmp(url, "https://", 8) == 0) {
-        *tls = true;
-        p = url + 8;
-    } else if (strncmp(url, "http://", 7) == 0) {
-        *tls = false;
-        p = url + 7;
-    } else {
-        cli_fail(cli, "--url: \"%s\" must start with https:// or http://", url);
-    }
-    if (*p == '[') {
-        host_end = strchr(p, ']');
-        if (host_end == NULL) {
-            cli_fail(cli, "--url: \"%s\": unterminated [IPv6] host", url);
-        }
-        if ((size_t)(host_end - p - 1) >= host_len) {
-            cli_fail(cli, "--url: host too long");
-        }
-        memcpy(host, p + 1, (size_t)(host_end - p - 1));
-        host[host_end - p - 1] = '\0';
-        rest = host_end + 1;
-    } else {
-        rest = p + strcspn(p, ":/?");
-        if ((size_t)(rest - p) >= host_len) {
-            cli_fail(cli, "--url: host too long");
-        }
-        memcpy(host, p, (size_t)(rest - p));
-        host[rest - p] = '\0';
-    }
-    if (host[0] == '\0') {
-        cli_fail(cli, "--url: \"%s\" has no host", url);
-    }
-    *port = *tls ? 443 : 80;
-    if (*rest == ':') {
-        char digits[8];
-        size_t len = strcspn(rest + 1, "/?");
-
-        if (len == 0 || len >= sizeof(digits)) {
-            cli_fail(cli, "--url: \"%s\": bad port", url);
-        }
-        memcpy(digits, rest + 1, len);
-        digits[len] = '\0';
-        if (adm_parse_uint(digits, 65535, &n) != 0 || n == 0) {
-            cli_fail(cli, "--url: \"%s\": bad port", url);
-        }
-        *port = (uint16_t)n;
-        rest += 1 + len;
+    if (adm_url_split(url, tls, host, host_len, port, &rest, &problem) != 0) {
+        cli_fail(cli, "--url: \"%s\": %s", url, problem);
     }
     if (*rest == '\0') {
         *path = strdup("/");

@@ -36,6 +36,15 @@ bool adm_is_dns1123_subdomain(const char *s, size_t len);
 bool adm_is_qualified_name(const char *s);
 
 /**
+ * Splits "http[s]://HOST[:PORT]REST" (HOST a name, IPv4, or [IPv6] given without brackets in
+ * host) for the places admitd dials a URL: webhook clientConfig.url and admitd-bench --url. port
+ * defaults to 443 or 80; *rest points at what follows the authority ("", "/path", "?q"). Returns
+ * 0, or ADM_EINVAL with *problem a static reason ("must start with https:// or http://", ...).
+ */
+int adm_url_split(const char *url, bool *tls, char *host, size_t host_len, uint16_t *port, const char **rest,
+                  const char **problem);
+
+/**
  * Writes a fresh RFC 4122 version-4 UUID and a NUL into out (37 bytes): a per-process random seed
  * (getrandom) and a counter through a 64-bit mixer, so uids never repeat within a process and
  * cannot be predicted from outside it. kube-apiserver sends a fresh one with every webhook call.

@@ -127,6 +127,34 @@ static void test_options(void **state)
     assert_null(strchr(err, '\n')); /* every error is one line */
 }
 
+static void test_url_split(void **state)
+{
+    char host[64];
+    uint16_t port;
+    const char *rest, *problem;
+    bool tls;
+
+    (void)state;
+    assert_int_equal(adm_url_split("https://hook.example.com/validate", &tls, host, sizeof(host), &port, &rest, &problem), 0);
+    assert_true(tls);
+    assert_string_equal(host, "hook.example.com");
+    assert_int_equal(port, 443);
+    assert_string_equal(rest, "/validate");
+    assert_int_equal(adm_url_split("http://[::1]:8080", &tls, host, sizeof(host), &port, &rest, &problem), 0);
+    assert_false(tls);
+    assert_string_equal(host, "::1");
+    assert_int_equal(port, 8080);
+    assert_string_equal(rest, "");
+    assert_int_equal(adm_url_split("ftp://x/", &tls, host, sizeof(host), &port, &rest, &problem), ADM_EINVAL);
+    assert_string_equal(problem, "must start with https:// or http://");
+    assert_int_equal(adm_url_split("https://:443/", &tls, host, sizeof(host), &port, &rest, &problem), ADM_EINVAL);
+    assert_string_equal(problem, "has no host");
+    assert_int_equal(adm_url_split("https://h:0/", &tls, host, sizeof(host), &port, &rest, &problem), ADM_EINVAL);
+    assert_int_equal(adm_url_split("https://h:70000/", &tls, host, sizeof(host), &port, &rest, &problem), ADM_EINVAL);
+    assert_string_equal(problem, "bad port");
+    assert_int_equal(adm_url_split("https://[::1/", &tls, host, sizeof(host), &port, &rest, &problem), ADM_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +162,7 @@ int main(void)
         cmocka_unit_test(test_uint),
         cmocka_unit_test(test_hostport),
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_url_split),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
