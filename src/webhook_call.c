@@ -643,6 +643,16 @@ void adm_hook_add_annotation(adm_arena_t *a, adm_review_annotation_t **list, siz
     (*n)++;
 }
 
+void adm_hook_merge_extras(adm_attrs_t *attrs, const adm_hook_result_t *r)
+{
+    adm_hook_add_warnings(attrs->arena, &attrs->warnings, &attrs->nwarnings, &attrs->warnings_cap, r->warnings,
+                          r->nwarnings);
+    for (size_t k = 0; k < r->nannotations; k++) {
+        adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
+                                r->annotations[k].key, r->annotations[k].value);
+    }
+}
+
 const char *adm_hook_annotation_key(adm_arena_t *a, const char *prefix, unsigned round, size_t index)
 {
     /* prefix is "failed-open.mutation.webhook.admission.k8s.io" and the like */

@@ -102,6 +102,9 @@ void adm_hook_add_warnings(adm_arena_t *a, const char ***list, size_t *n, size_t
 void adm_hook_add_annotation(adm_arena_t *a, adm_review_annotation_t **list, size_t *n, size_t *cap, const char *key,
                              const char *value);
 
+/** Adds a webhook result's warnings and audit annotations to what the answer will carry. */
+void adm_hook_merge_extras(adm_attrs_t *attrs, const adm_hook_result_t *r);
+
 /** The annotation key kube-apiserver uses with '/' made '.', shortened to 63 characters (INTERFACE.md). */
 const char *adm_hook_annotation_key(adm_arena_t *a, const char *prefix, unsigned round, size_t index);
 

@@ -52,12 +52,13 @@ static void note_mutation(serial_t *s, const adm_webhook_t *wh, bool mutated)
     }
 }
 
-static void schedule_previous(serial_t *s)
+/* Every IfNeeded webhook called since the last change is called again in round 1. */
+static void schedule_previous(reinvoke_t *ctx, size_t nhooks)
 {
-    for (size_t k = 0; k < s->set->nmutating; k++) {
-        if (s->ctx->invoked_ifneeded[k]) {
-            s->ctx->scheduled[k] = true;
-            s->ctx->invoked_ifneeded[k] = false;
+    for (size_t k = 0; k < nhooks; k++) {
+        if (ctx->invoked_ifneeded[k]) {
+            ctx->scheduled[k] = true;
+            ctx->invoked_ifneeded[k] = false;
         }
     }
 }
@@ -126,12 +127,7 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
     bool mutated = false;
     int rc = ADM_OK;
 
-    adm_hook_add_warnings(attrs->arena, &attrs->warnings, &attrs->nwarnings, &attrs->warnings_cap, res->warnings,
-                          res->nwarnings);
-    for (size_t k = 0; k < res->nannotations; k++) {
-        adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
-                                res->annotations[k].key, res->annotations[k].value);
-    }
+    adm_hook_merge_extras(attrs, res);
     if (res->outcome == ADM_HOOK_DENIED || res->outcome == ADM_HOOK_ERROR) {
         adm_webhooks_stats(s->w, wh)->rejected++;
         note_mutation(s, wh, false);
@@ -147,7 +143,7 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
         return rc;
     }
     if (mutated) {
-        schedule_previous(s);
+        schedule_previous(s->ctx, s->set->nmutating);
         s->async->reinvoke = true;
     }
     if (wh->reinvocation == ADM_REINVOKE_IF_NEEDED) {
@@ -292,12 +288,7 @@ static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_as
     }
     if (async->round == 1 && changed_since(attrs, ctx->last_output)) {
         /* built-in plugins changed the object after this plugin's first round */
-        for (size_t k = 0; k < set->nmutating; k++) {
-            if (ctx->invoked_ifneeded[k]) {
-                ctx->scheduled[k] = true;
-                ctx->invoked_ifneeded[k] = false;
-            }
-        }
+        schedule_previous(ctx, set->nmutating);
     }
     s = adm_arena_calloc(attrs->arena, 1, sizeof(*s));
     if (s == NULL) {

@@ -65,12 +65,7 @@ static void merge_all(fanout_t *f)
     for (size_t i = 0; i < f->n; i++) {
         adm_hook_result_t *r = &f->results[i];
 
-        adm_hook_add_warnings(attrs->arena, &attrs->warnings, &attrs->nwarnings, &attrs->warnings_cap, r->warnings,
-                              r->nwarnings);
-        for (size_t k = 0; k < r->nannotations; k++) {
-            adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
-                                    r->annotations[k].key, r->annotations[k].value);
-        }
+        adm_hook_merge_extras(attrs, r);
         if (r->outcome == ADM_HOOK_FAILED) {
             adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
                                     adm_hook_annotation_key(attrs->arena, "failed-open.validating.webhook.admission.k8s.io",
@@ -98,12 +93,7 @@ static void on_result(fanout_t *f, size_t i, adm_hook_result_t *res)
     } else if (res->outcome != ADM_HOOK_ALLOWED) {
         adm_webhooks_stats(f->w, wh)->rejected++;
         /* the answer is decided: this webhook's warnings and annotations go with it */
-        adm_hook_add_warnings(attrs->arena, &attrs->warnings, &attrs->nwarnings, &attrs->warnings_cap, res->warnings,
-                              res->nwarnings);
-        for (size_t k = 0; k < res->nannotations; k++) {
-            adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
-                                    res->annotations[k].key, res->annotations[k].value);
-        }
+        adm_hook_merge_extras(attrs, res);
         if (res->outcome == ADM_HOOK_FAILED) {
             adm_log_v(1, "validating webhook %s failed closed: %s", wh->name, res->reason);
             decide(f, adm_hook_failure_status(&st, attrs->arena, wh, res->reason), &st);
