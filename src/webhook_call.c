@@ -146,11 +146,10 @@ static void failed(adm_hook_result_t *r, adm_arena_t *a, const char *fmt, ...)
     }
 }
 
-adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh, const adm_review_request_t *req,
-                                     adm_hook_body_t *body, adm_arena_t *a, uint64_t deadline_ms,
-                                     adm_hook_done_fn done, void *arg, adm_hook_result_t *now)
+static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const adm_webhook_t *wh,
+                              const adm_review_request_t *req, adm_hook_body_t *body, adm_arena_t *a,
+                              uint64_t deadline_ms, adm_hook_done_fn done, void *arg, adm_hook_result_t *now)
 {
-    adm_hook_client_t *cl = &w->clients[wh->type == ADM_WEBHOOK_MUTATING ? 0 : 1][wh->index];
     adm_hook_call_t *call;
     uint64_t loop_now = uv_now(w->loop);
     uint64_t left = deadline_ms > loop_now ? deadline_ms - loop_now : 0;
@@ -161,11 +160,7 @@ adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh,
     const char *path;
 
     memset(now, 0, sizeof(*now));
-    now->outcome = ADM_HOOK_FAILED;
-    cl->stats.outcomes[ADM_HOOK_FAILED]++; /* corrected below when a call goes out */
     if (req->dry_run && (wh->side_effects == ADM_SIDE_EFFECTS_SOME || wh->side_effects == ADM_SIDE_EFFECTS_UNKNOWN)) {
-        cl->stats.outcomes[ADM_HOOK_FAILED]--;
-        cl->stats.outcomes[ADM_HOOK_ERROR]++;
         now->outcome = ADM_HOOK_ERROR;
         adm_status_bad_request(&now->status, a, "admission webhook \"%s\" does not support dry run", wh->name);
         return NULL;
@@ -214,9 +209,22 @@ adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh,
         failed(now, a, "failed to call webhook: Post \"%s\": out of memory", call->url);
         return NULL;
     }
-    cl->stats.outcomes[ADM_HOOK_FAILED]--;
-    cl->stats.calls++;
     call->stats = &cl->stats;
+    return call;
+}
+
+adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh, const adm_review_request_t *req,
+                                     adm_hook_body_t *body, adm_arena_t *a, uint64_t deadline_ms,
+                                     adm_hook_done_fn done, void *arg, adm_hook_result_t *now)
+{
+    adm_hook_client_t *cl = &w->clients[wh->type == ADM_WEBHOOK_MUTATING ? 0 : 1][wh->index];
+    adm_hook_call_t *call = start(w, cl, wh, req, body, a, deadline_ms, done, arg, now);
+
+    if (call != NULL) {
+        cl->stats.calls++; /* its outcome is counted when the answer is read */
+    } else {
+        cl->stats.outcomes[now->outcome]++;
+    }
     return call;
 }
 
