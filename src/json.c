@@ -8,6 +8,8 @@
  */
 #include "adm/json.h"
 
+#include "adm/error.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -120,6 +122,7 @@ static bool walk(scan_t *s, const unsigned char *stop, size_t max_depth)
         case OPEN:
             s->depth++;
             if (s->depth > max_depth) {
+                s->p = p - 1; /* the opener that went one level too deep */
                 return true;
             }
             break;
@@ -227,9 +230,10 @@ static bool scan_blocks(scan_t *s, size_t max_depth)
 }
 #endif
 
-bool adm_json_too_deep(const char *text, size_t len, size_t max_depth)
+bool adm_json_too_deep(const char *text, size_t len, size_t max_depth, size_t *at)
 {
     scan_t s;
+    bool deep = false;
 
     /* Every level takes at least one byte, so a text no longer than the limit cannot pass it: a
        typical AdmissionReview of a few KiB costs nothing here. */
@@ -241,56 +245,337 @@ bool adm_json_too_deep(const char *text, size_t len, size_t max_depth)
     s.depth = 0;
     s.in_string = false;
 #if defined(__SSE2__)
-    if (scan_blocks(&s, max_depth)) {
+    deep = scan_blocks(&s, max_depth);
+#endif
+    if (!deep) {
+        deep = walk(&s, s.end, max_depth);
+    }
+    if (deep && at != NULL) {
+        *at = (size_t)(s.p - (const unsigned char *)text);
+    }
+    return deep;
+}
+
+yyjson_doc *adm_json_read(adm_arena_t *a, const char *text, size_t len, yyjson_read_err *err)
+{
+    yyjson_alc alc;
+    yyjson_doc *doc;
+    size_t at = 0;
+    bool deep = adm_json_too_deep(text, len, ADM_JSON_MAX_DEPTH, &at);
+
+    if (a != NULL) {
+        adm_json_alc_init(&alc, a);
+    }
+    /* Not in situ: yyjson copies what it keeps, so the cast drops no promise. When the text is too
+       deep only what comes before the offending opener is parsed, to learn whether a syntax error
+       comes first; that prefix always ends inside open containers, at a token boundary. */
+    doc = yyjson_read_opts((char *)text, deep ? at : len, 0, a != NULL ? &alc : NULL, err);
+    if (!deep) {
+        return doc;
+    }
+    if (doc != NULL) {
+        yyjson_doc_free(doc); /* cannot happen: the prefix is unbalanced */
+    } else if (err->code == YYJSON_READ_ERROR_MEMORY_ALLOCATION ||
+               (err->code != YYJSON_READ_ERROR_UNEXPECTED_END && err->pos < at)) {
+        return NULL;
+    }
+    err->code = ADM_JSON_READ_ERROR_DEPTH;
+    err->msg = "nested deeper than 10000 levels";
+    err->pos = at;
+    return NULL;
+}
+
+/* Go's strconv.Quote of one byte between single quotes, as encoding/json's quoteChar. */
+static const char *go_quote_char(adm_arena_t *a, unsigned char c)
+{
+    if (c == '\'') {
+        return "'\\''";
+    }
+    if (c == '"') {
+        return "'\"'";
+    }
+    if (c == '\\') {
+        return "'\\\\'";
+    }
+    if (c >= 0x20 && c < 0x7f) {
+        return adm_arena_printf(a, "'%c'", c);
+    }
+    return adm_arena_printf(a, "'\\x%02x'", c);
+}
+
+const char *adm_json_go_error(adm_arena_t *a, const char *text, size_t len, const yyjson_read_err *err)
+{
+    const char *quoted;
+
+    if (err->code == YYJSON_READ_ERROR_MEMORY_ALLOCATION) {
+        return "out of memory";
+    }
+    if (err->code == YYJSON_READ_ERROR_UNEXPECTED_END || err->code == YYJSON_READ_ERROR_EMPTY_CONTENT ||
+        err->pos >= len) {
+        return "unexpected end of JSON input";
+    }
+    quoted = go_quote_char(a, (unsigned char)text[err->pos]);
+    if (quoted == NULL) {
+        return "out of memory";
+    }
+    if (err->code == ADM_JSON_READ_ERROR_DEPTH) {
+        return adm_arena_printf(a, "invalid character %s exceeded max depth", quoted);
+    }
+    return adm_arena_printf(a, "invalid character %s looking for beginning of value", quoted);
+}
+
+/*
+ * The explicit stack of the walkers: frames of any one type, grown through the document's
+ * allocator (an arena in admitd, where free is a no-op; yyjson's default allocator in tools).
+ */
+typedef struct stack_s {
+    const yyjson_alc *alc;
+    void *frames;
+    size_t n, cap, size;
+} walk_stack_t;
+
+/* Room for one more frame; NULL when the allocator fails. The pointer is valid until the next push. */
+static void *stack_push(walk_stack_t *st)
+{
+    if (st->n == st->cap) {
+        size_t ncap = st->cap == 0 ? 32 : st->cap * 2;
+        void *g = st->alc->realloc(st->alc->ctx, st->frames, st->cap * st->size, ncap * st->size);
+
+        if (g == NULL) {
+            return NULL;
+        }
+        st->frames = g;
+        st->cap = ncap;
+    }
+    return (char *)st->frames + st->n++ * st->size;
+}
+
+static void *stack_top(walk_stack_t *st)
+{
+    return (char *)st->frames + (st->n - 1) * st->size;
+}
+
+static void stack_free(walk_stack_t *st)
+{
+    if (st->frames != NULL) {
+        st->alc->free(st->alc->ctx, st->frames);
+    }
+}
+
+static void stack_init(walk_stack_t *st, const yyjson_mut_doc *doc, size_t frame_size)
+{
+    st->alc = &doc->alc;
+    st->frames = NULL;
+    st->n = st->cap = 0;
+    st->size = frame_size;
+}
+
+/* An empty container of v's type, or a shared copy of a scalar. */
+static yyjson_mut_val *share_one(yyjson_mut_doc *doc, yyjson_val *v)
+{
+    switch (yyjson_get_type(v)) {
+    case YYJSON_TYPE_STR: return yyjson_mut_strn(doc, yyjson_get_str(v), yyjson_get_len(v));
+    case YYJSON_TYPE_ARR: return yyjson_mut_arr(doc);
+    case YYJSON_TYPE_OBJ: return yyjson_mut_obj(doc);
+    default: return yyjson_val_mut_copy(doc, v); /* null, booleans and numbers carry no pointers */
+    }
+}
+
+typedef struct share_frame_s {
+    yyjson_mut_val *dst;
+    bool is_obj;
+    yyjson_arr_iter arr;
+    yyjson_obj_iter obj;
+} share_frame_t;
+
+static bool share_enter(walk_stack_t *st, yyjson_val *src, yyjson_mut_val *dst)
+{
+    share_frame_t *f;
+
+    if (!yyjson_is_ctn(src)) {
         return true;
     }
-#endif
-    return walk(&s, s.end, max_depth);
+    f = stack_push(st);
+    if (f == NULL) {
+        return false;
+    }
+    f->dst = dst;
+    f->is_obj = yyjson_is_obj(src);
+    if (f->is_obj) {
+        yyjson_obj_iter_init(src, &f->obj);
+    } else {
+        yyjson_arr_iter_init(src, &f->arr);
+    }
+    return true;
 }
 
 yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v)
 {
-    yyjson_mut_val *out;
-    yyjson_val *child;
-    size_t idx, max;
+    yyjson_mut_val *root = share_one(doc, v);
+    walk_stack_t st;
+    bool ok;
 
-    switch (yyjson_get_type(v)) {
-    case YYJSON_TYPE_STR:
-        return yyjson_mut_strn(doc, yyjson_get_str(v), yyjson_get_len(v));
-    case YYJSON_TYPE_ARR:
-        out = yyjson_mut_arr(doc);
-        if (out == NULL) {
-            return NULL;
-        }
-        yyjson_arr_foreach(v, idx, max, child) {
-            yyjson_mut_val *c = adm_json_mut_share(doc, child);
+    stack_init(&st, doc, sizeof(share_frame_t));
+    ok = root != NULL && share_enter(&st, v, root);
+    while (ok && st.n > 0) {
+        share_frame_t *f = stack_top(&st);
+        yyjson_mut_val *dst = f->dst, *copy;
+        yyjson_val *key = NULL, *child;
 
-            if (c == NULL || !yyjson_mut_arr_append(out, c)) {
-                return NULL;
-            }
+        if (f->is_obj) {
+            key = yyjson_obj_iter_next(&f->obj);
+            child = key != NULL ? yyjson_obj_iter_get_val(key) : NULL;
+        } else {
+            child = yyjson_arr_iter_next(&f->arr);
         }
-        return out;
-    case YYJSON_TYPE_OBJ: {
-        yyjson_val *key;
-
-        out = yyjson_mut_obj(doc);
-        if (out == NULL) {
-            return NULL;
+        if (child == NULL) {
+            st.n--;
+            continue;
         }
-        yyjson_obj_foreach(v, idx, max, key, child) {
+        copy = share_one(doc, child);
+        if (key != NULL) {
             yyjson_mut_val *k = yyjson_mut_strn(doc, yyjson_get_str(key), yyjson_get_len(key));
-            yyjson_mut_val *c = adm_json_mut_share(doc, child);
 
-            if (k == NULL || c == NULL || !yyjson_mut_obj_add(out, k, c)) {
-                return NULL;
+            ok = k != NULL && copy != NULL && yyjson_mut_obj_add(dst, k, copy);
+        } else {
+            ok = copy != NULL && yyjson_mut_arr_append(dst, copy);
+        }
+        ok = ok && share_enter(&st, child, copy);
+    }
+    stack_free(&st);
+    return ok ? root : NULL;
+}
+
+/* An empty container of v's type, or a copy of a scalar (strings copied). */
+static yyjson_mut_val *copy_one(yyjson_mut_doc *doc, yyjson_mut_val *v)
+{
+    switch (yyjson_mut_get_type(v)) {
+    case YYJSON_TYPE_ARR: return yyjson_mut_arr(doc);
+    case YYJSON_TYPE_OBJ: return yyjson_mut_obj(doc);
+    default: return yyjson_mut_val_mut_copy(doc, v); /* a scalar: no recursion */
+    }
+}
+
+typedef struct mut_frame_s {
+    yyjson_mut_val *dst;
+    bool is_obj;
+    yyjson_mut_arr_iter arr;
+    yyjson_mut_obj_iter obj;
+} mut_frame_t;
+
+static bool mut_enter(walk_stack_t *st, yyjson_mut_val *src, yyjson_mut_val *dst)
+{
+    mut_frame_t *f;
+
+    if (!yyjson_mut_is_ctn(src)) {
+        return true;
+    }
+    f = stack_push(st);
+    if (f == NULL) {
+        return false;
+    }
+    f->dst = dst;
+    f->is_obj = yyjson_mut_is_obj(src);
+    if (f->is_obj) {
+        yyjson_mut_obj_iter_init(src, &f->obj);
+    } else {
+        yyjson_mut_arr_iter_init(src, &f->arr);
+    }
+    return true;
+}
+
+/* The next child of the top frame (and its key for objects), or NULL when the container is done. */
+static yyjson_mut_val *mut_next(mut_frame_t *f, yyjson_mut_val **key)
+{
+    *key = NULL;
+    if (!f->is_obj) {
+        return yyjson_mut_arr_iter_next(&f->arr);
+    }
+    *key = yyjson_mut_obj_iter_next(&f->obj);
+    return *key != NULL ? yyjson_mut_obj_iter_get_val(*key) : NULL;
+}
+
+yyjson_mut_val *adm_json_mut_copy(yyjson_mut_doc *doc, yyjson_mut_val *v)
+{
+    yyjson_mut_val *root = copy_one(doc, v);
+    walk_stack_t st;
+    bool ok;
+
+    stack_init(&st, doc, sizeof(mut_frame_t));
+    ok = root != NULL && mut_enter(&st, v, root);
+    while (ok && st.n > 0) {
+        mut_frame_t *f = stack_top(&st);
+        yyjson_mut_val *dst = f->dst, *key, *copy;
+        yyjson_mut_val *child = mut_next(f, &key);
+
+        if (child == NULL) {
+            st.n--;
+            continue;
+        }
+        copy = copy_one(doc, child);
+        if (key != NULL) {
+            yyjson_mut_val *k = yyjson_mut_val_mut_copy(doc, key);
+
+            ok = k != NULL && copy != NULL && yyjson_mut_obj_add(dst, k, copy);
+        } else {
+            ok = copy != NULL && yyjson_mut_arr_append(dst, copy);
+        }
+        ok = ok && mut_enter(&st, child, copy);
+    }
+    stack_free(&st);
+    return ok ? root : NULL;
+}
+
+/*
+ * Walks v in document order (the order a writer prints it) until a container lies deeper than
+ * limit. Returns false when the allocator fails; *deepest is the depth seen, *at the first
+ * container past the limit or NULL.
+ */
+static bool mut_walk(yyjson_mut_doc *doc, yyjson_mut_val *v, size_t limit, size_t *deepest,
+                     yyjson_mut_val **at)
+{
+    walk_stack_t st;
+    bool ok;
+
+    *deepest = 0;
+    *at = NULL;
+    stack_init(&st, doc, sizeof(mut_frame_t));
+    ok = mut_enter(&st, v, v);
+    while (ok && st.n > 0) {
+        mut_frame_t *f = stack_top(&st);
+        yyjson_mut_val *key, *child;
+
+        if (st.n > *deepest) {
+            *deepest = st.n;
+            if (st.n > limit) {
+                *at = f->dst;
+                break;
             }
         }
-        return out;
+        child = mut_next(f, &key);
+        if (child == NULL) {
+            st.n--;
+            continue;
+        }
+        ok = mut_enter(&st, child, child);
     }
-    default:
-        /* null, booleans and numbers carry no pointers */
-        return yyjson_val_mut_copy(doc, v);
-    }
+    stack_free(&st);
+    return ok;
+}
+
+size_t adm_json_mut_depth(yyjson_mut_doc *doc, yyjson_mut_val *v)
+{
+    size_t deepest;
+    yyjson_mut_val *at;
+
+    return mut_walk(doc, v, SIZE_MAX, &deepest, &at) ? deepest : SIZE_MAX;
+}
+
+int adm_json_mut_too_deep(yyjson_mut_doc *doc, yyjson_mut_val *v, size_t max_depth, yyjson_mut_val **at)
+{
+    size_t deepest;
+
+    return mut_walk(doc, v, max_depth, &deepest, at) ? 0 : ADM_ENOMEM;
 }
 
 const char *adm_json_check_members(yyjson_val *obj, const char *const *known, bool *duplicate)

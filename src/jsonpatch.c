@@ -2,13 +2,14 @@
 /*
  * RFC 6902 operations over yyjson mutable values, and the diff that writes a patch between two
  * documents. A JSON Pointer is walked token by token from the root; each operation resolves the
- * container that holds its target and acts on it. Deep equality and the diff recurse once per
- * nesting level, which is bounded by the documents themselves (limited to 10,000 levels where
- * they are parsed).
+ * container that holds its target and acts on it. Deep equality is a worklist and the copies
+ * walk an explicit stack, so they cost heap, not C stack, at any depth; the diff recurses, but at
+ * most DIFF_MAX_DEPTH levels. A patch may not leave a document deeper than ADM_JSON_MAX_DEPTH.
  */
 #include "adm/jsonpatch.h"
 
 #include "adm/error.h"
+#include "adm/json.h"
 #include "adm/jsonw.h"
 
 #include <errno.h>
@@ -18,6 +19,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Deep equality is a worklist of pairs still to compare, never recursion: any nesting costs arena
+ * memory only. The list lives in the caller's context and is reused across comparisons (the diff
+ * compares array elements one after another).
+ */
+typedef struct eq_pair_s {
+    yyjson_mut_val *a;
+    yyjson_val *b;
+} eq_pair_t;
+
+typedef struct eq_list_s {
+    adm_arena_t *arena;
+    eq_pair_t *pairs;
+    size_t n, cap;
+    bool failed; /* an allocation failed: the comparison answered false without knowing */
+} eq_list_t;
+
 typedef struct patch_ctx_s {
     yyjson_mut_doc *doc;
     adm_jsonpatch_mode_t mode;
@@ -25,6 +43,8 @@ typedef struct patch_ctx_s {
     char *token;       /* decoded reference token (arena, grown as needed) */
     size_t token_cap;
     const char *error; /* reason of the current failure */
+    eq_list_t eq;      /* the "test" operation's comparisons */
+    size_t placed;     /* deepest level a value was put at: path tokens + the value's depth */
 } patch_ctx_t;
 
 /* Decodes the reference token starting at p (after a '/') into ctx->token; returns its end. */
@@ -386,21 +406,39 @@ static bool same_key(const char *s1, size_t l1, const char *s2, size_t l2)
     return l1 == l2 && (s1 == s2 || memcmp(s1, s2, l1) == 0);
 }
 
-static bool equal(adm_arena_t *arena, yyjson_mut_val *a, yyjson_val *b);
+static bool eq_push(eq_list_t *l, yyjson_mut_val *a, yyjson_val *b)
+{
+    if (l->n == l->cap) {
+        size_t ncap = l->cap == 0 ? 64 : l->cap * 2;
+        eq_pair_t *g = adm_arena_realloc(l->arena, l->pairs, l->cap * sizeof(*g), ncap * sizeof(*g));
+
+        if (g == NULL) {
+            l->failed = true;
+            return false;
+        }
+        l->pairs = g;
+        l->cap = ncap;
+    }
+    l->pairs[l->n].a = a;
+    l->pairs[l->n].b = b;
+    l->n++;
+    return true;
+}
 
 /*
  * Objects of equal size, from the first member whose key differs at the same position (order is
- * not significant): each remaining member of b must have an equal one in a, found through a hash
- * index when many remain, so a large object costs linear time.
+ * not significant): each remaining member of b must have a member of a with the same key, found
+ * through a hash index when many remain so a large object costs linear time; their values are
+ * queued for comparison.
  */
-static bool equal_rest(adm_arena_t *arena, yyjson_mut_obj_iter ia, yyjson_val *first, yyjson_obj_iter ib,
+static bool queue_rest(eq_list_t *l, yyjson_mut_obj_iter ia, yyjson_val *first, yyjson_obj_iter ib,
                        size_t remaining)
 {
     yyjson_mut_val *mkey;
     yyjson_val *key = first;
     key_index_t x;
 
-    if (remaining > SMALL_OBJECT && index_init(arena, &x, remaining)) {
+    if (remaining > SMALL_OBJECT && index_init(l->arena, &x, remaining)) {
         yyjson_mut_obj_iter it = ia;
 
         while ((mkey = yyjson_mut_obj_iter_next(&it)) != NULL) {
@@ -411,7 +449,7 @@ static bool equal_rest(adm_arena_t *arena, yyjson_mut_obj_iter ia, yyjson_val *f
         for (; key != NULL; key = yyjson_obj_iter_next(&ib)) {
             yyjson_mut_val *v = index_find(&x, yyjson_get_str(key), yyjson_get_len(key));
 
-            if (v == NULL || !equal(arena, v, yyjson_obj_iter_get_val(key))) {
+            if (v == NULL || !eq_push(l, v, yyjson_obj_iter_get_val(key))) {
                 return false;
             }
         }
@@ -427,22 +465,67 @@ static bool equal_rest(adm_arena_t *arena, yyjson_mut_obj_iter ia, yyjson_val *f
                 break;
             }
         }
-        if (v == NULL || !equal(arena, v, yyjson_obj_iter_get_val(key))) {
+        if (v == NULL || !eq_push(l, v, yyjson_obj_iter_get_val(key))) {
             return false;
         }
     }
     return true;
 }
 
-/* JSON equality: numbers by value (1 == 1.0), objects regardless of member order. */
-static bool equal(adm_arena_t *arena, yyjson_mut_val *a, yyjson_val *b)
+/* Queues the member pairs of two objects; false when they cannot be equal. */
+static bool queue_members(eq_list_t *l, yyjson_mut_val *a, yyjson_val *b)
 {
-    yyjson_type ta = yyjson_mut_get_type(a), tb = yyjson_get_type(b);
+    yyjson_mut_obj_iter ia;
+    yyjson_obj_iter ib;
+    yyjson_val *key;
+    size_t left = yyjson_obj_size(b);
 
-    if (ta != tb) {
+    if (yyjson_mut_obj_size(a) != left) {
         return false;
     }
-    switch (ta) {
+    yyjson_mut_obj_iter_init(a, &ia);
+    yyjson_obj_iter_init(b, &ib);
+    /* Members usually come in the same order: walk both while the keys agree. */
+    while ((key = yyjson_obj_iter_next(&ib)) != NULL) {
+        yyjson_mut_obj_iter at = ia;
+        yyjson_mut_val *mkey = yyjson_mut_obj_iter_next(&ia);
+
+        if (!same_key(yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), yyjson_get_str(key),
+                      yyjson_get_len(key))) {
+            return queue_rest(l, at, key, ib, left);
+        }
+        if (!eq_push(l, yyjson_mut_obj_iter_get_val(mkey), yyjson_obj_iter_get_val(key))) {
+            return false;
+        }
+        left--;
+    }
+    return true;
+}
+
+/* Queues the element pairs of two arrays; false when they cannot be equal. */
+static bool queue_elements(eq_list_t *l, yyjson_mut_val *a, yyjson_val *b)
+{
+    yyjson_mut_arr_iter ia;
+    yyjson_arr_iter ib;
+    yyjson_mut_val *x;
+
+    if (yyjson_mut_arr_size(a) != yyjson_arr_size(b)) {
+        return false;
+    }
+    yyjson_mut_arr_iter_init(a, &ia);
+    yyjson_arr_iter_init(b, &ib);
+    while ((x = yyjson_mut_arr_iter_next(&ia)) != NULL) {
+        if (!eq_push(l, x, yyjson_arr_iter_next(&ib))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Scalars of the same type: numbers by value (1 == 1.0). */
+static bool scalar_equal(yyjson_mut_val *a, yyjson_val *b)
+{
+    switch (yyjson_mut_get_type(a)) {
     case YYJSON_TYPE_NULL:
         return true;
     case YYJSON_TYPE_BOOL:
@@ -458,53 +541,80 @@ static bool equal(adm_arena_t *arena, yyjson_mut_val *a, yyjson_val *b)
         return yyjson_mut_get_uint(a) == yyjson_get_uint(b);
     case YYJSON_TYPE_STR:
         return same_key(yyjson_mut_get_str(a), yyjson_mut_get_len(a), yyjson_get_str(b), yyjson_get_len(b));
-    case YYJSON_TYPE_ARR: {
-        yyjson_mut_arr_iter ia;
-        yyjson_arr_iter ib;
-        yyjson_mut_val *x;
-
-        if (yyjson_mut_arr_size(a) != yyjson_arr_size(b)) {
-            return false;
-        }
-        yyjson_mut_arr_iter_init(a, &ia);
-        yyjson_arr_iter_init(b, &ib);
-        while ((x = yyjson_mut_arr_iter_next(&ia)) != NULL) {
-            if (!equal(arena, x, yyjson_arr_iter_next(&ib))) {
-                return false;
-            }
-        }
-        return true;
+    default: return false;
     }
-    case YYJSON_TYPE_OBJ: {
-        yyjson_mut_obj_iter ia;
-        yyjson_obj_iter ib;
-        yyjson_val *key;
-        size_t left = yyjson_obj_size(b);
+}
 
-        if (yyjson_mut_obj_size(a) != left) {
-            return false;
-        }
-        yyjson_mut_obj_iter_init(a, &ia);
-        yyjson_obj_iter_init(b, &ib);
-        /* Members usually come in the same order: walk both while the keys agree. */
-        while ((key = yyjson_obj_iter_next(&ib)) != NULL) {
-            yyjson_mut_obj_iter at = ia;
-            yyjson_mut_val *mkey = yyjson_mut_obj_iter_next(&ia);
-
-            if (!same_key(yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), yyjson_get_str(key),
-                          yyjson_get_len(key))) {
-                return equal_rest(arena, at, key, ib, left);
-            }
-            if (!equal(arena, yyjson_mut_obj_iter_get_val(mkey), yyjson_obj_iter_get_val(key))) {
-                return false;
-            }
-            left--;
-        }
-        return true;
-    }
-    default:
+/* JSON equality: numbers by value, objects regardless of member order. */
+static bool equal(eq_list_t *l, yyjson_mut_val *a, yyjson_val *b)
+{
+    l->n = 0;
+    if (!eq_push(l, a, b)) {
         return false;
     }
+    while (l->n > 0) {
+        eq_pair_t p = l->pairs[--l->n];
+        yyjson_type type = yyjson_mut_get_type(p.a);
+        bool same;
+
+        if (type != yyjson_get_type(p.b)) {
+            return false;
+        }
+        if (type == YYJSON_TYPE_OBJ) {
+            same = queue_members(l, p.a, p.b);
+        } else if (type == YYJSON_TYPE_ARR) {
+            same = queue_elements(l, p.a, p.b);
+        } else {
+            same = scalar_equal(p.a, p.b);
+        }
+        if (!same) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Depth. Every document admitd parses nests at most ADM_JSON_MAX_DEPTH levels, and so must a
+ * patched one: kube-apiserver decodes the patched object with that same limit. A value put at a
+ * path of k tokens reaches at most k + its own depth, and no other value moves deeper, so the
+ * document's depth after the patch is at most the larger of its depth before and the deepest such
+ * placement; only when that bound passes the limit is the result walked (check_depth).
+ */
+static bool note_placement(patch_ctx_t *ctx, const char *path, size_t path_len, yyjson_mut_val *v)
+{
+    size_t tokens = 0, depth = adm_json_mut_depth(ctx->doc, v);
+
+    if (depth == SIZE_MAX) {
+        return false;
+    }
+    for (size_t i = 0; i < path_len; i++) {
+        tokens += path[i] == '/';
+    }
+    if (tokens + depth > ctx->placed) {
+        ctx->placed = tokens + depth;
+    }
+    return true;
+}
+
+static int check_depth(patch_ctx_t *ctx, const char **error)
+{
+    yyjson_mut_val *at = NULL;
+
+    if (ctx->placed <= ADM_JSON_MAX_DEPTH) {
+        return 0;
+    }
+    if (adm_json_mut_too_deep(ctx->doc, yyjson_mut_doc_get_root(ctx->doc), ADM_JSON_MAX_DEPTH, &at) != 0) {
+        *error = "out of memory";
+        return ADM_ENOMEM;
+    }
+    if (at == NULL) {
+        return 0; /* later operations removed what went too deep */
+    }
+    /* Go's decoder stops at that container's opening bracket. */
+    *error = yyjson_mut_is_arr(at) ? "invalid character '[' exceeded max depth"
+                                   : "invalid character '{' exceeded max depth";
+    return ADM_ETOOBIG;
 }
 
 /* True when from is a proper prefix of path at a token boundary ("/a" and "/a/b"). */
@@ -547,14 +657,14 @@ static int apply_one(patch_ctx_t *ctx, yyjson_val *op)
             if (v == NULL) {
                 return ADM_EINVAL;
             }
-            if (!equal(ctx->arena, v, value)) {
-                ctx->error = "test failed";
-                return ADM_EINVAL;
+            if (!equal(&ctx->eq, v, value)) {
+                ctx->error = ctx->eq.failed ? "out of memory" : "test failed";
+                return ctx->eq.failed ? ADM_ENOMEM : ADM_EINVAL;
             }
             return 0;
         }
         v = yyjson_val_mut_copy(ctx->doc, value);
-        if (v == NULL) {
+        if (v == NULL || !note_placement(ctx, path, path_len, v)) {
             ctx->error = "out of memory";
             return ADM_ENOMEM;
         }
@@ -576,8 +686,8 @@ static int apply_one(patch_ctx_t *ctx, yyjson_val *op)
             if (v == NULL) {
                 return ADM_EINVAL;
             }
-            v = yyjson_mut_val_mut_copy(ctx->doc, v);
-            if (v == NULL) {
+            v = adm_json_mut_copy(ctx->doc, v);
+            if (v == NULL || !note_placement(ctx, path, path_len, v)) {
                 ctx->error = "out of memory";
                 return ADM_ENOMEM;
             }
@@ -593,6 +703,10 @@ static int apply_one(patch_ctx_t *ctx, yyjson_val *op)
         if (op_remove(ctx, from, from_len, &v) != 0) {
             return ADM_EINVAL;
         }
+        if (!note_placement(ctx, path, path_len, v)) {
+            ctx->error = "out of memory";
+            return ADM_ENOMEM;
+        }
         return op_add(ctx, path, path_len, v);
     }
     ctx->error = "unknown operation";
@@ -602,7 +716,7 @@ static int apply_one(patch_ctx_t *ctx, yyjson_val *op)
 int adm_jsonpatch_apply(yyjson_mut_doc *doc, yyjson_val *patch, adm_jsonpatch_mode_t mode, adm_arena_t *a,
                         const char **error)
 {
-    patch_ctx_t ctx = {.doc = doc, .mode = mode, .arena = a};
+    patch_ctx_t ctx = {.doc = doc, .mode = mode, .arena = a, .eq = {.arena = a}};
     yyjson_arr_iter it;
     yyjson_val *op;
     size_t i = 0;
@@ -632,13 +746,22 @@ int adm_jsonpatch_apply(yyjson_mut_doc *doc, yyjson_val *patch, adm_jsonpatch_mo
         }
         i++;
     }
-    return 0;
+    return check_depth(&ctx, error);
 }
 
 /* ---- diff ---- */
 
+/*
+ * The diff recurses once per level while both sides keep the same shape. Real objects are a few
+ * dozen levels deep; past this many the differing subtree is replaced whole (still exact, only
+ * less minimal), so the C stack stays small whatever the nesting.
+ */
+#define DIFF_MAX_DEPTH 128
+
 typedef struct diff_ctx_s {
     adm_arena_t *arena;
+    eq_list_t eq;
+    size_t depth; /* containers entered: the recursion is cut at DIFF_MAX_DEPTH */
     adm_jsonw_t out;
     char *path; /* JSON Pointer of the current position, escaped */
     size_t path_len, path_cap;
@@ -912,10 +1035,11 @@ static void diff_array(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
         return;
     }
     /* Keep what is equal at both ends; what changed lies in between. */
-    while (prefix < la && prefix < lb && equal(d->arena, vb[prefix], va[prefix])) {
+    while (prefix < la && prefix < lb && equal(&d->eq, vb[prefix], va[prefix])) {
         prefix++;
     }
-    while (suffix < la - prefix && suffix < lb - prefix && equal(d->arena, vb[lb - 1 - suffix], va[la - 1 - suffix])) {
+    while (suffix < la - prefix && suffix < lb - prefix &&
+           equal(&d->eq, vb[lb - 1 - suffix], va[la - 1 - suffix])) {
         suffix++;
     }
     ma = la - prefix - suffix;
@@ -943,22 +1067,32 @@ static void diff_array(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 
 static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 {
+    bool objects = yyjson_is_obj(a) && yyjson_mut_is_obj(b);
+    bool arrays = yyjson_is_arr(a) && yyjson_mut_is_arr(b);
+
     if (d->out.failed) {
         return;
     }
-    if (yyjson_is_obj(a) && yyjson_mut_is_obj(b)) {
-        diff_object(d, a, b);
-    } else if (yyjson_is_arr(a) && yyjson_mut_is_arr(b)) {
-        diff_array(d, a, b);
-    } else if (!equal(d->arena, b, a)) {
+    if ((objects || arrays) && d->depth < DIFF_MAX_DEPTH) {
+        d->depth++;
+        if (objects) {
+            diff_object(d, a, b);
+        } else {
+            diff_array(d, a, b);
+        }
+        d->depth--;
+    } else if (!equal(&d->eq, b, a)) {
         emit(d, "replace", b);
+    }
+    if (d->eq.failed) {
+        d->out.failed = true;
     }
 }
 
 int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, const char **out, size_t *out_len,
                        size_t *nops)
 {
-    diff_ctx_t d = {.arena = a};
+    diff_ctx_t d = {.arena = a, .eq = {.arena = a}};
 
     adm_jsonw_init(&d.out, a);
     ADM_JSONW_LIT(&d.out, "[");

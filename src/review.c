@@ -506,7 +506,6 @@ int adm_review_decode(adm_arena_t *a, const char *body, size_t len, adm_review_r
 {
     decoder_t d = {.arena = a, .problem = problem};
     yyjson_val *api_version = NULL, *kind = NULL, *request = NULL;
-    yyjson_alc alc;
     yyjson_read_err err;
     yyjson_obj_iter it;
     yyjson_val *root;
@@ -514,16 +513,14 @@ int adm_review_decode(adm_arena_t *a, const char *body, size_t len, adm_review_r
 
     memset(r, 0, sizeof(*r));
     *problem = NULL;
-    /* Before the parser: no later code path (plugins walking the object included) may meet
-       nesting kube-apiserver itself would have refused. */
-    if (adm_json_too_deep(body, len, ADM_JSON_MAX_DEPTH)) {
-        *problem = "request body nests deeper than 10000 levels";
-        return ADM_EPARSE;
-    }
-    adm_json_alc_init(&alc, a);
-    /* Not in situ: yyjson reads body and copies what it keeps, so the cast drops no promise. */
-    r->doc = yyjson_read_opts((char *)body, len, YYJSON_READ_NOFLAG, &alc, &err);
+    /* The depth guard runs first: no later code path (plugins walking the object included) may
+       meet nesting kube-apiserver itself would have refused. */
+    r->doc = adm_json_read(a, body, len, &err);
     if (r->doc == NULL) {
+        if (err.code == ADM_JSON_READ_ERROR_DEPTH) {
+            *problem = "request body nests deeper than 10000 levels";
+            return ADM_EPARSE;
+        }
         return json_error(&d, &err);
     }
     root = yyjson_doc_get_root(r->doc);

@@ -4,6 +4,7 @@
 #include "adm/admission_config.h"
 #include "adm/arena.h"
 #include "adm/error.h"
+#include "adm/json.h"
 #include "adm/review.h"
 
 #include <dirent.h>
@@ -24,6 +25,7 @@ static int load_one(const char *file, adm_review_body_t *out, char *err, size_t 
     const char *problem;
     char *data;
     size_t len;
+    yyjson_read_err rerr;
     yyjson_doc *doc;
     yyjson_mut_doc *mdoc;
     yyjson_mut_val *uid;
@@ -44,7 +46,7 @@ static int load_one(const char *file, adm_review_body_t *out, char *err, size_t 
         return ADM_EINVAL;
     }
     /* Re-serialise with the placeholder: uids of any length become 36 characters at a known place. */
-    doc = yyjson_read(data, len, 0);
+    doc = adm_json_read(NULL, data, len, &rerr);
     mdoc = doc != NULL ? yyjson_doc_mut_copy(doc, NULL) : NULL;
     uid = mdoc != NULL ? yyjson_mut_ptr_get(yyjson_mut_doc_get_root(mdoc), "/request/uid") : NULL;
     rc = ADM_ENOMEM;

@@ -20,12 +20,14 @@ typedef struct frame_s {
     yyjson_mut_val *key; /* a mapping's key awaiting its value */
     const char *anchor;  /* set when the container was anchored */
     size_t start_nodes;  /* the node count when the container began */
+    size_t height;       /* nesting depth of the container so far: 1 + its deepest child's */
 } frame_t;
 
 typedef struct anchor_s {
     const char *name;
     yyjson_mut_val *value;
-    size_t nodes; /* size of the anchored value, for the alias budget */
+    size_t nodes;  /* size of the anchored value, for the alias budget */
+    size_t height; /* its nesting depth: an alias adds this much below where it is placed */
 } anchor_t;
 
 typedef struct builder_s {
@@ -228,7 +230,7 @@ static yyjson_mut_val *scalar_value(builder_t *b, const yaml_event_t *ev)
     return yyjson_mut_strncpy(b->doc, text, len);
 }
 
-static int remember_anchor(builder_t *b, const char *name, yyjson_mut_val *v, size_t nodes)
+static int remember_anchor(builder_t *b, const char *name, yyjson_mut_val *v, size_t nodes, size_t height)
 {
     if (!grow(b->arena, (void **)&b->anchors, &b->anchors_cap, b->nanchors, sizeof(anchor_t))) {
         return ADM_ENOMEM;
@@ -237,6 +239,7 @@ static int remember_anchor(builder_t *b, const char *name, yyjson_mut_val *v, si
     b->anchors[b->nanchors].name = adm_arena_strndup(b->arena, name, strlen(name));
     b->anchors[b->nanchors].value = v;
     b->anchors[b->nanchors].nodes = nodes;
+    b->anchors[b->nanchors].height = height;
     if (b->anchors[b->nanchors].name == NULL) {
         return ADM_ENOMEM;
     }
@@ -301,7 +304,7 @@ static int on_scalar(builder_t *b, const yaml_event_t *ev)
     b->nodes++;
     rc = place(b, v, &ev->start_mark, true);
     if (rc == 0 && ev->data.scalar.anchor != NULL) {
-        rc = remember_anchor(b, (const char *)ev->data.scalar.anchor, v, 1);
+        rc = remember_anchor(b, (const char *)ev->data.scalar.anchor, v, 1, 0);
     }
     return rc;
 }
@@ -333,16 +336,26 @@ static int on_start(builder_t *b, const yaml_event_t *ev, bool is_map)
         }
     }
     b->stack[b->depth].start_nodes = b->nodes;
+    b->stack[b->depth].height = 1;
     b->depth++;
     return 0;
+}
+
+/* A value of this height was placed in the innermost open container. */
+static void note_height(builder_t *b, size_t height)
+{
+    if (b->depth > 0 && b->stack[b->depth - 1].height < height + 1) {
+        b->stack[b->depth - 1].height = height + 1;
+    }
 }
 
 static int on_end(builder_t *b)
 {
     frame_t *top = &b->stack[--b->depth];
 
+    note_height(b, top->height);
     if (top->anchor != NULL) {
-        return remember_anchor(b, top->anchor, top->container, b->nodes - top->start_nodes + 1);
+        return remember_anchor(b, top->anchor, top->container, b->nodes - top->start_nodes + 1, top->height);
     }
     return 0;
 }
@@ -358,9 +371,14 @@ static int on_alias(builder_t *b, const yaml_event_t *ev)
             if (b->anchors[i].nodes > ADM_YAML_MAX_NODES - b->nodes) {
                 return fail(b, &ev->start_mark, "aliases expand past 1000000 nodes");
             }
-            copy = yyjson_mut_val_mut_copy(b->doc, b->anchors[i].value);
+            /* Placed here, the copy nests as deep as where it lands plus its own depth. */
+            if (b->anchors[i].height > ADM_JSON_MAX_DEPTH - b->depth) {
+                return fail(b, &ev->start_mark, "nested deeper than 10000 levels (through an alias)");
+            }
+            copy = adm_json_mut_copy(b->doc, b->anchors[i].value);
             if (copy != NULL && !expecting_key(b)) {
                 b->nodes += b->anchors[i].nodes;
+                note_height(b, b->anchors[i].height);
                 return place(b, copy, &ev->start_mark, false);
             }
             if (copy == NULL) {
@@ -396,22 +414,20 @@ static int on_document_end(builder_t *b)
 static int parse_json(adm_arena_t *a, const char *text, size_t len, yyjson_val ***docs, size_t *ndocs, char *err,
                       size_t err_len)
 {
-    yyjson_alc alc;
     yyjson_read_err rerr;
     yyjson_doc *doc;
     yyjson_val **out;
 
-    if (adm_json_too_deep(text, len, ADM_JSON_MAX_DEPTH)) {
-        snprintf(err, err_len, "JSON nested deeper than 10000 levels");
-        return ADM_EPARSE;
-    }
-    adm_json_alc_init(&alc, a);
-    doc = yyjson_read_opts((char *)text, len, 0, &alc, &rerr);
+    doc = adm_json_read(a, text, len, &rerr);
     if (doc == NULL) {
         if (rerr.code == YYJSON_READ_ERROR_MEMORY_ALLOCATION) {
             return ADM_ENOMEM;
         }
-        snprintf(err, err_len, "not valid JSON: %s at byte %zu", rerr.msg, rerr.pos);
+        if (rerr.code == ADM_JSON_READ_ERROR_DEPTH) {
+            snprintf(err, err_len, "JSON nested deeper than 10000 levels (at byte %zu)", rerr.pos);
+        } else {
+            snprintf(err, err_len, "not valid JSON: %s at byte %zu", rerr.msg, rerr.pos);
+        }
         return ADM_EPARSE;
     }
     out = adm_arena_alloc(a, sizeof(*out));

@@ -149,7 +149,7 @@ static outcome_t classify_error(adm_call_error_t e)
 /* Reads an answer: allowed, denied, malformed, or someone else's. */
 static outcome_t classify_answer(bench_t *b, const adm_call_result_t *res, const char *uid)
 {
-    yyjson_alc alc;
+    yyjson_read_err err;
     yyjson_doc *doc;
     yyjson_val *response, *got_uid, *allowed;
     outcome_t out;
@@ -157,8 +157,7 @@ static outcome_t classify_answer(bench_t *b, const adm_call_result_t *res, const
     if (res->status != 200) {
         return OUT_HTTP_ERROR;
     }
-    adm_json_alc_init(&alc, b->scratch);
-    doc = yyjson_read_opts((char *)res->body, res->body_len, 0, &alc, NULL);
+    doc = adm_json_read(b->scratch, (const char *)res->body, res->body_len, &err);
     response = yyjson_obj_get(yyjson_doc_get_root(doc), "response");
     got_uid = yyjson_obj_get(response, "uid");
     allowed = yyjson_obj_get(response, "allowed");

@@ -45,6 +45,7 @@ static int parse_simple(adm_arena_t *a, const char *spec, mock_behavior_t *out, 
         out->kind = names[i].kind;
         out->text = arg != NULL && *arg != '\0' ? adm_arena_strndup(a, arg, strlen(arg)) : NULL;
         if (out->kind == MOCK_PATCH) {
+            /* Not adm_json_read: a test may want a patch nested past the limit, to see it refused. */
             yyjson_doc *doc = yyjson_read(arg, strlen(arg), 0);
             bool is_array = doc != NULL && yyjson_is_arr(yyjson_doc_get_root(doc));
 
@@ -175,6 +176,7 @@ void mock_behavior_answer(const mock_behavior_t *b, adm_arena_t *a, const uint8_
                           adm_http_response_t *resp)
 {
     yyjson_alc alc;
+    yyjson_read_err rerr;
     yyjson_doc *req;
     yyjson_val *api_version, *uid;
     yyjson_mut_doc *doc;
@@ -195,7 +197,7 @@ void mock_behavior_answer(const mock_behavior_t *b, adm_arena_t *a, const uint8_
         return;
     }
     adm_json_alc_init(&alc, a);
-    req = yyjson_read_opts((char *)body, body_len, 0, &alc, NULL);
+    req = adm_json_read(a, (const char *)body, body_len, &rerr);
     api_version = yyjson_obj_get(yyjson_doc_get_root(req), "apiVersion");
     uid = yyjson_obj_get(yyjson_obj_get(yyjson_doc_get_root(req), "request"), "uid");
     if (!yyjson_is_str(uid)) {

@@ -25,7 +25,10 @@ typedef enum adm_jsonpatch_mode_e {
  * Applies patch (a JSON array of operation objects) to doc, operation by operation. Returns 0,
  * or ADM_EINVAL with *error (static or arena text, e.g. "operation 2 (remove /a): missing value")
  * when the patch is malformed or an operation fails; doc is then partly patched, so apply to a
- * copy when the original must survive. ADM_ENOMEM when doc's allocator fails.
+ * copy when the original must survive. ADM_ETOOBIG when the patched document nests deeper than
+ * ADM_JSON_MAX_DEPTH (kube-apiserver's decoder would refuse it), with *error the text of Go's
+ * decoder for it ("invalid character '[' exceeded max depth"). ADM_ENOMEM when doc's allocator
+ * fails. Nothing here recurses: any nesting costs arena memory only.
  */
 int adm_jsonpatch_apply(yyjson_mut_doc *doc, yyjson_val *patch, adm_jsonpatch_mode_t mode, adm_arena_t *a,
                         const char **error);

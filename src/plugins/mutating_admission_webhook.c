@@ -103,6 +103,11 @@ static int apply_patch(serial_t *s, const adm_webhook_t *wh, const adm_hook_resu
     if (rc == ADM_ENOMEM) {
         return adm_status_nomem(st);
     }
+    if (rc == ADM_ETOOBIG) {
+        /* kube-apiserver applies the patch, then fails to decode the result */
+        return adm_status_internal(st, attrs->arena, "couldn't get version/kind; json parse error: %s",
+                                   error);
+    }
     if (rc != 0) {
         return adm_status_internal(st, attrs->arena, "%s", error != NULL ? error : "the patch could not be applied");
     }

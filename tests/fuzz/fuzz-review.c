@@ -108,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (size > 0) {
         size_t max = data[0] % 64;
-        bool deep = adm_json_too_deep((const char *)data, size, max);
+        bool deep = adm_json_too_deep((const char *)data, size, max, NULL);
 
         if (deep != reference_too_deep(data, size, max)) {
             abort();

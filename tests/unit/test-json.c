@@ -3,7 +3,9 @@
  * yyjson glue: the arena allocator (yyjson parses and builds documents in it, realloc keeps the
  * bytes, free is harmless) and the depth guard (table of nesting cases, strings and escapes that
  * must not count, the 10000/10001 boundary, unbalanced input, and a comparison against a plain
- * byte-at-a-time reference on random text to cover the eight-byte string skipping).
+ * byte-at-a-time reference on random text to cover the eight-byte string skipping), adm_json_read
+ * and Go's wording of its errors, and the walkers (share, copy, depth) 200,000 levels deep at the
+ * default stack size.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -109,14 +111,14 @@ static void test_too_deep_table(void **state)
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        bool got = adm_json_too_deep(cases[i].text, strlen(cases[i].text), cases[i].max);
+        bool got = adm_json_too_deep(cases[i].text, strlen(cases[i].text), cases[i].max, NULL);
 
         if (got != cases[i].deep) {
             fail_msg("case %zu (%s, max %zu): got %d", i, cases[i].text, cases[i].max, got);
         }
     }
-    assert_false(adm_json_too_deep(NULL, 0, ADM_JSON_MAX_DEPTH));
-    assert_false(adm_json_too_deep("", 0, 0));
+    assert_false(adm_json_too_deep(NULL, 0, ADM_JSON_MAX_DEPTH, NULL));
+    assert_false(adm_json_too_deep("", 0, 0, NULL));
 }
 
 /* n levels of "[" then n of "]", optionally as objects {"a":...}. */
@@ -148,10 +150,10 @@ static void test_too_deep_boundary(void **state)
         size_t len;
         char *ok = nest(ADM_JSON_MAX_DEPTH, objects, &len);
 
-        assert_false(adm_json_too_deep(ok, len, ADM_JSON_MAX_DEPTH));
+        assert_false(adm_json_too_deep(ok, len, ADM_JSON_MAX_DEPTH, NULL));
         free(ok);
         ok = nest(ADM_JSON_MAX_DEPTH + 1, objects, &len);
-        assert_true(adm_json_too_deep(ok, len, ADM_JSON_MAX_DEPTH));
+        assert_true(adm_json_too_deep(ok, len, ADM_JSON_MAX_DEPTH, NULL));
         free(ok);
     }
 }
@@ -162,14 +164,14 @@ static void test_too_deep_unbalanced(void **state)
     char *s = malloc(n);
 
     memset(s, '[', n);
-    assert_true(adm_json_too_deep(s, n, ADM_JSON_MAX_DEPTH));
-    assert_false(adm_json_too_deep(s, ADM_JSON_MAX_DEPTH, ADM_JSON_MAX_DEPTH));
+    assert_true(adm_json_too_deep(s, n, ADM_JSON_MAX_DEPTH, NULL));
+    assert_false(adm_json_too_deep(s, ADM_JSON_MAX_DEPTH, ADM_JSON_MAX_DEPTH, NULL));
     memset(s, ']', n);
-    assert_false(adm_json_too_deep(s, n, ADM_JSON_MAX_DEPTH));
+    assert_false(adm_json_too_deep(s, n, ADM_JSON_MAX_DEPTH, NULL));
     /* 100k brackets inside one string: not nesting at all */
     memset(s, '[', n);
     s[0] = '"';
-    assert_false(adm_json_too_deep(s, n, ADM_JSON_MAX_DEPTH));
+    assert_false(adm_json_too_deep(s, n, ADM_JSON_MAX_DEPTH, NULL));
     free(s);
 }
 
@@ -221,7 +223,7 @@ static void compare_random(const char *alphabet, size_t max_len, size_t max_limi
         }
         seed = seed * 1103515245u + 12345u;
         max = (seed >> 16) % max_limit;
-        if (adm_json_too_deep(text, len, max) != reference_too_deep(text, len, max)) {
+        if (adm_json_too_deep(text, len, max, NULL) != reference_too_deep(text, len, max)) {
             fail_msg("round %d: len %zu max %zu: %.*s", round, len, max, (int)len, text);
         }
     }
@@ -241,15 +243,129 @@ static void test_too_deep_matches_reference(void **state)
     compare_random("[]{}[]{}\"aaaaaaaaaaaaaaaaaaaaaaaa", 3000, 8, 50000);
 }
 
+static void test_read_depth_error(void **state)
+{
+    adm_arena_t *a = adm_arena_create(65536);
+    yyjson_read_err err;
+    size_t len;
+    char *deep = nest(ADM_JSON_MAX_DEPTH + 1, false, &len);
+    char *ok = nest(ADM_JSON_MAX_DEPTH, true, &len);
+
+    assert_non_null(a);
+    /* exactly the limit: a document */
+    assert_non_null(adm_json_read(a, ok, len, &err));
+    free(ok);
+    /* one more: refused where the 10001st bracket opens, worded as Go's decoder words it */
+    len = 2 * (ADM_JSON_MAX_DEPTH + 1);
+    assert_null(adm_json_read(a, deep, len, &err));
+    assert_int_equal(err.code, ADM_JSON_READ_ERROR_DEPTH);
+    assert_int_equal(err.pos, ADM_JSON_MAX_DEPTH);
+    assert_string_equal(adm_json_go_error(a, deep, len, &err), "invalid character '[' exceeded max depth");
+    /* a syntax error before the deep part comes first, as Go checks the text in order */
+    deep[3] = 'x';
+    assert_null(adm_json_read(a, deep, len, &err));
+    assert_int_not_equal(err.code, ADM_JSON_READ_ERROR_DEPTH);
+    assert_string_equal(adm_json_go_error(a, deep, len, &err),
+                        "invalid character 'x' looking for beginning of value");
+    /* one after it does not */
+    deep[3] = '[';
+    deep[len - 1] = 'x';
+    assert_null(adm_json_read(a, deep, len, &err));
+    assert_int_equal(err.code, ADM_JSON_READ_ERROR_DEPTH);
+    free(deep);
+    /* objects: the character is the opening brace */
+    deep = nest(ADM_JSON_MAX_DEPTH + 5, true, &len);
+    assert_null(adm_json_read(a, deep, len, &err));
+    assert_string_equal(adm_json_go_error(a, deep, len, &err), "invalid character '{' exceeded max depth");
+    free(deep);
+    /* without an arena: yyjson's allocator, the caller frees */
+    yyjson_doc_free(adm_json_read(NULL, "[1]", 3, &err));
+    assert_string_equal(
+        adm_json_go_error(a, "[1", 2, &(yyjson_read_err){YYJSON_READ_ERROR_UNEXPECTED_END, "", 2}),
+        "unexpected end of JSON input");
+    adm_arena_destroy(a);
+}
+
+/* Far past the limit, parsed by yyjson directly (its reader is iterative): walkers must not recurse. */
+#define VERY_DEEP 200000
+
+static void test_walkers_use_no_stack(void **state)
+{
+    adm_arena_t *a = adm_arena_create(65536);
+    yyjson_alc alc;
+    size_t len;
+    char *text = nest(VERY_DEEP, true, &len);
+    yyjson_doc *doc = yyjson_read(text, len, 0);
+    yyjson_mut_doc *m;
+    yyjson_mut_val *shared, *copy, *at = NULL;
+    char *back;
+
+    assert_non_null(a);
+    assert_non_null(doc);
+    adm_json_alc_init(&alc, a);
+    m = yyjson_mut_doc_new(&alc);
+    shared = adm_json_mut_share(m, yyjson_doc_get_root(doc));
+    assert_non_null(shared);
+    copy = adm_json_mut_copy(m, shared);
+    assert_non_null(copy);
+    assert_int_equal(adm_json_mut_depth(m, shared), VERY_DEEP);
+    assert_int_equal(adm_json_mut_depth(m, copy), VERY_DEEP);
+    assert_int_equal(adm_json_mut_too_deep(m, copy, ADM_JSON_MAX_DEPTH, &at), 0);
+    assert_non_null(at);
+    assert_true(yyjson_mut_is_obj(at));
+    /* the copy is the same text (the writer is iterative too) */
+    back = yyjson_mut_val_write(copy, 0, NULL);
+    assert_non_null(back);
+    assert_memory_equal(back, text, len);
+    free(back);
+    yyjson_doc_free(doc);
+    free(text);
+    adm_arena_destroy(a);
+}
+
+static void test_depth_and_first_too_deep(void **state)
+{
+    static const struct {
+        const char *json;
+        size_t depth;
+        size_t max;
+        int at; /* 0: none, '[' or '{': the type of the first container past max */
+    } cases[] = {
+        {"1", 0, 0, 0},
+        {"[]", 1, 0, '['},
+        {"[]", 1, 1, 0},
+        {"[[1],[{\"k\":[2]}]]", 4, 2, '{'},
+        {"[[1],[[[2]]],{\"a\":{}}]", 4, 3, '['},
+        {"{\"a\":[[]],\"b\":{\"c\":{\"d\":{}}}}", 4, 3, '{'},
+        {"{\"a\":[[]],\"b\":{\"c\":{\"d\":{}}}}", 4, 4, 0},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        yyjson_doc *doc = yyjson_read(cases[i].json, strlen(cases[i].json), 0);
+        yyjson_mut_doc *m = yyjson_doc_mut_copy(doc, NULL);
+        yyjson_mut_val *at = NULL;
+
+        assert_int_equal(adm_json_mut_depth(m, yyjson_mut_doc_get_root(m)), cases[i].depth);
+        assert_int_equal(adm_json_mut_too_deep(m, yyjson_mut_doc_get_root(m), cases[i].max, &at), 0);
+        if (cases[i].at == 0) {
+            assert_null(at);
+        } else {
+            assert_non_null(at);
+            assert_int_equal(yyjson_mut_is_arr(at) ? '[' : '{', cases[i].at);
+        }
+        yyjson_mut_doc_free(m);
+        yyjson_doc_free(doc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_alc_parse_and_build),
-        cmocka_unit_test(test_alc_realloc_keeps_bytes),
-        cmocka_unit_test(test_too_deep_table),
-        cmocka_unit_test(test_too_deep_boundary),
-        cmocka_unit_test(test_too_deep_unbalanced),
-        cmocka_unit_test(test_too_deep_matches_reference),
+        cmocka_unit_test(test_alc_parse_and_build),      cmocka_unit_test(test_alc_realloc_keeps_bytes),
+        cmocka_unit_test(test_too_deep_table),           cmocka_unit_test(test_too_deep_boundary),
+        cmocka_unit_test(test_too_deep_unbalanced),      cmocka_unit_test(test_too_deep_matches_reference),
+        cmocka_unit_test(test_read_depth_error),         cmocka_unit_test(test_walkers_use_no_stack),
+        cmocka_unit_test(test_depth_and_first_too_deep),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

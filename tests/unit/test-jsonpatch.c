@@ -3,7 +3,8 @@
  * JSON Patch: every record of the conformance suite ($ADM_CONFORMANCE_DIR/jsonpatch, default
  * ../shared/conformance) in strict mode, the records whose outcome differs in kube mode with
  * kube's outcome, kube-mode cases from spec/webhook-dispatch.md 3.4, and the diff: for 10,000
- * random pairs of documents, apply(a, diff(a, b)) == b.
+ * random pairs of documents, apply(a, diff(a, b)) == b. Depth: equality and copies 200,000 levels
+ * deep at the default stack size, and no patch leaves a document deeper than 10,000 levels.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 
 #include "adm/arena.h"
 #include "adm/error.h"
+#include "adm/json.h"
 #include "adm/jsonpatch.h"
 
 static adm_arena_t *arena;
@@ -232,6 +234,175 @@ static void test_error_messages(void **state)
     assert_string_equal(error, "operation 1 (remove /nope): missing value");
     yyjson_doc_free(doc);
     yyjson_doc_free(patch);
+}
+
+/* ---- depth ---- */
+
+/* Heap text: n arrays (or objects {"a":...}) around leaf; yyjson reads any depth without recursion. */
+static char *nested(size_t n, bool objects, const char *leaf)
+{
+    size_t lo = strlen(leaf), per = objects ? 5 : 1;
+    char *s = malloc(n * (per + 1) + lo + 1);
+    char *w = s;
+
+    assert_non_null(s);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(w, objects ? "{\"a\":" : "[", per);
+        w += per;
+    }
+    memcpy(w, leaf, lo);
+    w += lo;
+    for (size_t i = 0; i < n; i++) {
+        *w++ = objects ? '}' : ']';
+    }
+    *w = '\0';
+    return s;
+}
+
+/* Applies a patch text to a document text in kube mode; returns the code, *out the result text. */
+static int apply_text(const char *doc_json, const char *patch_json, char **out, const char **error)
+{
+    yyjson_doc *doc = yyjson_read(doc_json, strlen(doc_json), 0);
+    yyjson_doc *patch = yyjson_read(patch_json, strlen(patch_json), 0);
+    int rc;
+
+    assert_non_null(doc);
+    assert_non_null(patch);
+    adm_arena_reset(arena);
+    rc = run(yyjson_doc_get_root(doc), yyjson_doc_get_root(patch), ADM_JSONPATCH_KUBE, out, error);
+    yyjson_doc_free(doc);
+    yyjson_doc_free(patch);
+    return rc;
+}
+
+/* A "test" of two values 200,000 levels deep: equality walks a worklist, not the C stack. */
+static void test_deep_equality(void **state)
+{
+    char *value = nested(200000, true, "1");
+    char *doc = malloc(strlen(value) + 16);
+    char *patch = malloc(strlen(value) + 64);
+    const char *error = NULL;
+    char *out = NULL;
+
+    snprintf(doc, strlen(value) + 16, "{\"v\":%s}", value);
+    snprintf(patch, strlen(value) + 64, "[{\"op\":\"test\",\"path\":\"/v\",\"value\":%s}]", value);
+    assert_int_equal(apply_text(doc, patch, &out, &error), 0);
+    free(out);
+    /* the same shape with another leaf: not equal */
+    patch[strlen(patch) - 200000 - 3] = '2';
+    assert_int_equal(apply_text(doc, patch, &out, &error), ADM_EINVAL);
+    assert_non_null(strstr(error, "test failed"));
+    free(value);
+    free(doc);
+    free(patch);
+}
+
+/*
+ * A patch may not leave the document deeper than kube-apiserver decodes (10,000 levels): a value
+ * of depth d put at a path of k tokens reaches k + d.
+ */
+static void test_patch_depth_limit(void **state)
+{
+    const char *error = NULL;
+    char *out = NULL;
+    size_t cap = 2 * 1000 * 1000;
+    char *patch = malloc(cap);
+
+    for (int objects = 0; objects < 2; objects++) {
+        /* /spec/x: 2 tokens, so a value 9,998 deep makes the object exactly 10,000 deep */
+        char *fits = nested(ADM_JSON_MAX_DEPTH - 2, objects, "1");
+        char *over = nested(ADM_JSON_MAX_DEPTH - 1, objects, "1");
+
+        snprintf(patch, cap, "[{\"op\":\"add\",\"path\":\"/spec/x\",\"value\":%s}]", fits);
+        assert_int_equal(apply_text("{\"spec\":{}}", patch, &out, &error), 0);
+        free(out);
+        snprintf(patch, cap, "[{\"op\":\"add\",\"path\":\"/spec/x\",\"value\":%s}]", over);
+        assert_int_equal(apply_text("{\"spec\":{}}", patch, &out, &error), ADM_ETOOBIG);
+        assert_string_equal(error, objects ? "invalid character '{' exceeded max depth"
+                                           : "invalid character '[' exceeded max depth");
+        /* replace counts the same */
+        snprintf(patch, cap, "[{\"op\":\"replace\",\"path\":\"/spec\",\"value\":{\"x\":%s}}]", over);
+        assert_int_equal(apply_text("{\"spec\":{}}", patch, &out, &error), ADM_ETOOBIG);
+        /* a later operation that removes the deep part leaves a document that decodes */
+        snprintf(
+            patch, cap,
+            "[{\"op\":\"add\",\"path\":\"/spec/x\",\"value\":%s},{\"op\":\"remove\",\"path\":\"/spec/x\"}]",
+            over);
+        assert_int_equal(apply_text("{\"spec\":{}}", patch, &out, &error), 0);
+        assert_string_equal(out, "{\"spec\":{}}");
+        free(out);
+        free(fits);
+        free(over);
+    }
+    free(patch);
+}
+
+/* copy and move take values already in the document deeper: the same limit holds. */
+static void test_copy_and_move_depth(void **state)
+{
+    char *half = nested(6000, false, "1");
+    char *doc = malloc(2 * strlen(half) + 32);
+    char *patch = malloc(64 * 1024);
+    size_t off;
+    const char *error = NULL;
+    char *out = NULL;
+
+    snprintf(doc, 2 * strlen(half) + 32, "{\"a\":%s,\"b\":%s}", half, half);
+    /* into b's innermost array (6,000 levels down): 6,001 + 6,000 > 10,000 */
+    for (int op = 0; op < 2; op++) {
+        off = (size_t)snprintf(patch, 64 * 1024, "[{\"op\":\"%s\",\"from\":\"/a\",\"path\":\"/b",
+                               op == 0 ? "copy" : "move");
+        for (int i = 0; i < 5999; i++) {
+            off += (size_t)snprintf(patch + off, 64 * 1024 - off, "/0");
+        }
+        snprintf(patch + off, 64 * 1024 - off, "/-\"}]");
+        assert_int_equal(apply_text(doc, patch, &out, &error), ADM_ETOOBIG);
+        assert_string_equal(error, "invalid character '[' exceeded max depth");
+    }
+    /* a shallow copy is fine */
+    assert_int_equal(apply_text(doc, "[{\"op\":\"copy\",\"from\":\"/a\",\"path\":\"/c\"}]", &out, &error), 0);
+    free(out);
+    free(half);
+    free(doc);
+    free(patch);
+}
+
+/* The diff recurses only so far; past that the differing subtree is replaced, and the patch is exact. */
+static void test_diff_deep_documents(void **state)
+{
+    for (size_t depth = 9000; depth <= 200000; depth += 191000) {
+        char *ta = nested(depth, depth % 2 == 0, "1");
+        char *tb = nested(depth, depth % 2 == 0, "2");
+        yyjson_doc *a = yyjson_read(ta, strlen(ta), 0);
+        yyjson_doc *b = yyjson_read(tb, strlen(tb), 0);
+        yyjson_mut_doc *mb = yyjson_doc_mut_copy(b, NULL);
+        const char *diff, *error = NULL;
+        size_t len, nops;
+        char *out = NULL;
+        yyjson_doc *patch;
+
+        adm_arena_reset(arena);
+        assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(mb), arena, &diff,
+                                            &len, &nops),
+                         0);
+        assert_int_equal(nops, 1);
+        assert_non_null(strstr(diff, "\"op\":\"replace\""));
+        patch = yyjson_read(diff, len, 0);
+        if (depth <= ADM_JSON_MAX_DEPTH) {
+            /* apply(a, diff(a, b)) == b, compared as text (the writer is iterative) */
+            assert_int_equal(
+                run(yyjson_doc_get_root(a), yyjson_doc_get_root(patch), ADM_JSONPATCH_STRICT, &out, &error),
+                0);
+            assert_string_equal(out, tb);
+            free(out);
+        }
+        yyjson_doc_free(patch);
+        yyjson_mut_doc_free(mb);
+        yyjson_doc_free(a);
+        yyjson_doc_free(b);
+        free(ta);
+        free(tb);
+    }
 }
 
 /* ---- diff ---- */
@@ -493,12 +664,11 @@ static void test_diff_duplicate_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diff_large_objects),
-        cmocka_unit_test(test_diff_duplicate_keys),
-        cmocka_unit_test(test_conformance),
-        cmocka_unit_test(test_kube_mode),
-        cmocka_unit_test(test_error_messages),
-        cmocka_unit_test(test_diff_property),
+        cmocka_unit_test(test_diff_large_objects),  cmocka_unit_test(test_diff_duplicate_keys),
+        cmocka_unit_test(test_conformance),         cmocka_unit_test(test_kube_mode),
+        cmocka_unit_test(test_error_messages),      cmocka_unit_test(test_deep_equality),
+        cmocka_unit_test(test_patch_depth_limit),   cmocka_unit_test(test_copy_and_move_depth),
+        cmocka_unit_test(test_diff_deep_documents), cmocka_unit_test(test_diff_property),
         cmocka_unit_test(test_diff_is_small),
     };
 

@@ -163,14 +163,53 @@ static void test_errors_and_depth(void **state)
     free(deep);
 }
 
+/* An alias copies its anchor where it stands: the copy's depth adds to where it is placed. */
+static void test_alias_depth(void **state)
+{
+    size_t cap = 64 * 1024;
+    char *yaml = malloc(cap);
+    size_t n = 0;
+
+    assert_non_null(yaml);
+    for (int placed = 4000; placed <= 4001; placed++) {
+        n = (size_t)snprintf(yaml, cap, "a: &x ");
+        /* the anchor nests 6,000 levels below a; the alias lands inside `placed` levels under b */
+        for (int i = 0; i < 6000; i++) {
+            yaml[n++] = '[';
+        }
+        for (int i = 0; i < 6000; i++) {
+            yaml[n++] = ']';
+        }
+        n += (size_t)snprintf(yaml + n, cap - n, "\nb: ");
+        for (int i = 0; i < placed - 1; i++) {
+            yaml[n++] = '[';
+        }
+        n += (size_t)snprintf(yaml + n, cap - n, "*x");
+        for (int i = 0; i < placed - 1; i++) {
+            yaml[n++] = ']';
+        }
+        yaml[n++] = '\n';
+        yaml[n] = '\0';
+        /* 1 (the document) + 4,000 - 1 + 6,000 = 10,000 levels fit; one more does not */
+        if (placed == 4000) {
+            char err[256] = "";
+            int rc;
+
+            as_json(yaml, &rc, err, sizeof(err));
+            assert_int_equal(rc, 0);
+        } else {
+            expect_error(yaml, "nested deeper than 10000 levels (through an alias)");
+        }
+    }
+    free(yaml);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scalars),
-        cmocka_unit_test(test_keys_and_structure),
-        cmocka_unit_test(test_documents),
-        cmocka_unit_test(test_aliases),
-        cmocka_unit_test(test_errors_and_depth),
+        cmocka_unit_test(test_scalars),          cmocka_unit_test(test_keys_and_structure),
+        cmocka_unit_test(test_documents),        cmocka_unit_test(test_aliases),
+        cmocka_unit_test(test_errors_and_depth), cmocka_unit_test(test_alias_depth),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
