@@ -20,6 +20,230 @@ void adm_attrs_init(adm_attrs_t *attrs, const adm_review_request_t *req, adm_are
     attrs->object_view = req->object;
 }
 
+/* ---- warnings: kube-apiserver's recorder (k8s.io/apiserver pkg/endpoints/filters/warning.go) ---- */
+
+#define WARNINGS_TOTAL_RUNES 4096 /* past this many, every warning is cut */
+#define WARNING_ITEM_RUNES 256    /* to this many */
+
+struct adm_warning_recorder_s {
+    const char **ordered; /* every text recorded, in order, once each (also those never shown) */
+    size_t n, cap;
+    uint32_t *slots; /* hash set over ordered: index + 1, 0 when empty */
+    size_t mask;
+    size_t written; /* runes of the warnings shown */
+    bool truncating;
+};
+
+static uint32_t text_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+
+    for (; *s != '\0'; s++) {
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    }
+    return h;
+}
+
+/* Records text unless it was recorded before; false when it was (or memory ran out). */
+static bool record_once(adm_arena_t *a, struct adm_warning_recorder_s *r, const char *text)
+{
+    size_t i;
+
+    if (2 * (r->n + 1) > r->mask + 1) {
+        size_t ncap = r->mask == 0 ? 32 : 2 * (r->mask + 1);
+        uint32_t *slots = adm_arena_calloc(a, ncap, sizeof(*slots));
+        const char **ordered =
+            adm_arena_realloc(a, (void *)r->ordered, r->cap * sizeof(*ordered), ncap * sizeof(*ordered));
+
+        if (slots == NULL || ordered == NULL) {
+            return false;
+        }
+        r->ordered = ordered;
+        r->cap = ncap;
+        r->slots = slots;
+        r->mask = ncap - 1;
+        for (size_t k = 0; k < r->n; k++) {
+            for (i = text_hash(r->ordered[k]) & r->mask; r->slots[i] != 0; i = (i + 1) & r->mask) {
+            }
+            r->slots[i] = (uint32_t)(k + 1);
+        }
+    }
+    for (i = text_hash(text) & r->mask; r->slots[i] != 0; i = (i + 1) & r->mask) {
+        if (strcmp(r->ordered[r->slots[i] - 1], text) == 0) {
+            return false;
+        }
+    }
+    r->ordered[r->n] = text;
+    r->slots[i] = (uint32_t)(++r->n);
+    return true;
+}
+
+/*
+ * Decodes one rune as Go does: a malformed or truncated sequence is U+FFFD consuming one byte.
+ * Returns the bytes consumed; *valid tells whether the sequence was well formed.
+ */
+static size_t next_rune(const unsigned char *s, uint32_t *rune, bool *valid)
+{
+    unsigned char c = s[0];
+    size_t n;
+    uint32_t r, min;
+
+    *valid = true;
+    if (c < 0x80) {
+        *rune = c;
+        return 1;
+    }
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2, r = c & 0x1f, min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3, r = c & 0x0f, min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4, r = c & 0x07, min = 0x10000;
+    } else {
+        n = 0, r = 0, min = 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) {
+            n = 0;
+            break;
+        }
+        r = (r << 6) | (s[i] & 0x3f);
+    }
+    if (n == 0 || r < min || r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff)) {
+        *valid = false;
+        *rune = 0xfffd;
+        return 1;
+    }
+    *rune = r;
+    return n;
+}
+
+/* Runes in text (utf8.RuneCountInString); *ok: valid UTF-8 without control characters. */
+static size_t rune_count(const char *text, bool *ok)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    size_t n = 0;
+
+    *ok = true;
+    while (*p != '\0') {
+        uint32_t r;
+        bool valid;
+
+        p += next_rune(p, &r, &valid);
+        /* unicode.IsControl: C0, DEL and C1 */
+        if (!valid || r < 0x20 || (r >= 0x7f && r <= 0x9f)) {
+            *ok = false;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* string([]rune(text)[:max]): the first max runes, malformed bytes turned into U+FFFD as Go does. */
+static const char *cut_runes(adm_arena_t *a, const char *text, size_t max)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    char *out = adm_arena_alloc(a, 4 * max + 1), *w = out;
+
+    if (out == NULL) {
+        return NULL;
+    }
+    for (size_t k = 0; k < max && *p != '\0'; k++) {
+        size_t used;
+        uint32_t r;
+        bool valid;
+
+        used = next_rune(p, &r, &valid);
+        if (valid) {
+            memcpy(w, p, used);
+            w += used;
+        } else {
+            memcpy(w, "\xef\xbf\xbd", 3);
+            w += 3;
+        }
+        p += used;
+    }
+    *w = '\0';
+    return out;
+}
+
+static void show(adm_attrs_t *attrs, const char *text)
+{
+    if (attrs->nwarnings == attrs->warnings_cap) {
+        size_t ncap = attrs->warnings_cap == 0 ? 8 : attrs->warnings_cap * 2;
+        const char **g = adm_arena_realloc(attrs->arena, (void *)attrs->warnings,
+                                           attrs->warnings_cap * sizeof(*g), ncap * sizeof(*g));
+
+        if (g == NULL) {
+            return;
+        }
+        attrs->warnings = g;
+        attrs->warnings_cap = ncap;
+    }
+    attrs->warnings[attrs->nwarnings++] = text;
+}
+
+/* A text as shown while truncating: cut to WARNING_ITEM_RUNES; NULL when it cannot be shown. */
+static const char *shown_text(adm_arena_t *a, const char *text, bool truncating, size_t *runes)
+{
+    bool ok;
+
+    *runes = rune_count(text, &ok);
+    if (truncating && *runes > WARNING_ITEM_RUNES) {
+        text = cut_runes(a, text, WARNING_ITEM_RUNES);
+        *runes = WARNING_ITEM_RUNES;
+        if (text == NULL) {
+            return NULL;
+        }
+        rune_count(text, &ok); /* the cut may have made malformed bytes U+FFFD */
+    }
+    return ok ? text : NULL;
+}
+
+void adm_attrs_add_warning(adm_attrs_t *attrs, const char *text)
+{
+    struct adm_warning_recorder_s *r = attrs->recorder;
+    const char *shown;
+    size_t runes;
+
+    if (text == NULL || text[0] == '\0') {
+        return;
+    }
+    if (r == NULL) {
+        r = adm_arena_calloc(attrs->arena, 1, sizeof(*r));
+        if (r == NULL) {
+            return;
+        }
+        attrs->recorder = r;
+    }
+    if (r->truncating && r->written >= WARNINGS_TOTAL_RUNES) {
+        return;
+    }
+    if (!record_once(attrs->arena, r, text)) {
+        return;
+    }
+    shown = shown_text(attrs->arena, text, r->truncating, &runes);
+    if (shown == NULL) {
+        return;
+    }
+    if (r->truncating || r->written + runes <= WARNINGS_TOTAL_RUNES) {
+        r->written += runes;
+        show(attrs, shown);
+        return;
+    }
+    /* Past the total: from now on every warning is cut, those shown so far included. */
+    r->truncating = true;
+    r->written = 0;
+    attrs->nwarnings = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        shown = shown_text(attrs->arena, r->ordered[i], true, &runes);
+        if (shown != NULL) {
+            r->written += runes;
+            show(attrs, shown);
+        }
+    }
+}
+
 yyjson_val *adm_attrs_object(adm_attrs_t *attrs)
 {
     if (attrs->view_stale) {
@@ -187,11 +411,9 @@ const char *adm_group_resource(adm_arena_t *a, const char *group, const char *re
 /* Parses details JSON written by this file into the arena. */
 static yyjson_val *parse_details(adm_arena_t *a, const char *json)
 {
-    yyjson_alc alc;
-    yyjson_doc *doc;
+    yyjson_read_err err;
+    yyjson_doc *doc = adm_json_read(a, json, strlen(json), &err);
 
-    adm_json_alc_init(&alc, a);
-    doc = yyjson_read_opts((char *)json, strlen(json), 0, &alc, NULL);
     return doc != NULL ? yyjson_doc_get_root(doc) : NULL;
 }
 

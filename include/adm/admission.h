@@ -38,11 +38,13 @@ typedef struct adm_attrs_s {
     yyjson_mut_doc *mdoc;      /* mutable copy, made on the first change */
     bool view_stale;           /* mdoc changed since object_view was made */
     bool changed;              /* some plugin asked for the mutable object */
-    /* what the answer carries besides the decision (webhooks' warnings and audit annotations) */
+    /* what the answer carries besides the decision (webhooks' warnings and audit annotations);
+       warnings only through adm_attrs_add_warning, which keeps kube-apiserver's limits */
     const char **warnings;
     size_t nwarnings, warnings_cap;
     adm_review_annotation_t *annotations;
     size_t nannotations, annotations_cap;
+    struct adm_warning_recorder_s *recorder; /* private to admission.c; NULL until a warning comes */
 } adm_attrs_t;
 
 /* A rejection, as metav1.Status; plugins fill it through the constructors below. */
@@ -75,6 +77,15 @@ yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs);
  * webhook's patched copy replaces the object.
  */
 void adm_attrs_set_object(adm_attrs_t *attrs, yyjson_mut_doc *doc);
+
+/**
+ * Adds a warning to the answer as kube-apiserver's warning recorder adds one to its response: an
+ * empty text or one seen before is dropped, and so is text that is not valid UTF-8 or holds a
+ * control character; once the texts kept pass 4,096 runes in all, every warning is cut to 256
+ * runes, and past 4,096 runes of those, later ones are dropped. text must outlive the answer
+ * (static or arena); a cut copy is made in the arena.
+ */
+void adm_attrs_add_warning(adm_attrs_t *attrs, const char *text);
 
 /** True when the request is for group/resource with no subresource, e.g. ("", "pods"). */
 bool adm_attrs_is(const adm_attrs_t *attrs, const char *group, const char *resource);
