@@ -1037,6 +1037,15 @@ void adm_call_abandon(adm_call_t *call)
     }
 }
 
+void adm_call_redirect(adm_call_t *call, adm_call_cb cb, void *arg)
+{
+    if (call == NULL || !call->active) {
+        return;
+    }
+    call->cb = cb;
+    call->arg = arg;
+}
+
 void adm_upstream_close(adm_upstream_t *u)
 {
     adm_call_t *call;

@@ -24,6 +24,7 @@
 #define TEXT_BODY_MAX 2048 /* client-go keeps this much of a text error body */
 
 struct adm_hook_call_s {
+    adm_webhooks_t *w;
     const adm_webhook_t *wh;
     adm_hook_stats_t *stats;
     adm_arena_t *a;
@@ -198,6 +199,7 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
     adm_uuid_v4(call->uid);
     stamped = (char *)*text;
     memcpy(stamped + *uid_off, call->uid, 36);
+    call->w = w;
     call->wh = wh;
     call->a = a;
     call->done = done;
@@ -228,28 +230,49 @@ adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh,
     return call;
 }
 
+static void on_late_answer(const adm_call_result_t *res, void *arg);
+
 void adm_hook_call_abandon(adm_hook_call_t *call)
 {
-    if (call != NULL && call->call != NULL) {
+    adm_hook_late_t *late;
+    size_t url_len;
+
+    if (call == NULL || call->call == NULL) {
+        return;
+    }
+    /* The answer still counts (D3), but the request's arena is about to go: keep a copy of what
+       reading it takes. Without memory for that, the answer is only not counted. */
+    url_len = strlen(call->url != NULL ? call->url : "");
+    late = calloc(1, sizeof(*late) + url_len + 1);
+    if (late == NULL) {
         adm_call_abandon(call->call);
         call->call = NULL;
+        return;
     }
+    late->w = call->w;
+    late->wh = call->wh;
+    late->version = call->version;
+    memcpy(late->uid, call->uid, sizeof(late->uid));
+    late->started_ns = call->started_ns;
+    memcpy(late->url, call->url != NULL ? call->url : "", url_len + 1);
+    late->next = call->w->late;
+    if (late->next != NULL) {
+        late->next->prev = late;
+    }
+    call->w->late = late;
+    adm_call_redirect(call->call, on_late_answer, late);
+    call->call = NULL;
+}
+
+void adm__hook_orphan_late(adm_webhooks_t *w)
+{
+    for (adm_hook_late_t *late = w->late; late != NULL; late = late->next) {
+        late->w = NULL;
+    }
+    w->late = NULL;
 }
 
 /* ---- reading the answer -------------------------------------------------------------------- */
-
-/* Go's encoding/json words for the common cases. */
-static const char *json_error(adm_arena_t *a, const uint8_t *text, size_t len, const yyjson_read_err *err)
-{
-    if (err->code == YYJSON_READ_ERROR_UNEXPECTED_END || err->code == YYJSON_READ_ERROR_EMPTY_CONTENT ||
-        err->pos >= len) {
-        return "unexpected end of JSON input";
-    }
-    if (isprint(text[err->pos])) {
-        return adm_arena_printf(a, "invalid character '%c' looking for beginning of value", text[err->pos]);
-    }
-    return adm_arena_printf(a, "invalid character '\\x%02x' looking for beginning of value", text[err->pos]);
-}
 
 /* client-go's message for a status outside 200-206 (apierrors.NewGenericServerResponse). */
 static const char *status_message(adm_arena_t *a, int code, const char *ct, const uint8_t *body, size_t len)
@@ -268,13 +291,12 @@ static const char *status_message(adm_arena_t *a, int code, const char *ct, cons
         }
         server = adm_arena_strndup(a, (const char *)body + start, end - start);
     } else {
-        yyjson_alc alc;
+        yyjson_read_err err;
         yyjson_doc *doc;
         yyjson_val *root;
 
         /* a metav1.Status with status Failure speaks for itself */
-        adm_json_alc_init(&alc, a);
-        doc = yyjson_read_opts((char *)body, len, 0, &alc, NULL);
+        doc = adm_json_read(a, (const char *)body, len, &err);
         root = yyjson_doc_get_root(doc);
         if (strcmp(adm_json_str(root, "kind"), "Status") == 0 && strcmp(adm_json_str(root, "status"), "Failure") == 0 &&
             adm_json_str(root, "message")[0] != '\0') {
@@ -419,7 +441,6 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
 {
     adm_arena_t *a = call->a;
     bool mutating = call->wh->type == ADM_WEBHOOK_MUTATING;
-    yyjson_alc alc;
     yyjson_read_err err;
     yyjson_doc *doc;
     yyjson_val *root, *response, *patch, *patch_type;
@@ -439,11 +460,10 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
                res->status, res->content_type);
         return;
     }
-    adm_json_alc_init(&alc, a);
-    doc = yyjson_read_opts((char *)res->body, res->body_len, 0, &alc, &err);
+    doc = adm_json_read(a, (const char *)res->body, res->body_len, &err);
     if (doc == NULL) {
         failed(r, a, "failed to call webhook: couldn't get version/kind; json parse error: %s",
-               json_error(a, res->body, res->body_len, &err));
+               adm_json_go_error(a, (const char *)res->body, res->body_len, &err));
         return;
     }
     root = yyjson_doc_get_root(doc);
@@ -538,10 +558,10 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
             failed(r, a, "failed to call webhook: illegal base64 data in response.patch");
             return;
         }
-        pdoc = yyjson_read_opts(raw, n, 0, &alc, &err);
+        pdoc = adm_json_read(a, raw, n, &err);
         if (pdoc == NULL) {
             failed(r, a, "received undecodable patch in webhook response: %s",
-                   json_error(a, (const uint8_t *)raw, n, &err));
+                   adm_json_go_error(a, raw, n, &err));
             return;
         }
         if (!yyjson_is_arr(yyjson_doc_get_root(pdoc))) {
@@ -570,6 +590,67 @@ void adm__hook_interpret(adm_arena_t *a, const adm_webhook_t *wh, adm_review_ver
     interpret(&call, res, r);
 }
 
+static const char *const outcome_names[] = {"allowed", "denied", "failed", "refused"};
+
+static void on_late_answer(const adm_call_result_t *res, void *arg)
+{
+    adm_hook_late_t *late = arg;
+    adm_webhooks_t *w = late->w;
+    adm_arena_t *a;
+    adm_hook_call_t call = {0};
+    adm_hook_result_t r;
+    adm_hook_stats_t *stats;
+
+    if (w == NULL) {
+        free(late); /* admitd is shutting down */
+        return;
+    }
+    if (late->prev != NULL) {
+        late->prev->next = late->next;
+    } else {
+        w->late = late->next;
+    }
+    if (late->next != NULL) {
+        late->next->prev = late->prev;
+    }
+    stats = adm_webhooks_stats(w, late->wh);
+    a = adm_arena_create(16384);
+    memset(&r, 0, sizeof(r));
+    if (a == NULL) {
+        r.outcome = ADM_HOOK_FAILED;
+        r.reason = "out of memory reading the answer";
+    } else {
+        call.w = w;
+        call.wh = late->wh;
+        call.a = a;
+        call.url = late->url;
+        call.version = late->version;
+        memcpy(call.uid, late->uid, sizeof(call.uid));
+        interpret(&call, res, &r);
+    }
+    r.latency_ns = uv_hrtime() - late->started_ns;
+    stats->outcomes[r.outcome]++;
+    adm_hist_record(&stats->latency, r.latency_ns);
+    adm_hook_stats_count(stats, late->wh, &r);
+    adm_log_v(1, "%s webhook %s answered after the request was decided: %s%s%s",
+              late->wh->type == ADM_WEBHOOK_MUTATING ? "mutating" : "validating", late->wh->name,
+              outcome_names[r.outcome], r.outcome == ADM_HOOK_ALLOWED ? "" : ": ",
+              r.outcome == ADM_HOOK_ALLOWED  ? ""
+              : r.outcome == ADM_HOOK_FAILED ? r.reason
+                                             : r.status.message);
+    adm_arena_destroy(a);
+    free(late);
+}
+
+void adm_hook_stats_count(adm_hook_stats_t *stats, const adm_webhook_t *wh, const adm_hook_result_t *r)
+{
+    if (r->outcome == ADM_HOOK_FAILED && wh->failure_policy == ADM_FAILURE_IGNORE) {
+        stats->failed_open++;
+    } else if (r->outcome != ADM_HOOK_ALLOWED) {
+        stats->rejected++;
+    }
+}
+
 void adm__hook_on_answer(const adm_call_result_t *res, void *arg)
 {
     adm_hook_call_t *call = arg;
@@ -585,48 +666,6 @@ void adm__hook_on_answer(const adm_call_result_t *res, void *arg)
 }
 
 /* ---- merging ------------------------------------------------------------------------------- */
-
-static bool warning_ok(const char *s)
-{
-    if (s[0] == '\0') {
-        return false;
-    }
-    for (; *s != '\0'; s++) {
-        if ((unsigned char)*s < 0x20 || *s == 0x7f) {
-            return false;
-        }
-    }
-    return true;
-}
-
-void adm_hook_add_warnings(adm_arena_t *a, const char ***list, size_t *n, size_t *cap, const char *const *add,
-                           size_t nadd)
-{
-    for (size_t i = 0; i < nadd; i++) {
-        bool seen = false;
-
-        if (!warning_ok(add[i])) {
-            continue;
-        }
-        for (size_t k = 0; k < *n && !seen; k++) {
-            seen = strcmp((*list)[k], add[i]) == 0;
-        }
-        if (seen) {
-            continue;
-        }
-        if (*n == *cap) {
-            size_t ncap = *cap == 0 ? 8 : *cap * 2;
-            const char **g = adm_arena_realloc(a, (void *)*list, *cap * sizeof(**list), ncap * sizeof(**list));
-
-            if (g == NULL) {
-                return;
-            }
-            *list = g;
-            *cap = ncap;
-        }
-        (*list)[(*n)++] = add[i];
-    }
-}
 
 void adm_hook_add_annotation(adm_arena_t *a, adm_review_annotation_t **list, size_t *n, size_t *cap, const char *key,
                              const char *value)
@@ -653,8 +692,9 @@ void adm_hook_add_annotation(adm_arena_t *a, adm_review_annotation_t **list, siz
 
 void adm_hook_merge_extras(adm_attrs_t *attrs, const adm_hook_result_t *r)
 {
-    adm_hook_add_warnings(attrs->arena, &attrs->warnings, &attrs->nwarnings, &attrs->warnings_cap, r->warnings,
-                          r->nwarnings);
+    for (size_t k = 0; k < r->nwarnings; k++) {
+        adm_attrs_add_warning(attrs, r->warnings[k]);
+    }
     for (size_t k = 0; k < r->nannotations; k++) {
         adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
                                 r->annotations[k].key, r->annotations[k].value);

@@ -232,6 +232,8 @@ void adm_webhooks_destroy(adm_webhooks_t *w)
     if (w == NULL) {
         return;
     }
+    /* Closing the upstreams ends the calls still running, some of them later: none may reach w. */
+    adm__hook_orphan_late(w);
     for (size_t i = 0; i < w->nupstreams; i++) {
         adm_upstream_close(w->upstreams[i].up);
     }

@@ -26,6 +26,21 @@ typedef struct adm_hook_trust_s {
     adm_tls_ctx_t *ctx;
 } adm_hook_trust_t;
 
+/*
+ * A call whose caller left before its answer (the request was decided or cancelled, Decision D3):
+ * the call runs to its end and its answer still counts in the webhook's statistics and logs. It
+ * lives off the request's arena, which is gone by then, on the list of its adm_webhooks_t.
+ */
+typedef struct adm_hook_late_s {
+    struct adm_hook_late_s *prev, *next;
+    adm_webhooks_t *w; /* NULL once w is destroyed: the answer is then only freed */
+    const adm_webhook_t *wh;
+    adm_review_version_t version;
+    char uid[37];
+    uint64_t started_ns;
+    char url[]; /* for messages, as the call had it */
+} adm_hook_late_t;
+
 struct adm_webhooks_s {
     uv_loop_t *loop;
     const adm_options_t *opts;
@@ -36,7 +51,11 @@ struct adm_webhooks_s {
     size_t nupstreams;
     adm_hook_trust_t *trust;
     size_t ntrust;
+    adm_hook_late_t *late; /* abandoned calls still running */
 };
+
+/* webhook_call.c: detaches the abandoned calls still running from w, which is going away. */
+void adm__hook_orphan_late(adm_webhooks_t *w);
 
 /* webhook_call.c: the client's callback for a webhook call. */
 void adm__hook_on_answer(const adm_call_result_t *res, void *arg);

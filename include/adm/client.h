@@ -94,6 +94,13 @@ adm_call_t *adm_upstream_post(adm_upstream_t *u, const char *path, const char *e
  */
 void adm_call_abandon(adm_call_t *call);
 
+/**
+ * The answer goes to cb(res, arg) instead: the call goes on exactly as before (waiting, sending
+ * or reading, under the same deadline) and the new callback runs once, as the old one would have.
+ * For a caller that leaves before the answer but still wants to account for it.
+ */
+void adm_call_redirect(adm_call_t *call, adm_call_cb cb, void *arg);
+
 /** Connections open (connecting, busy or idle), and idle ones; for tests and metrics. */
 size_t adm_upstream_connections(const adm_upstream_t *u);
 size_t adm_upstream_idle_connections(const adm_upstream_t *u);

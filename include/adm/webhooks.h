@@ -54,7 +54,7 @@ typedef struct adm_hook_result_s {
     const char *reason;       /* FAILED: the text after `failed calling webhook "NAME": ` */
     yyjson_val *patch;        /* ALLOWED from a mutating webhook: the JSON Patch array, or NULL */
     const char *patch_type;   /* with patch: as the webhook sent it (v1beta1: "JSONPatch") */
-    const char **warnings;    /* as returned (checked and deduplicated by the caller's merge) */
+    const char **warnings;    /* as returned (checked, deduplicated and cut by adm_attrs_add_warning) */
     size_t nwarnings;
     adm_review_annotation_t *annotations; /* keys already "NAME.KEY" and valid */
     size_t nannotations;
@@ -85,18 +85,15 @@ adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh,
                                      adm_hook_body_t *body, adm_arena_t *a, uint64_t deadline_ms,
                                      adm_hook_done_fn done, void *arg, adm_hook_result_t *now);
 
-/** The result is no longer wanted (the request was answered or cancelled): done will not run. */
+/**
+ * The result is no longer wanted (the request was answered or cancelled): done will not run. The
+ * call itself goes on to its end, as kube-apiserver's would (Decision D3); its answer is then
+ * read, counted in the webhook's statistics (adm_hook_stats_count) and logged at --v 1.
+ */
 void adm_hook_call_abandon(adm_hook_call_t *call);
 
 /** Sets up body for the object (NULL: none) without serialising anything yet. */
 void adm_hook_body_init(adm_hook_body_t *body, yyjson_val *object);
-
-/**
- * Merges warnings the way kube-apiserver's warning recorder does: empty ones, repeats and texts
- * with control characters are dropped. list/n grow in a.
- */
-void adm_hook_add_warnings(adm_arena_t *a, const char ***list, size_t *n, size_t *cap, const char *const *add,
-                           size_t nadd);
 
 /** Appends an annotation (key, value), dropping a key already present with another value. */
 void adm_hook_add_annotation(adm_arena_t *a, adm_review_annotation_t **list, size_t *n, size_t *cap, const char *key,
@@ -115,13 +112,20 @@ const char *adm_hook_annotation_key(adm_arena_t *a, const char *prefix, unsigned
 typedef struct adm_hook_stats_s {
     uint64_t calls;                /* calls that reached the network */
     uint64_t outcomes[4];          /* by adm_hook_outcome_t, calls and immediate outcomes alike */
-    uint64_t rejected;             /* requests rejected because of this webhook */
+    uint64_t rejected;             /* answers that rejected (denied, refused, failed closed) */
     uint64_t failed_open;          /* call failures ignored under failurePolicy Ignore */
     adm_hist_t latency;            /* of the calls, in ns */
 } adm_hook_stats_t;
 
 /** The statistics of wh (a webhook of w's set). */
 adm_hook_stats_t *adm_webhooks_stats(adm_webhooks_t *w, const adm_webhook_t *wh);
+
+/**
+ * Counts what a result did, as kube-apiserver's metrics count every webhook that answered: a call
+ * failure under failurePolicy Ignore failed open; a denial, a refusal or any other call failure
+ * is a rejection (also when another webhook's answer had already decided the request).
+ */
+void adm_hook_stats_count(adm_hook_stats_t *stats, const adm_webhook_t *wh, const adm_hook_result_t *r);
 
 /** The 500 of a fail-closed call failure: `Internal error occurred: failed calling webhook "N": R`. */
 int adm_hook_failure_status(adm_status_t *st, adm_arena_t *a, const adm_webhook_t *wh, const char *reason);

@@ -4,7 +4,9 @@
  * object, and the request is answered as soon as the outcome is decided (Decision D3): the first
  * denial or fail-closed failure to arrive, or else once all have allowed. Matching for every hook
  * comes first, so a selector error (an unknown namespace) aborts before any call (spec 1.4, 7).
- * Fail-open failures are recorded as audit annotations indexed among the matched webhooks.
+ * Fail-open failures are recorded as audit annotations indexed among the matched webhooks. Calls
+ * still running when the request is decided go on in the background; their answers are counted
+ * and logged (webhook_call.c), not merged.
  */
 #include "adm/error.h"
 #include "adm/log.h"
@@ -50,23 +52,24 @@ static void on_cancel(void *arg)
     abandon_all(f);
 }
 
-static void decide(fanout_t *f, int rc, const adm_status_t *st)
-{
-    f->decided = true;
-    abandon_all(f);
-    adm_async_done(f->async, rc, st);
-}
-
-/* Everyone allowed (or failed open): warnings and annotations in webhook order. */
-static void merge_all(fanout_t *f)
+/*
+ * What the answer carries from the webhooks that have answered, in webhook order: their warnings
+ * and annotations, and the fail-open annotation of each ignored failure. kube-apiserver records
+ * these as each call ends and keeps them whatever the outcome; admitd answers at the first denial
+ * (D3), so it keeps those that arrived before it, the denial's own included.
+ */
+static void merge_answered(fanout_t *f)
 {
     adm_attrs_t *attrs = f->attrs;
 
     for (size_t i = 0; i < f->n; i++) {
         adm_hook_result_t *r = &f->results[i];
 
+        if (!f->answered[i]) {
+            continue;
+        }
         adm_hook_merge_extras(attrs, r);
-        if (r->outcome == ADM_HOOK_FAILED) {
+        if (r->outcome == ADM_HOOK_FAILED && f->hooks[i]->failure_policy == ADM_FAILURE_IGNORE) {
             adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
                                     adm_hook_annotation_key(attrs->arena, "failed-open.validating.webhook.admission.k8s.io",
                                                             0, i),
@@ -75,10 +78,17 @@ static void merge_all(fanout_t *f)
     }
 }
 
+static void decide(fanout_t *f, int rc, const adm_status_t *st)
+{
+    f->decided = true;
+    merge_answered(f);
+    abandon_all(f);
+    adm_async_done(f->async, rc, st);
+}
+
 static void on_result(fanout_t *f, size_t i, adm_hook_result_t *res)
 {
     const adm_webhook_t *wh = f->hooks[i];
-    adm_attrs_t *attrs = f->attrs;
     adm_status_t st = {0};
 
     f->answered[i] = true;
@@ -87,25 +97,19 @@ static void on_result(fanout_t *f, size_t i, adm_hook_result_t *res)
     if (f->decided) {
         return;
     }
+    adm_hook_stats_count(adm_webhooks_stats(f->w, wh), wh, res);
     if (res->outcome == ADM_HOOK_FAILED && wh->failure_policy == ADM_FAILURE_IGNORE) {
-        adm_webhooks_stats(f->w, wh)->failed_open++;
         adm_log_v(1, "validating webhook %s failed open: %s", wh->name, res->reason);
+    } else if (res->outcome == ADM_HOOK_FAILED) {
+        adm_log_v(1, "validating webhook %s failed closed: %s", wh->name, res->reason);
+        decide(f, adm_hook_failure_status(&st, f->attrs->arena, wh, res->reason), &st);
+        return;
     } else if (res->outcome != ADM_HOOK_ALLOWED) {
-        adm_webhooks_stats(f->w, wh)->rejected++;
-        /* the answer is decided: this webhook's warnings and annotations go with it */
-        adm_hook_merge_extras(attrs, res);
-        if (res->outcome == ADM_HOOK_FAILED) {
-            adm_log_v(1, "validating webhook %s failed closed: %s", wh->name, res->reason);
-            decide(f, adm_hook_failure_status(&st, attrs->arena, wh, res->reason), &st);
-        } else {
-            decide(f, ADM_DECLINED, &res->status);
-        }
+        decide(f, ADM_DECLINED, &res->status);
         return;
     }
     if (f->outstanding == 0) {
-        f->decided = true;
-        merge_all(f);
-        adm_async_done(f->async, ADM_OK, NULL);
+        decide(f, ADM_OK, NULL);
     }
 }
 

@@ -65,6 +65,37 @@ void h_dump_log(const h_server_t *s)
     fclose(f);
 }
 
+int h_log_count(const h_server_t *s, const char *needle)
+{
+    FILE *f = fopen(s->log, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    int n = 0;
+
+    if (f == NULL) {
+        return 0;
+    }
+    while (getline(&line, &cap, f) > 0) {
+        n += strstr(line, needle) != NULL;
+    }
+    free(line);
+    fclose(f);
+    return n;
+}
+
+bool h_log_wait(const h_server_t *s, const char *needle, int count, int timeout_ms)
+{
+    long long deadline = h_now_ms() + timeout_ms;
+
+    while (h_log_count(s, needle) < count) {
+        if (h_now_ms() >= deadline) {
+            return false;
+        }
+        poll(NULL, 0, 5); /* polling a file: no event to wait on */
+    }
+    return true;
+}
+
 /* Scans the log for "serving KIND on 127.0.0.1:PORT". */
 static int find_port(const char *log, const char *kind)
 {
@@ -104,7 +135,7 @@ int h_start(h_server_t *s, const char *dir, const char *const *args)
 
 int h_start_prog(h_server_t *s, const char *bin, const char *dir, const char *const *args)
 {
-    const char *argv[64];
+    const char *argv[H_MAX_ARGS + 6];
     int n = 0;
     long long deadline;
 
@@ -124,7 +155,11 @@ int h_start_prog(h_server_t *s, const char *bin, const char *dir, const char *co
         argv[n++] = "--self-signed-ca-out";
         argv[n++] = s->ca;
     }
-    for (const char *const *a = args; a != NULL && *a != NULL && n < 62; a++) {
+    for (const char *const *a = args; a != NULL && *a != NULL; a++) {
+        if (n == H_MAX_ARGS + 5) {
+            fprintf(stderr, "harness: more than %d arguments for %s\n", H_MAX_ARGS, bin);
+            return -1;
+        }
         argv[n++] = *a;
     }
     argv[n] = NULL;
@@ -222,7 +257,7 @@ int h_run(const char *const *args, char *out, size_t out_len, int timeout_ms)
 
 int h_run_prog(const char *bin, const char *const *args, char *out, size_t out_len, int timeout_ms)
 {
-    const char *argv[64];
+    const char *argv[H_MAX_ARGS + 2];
     int pipefd[2];
     int n = 0;
     size_t got = 0;
@@ -230,7 +265,11 @@ int h_run_prog(const char *bin, const char *const *args, char *out, size_t out_l
     long long deadline = h_now_ms() + timeout_ms;
 
     argv[n++] = bin;
-    for (; args != NULL && *args != NULL && n < 62; args++) {
+    for (; args != NULL && *args != NULL; args++) {
+        if (n == H_MAX_ARGS + 1) {
+            fprintf(stderr, "harness: more than %d arguments for %s\n", H_MAX_ARGS, bin);
+            return -1;
+        }
         argv[n++] = *args;
     }
     argv[n] = NULL;

@@ -14,6 +14,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* Arguments a started or run program may be given (beyond those the harness adds). */
+#define H_MAX_ARGS 256
+
 typedef struct h_server_s {
     pid_t pid;
     int port;        /* admission listener */
@@ -51,6 +54,12 @@ const char *h_bin(const char *env_name);
 
 /** Prints admitd's log (for failures). */
 void h_dump_log(const h_server_t *s);
+
+/** Lines of the server's log that contain needle. */
+int h_log_count(const h_server_t *s, const char *needle);
+
+/** Waits until at least count lines of the log contain needle; false after timeout_ms. */
+bool h_log_wait(const h_server_t *s, const char *needle, int count, int timeout_ms);
 
 typedef struct h_conn_s {
     int fd;

@@ -12,6 +12,7 @@
  * and fresh uids; warnings and annotations; parallel fan-out and early denial.
  */
 #include "adm/buf.h"
+#include "adm/json.h"
 #include "certgen.h"
 #include "harness.h"
 
@@ -30,30 +31,68 @@
 static h_server_t mock, admitd, svc_mock;
 static char svc_record[320], svc_ca_b64[8192];
 static char dir[256], record[320], foreign_ca_b64[8192], mock_ca_b64[8192];
+static char long_warning_route[16 + 5000 + 1];
 static int dead_port;
 
 static const char *const mock_routes[] = {
-    "--route", "/deny=deny:nope",
-    "--route", "/deny-bare=deny",
-    "--route", "/error=error:500",
-    "--route", "/garbage=invalid-json",
-    "--route", "/wrong-uid=wrong-uid",
-    "--route", "/hang=hang",
-    "--route", "/hang-cancel=hang",
-    "--route", "/close=close",
-    "--route", "/reset=reset",
-    "--route", "/patch=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/added\",\"value\":\"yes\"}]",
-    "--route", "/patch-a=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/a\",\"value\":\"1\"}]",
-    "--route", "/patch-b=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/b\",\"value\":\"2\"}]",
-    "--route", "/bad-patch=patch:[{\"op\":\"remove\",\"path\":\"/metadata/nonexistent\"}]",
-    "--route", "/rm-tolerations=patch:[{\"op\":\"remove\",\"path\":\"/spec/tolerations\"}]",
-    "--route", "/slow=allow",
+    "--route",       "/deny=deny:nope",
+    "--route",       "/deny-bare=deny",
+    "--route",       "/error=error:500",
+    "--route",       "/garbage=invalid-json",
+    "--route",       "/wrong-uid=wrong-uid",
+    "--route",       "/hang=hang",
+    "--route",       "/hang-cancel=hang",
+    "--route",       "/close=close",
+    "--route",       "/reset=reset",
+    "--route",       "/patch=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/added\",\"value\":\"yes\"}]",
+    "--route",       "/patch-a=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/a\",\"value\":\"1\"}]",
+    "--route",       "/patch-b=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/b\",\"value\":\"2\"}]",
+    "--route",       "/bad-patch=patch:[{\"op\":\"remove\",\"path\":\"/metadata/nonexistent\"}]",
+    "--route",       "/rm-tolerations=patch:[{\"op\":\"remove\",\"path\":\"/spec/tolerations\"}]",
+    "--route",       "/slow=allow",
     "--route-delay", "/slow=200ms",
-    "--route", "/slow1s=allow",
+    "--route",       "/slow1s=allow",
     "--route-delay", "/slow1s=1s",
-    "--route", "/warn=warn:be careful",
-    "--route", "/annotate=annotate:reason=checked",
+    "--route",       "/warn=warn:be careful",
+    "--route",       "/annotate=annotate:reason=checked",
+    "--route",       "/deny-late=deny:late",
+    "--route-delay", "/deny-late=500ms",
+    "--route",       "/deny-1s=deny:later",
+    "--route-delay", "/deny-1s=1s",
 };
+
+/*
+ * Patches that add a value nested this deep at a path: 50,000 levels is far past what any decoder
+ * takes. A patch text may nest 10,000 levels, so its values 9,998: at /spec/deep (2 tokens) that
+ * makes the pod exactly 10,000 levels deep, kube-apiserver's limit, and 9,997 levels at
+ * /spec/containers/0/deep (4 tokens) one level more.
+ */
+static struct deep_route {
+    const char *route;
+    const char *path;
+    int depth;
+    char *arg;
+} deep_routes[] = {
+    {"/deep-patch", "/spec/deep", 50000, NULL},
+    {"/deep-fits", "/spec/deep", 9998, NULL},
+    {"/deep-over", "/spec/containers/0/deep", 9997, NULL},
+};
+
+static const char *deep_route(struct deep_route *r)
+{
+    size_t cap = strlen(r->route) + strlen(r->path) + 2 * (size_t)r->depth + 128, n;
+    char *s = malloc(cap);
+
+    assert_non_null(s);
+    n = (size_t)snprintf(s, cap, "%s=patch:[{\"op\":\"add\",\"path\":\"%s\",\"value\":", r->route, r->path);
+    memset(s + n, '[', (size_t)r->depth);
+    n += (size_t)r->depth;
+    memset(s + n, ']', (size_t)r->depth);
+    n += (size_t)r->depth;
+    snprintf(s + n, cap - n, "}]");
+    r->arg = s;
+    return s;
+}
 
 /* ---- the configuration -------------------------------------------------------------------- */
 
@@ -91,11 +130,13 @@ static void write_hook(FILE *f, const hook_t *h)
 #define IGNORE_POLICY "  failurePolicy: Ignore\n"
 #define ONE_SECOND "  timeoutSeconds: 1\n"
 
-static hook_t validating[64], mutating[16];
+#define MAX_HOOKS 64
+static hook_t validating[MAX_HOOKS], mutating[MAX_HOOKS];
 static size_t nvalidating, nmutating;
 
 static void add(hook_t *list, size_t *n, const char *t, const char *name, const char *path, const char *extra)
 {
+    assert_true(*n < MAX_HOOKS);
     list[*n] = (hook_t){t, name, path, extra, 0, NULL};
     (*n)++;
 }
@@ -146,6 +187,7 @@ static void build_hooks(void)
         "  admissionReviewVersions: [v1beta1, v1]\n");
     add(validating, &nvalidating, "extras", "warn.hooks.example.com", "/warn", NULL);
     add(validating, &nvalidating, "extras", "annotate.hooks.example.com", "/annotate", NULL);
+    add(validating, &nvalidating, "longwarn", "warn-long.hooks.example.com", "/warn-long", NULL);
     for (int i = 0; i < 5; i++) {
         static char names[5][64];
 
@@ -159,6 +201,12 @@ static void build_hooks(void)
         add(validating, &nvalidating, "early", names[i], "/slow1s", NULL);
     }
     add(validating, &nvalidating, "early", "early-deny.hooks.example.com", "/deny", NULL);
+    add(validating, &nvalidating, "early", "slow1s-deny.hooks.example.com", "/deny-1s", NULL);
+    /* answers that arrive before a denial: their warnings and annotations are kept with it */
+    add(validating, &nvalidating, "opendeny", "opendeny-error.hooks.example.com", "/error", IGNORE_POLICY);
+    add(validating, &nvalidating, "opendeny", "opendeny-warn.hooks.example.com", "/warn", NULL);
+    add(validating, &nvalidating, "opendeny", "opendeny-annotate.hooks.example.com", "/annotate", NULL);
+    add(validating, &nvalidating, "opendeny", "opendeny-deny.hooks.example.com", "/deny-late", NULL);
     add(validating, &nvalidating, "ns", "ns-prod.hooks.example.com", "/ns-prod",
         "  namespaceSelector: {matchLabels: {env: prod}}\n");
     add(validating, &nvalidating, "obj", "obj.hooks.example.com", "/obj-web",
@@ -191,6 +239,12 @@ static void build_hooks(void)
     add(mutating, &nmutating, "nointree", "nointree-b.hooks.example.com", "/patch-b", NULL);
     add(mutating, &nmutating, "nointree", "nointree-a.hooks.example.com", "/nointree-a",
         "  reinvocationPolicy: IfNeeded\n");
+    /* patches nested deeper than kube-apiserver decodes, and one just within */
+    add(mutating, &nmutating, "deep-fail", "deep-fail.hooks.example.com", "/deep-patch", FAIL_POLICY);
+    add(mutating, &nmutating, "deep-ignore", "deep-ignore.hooks.example.com", "/deep-patch", IGNORE_POLICY);
+    add(mutating, &nmutating, "deep-ignore", "deep-next.hooks.example.com", "/patch", NULL);
+    add(mutating, &nmutating, "deep-over", "deep-over.hooks.example.com", "/deep-over", IGNORE_POLICY);
+    add(mutating, &nmutating, "deep-fits", "deep-fits.hooks.example.com", "/deep-fits", NULL);
 }
 
 static void write_config(const char *path)
@@ -304,9 +358,11 @@ static void ask(const char *path, char *body, answer_t *a)
     if (yyjson_is_str(patch)) {
         size_t olen = 0;
 
-        mbedtls_base64_decode((unsigned char *)a->patch, sizeof(a->patch) - 1, &olen,
-                              (const unsigned char *)yyjson_get_str(patch), yyjson_get_len(patch));
-        a->patch[olen] = '\0';
+        /* a patch too large for the buffer stays "" here; the test decodes it itself */
+        if (mbedtls_base64_decode((unsigned char *)a->patch, sizeof(a->patch) - 1, &olen,
+                                  (const unsigned char *)yyjson_get_str(patch), yyjson_get_len(patch)) == 0) {
+            a->patch[olen] = '\0';
+        }
     }
     h_response_free(&r);
     h_close(&c);
@@ -372,7 +428,7 @@ static yyjson_doc *last_call(const char *path)
 
 static int setup(void **state)
 {
-    const char *mock_args[64];
+    const char *mock_args[H_MAX_ARGS];
     const char *other_args[] = {NULL};
     h_server_t other;
     char config[320], cluster[320];
@@ -384,6 +440,15 @@ static int setup(void **state)
     for (size_t i = 0; i < sizeof(mock_routes) / sizeof(mock_routes[0]); i++) {
         mock_args[n++] = mock_routes[i];
     }
+    for (size_t i = 0; i < sizeof(deep_routes) / sizeof(deep_routes[0]); i++) {
+        mock_args[n++] = "--route";
+        mock_args[n++] = deep_route(&deep_routes[i]);
+    }
+    /* a warning of 5,000 runes: kube-apiserver cuts it to 256 */
+    memcpy(long_warning_route, "/warn-long=warn:", 16);
+    memset(long_warning_route + 16, 'w', 5000);
+    mock_args[n++] = "--route";
+    mock_args[n++] = long_warning_route;
     mock_args[n++] = "--record";
     mock_args[n++] = record;
     mock_args[n] = NULL;
@@ -443,6 +508,9 @@ static int teardown(void **state)
     h_stop(&svc_mock, 15, 10000);
     h_cleanup(&svc_mock);
     certgen_rmdir(dir);
+    for (size_t i = 0; i < sizeof(deep_routes) / sizeof(deep_routes[0]); i++) {
+        free(deep_routes[i].arg);
+    }
     return 0;
 }
 
@@ -705,11 +773,19 @@ static void test_warnings_and_annotations(void **state)
     assert_string_equal(yyjson_get_str(yyjson_arr_get(warnings, 0)), "be careful");
     assert_string_equal(annotation(&a, "annotate.hooks.example.com.reason"), "checked");
     done(&a);
+    /* within kube-apiserver's limits: one warning past 4,096 runes is cut to 256 */
+    ask("/validate", review("longwarn", NULL, false, NULL), &a);
+    assert_true(a.allowed);
+    warnings = yyjson_obj_get(a.response, "warnings");
+    assert_int_equal(yyjson_arr_size(warnings), 1);
+    assert_int_equal(yyjson_get_len(yyjson_arr_get(warnings, 0)), 256);
+    done(&a);
 }
 
 static void test_parallel_and_early_denial(void **state)
 {
     answer_t a;
+    int before_allowed;
 
     (void)state;
     /* five webhooks that each take 200 ms: called at once */
@@ -721,12 +797,61 @@ static void test_parallel_and_early_denial(void **state)
     }
     done(&a);
     /* four take a second, one denies at once: the denial is the answer, without waiting (D3) */
+    before_allowed = h_log_count(&admitd, "webhook slow1s-");
     ask("/validate", review("early", NULL, false, NULL), &a);
     assert_false(a.allowed);
     assert_int_equal(a.code, 403);
+    assert_string_equal(a.message,
+                        "admission webhook \"early-deny.hooks.example.com\" denied the request: nope");
     if (a.ms >= 600) {
         fail_msg("an early denial took %lld ms", a.ms);
     }
+    done(&a);
+    /* the calls left running still end, and their answers are counted and logged (D3) */
+    for (int i = 0; i < 4; i++) {
+        char line[128];
+
+        snprintf(line, sizeof(line),
+                 "validating webhook slow1s-%d.hooks.example.com answered after the request was "
+                 "decided: allowed",
+                 i);
+        if (!h_log_wait(&admitd, line, 1, 5000)) {
+            h_dump_log(&admitd);
+            fail_msg("no line \"%s\"", line);
+        }
+    }
+    assert_true(
+        h_log_wait(&admitd,
+                   "validating webhook slow1s-deny.hooks.example.com answered after the request was decided: "
+                   "denied: admission webhook \"slow1s-deny.hooks.example.com\" denied the request: later",
+                   1, 5000));
+    assert_int_equal(h_log_count(&admitd, "webhook slow1s-"), before_allowed + 5);
+}
+
+/*
+ * A denial that comes after other answers: kube-apiserver keeps what those answers recorded (each
+ * webhook's warnings and annotations, the fail-open annotation of an ignored failure) whatever
+ * the outcome, so the denial carries them.
+ */
+static void test_denial_keeps_earlier_answers(void **state)
+{
+    answer_t a;
+    yyjson_val *warnings;
+
+    (void)state;
+    ask("/validate", review("opendeny", NULL, false, NULL), &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 403);
+    assert_string_equal(a.message,
+                        "admission webhook \"opendeny-deny.hooks.example.com\" denied the request: late");
+    assert_non_null(annotation(&a, "failed-open.validating.webhook.admission.k8s.io.round_0_index_0"));
+    assert_string_equal(annotation(&a, "failed-open.validating.webhook.admission.k8s.io.round_0_index_0"),
+                        "opendeny-error.hooks.example.com");
+    assert_non_null(annotation(&a, "opendeny-annotate.hooks.example.com.reason"));
+    assert_string_equal(annotation(&a, "opendeny-annotate.hooks.example.com.reason"), "checked");
+    warnings = yyjson_obj_get(a.response, "warnings");
+    assert_int_equal(yyjson_arr_size(warnings), 1);
+    assert_string_equal(yyjson_get_str(yyjson_arr_get(warnings, 0)), "be careful");
     done(&a);
 }
 
@@ -796,6 +921,79 @@ static void test_caller_gone_while_webhooks_run(void **state)
     done(&a);
 }
 
+/*
+ * A webhook's answer nested past kube-apiserver's decoder limit, then another webhook: refused as
+ * kube refuses it, never a crash (this sequence used to end admitd with SIGSEGV, the patch's
+ * nesting recursing through JSON Patch's equality and diff).
+ */
+static void test_deep_webhook_answers(void **state)
+{
+    answer_t a;
+    int next_before = calls("/patch");
+    yyjson_val *patch;
+    char *text;
+    size_t len = 0;
+
+    (void)state;
+    /* Fail: the undecodable patch is a call failure, in Go's words */
+    ask("/admit", review("deep-fail", NULL, false, NULL), &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 500);
+    assert_string_equal(a.message,
+                        "Internal error occurred: failed calling webhook \"deep-fail.hooks.example.com\": "
+                        "received undecodable patch in webhook response: invalid character '[' exceeded "
+                        "max depth");
+    done(&a);
+
+    /* Ignore: skipped with the fail-open annotation; the next webhook is called and its patch applies */
+    ask("/admit", review("deep-ignore", NULL, false, NULL), &a);
+    if (!a.allowed) {
+        fail_msg("not allowed: %s", a.message);
+    }
+    assert_int_equal(calls("/patch"), next_before + 1);
+    assert_non_null(strstr(a.patch, "/metadata/labels/added"));
+    assert_null(strstr(a.patch, "/spec/deep"));
+    for (size_t i = 0; i < nmutating; i++) {
+        if (strcmp(mutating[i].name, "deep-ignore.hooks.example.com") == 0) {
+            char key[128];
+
+            snprintf(key, sizeof(key), "failed-open.mutation.webhook.admission.k8s.io.round_0_index_%zu", i);
+            assert_non_null(annotation(&a, key));
+            assert_string_equal(annotation(&a, key), "deep-ignore.hooks.example.com");
+        }
+    }
+    done(&a);
+
+    /* a patch that decodes but leaves the pod one level deeper than kube decodes: 500 whatever the policy */
+    ask("/admit", review("deep-over", NULL, false, NULL), &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 500);
+    assert_string_equal(a.message,
+                        "Internal error occurred: couldn't get version/kind; json parse error: invalid "
+                        "character '[' exceeded max depth");
+    done(&a);
+
+    /* exactly at the limit: applied, through both phases, and answered as a patch of that depth */
+    ask("/admit", review("deep-fits", NULL, false, NULL), &a);
+    if (!a.allowed) {
+        fail_msg("not allowed: %s", a.message);
+    }
+    patch = yyjson_obj_get(a.response, "patch");
+    assert_true(yyjson_is_str(patch));
+    text = malloc(yyjson_get_len(patch));
+    assert_non_null(text);
+    assert_int_equal(mbedtls_base64_decode((unsigned char *)text, yyjson_get_len(patch), &len,
+                                           (const unsigned char *)yyjson_get_str(patch),
+                                           yyjson_get_len(patch)),
+                     0);
+    /* [{"op":"add","path":"/spec/deep","value":<9,998 levels>}] nests 10,000 levels */
+    assert_non_null(strstr(text, "\"path\":\"/spec/deep\""));
+    assert_false(adm_json_too_deep(text, len, ADM_JSON_MAX_DEPTH, NULL));
+    assert_true(adm_json_too_deep(text, len, ADM_JSON_MAX_DEPTH - 1, NULL));
+    free(text);
+    done(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -809,9 +1007,11 @@ int main(void)
         cmocka_unit_test(test_timeout_query_and_fresh_uids),
         cmocka_unit_test(test_warnings_and_annotations),
         cmocka_unit_test(test_parallel_and_early_denial),
+        cmocka_unit_test(test_denial_keeps_earlier_answers),
         cmocka_unit_test(test_caller_deadline_bounds_the_chain),
         cmocka_unit_test(test_service_reference),
         cmocka_unit_test(test_caller_gone_while_webhooks_run),
+        cmocka_unit_test(test_deep_webhook_answers),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
