@@ -104,9 +104,21 @@ int h_start(h_server_t *s, const char *dir, const char *const *args)
 
 int h_start_prog(h_server_t *s, const char *bin, const char *dir, const char *const *args)
 {
+    if (h_spawn_prog(s, bin, dir, args) != 0) {
+        return -1;
+    }
+    return h_wait_serving(s, 20000);
+}
+
+int h_spawn(h_server_t *s, const char *dir, const char *const *args)
+{
+    return h_spawn_prog(s, admitd_bin(), dir, args);
+}
+
+int h_spawn_prog(h_server_t *s, const char *bin, const char *dir, const char *const *args)
+{
     const char *argv[64];
     int n = 0;
-    long long deadline;
 
     memset(s, 0, sizeof(*s));
     if (dir != NULL) {
@@ -117,6 +129,7 @@ int h_start_prog(h_server_t *s, const char *bin, const char *dir, const char *co
     snprintf(s->ca, sizeof(s->ca), "%s/ca.pem", s->dir);
     snprintf(s->log, sizeof(s->log), "%s/admitd.log", s->dir);
     s->tls = !has_arg(args, "--insecure-http");
+    s->wants_health = has_arg(args, "--health-listen");
     argv[n++] = bin;
     argv[n++] = "--listen";
     argv[n++] = "127.0.0.1:0";
@@ -141,13 +154,19 @@ int h_start_prog(h_server_t *s, const char *bin, const char *dir, const char *co
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    deadline = h_now_ms() + 20000;
+    return 0;
+}
+
+int h_wait_serving(h_server_t *s, int timeout_ms)
+{
+    long long deadline = h_now_ms() + timeout_ms;
+
     while (h_now_ms() < deadline) {
         int status;
 
         s->port = find_port(s->log, "admission");
         if (s->port != 0) {
-            if (has_arg(args, "--health-listen")) {
+            if (s->wants_health) {
                 s->health_port = find_port(s->log, "health");
                 if (s->health_port == 0) {
                     continue;
