@@ -350,6 +350,13 @@ static int read_some(h_conn_t *c, long long deadline)
 
 int h_connect(h_conn_t *c, int port, const char *ca, const char *host, const char *cert, const char *key)
 {
+    adm_tls_client_opts_t o = {.ca_file = ca, .cert_file = cert, .key_file = key};
+
+    return h_connect_tls(c, port, ca != NULL ? &o : NULL, host);
+}
+
+int h_connect_tls(h_conn_t *c, int port, const adm_tls_client_opts_t *opts, const char *host)
+{
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     long long deadline = h_now_ms() + 10000;
     int one = 1;
@@ -362,16 +369,12 @@ int h_connect(h_conn_t *c, int port, const char *ca, const char *host, const cha
         return -1;
     }
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (ca == NULL) {
+    if (opts == NULL) {
         return 0;
     }
-    {
-        adm_tls_client_opts_t o = {.ca_file = ca, .cert_file = cert, .key_file = key};
-
-        if (adm_tls_client_ctx_create(&o, &c->ctx, err, sizeof(err)) != 0) {
-            fprintf(stderr, "client TLS context: %s\n", err);
-            return -1;
-        }
+    if (adm_tls_client_ctx_create(opts, &c->ctx, err, sizeof(err)) != 0) {
+        fprintf(stderr, "client TLS context: %s\n", err);
+        return -1;
     }
     if (adm_tls_session_create(c->ctx, host != NULL ? host : "127.0.0.1", &c->tls) != 0 ||
         adm_tls_session_start(c->tls) != 0 || flush_tls(c) != 0) {

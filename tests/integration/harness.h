@@ -84,6 +84,9 @@ typedef struct h_response_s {
  */
 int h_connect(h_conn_t *c, int port, const char *ca, const char *host, const char *cert, const char *key);
 
+/** Like h_connect with every client TLS option (opts NULL: plain TCP), e.g. max_tls12. */
+int h_connect_tls(h_conn_t *c, int port, const adm_tls_client_opts_t *opts, const char *host);
+
 /** Like h_connect to a server started by h_start (TLS when it is TLS). */
 int h_connect_to(h_conn_t *c, const h_server_t *s);
 
