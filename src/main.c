@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * admitd's entry point: parse flags, set up TLS, run the server on one libuv loop until a
- * SIGTERM/SIGINT drain completes. Exit codes: 0 after a clean drain, 2 for bad flags or files,
- * 1 for anything else that stops startup.
+ * SIGTERM/SIGINT drain completes. SIGHUP is logged and otherwise ignored until reload exists.
+ * Exit codes: 0 after a clean drain, 2 for bad flags or files, 1 for anything else that stops
+ * startup.
  */
 #include "adm/chain.h"
 #include "adm/error.h"
@@ -24,6 +25,7 @@ typedef struct app_s {
     adm_webhooks_t *webhooks;
     uv_signal_t sigterm;
     uv_signal_t sigint;
+    uv_signal_t sighup;
 } app_t;
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -34,6 +36,18 @@ static void on_signal(uv_signal_t *h, int signum)
     adm_server_shutdown(app->server);
 }
 
+/*
+ * Reload (INTERFACE.md: SIGHUP re-reads certificates and configuration) is not built yet. SIGHUP's
+ * default action ends the process without a drain, which is the worst answer to an operator who
+ * only wanted a reload; so it is caught, and the log says that nothing changed.
+ */
+static void on_sighup(uv_signal_t *h, int signum)
+{
+    (void)h;
+    (void)signum;
+    adm_log_warn("received SIGHUP: reload not supported yet; configuration unchanged, still serving");
+}
+
 static void on_server_done(adm_server_t *s, void *arg)
 {
     app_t *app = arg;
@@ -41,6 +55,12 @@ static void on_server_done(adm_server_t *s, void *arg)
     /* The signal handles are the last thing keeping the loop alive. */
     uv_close((uv_handle_t *)&app->sigterm, NULL);
     uv_close((uv_handle_t *)&app->sigint, NULL);
+    uv_close((uv_handle_t *)&app->sighup, NULL);
+    /*
+     * Closing the last SIGHUP handle makes libuv restore the default action (exit), so a SIGHUP
+     * during the last steps of a clean exit would turn exit 0 into a kill: ignore it again.
+     */
+    signal(SIGHUP, SIG_IGN);
     /* idle upstream connections would keep the loop alive */
     adm_webhooks_destroy(app->webhooks);
     app->webhooks = NULL;
@@ -55,6 +75,12 @@ int main(int argc, char **argv)
     char err[2048] = "";
     int rc;
 
+    /*
+     * A SIGHUP (a reload attempt) can come while the configuration loads or a key is generated,
+     * before the loop's handler exists; its default action would kill admitd. Ignore it until
+     * uv_signal_start installs the handler that logs it.
+     */
+    signal(SIGHUP, SIG_IGN);
     adm_options_defaults(&opts);
     if (adm_options_parse(&opts, argc, argv, &action, err, sizeof(err)) != 0) {
         fprintf(stderr, "admitd: %s\n", err);
@@ -117,10 +143,12 @@ int main(int argc, char **argv)
     }
     uv_signal_init(&loop, &app.sigterm);
     uv_signal_init(&loop, &app.sigint);
+    uv_signal_init(&loop, &app.sighup);
     app.sigterm.data = &app;
     app.sigint.data = &app;
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
     uv_signal_start(&app.sigint, on_signal, SIGINT);
+    uv_signal_start(&app.sighup, on_sighup, SIGHUP);
     adm_chain_log_summary(app.chain);
     adm_webhooks_log_summary(app.webhooks);
     adm_log_info("admitd %s ready", ADM_VERSION);

@@ -24,21 +24,17 @@ const char *adm_endpoint_name(adm_endpoint_t ep)
 
 void adm_metrics_observe(adm_metrics_t *m, adm_endpoint_t ep, int code, uint64_t duration_ns)
 {
-    adm_metrics_code_t *codes;
     double seconds = (double)duration_ns / 1e9;
     int i;
 
     if (ep >= ADM_EP_COUNT) {
         ep = ADM_EP_OTHER;
     }
-    codes = m->codes[ep];
-    for (i = 0; i < ADM_METRICS_CODES - 1; i++) {
-        if (codes[i].code == code || codes[i].code == 0) {
-            break;
-        }
+    if (code >= ADM_METRICS_CODE_MIN && code <= ADM_METRICS_CODE_MAX) {
+        m->codes[ep][code - ADM_METRICS_CODE_MIN]++;
+    } else {
+        m->codes[ep][ADM_METRICS_CODE_OTHER]++;
     }
-    codes[i].code = codes[i].code == 0 ? code : codes[i].code;
-    codes[i].count++;
 
     for (i = 0; i < ADM_METRICS_BUCKETS; i++) {
         if (seconds <= bucket_bounds[i]) {
@@ -59,11 +55,18 @@ int adm_metrics_render(const adm_metrics_t *m, adm_buf_t *out)
 
     err |= adm_buf_append_str(out, "# HELP admitd_requests_total HTTP requests answered, by endpoint and status code.\n"
                                    "# TYPE admitd_requests_total counter\n");
+    /* Only codes seen are written: a scrape lists a handful of series, not 500 zeros per endpoint. */
     for (int ep = 0; ep < ADM_EP_COUNT; ep++) {
-        for (int i = 0; i < ADM_METRICS_CODES && m->codes[ep][i].code != 0; i++) {
-            err |= adm_buf_appendf(out, "admitd_requests_total{endpoint=\"%s\",code=\"%d\"} %llu\n",
-                                   endpoint_names[ep], m->codes[ep][i].code,
-                                   (unsigned long long)m->codes[ep][i].count);
+        for (int i = 0; i < ADM_METRICS_CODE_OTHER; i++) {
+            if (m->codes[ep][i] != 0) {
+                err |= adm_buf_appendf(out, "admitd_requests_total{endpoint=\"%s\",code=\"%d\"} %llu\n",
+                                       endpoint_names[ep], i + ADM_METRICS_CODE_MIN,
+                                       (unsigned long long)m->codes[ep][i]);
+            }
+        }
+        if (m->codes[ep][ADM_METRICS_CODE_OTHER] != 0) {
+            err |= adm_buf_appendf(out, "admitd_requests_total{endpoint=\"%s\",code=\"other\"} %llu\n",
+                                   endpoint_names[ep], (unsigned long long)m->codes[ep][ADM_METRICS_CODE_OTHER]);
         }
     }
     err |= adm_buf_append_str(out, "# HELP admitd_request_duration_seconds Time from a request's first byte to its answer.\n"

@@ -356,5 +356,6 @@ void adm_options_usage(FILE *out)
             fprintf(out, "  %-34s %s\n", left, flags[i].help);
         }
     }
-    fprintf(out, "\nSignals: SIGTERM/SIGINT drain (see --shutdown-delay, --shutdown-grace) and exit 0.\n");
+    fprintf(out, "\nSignals: SIGTERM/SIGINT drain (see --shutdown-delay, --shutdown-grace) and exit 0.\n"
+                 "SIGHUP is logged and changes nothing: reload is not supported yet.\n");
 }

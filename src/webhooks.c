@@ -11,6 +11,7 @@
 #include "adm/client.h"
 #include "adm/error.h"
 #include "adm/log.h"
+#include "adm/plugin.h"
 #include "adm/tls.h"
 #include "adm/util.h"
 #include "webhooks_internal.h"
@@ -273,6 +274,55 @@ void adm_webhooks_log_summary(const adm_webhooks_t *w)
 adm_hook_stats_t *adm_webhooks_stats(adm_webhooks_t *w, const adm_webhook_t *wh)
 {
     return &w->clients[wh->type == ADM_WEBHOOK_MUTATING ? 0 : 1][wh->index].stats;
+}
+
+/*
+ * kube-apiserver's webhook plugins hand their configuration to config.LoadConfig, which decodes a
+ * WebhookAdmission and requires an absolute kubeConfigFile (path.IsAbs: a leading '/'); a missing
+ * one decodes as "". The file is then read for per-host credentials. Since admitd cannot apply
+ * them (D13), accepting the configuration would call webhooks without the credentials the operator
+ * configured, so every configuration ends start-up here, with the most useful reason.
+ */
+int adm_webhooks_configure_plugin(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    static const char v1[] = "apiserver.config.k8s.io/v1";
+    static const char v1alpha1[] = "apiserver.config.k8s.io/v1alpha1";
+    const char *api_version, *kind, *file;
+    yyjson_val *v;
+
+    *state = cfg->webhooks;
+    if (cfg->config == NULL) {
+        return 0;
+    }
+    api_version = yyjson_get_str(yyjson_obj_get(cfg->config, "apiVersion"));
+    kind = yyjson_get_str(yyjson_obj_get(cfg->config, "kind"));
+    if (api_version == NULL || (strcmp(api_version, v1) != 0 && strcmp(api_version, v1alpha1) != 0)) {
+        snprintf(err, err_len, "%s: apiVersion: want %s or %s (WebhookAdmissionConfiguration)", cfg->source, v1,
+                 v1alpha1);
+        return ADM_EINVAL;
+    }
+    if (kind == NULL || (strcmp(kind, "WebhookAdmissionConfiguration") != 0 &&
+                         (strcmp(api_version, v1alpha1) != 0 || strcmp(kind, "WebhookAdmission") != 0))) {
+        snprintf(err, err_len, "%s: kind: want WebhookAdmissionConfiguration (or, in %s, the legacy WebhookAdmission)",
+                 cfg->source, v1alpha1);
+        return ADM_EINVAL;
+    }
+    v = yyjson_obj_get(cfg->config, "kubeConfigFile");
+    if (v != NULL && !yyjson_is_null(v) && !yyjson_is_str(v)) {
+        snprintf(err, err_len, "%s: kubeConfigFile: must be a string", cfg->source);
+        return ADM_EINVAL;
+    }
+    file = yyjson_is_str(v) ? yyjson_get_str(v) : "";
+    if (file[0] != '/') {
+        snprintf(err, err_len, "%s: kubeConfigFile: Invalid value: \"%s\": must be an absolute file path", cfg->source,
+                 file);
+        return ADM_EINVAL;
+    }
+    snprintf(err, err_len,
+             "%s: kubeConfigFile: downstream client credentials (WebhookAdmissionConfiguration, INTERFACE D13) are "
+             "not supported yet",
+             cfg->source);
+    return ADM_EINVAL;
 }
 
 const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w)

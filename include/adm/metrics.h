@@ -4,8 +4,11 @@
  *   admitd_requests_total{endpoint,code}            counter
  *   admitd_request_duration_seconds{endpoint}       histogram, first byte of a request to its answer
  *   admitd_connections{side="server"}              gauge
- * Names and labels are those of ../shared/INTERFACE.md. Recording is a few array updates: no
- * allocation and no locking (one loop per process).
+ * Names and labels are those of ../shared/INTERFACE.md. Every HTTP status code (100-599) is counted
+ * under its own code label, in a fixed slot per code, so the number of series is bounded by the
+ * codes HTTP has, not by what a request can provoke; a status outside that range (none is sent
+ * today) is counted under code="other". Recording is a few array updates: no allocation and no
+ * locking (one loop per process).
  */
 #ifndef ADM_METRICS_H
 #define ADM_METRICS_H
@@ -28,15 +31,14 @@ typedef enum adm_endpoint_e {
 } adm_endpoint_t;
 
 #define ADM_METRICS_BUCKETS 16
-#define ADM_METRICS_CODES 12 /* distinct status codes tracked per endpoint; more fold into the last */
-
-typedef struct adm_metrics_code_s {
-    int code;
-    uint64_t count;
-} adm_metrics_code_t;
+#define ADM_METRICS_CODE_MIN 100
+#define ADM_METRICS_CODE_MAX 599
+/* One slot per valid HTTP status code (slot code - 100), then one for code="other". */
+#define ADM_METRICS_CODE_OTHER (ADM_METRICS_CODE_MAX - ADM_METRICS_CODE_MIN + 1)
+#define ADM_METRICS_CODE_SLOTS (ADM_METRICS_CODE_OTHER + 1)
 
 typedef struct adm_metrics_s {
-    adm_metrics_code_t codes[ADM_EP_COUNT][ADM_METRICS_CODES];
+    uint64_t codes[ADM_EP_COUNT][ADM_METRICS_CODE_SLOTS]; /* requests answered, by status code slot */
     uint64_t buckets[ADM_EP_COUNT][ADM_METRICS_BUCKETS]; /* non-cumulative counts per bucket */
     uint64_t over[ADM_EP_COUNT];                         /* above the last bound */
     uint64_t count[ADM_EP_COUNT];

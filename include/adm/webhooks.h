@@ -36,6 +36,19 @@ void adm_webhooks_destroy(adm_webhooks_t *w);
 /** Logs what was loaded: hooks per type, cluster objects, and the loader's warnings. */
 void adm_webhooks_log_summary(const adm_webhooks_t *w);
 
+struct adm_plugin_config_s;
+
+/**
+ * The configure hook of both webhook plugins (MutatingAdmissionWebhook, ValidatingAdmissionWebhook):
+ * their state is cfg->webhooks. Their configuration is kube-apiserver's WebhookAdmissionConfiguration
+ * (apiserver.config.k8s.io/v1 or v1alpha1; legacy kind WebhookAdmission in v1alpha1), whose
+ * kubeConfigFile gives per-host client credentials (INTERFACE.md D13). admitd does not read those
+ * yet, so any configuration is refused: one kube-apiserver would refuse with kube's reason, one it
+ * would accept with "SOURCE: kubeConfigFile: ... not supported yet". Without a configuration it
+ * returns 0. Errors are ADM_EINVAL with one line in err.
+ */
+int adm_webhooks_configure_plugin(const struct adm_plugin_config_s *cfg, void **state, char *err, size_t err_len);
+
 const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w);
 const adm_cluster_state_t *adm_webhooks_cluster(const adm_webhooks_t *w);
 uv_loop_t *adm_webhooks_loop(const adm_webhooks_t *w);

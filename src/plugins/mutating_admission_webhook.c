@@ -312,17 +312,9 @@ static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_as
     return rc;
 }
 
-static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
-{
-    (void)err;
-    (void)err_len;
-    *state = cfg->webhooks;
-    return 0;
-}
-
 const adm_plugin_t adm_plugin_mutating_admission_webhook = {
     .name = "MutatingAdmissionWebhook",
     .operations = ADM_OPS_ALL,
-    .configure = configure,
+    .configure = adm_webhooks_configure_plugin, /* shared: WebhookAdmissionConfiguration */
     .admit_async = admit_async,
 };

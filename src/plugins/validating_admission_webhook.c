@@ -198,17 +198,9 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
     return ADM_AGAIN;
 }
 
-static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
-{
-    (void)err;
-    (void)err_len;
-    *state = cfg->webhooks;
-    return 0;
-}
-
 const adm_plugin_t adm_plugin_validating_admission_webhook = {
     .name = "ValidatingAdmissionWebhook",
     .operations = ADM_OPS_ALL,
-    .configure = configure,
+    .configure = adm_webhooks_configure_plugin, /* shared: WebhookAdmissionConfiguration */
     .validate_async = validate_async,
 };

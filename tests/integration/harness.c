@@ -135,9 +135,21 @@ int h_start(h_server_t *s, const char *dir, const char *const *args)
 
 int h_start_prog(h_server_t *s, const char *bin, const char *dir, const char *const *args)
 {
+    if (h_spawn_prog(s, bin, dir, args) != 0) {
+        return -1;
+    }
+    return h_wait_serving(s, 20000);
+}
+
+int h_spawn(h_server_t *s, const char *dir, const char *const *args)
+{
+    return h_spawn_prog(s, admitd_bin(), dir, args);
+}
+
+int h_spawn_prog(h_server_t *s, const char *bin, const char *dir, const char *const *args)
+{
     const char *argv[H_MAX_ARGS + 6];
     int n = 0;
-    long long deadline;
 
     memset(s, 0, sizeof(*s));
     if (dir != NULL) {
@@ -148,6 +160,7 @@ int h_start_prog(h_server_t *s, const char *bin, const char *dir, const char *co
     snprintf(s->ca, sizeof(s->ca), "%s/ca.pem", s->dir);
     snprintf(s->log, sizeof(s->log), "%s/admitd.log", s->dir);
     s->tls = !has_arg(args, "--insecure-http");
+    s->wants_health = has_arg(args, "--health-listen");
     argv[n++] = bin;
     argv[n++] = "--listen";
     argv[n++] = "127.0.0.1:0";
@@ -176,13 +189,19 @@ int h_start_prog(h_server_t *s, const char *bin, const char *dir, const char *co
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    deadline = h_now_ms() + 20000;
+    return 0;
+}
+
+int h_wait_serving(h_server_t *s, int timeout_ms)
+{
+    long long deadline = h_now_ms() + timeout_ms;
+
     while (h_now_ms() < deadline) {
         int status;
 
         s->port = find_port(s->log, "admission");
         if (s->port != 0) {
-            if (has_arg(args, "--health-listen")) {
+            if (s->wants_health) {
                 s->health_port = find_port(s->log, "health");
                 if (s->health_port == 0) {
                     continue;
@@ -370,6 +389,13 @@ static int read_some(h_conn_t *c, long long deadline)
 
 int h_connect(h_conn_t *c, int port, const char *ca, const char *host, const char *cert, const char *key)
 {
+    adm_tls_client_opts_t o = {.ca_file = ca, .cert_file = cert, .key_file = key};
+
+    return h_connect_tls(c, port, ca != NULL ? &o : NULL, host);
+}
+
+int h_connect_tls(h_conn_t *c, int port, const adm_tls_client_opts_t *opts, const char *host)
+{
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     long long deadline = h_now_ms() + 10000;
     int one = 1;
@@ -382,16 +408,12 @@ int h_connect(h_conn_t *c, int port, const char *ca, const char *host, const cha
         return -1;
     }
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (ca == NULL) {
+    if (opts == NULL) {
         return 0;
     }
-    {
-        adm_tls_client_opts_t o = {.ca_file = ca, .cert_file = cert, .key_file = key};
-
-        if (adm_tls_client_ctx_create(&o, &c->ctx, err, sizeof(err)) != 0) {
-            fprintf(stderr, "client TLS context: %s\n", err);
-            return -1;
-        }
+    if (adm_tls_client_ctx_create(opts, &c->ctx, err, sizeof(err)) != 0) {
+        fprintf(stderr, "client TLS context: %s\n", err);
+        return -1;
     }
     if (adm_tls_session_create(c->ctx, host != NULL ? host : "127.0.0.1", &c->tls) != 0 ||
         adm_tls_session_start(c->tls) != 0 || flush_tls(c) != 0) {

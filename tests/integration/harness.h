@@ -25,6 +25,7 @@ typedef struct h_server_s {
     char dir[256];   /* temporary directory: log, CA, certificates */
     char ca[320];    /* the self-signed certificate admitd wrote */
     char log[320];
+    bool wants_health; /* started with --health-listen: wait for that listener too */
 } h_server_t;
 
 /**
@@ -36,6 +37,15 @@ int h_start(h_server_t *s, const char *dir, const char *const *args);
 
 /** Like h_start for another server binary that takes the same flags (admitd-mockhook). */
 int h_start_prog(h_server_t *s, const char *bin, const char *dir, const char *const *args);
+
+/**
+ * The two halves of h_start, for tests that act while admitd starts: h_spawn starts the process
+ * (same arguments as h_start) and returns at once; h_wait_serving waits up to timeout_ms until it
+ * serves (0), or returns -1 when it exits or the time is up (log shown).
+ */
+int h_spawn(h_server_t *s, const char *dir, const char *const *args);
+int h_spawn_prog(h_server_t *s, const char *bin, const char *dir, const char *const *args);
+int h_wait_serving(h_server_t *s, int timeout_ms);
 
 /** Sends sig (0: none) and waits up to timeout_ms for the exit; returns the exit code, or -1. */
 int h_stop(h_server_t *s, int sig, int timeout_ms);
@@ -82,6 +92,9 @@ typedef struct h_response_s {
  * presenting cert/key when given. Returns 0 once the handshake is done, or -1.
  */
 int h_connect(h_conn_t *c, int port, const char *ca, const char *host, const char *cert, const char *key);
+
+/** Like h_connect with every client TLS option (opts NULL: plain TCP), e.g. max_tls12. */
+int h_connect_tls(h_conn_t *c, int port, const adm_tls_client_opts_t *opts, const char *host);
 
 /** Like h_connect to a server started by h_start (TLS when it is TLS). */
 int h_connect_to(h_conn_t *c, const h_server_t *s);

@@ -291,6 +291,24 @@ static void test_flag_and_config_errors(void **state)
         assert_string_equal(out, path);
         remove(erl);
     }
+    /* WebhookAdmissionConfiguration (downstream client credentials, D13) is refused, not ignored. */
+    {
+        const char *hook_args[] = {"--admission-control-config-file", bad, NULL};
+
+        f = fopen(bad, "w");
+        assert_non_null(f);
+        fputs("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n"
+              "- name: ValidatingAdmissionWebhook\n  configuration:\n    apiVersion: apiserver.config.k8s.io/v1\n"
+              "    kind: WebhookAdmissionConfiguration\n    kubeConfigFile: /etc/kubernetes/kubeconfig.yaml\n",
+              f);
+        fclose(f);
+        assert_int_equal(h_run(hook_args, out, sizeof(out), 10000), 2);
+        snprintf(path, sizeof(path),
+                 "admitd: %s: plugins[0].configuration: kubeConfigFile: downstream client credentials "
+                 "(WebhookAdmissionConfiguration, INTERFACE D13) are not supported yet\n",
+                 bad);
+        assert_string_equal(out, path);
+    }
     remove(bad);
     remove(dir);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -55,11 +56,17 @@ static int teardown(void **state)
     return rc != 0;
 }
 
-/* Connects with the named client certificate (or none) and returns the status of method path. */
-static int status_with(const char *client, const char *method, const char *path)
+/*
+ * Connects with the named client certificate (or none), offering TLS 1.2 only when tls12, and
+ * returns the status of method path (-1 when no answer came). *version gets the TLS version the
+ * handshake settled on, when not NULL.
+ */
+static int status_tls(const char *client, const char *method, const char *path, bool tls12, char *version,
+                      size_t version_len)
 {
     char ca[320], cert[320], key[320];
     char name[64];
+    adm_tls_client_opts_t o = {.ca_file = ca, .max_tls12 = tls12};
     h_conn_t c;
     h_response_t r;
     char *body = h_review("mtls");
@@ -73,15 +80,31 @@ static int status_with(const char *client, const char *method, const char *path)
     file(cert, sizeof(cert), name);
     snprintf(name, sizeof(name), "%s.key.pem", client != NULL ? client : "");
     file(key, sizeof(key), name);
-    if (h_connect(&c, server.port, ca, "localhost", client != NULL ? cert : NULL, client != NULL ? key : NULL) == 0 &&
-        h_send(&c, req, len) == 0 && h_read(&c, &r, 10000, NULL) == 0) {
-        status = r.status;
-        h_response_free(&r);
+    if (client != NULL) {
+        o.cert_file = cert;
+        o.key_file = key;
+    }
+    if (version != NULL) {
+        snprintf(version, version_len, "none");
+    }
+    if (h_connect_tls(&c, server.port, &o, "localhost") == 0) {
+        if (version != NULL) {
+            snprintf(version, version_len, "%s", adm_tls_session_version(c.tls));
+        }
+        if (h_send(&c, req, len) == 0 && h_read(&c, &r, 10000, NULL) == 0) {
+            status = r.status;
+            h_response_free(&r);
+        }
     }
     h_close(&c);
     free(req);
     free(body);
     return status;
+}
+
+static int status_with(const char *client, const char *method, const char *path)
+{
+    return status_tls(client, method, path, false, NULL, 0);
 }
 
 static void test_verified_client(void **state)
@@ -102,10 +125,20 @@ static void test_no_certificate(void **state)
 
 static void test_foreign_certificate(void **state)
 {
-    int status = status_with("intruder", "POST", "/validate");
+    char version[32];
 
-    /* refused in the handshake (-1) or with 401: never admitted */
-    assert_true(status == 401 || status == -1);
+    /*
+     * A certificate from another CA: the handshake completes (the certificate is optional at the
+     * TLS level, D11) and the admission path answers 401, in TLS 1.3 and in TLS 1.2 alike.
+     */
+    assert_int_equal(status_tls("intruder", "POST", "/validate", false, version, sizeof(version)), 401);
+    assert_string_equal(version, "TLSv1.3");
+    assert_int_equal(status_tls("intruder", "POST", "/validate", true, version, sizeof(version)), 401);
+    assert_string_equal(version, "TLSv1.2");
+    assert_int_equal(status_tls("intruder", "POST", "/admit", true, version, sizeof(version)), 401);
+    /* the same client with a certificate of the trusted CA is served over TLS 1.2 too */
+    assert_int_equal(status_tls("client", "POST", "/validate", true, version, sizeof(version)), 200);
+    assert_string_equal(version, "TLSv1.2");
 }
 
 int main(void)

@@ -2,9 +2,11 @@
 /*
  * The SIGTERM/SIGINT drain: /readyz fails at once, answers during --shutdown-delay carry
  * Connection: close, idle connections are closed, the listener closes after the delay, requests
- * in flight (half a body, a pipelined batch) are all answered, and admitd exits 0.
+ * in flight (half a body, a pipelined batch) are all answered, and admitd exits 0. SIGHUP (reload
+ * does not exist yet) is logged and changes nothing.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,10 +15,16 @@
 #include <signal.h>
 #include <poll.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "adm/buf.h"
+#include "certgen.h"
 #include "harness.h"
 
 static int setup(void **state)
@@ -136,6 +144,86 @@ static void test_sigint(void **state)
     drain(SIGINT);
 }
 
+static void test_sighup_keeps_serving(void **state)
+{
+    const char *args[] = {"--shutdown-delay", "0s", NULL};
+    h_server_t s;
+    h_conn_t c;
+    h_response_t r;
+    size_t len;
+    char *req = review_request("after-hup", &len);
+
+    assert_int_equal(h_start(&s, NULL, args), 0);
+    /* "ready" is logged after the signal handlers are installed */
+    assert_true(h_log_wait(&s, " ready\n", 1, 10000));
+    assert_int_equal(kill(s.pid, SIGHUP), 0);
+    if (!h_log_wait(&s, "received SIGHUP: reload not supported yet; configuration unchanged", 1, 5000)) {
+        h_dump_log(&s);
+        fail_msg("no SIGHUP line in the log");
+    }
+    /* still serving, on a connection opened after the signal */
+    assert_int_equal(h_connect_to(&c, &s), 0);
+    assert_int_equal(h_send(&c, req, len), 0);
+    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
+    assert_true(h_is_answer(&r, "admission.k8s.io/v1", "after-hup", true));
+    assert_false(r.close);
+    h_response_free(&r);
+    h_close(&c);
+    /* and SIGTERM still drains and exits 0 */
+    assert_int_equal(h_stop(&s, SIGTERM, 10000), 0);
+    h_cleanup(&s);
+    free(req);
+}
+
+/*
+ * A SIGHUP during start-up, before the loop's handler exists: the admission configuration is a
+ * FIFO, so admitd is held inside its configuration loading until the test writes the file, and the
+ * signal is sent exactly then. admitd must start anyway.
+ */
+static void test_sighup_during_startup(void **state)
+{
+    static const char config[] = "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins: []\n";
+    char dir[256], fifo[320];
+    const char *args[] = {"--admission-control-config-file", fifo, "--shutdown-delay", "0s", NULL};
+    h_server_t s;
+    h_conn_t c;
+    h_response_t r;
+    size_t len;
+    char *req = review_request("started", &len);
+    long long deadline;
+    int fd = -1;
+
+    assert_int_equal(certgen_tempdir(dir, sizeof(dir)), 0);
+    snprintf(fifo, sizeof(fifo), "%s/admission.yaml", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(h_spawn(&s, dir, args), 0);
+    /* A non-blocking open for writing succeeds only once admitd has opened the FIFO to read it. */
+    deadline = h_now_ms() + 20000;
+    while (fd < 0 && h_now_ms() < deadline) {
+        fd = open(fifo, O_WRONLY | O_NONBLOCK);
+        if (fd < 0) {
+            assert_int_equal(errno, ENXIO);
+            assert_int_equal(waitpid(s.pid, NULL, WNOHANG), 0);
+            poll(NULL, 0, 5);
+        }
+    }
+    assert_true(fd >= 0);
+    /* admitd now waits in its configuration read, before any handler of its own is installed */
+    assert_int_equal(kill(s.pid, SIGHUP), 0);
+    assert_int_equal(write(fd, config, sizeof(config) - 1), (ssize_t)(sizeof(config) - 1));
+    close(fd);
+    assert_int_equal(h_wait_serving(&s, 20000), 0);
+    assert_int_equal(h_connect_to(&c, &s), 0);
+    assert_int_equal(h_send(&c, req, len), 0);
+    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
+    assert_true(h_is_answer(&r, "admission.k8s.io/v1", "started", true));
+    h_response_free(&r);
+    h_close(&c);
+    assert_int_equal(h_stop(&s, SIGTERM, 10000), 0);
+    h_cleanup(&s);
+    free(req);
+}
+
 static void test_grace_expires(void **state)
 {
     const char *args[] = {"--shutdown-delay", "0s", "--shutdown-grace", "500ms", NULL};
@@ -160,6 +248,8 @@ int main(void)
         cmocka_unit_test(test_sigterm),
         cmocka_unit_test(test_sigint),
         cmocka_unit_test(test_grace_expires),
+        cmocka_unit_test(test_sighup_keeps_serving),
+        cmocka_unit_test(test_sighup_during_startup),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

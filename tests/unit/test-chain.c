@@ -240,6 +240,114 @@ static void test_admission_config(void **state)
     }
 }
 
+/*
+ * WebhookAdmissionConfiguration (INTERFACE D13): the webhook plugins' configuration names a
+ * kubeconfig of per-host client credentials. Until admitd reads it, a configuration kube would
+ * accept is refused with one line naming the file and field, one kube would refuse gets kube's
+ * reason, and the configuration of a disabled plugin is not read at all, as in kube.
+ */
+static void webhook_config_error(const char *disable, const char *text, const char *want_source,
+                                 const char *want_problem)
+{
+    adm_chain_t *c = NULL;
+    char err[2048];
+    char want[1024];
+    const char *path = write_file("webhook-admission.yaml", text);
+
+    assert_int_equal(make_chain(NULL, disable, path, &c, err, sizeof(err)), ADM_EINVAL);
+    assert_null(c);
+    snprintf(want, sizeof(want), "%s%s: %s", want_source[0] == '/' ? "" : path, want_source, want_problem);
+    if (strcmp(err, want) != 0) {
+        fail_msg("got  %s\nwant %s", err, want);
+    }
+}
+
+static void test_webhook_admission_config(void **state)
+{
+    static const char head[] = "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n";
+    static const char unsupported[] =
+        "kubeConfigFile: downstream client credentials (WebhookAdmissionConfiguration, INTERFACE D13) are not "
+        "supported yet";
+    char text[2048];
+    char kubeconfig_path[512];
+    adm_chain_t *c = NULL;
+    char err[2048];
+    const char *path;
+
+    /* inline, v1, for the validating plugin (entry 1: entry 0 belongs to another plugin) */
+    snprintf(text, sizeof(text),
+             "%s- name: AlwaysAdmit\n- name: ValidatingAdmissionWebhook\n  configuration:\n"
+             "    apiVersion: apiserver.config.k8s.io/v1\n    kind: WebhookAdmissionConfiguration\n"
+             "    kubeConfigFile: /etc/kubernetes/admission-kubeconfig.yaml\n",
+             head);
+    webhook_config_error(NULL, text, ": plugins[1].configuration", unsupported);
+    /* the same entry is not read when the plugin is disabled */
+    path = write_file("webhook-admission.yaml", text);
+    assert_int_equal(make_chain(NULL, "ValidatingAdmissionWebhook", path, &c, err, sizeof(err)), 0);
+    adm_chain_destroy(c);
+    /* an entry without configuration is kube's default: no kubeconfig */
+    snprintf(text, sizeof(text), "%s- name: ValidatingAdmissionWebhook\n- name: MutatingAdmissionWebhook\n", head);
+    path = write_file("webhook-admission.yaml", text);
+    assert_int_equal(make_chain(NULL, NULL, path, &c, err, sizeof(err)), 0);
+    adm_chain_destroy(c);
+
+    /* a path: file, v1alpha1 with the legacy kind, for the mutating plugin */
+    snprintf(kubeconfig_path, sizeof(kubeconfig_path), "%s/mutating.yaml", dir);
+    write_file("mutating.yaml", "apiVersion: apiserver.config.k8s.io/v1alpha1\nkind: WebhookAdmission\n"
+                                "kubeConfigFile: /etc/kubernetes/admission-kubeconfig.yaml\n");
+    snprintf(text, sizeof(text), "%s- name: MutatingAdmissionWebhook\n  path: mutating.yaml\n", head);
+    webhook_config_error(NULL, text, kubeconfig_path, unsupported);
+    snprintf(text, sizeof(text), "%s- name: MutatingAdmissionWebhook\n  path: mutating.yaml\n"
+             "- name: ValidatingAdmissionWebhook\n  path: mutating.yaml\n", head);
+    path = write_file("webhook-admission.yaml", text);
+    assert_int_equal(make_chain(NULL, "MutatingAdmissionWebhook,ValidatingAdmissionWebhook", path, &c, err,
+                                sizeof(err)), 0);
+    adm_chain_destroy(c);
+    /* v1alpha1 also takes the new kind */
+    snprintf(text, sizeof(text),
+             "%s- name: MutatingAdmissionWebhook\n  configuration:\n"
+             "    apiVersion: apiserver.config.k8s.io/v1alpha1\n    kind: WebhookAdmissionConfiguration\n"
+             "    kubeConfigFile: /k\n",
+             head);
+    webhook_config_error(NULL, text, ": plugins[0].configuration", unsupported);
+
+    /* what kube refuses, with kube's reason: a relative or missing kubeConfigFile ... */
+    snprintf(text, sizeof(text),
+             "%s- name: ValidatingAdmissionWebhook\n  configuration:\n"
+             "    apiVersion: apiserver.config.k8s.io/v1\n    kind: WebhookAdmissionConfiguration\n"
+             "    kubeConfigFile: conf/kubeconfig\n",
+             head);
+    webhook_config_error(NULL, text, ": plugins[0].configuration",
+                         "kubeConfigFile: Invalid value: \"conf/kubeconfig\": must be an absolute file path");
+    snprintf(text, sizeof(text),
+             "%s- name: ValidatingAdmissionWebhook\n  configuration:\n"
+             "    apiVersion: apiserver.config.k8s.io/v1\n    kind: WebhookAdmissionConfiguration\n",
+             head);
+    webhook_config_error(NULL, text, ": plugins[0].configuration",
+                         "kubeConfigFile: Invalid value: \"\": must be an absolute file path");
+    snprintf(text, sizeof(text),
+             "%s- name: ValidatingAdmissionWebhook\n  configuration:\n"
+             "    apiVersion: apiserver.config.k8s.io/v1\n    kind: WebhookAdmissionConfiguration\n"
+             "    kubeConfigFile: 7\n",
+             head);
+    webhook_config_error(NULL, text, ": plugins[0].configuration", "kubeConfigFile: must be a string");
+    /* ... and a type it does not know: the legacy kind exists only in v1alpha1 */
+    snprintf(text, sizeof(text),
+             "%s- name: ValidatingAdmissionWebhook\n  configuration:\n"
+             "    apiVersion: apiserver.config.k8s.io/v1\n    kind: WebhookAdmission\n    kubeConfigFile: /k\n",
+             head);
+    webhook_config_error(NULL, text, ": plugins[0].configuration",
+                         "kind: want WebhookAdmissionConfiguration (or, in apiserver.config.k8s.io/v1alpha1, the "
+                         "legacy WebhookAdmission)");
+    snprintf(text, sizeof(text),
+             "%s- name: ValidatingAdmissionWebhook\n  configuration:\n"
+             "    apiVersion: apiserver.k8s.io/v1alpha1\n    kind: WebhookAdmission\n    kubeConfigFile: /k\n",
+             head);
+    webhook_config_error(NULL, text, ": plugins[0].configuration",
+                         "apiVersion: want apiserver.config.k8s.io/v1 or apiserver.config.k8s.io/v1alpha1 "
+                         "(WebhookAdmissionConfiguration)");
+}
+
 /* Runs body through a chain; returns the response. */
 static adm_review_response_t run(adm_chain_t *c, unsigned phases, const char *body)
 {
@@ -334,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_enabled_set),
         cmocka_unit_test(test_flag_errors),
         cmocka_unit_test(test_admission_config),
+        cmocka_unit_test(test_webhook_admission_config),
         cmocka_unit_test(test_phases),
     };
 
