@@ -9,6 +9,7 @@
 
 #include "adm/admission.h"
 #include "adm/admission_config.h"
+#include "adm/api_equivalents.h"
 #include "adm/error.h"
 #include "adm/json.h"
 #include "adm/selector.h"
@@ -1090,28 +1091,195 @@ static int parse_webhook(loader_t *L, adm_webhook_type_t type, size_t i, yyjson_
     return parse_review_versions(L, where, hook, h);
 }
 
-/* D6: admitd matches other versions of a resource under Equivalent but cannot convert to them. */
+/* ---- matchPolicy Equivalent (D6) ---- */
+
+static bool listed(const char *const *list, size_t n, const char *want)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(list[i], "*") == 0 || strcmp(list[i], want) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Whether a rule matches a request for gvr/sub with operation bit op: the parts of kube's
+ * rules.Matcher that webhook_match.c applies at run time, for a resource of the equivalence table.
+ * Its requests carry a namespace exactly when the resource is namespaced, which is all the scope
+ * test needs to know.
+ */
+static bool rule_reaches(const adm_rule_t *r, const adm_gvr_t *gvr, const char *sub, unsigned op,
+                         bool namespaced)
+{
+    if ((r->operations & op) == 0 || r->scope == (namespaced ? ADM_SCOPE_CLUSTER : ADM_SCOPE_NAMESPACED) ||
+        !listed(r->api_groups, r->napi_groups, gvr->group) ||
+        !listed(r->api_versions, r->napi_versions, gvr->version)) {
+        return false;
+    }
+    for (size_t i = 0; i < r->nresources; i++) {
+        const adm_rule_resource_t *rr = &r->resources[i];
+
+        if ((strcmp(rr->resource, "*") == 0 || strcmp(rr->resource, gvr->resource) == 0) &&
+            (strcmp(rr->subresource, "*") == 0 || strcmp(rr->subresource, sub) == 0)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool hook_reaches(const adm_webhook_t *h, const adm_gvr_t *gvr, const char *sub, unsigned op,
+                         bool namespaced)
+{
+    for (size_t r = 0; r < h->nrules; r++) {
+        if (rule_reaches(&h->rules[r], gvr, sub, op, namespaced)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool same_group_resource(const adm_gvr_t *x, const adm_gvr_t *y)
+{
+    return strcmp(x->group, y->group) == 0 && strcmp(x->resource, y->resource) == 0;
+}
+
+/*
+ * The member of class c through which the webhook's rules reach requests for member m that they
+ * do not match themselves, or NULL when no such request exists. Requests are tried for the
+ * resource (create, update, delete) and each subresource (update: the table's subresources are
+ * status ones); none of the table's resources takes CONNECT. A member of m's own group and
+ * resource is preferred, since admitd's run-time matcher sees that one (D6 call failure) and not a
+ * member of another group.
+ */
+static const adm_api_member_t *reached_through(const adm_webhook_t *h, const adm_api_class_t *c,
+                                               const adm_api_member_t *m)
+{
+    const adm_api_member_t *other = NULL;
+
+    for (size_t s = 0; s <= c->nsubresources; s++) {
+        const char *sub = s == 0 ? "" : c->subresources[s - 1];
+        unsigned ops = s == 0 ? ADM_OPS_CREATE | ADM_OPS_UPDATE | ADM_OPS_DELETE : ADM_OPS_UPDATE;
+
+        for (unsigned op = 1; op <= ops; op <<= 1) {
+            if ((ops & op) == 0 || hook_reaches(h, &m->gvr, sub, op, c->namespaced)) {
+                continue;
+            }
+            for (size_t k = 0; k < c->nmembers; k++) {
+                const adm_api_member_t *via = &c->members[k];
+
+                if (via == m || !adm_api_member_served(via) ||
+                    !hook_reaches(h, &via->gvr, sub, op, c->namespaced)) {
+                    continue;
+                }
+                if (same_group_resource(&via->gvr, &m->gvr)) {
+                    return via;
+                }
+                if (other == NULL) {
+                    other = via;
+                }
+            }
+        }
+    }
+    return other;
+}
+
+/* A group/version/resource as a rule would name it; the core group is "". */
+static const char *gvr_text(loader_t *L, const adm_gvr_t *g)
+{
+    return adm_arena_printf(L->a, "%s/%s %s", g->group[0] == '\0' ? "\"\"" : g->group, g->version,
+                            g->resource);
+}
+
+/* list + ", " + "<m> (via <via>)"; NULL when out of memory. */
+static const char *append_member(loader_t *L, const char *list, const adm_gvr_t *m, const adm_gvr_t *via)
+{
+    const char *mt = gvr_text(L, m);
+    const char *vt = gvr_text(L, via);
+
+    if (mt == NULL || vt == NULL) {
+        return NULL;
+    }
+    return adm_arena_printf(L->a, "%s%s%s (via %s)", list != NULL ? list : "", list != NULL ? ", " : "", mt,
+                            vt);
+}
+
+/*
+ * D6 at load time. kube-apiserver sends an Equivalent webhook the requests for every member of an
+ * equivalence class (api_equivalents.h) that one of its rules matches, converted to that member.
+ * admitd cannot convert, so where the rules match one member of a class but not another, one line
+ * per webhook names the members that would need the conversion and what admitd does with their
+ * requests: another version of the same group and resource is a call failure, failurePolicy
+ * deciding (webhook_match.c); another group is not seen by the run-time matcher at all, so the
+ * webhook is not called. Resources outside the table (custom resources among them) are left to the
+ * run-time D6 check, and a rule with "*" versions and groups reaches every member alike.
+ */
 static int warn_equivalent(loader_t *L, const adm_webhook_t *h, size_t i)
 {
+    size_t nclasses;
+    const adm_api_class_t *classes = adm_api_equivalent_classes(&nclasses);
+    const char *fail_call = NULL;  /* same group and resource: the call fails */
+    const char *not_called = NULL; /* another group: the webhook is skipped */
+    char *line;
+
     if (h->match_policy != ADM_MATCH_EQUIVALENT) {
         return 0;
     }
-    for (size_t r = 0; r < h->nrules; r++) {
-        if (!has_star(h->rules[r].api_versions, h->rules[r].napi_versions)) {
-            return add_warning(
-                L,
-                adm_arena_printf(
-                    L->a,
-                    "%s: %s: webhooks[%zu] (\"%s\"): matchPolicy Equivalent with rules[%zu].apiVersions "
-                    "listing "
-                    "specific versions: admitd cannot convert objects between API versions, so a request for "
-                    "another version of the same resource fails the call and failurePolicy decides; list "
-                    "every "
-                    "version the webhook accepts, or use \"*\"",
-                    L->file, L->obj, i, h->name, r));
+    for (size_t c = 0; c < nclasses; c++) {
+        for (size_t j = 0; j < classes[c].nmembers; j++) {
+            const adm_api_member_t *m = &classes[c].members[j];
+            const adm_api_member_t *via;
+            const char **list = NULL;
+
+            /* D1: the newest release decides what is served; the README notes where 1.31 differs. */
+            if (!adm_api_member_served(m)) {
+                continue;
+            }
+            via = reached_through(h, &classes[c], m);
+            if (via == NULL) {
+                continue;
+            }
+            list = same_group_resource(&via->gvr, &m->gvr) ? &fail_call : &not_called;
+            *list = append_member(L, *list, &m->gvr, &via->gvr);
+            if (*list == NULL) {
+                return nomem(L);
+            }
         }
     }
-    return 0;
+    if (fail_call == NULL && not_called == NULL) {
+        return 0;
+    }
+    if (fail_call != NULL) {
+        fail_call = adm_arena_printf(L->a,
+                                     "requests for %s match only through another version of their group and "
+                                     "resource, so the call fails and failurePolicy decides (D6)",
+                                     fail_call);
+        if (fail_call == NULL) {
+            return nomem(L);
+        }
+    }
+    if (not_called != NULL) {
+        not_called = adm_arena_printf(L->a,
+                                      "requests for %s match only through another group, so admitd does not "
+                                      "call the webhook for them where kube-apiserver would call it with a "
+                                      "converted object",
+                                      not_called);
+        if (not_called == NULL) {
+            return nomem(L);
+        }
+    }
+    line = adm_arena_printf(
+        L->a,
+        "%s: %s: webhooks[%zu] (\"%s\"): matchPolicy Equivalent relies on conversions admitd "
+        "cannot make (it does not convert objects between API versions): %s%s%s; list those "
+        "versions and groups in the rules, or set matchPolicy: Exact to make the choice explicit",
+        L->file, L->obj, i, h->name, fail_call != NULL ? fail_call : "",
+        fail_call != NULL && not_called != NULL ? "; " : "", not_called != NULL ? not_called : "");
+    if (line == NULL) {
+        return nomem(L);
+    }
+    one_line(line);
+    return add_warning(L, line);
 }
 
 /* ---- configurations, documents, files ---- */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * adm_webhook_set_load: every field of a full configuration, the v1 defaults, hook-list order
- * across configurations and files, List and folder forms, the matchPolicy warning, and one case
- * per validation rule with the text of its error.
+ * across configurations and files, List and folder forms, the matchPolicy Equivalent warnings (one
+ * line per webhook, only where kube-apiserver would convert), and one case per validation rule with
+ * the text of its error.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -218,7 +219,14 @@ static void test_defaults(void **state)
     assert_int_equal(h->service->port, 443);
     assert_string_equal(h->service->path, "");
     assert_int_equal(h->review_version, ADM_REVIEW_V1BETA1);
-    assert_int_equal(set->nwarnings, 0); /* apiVersions "*" and no rules: nothing to warn about */
+    /*
+     * Every core resource includes core events, whose events.k8s.io/v1 twin kube-apiserver would
+     * send converted: the one warning. The webhook without rules has nothing to warn about.
+     */
+    assert_int_equal(set->nwarnings, 1);
+    assert_non_null(strstr(set->warnings[0], "webhooks[0] (\"a.min.example\"): "));
+    assert_non_null(strstr(set->warnings[0], "requests for events.k8s.io/v1 events (via \"\"/v1 events) match "
+                                             "only through another group"));
     adm_webhook_set_free(set);
 }
 
@@ -341,36 +349,180 @@ static void test_json_and_folder(void **state)
     adm_webhook_set_free(set);
 }
 
-static void test_equivalent_warning(void **state)
+/*
+ * Loads one ValidatingWebhookConfiguration "w" with a webhook per entry of hooks: the text after
+ * "rules: " (a flow-style list), optionally followed by more lines of the webhook. Webhook k is
+ * named "hk.w.example".
+ */
+static adm_webhook_set_t *load_hooks(const char *const *hooks, size_t n)
 {
-    const char *path =
-        write_file("w.yaml", "apiVersion: admissionregistration.k8s.io/v1\n"
-                             "kind: ValidatingWebhookConfiguration\n"
-                             "metadata: {name: w}\n"
-                             "webhooks:\n"
-                             "- name: warn.w.example\n"
-                             "  clientConfig: {url: \"https://h\"}\n"
-                             "  rules: [{operations: [CREATE], apiGroups: [apps], apiVersions: [v1], "
-                             "resources: [deployments]}]\n"
-                             "  sideEffects: None\n"
-                             "  admissionReviewVersions: [v1]\n"
-                             "- name: exact.w.example\n"
-                             "  clientConfig: {url: \"https://h\"}\n"
-                             "  rules: [{operations: [CREATE], apiGroups: [apps], apiVersions: [v1], "
-                             "resources: [deployments]}]\n"
-                             "  matchPolicy: Exact\n"
-                             "  sideEffects: None\n"
-                             "  admissionReviewVersions: [v1]\n");
-    adm_webhook_set_t *set = load_ok(path, false);
+    static char doc[8192];
+    size_t used = (size_t)snprintf(doc, sizeof(doc),
+                                   "apiVersion: admissionregistration.k8s.io/v1\n"
+                                   "kind: ValidatingWebhookConfiguration\n"
+                                   "metadata: {name: w}\n"
+                                   "webhooks:\n");
+
+    for (size_t k = 0; k < n; k++) {
+        used += (size_t)snprintf(doc + used, sizeof(doc) - used,
+                                 "- name: h%zu.w.example\n"
+                                 "  clientConfig: {url: \"https://h\"}\n"
+                                 "  sideEffects: None\n"
+                                 "  admissionReviewVersions: [v1]\n"
+                                 "  rules: %s\n",
+                                 k, hooks[k]);
+        assert_true(used < sizeof(doc));
+    }
+    return load_ok(write_file("w.yaml", doc), false);
+}
+
+#define LOAD_HOOKS(...)                                                                                      \
+    load_hooks((const char *const[]){__VA_ARGS__},                                                           \
+               sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+
+/* The text of the only warning, which must name webhook k of load_hooks and be one line. */
+static const char *only_warning(const adm_webhook_set_t *set, size_t k)
+{
+    char who[96];
 
     assert_int_equal(set->nwarnings, 1);
-    assert_non_null(
-        strstr(set->warnings[0], "ValidatingWebhookConfiguration \"w\": webhooks[0] (\"warn.w.example\")"));
-    assert_non_null(strstr(set->warnings[0], "admitd cannot convert objects between API versions"));
-    assert_non_null(strstr(set->warnings[0], "failurePolicy decides"));
-    assert_non_null(strstr(set->warnings[0], "list every version"));
-    assert_non_null(strstr(set->warnings[0], "\"*\""));
+    snprintf(who, sizeof(who),
+             "w.yaml: ValidatingWebhookConfiguration \"w\": webhooks[%zu] (\"h%zu.w.example\"): ", k, k);
+    assert_non_null(strstr(set->warnings[0], who));
+    assert_non_null(strstr(set->warnings[0], "matchPolicy Equivalent"));
+    assert_non_null(strstr(set->warnings[0], "or set matchPolicy: Exact"));
     assert_null(strchr(set->warnings[0], '\n'));
+    return set->warnings[0];
+}
+
+/* Core pods are served in v1 only: nothing can need a conversion. */
+static void test_equivalent_core_pods(void **state)
+{
+    adm_webhook_set_t *set = LOAD_HOOKS("[{operations: [\"*\"], apiGroups: [\"\"], apiVersions: [v1], "
+                                        "resources: [pods, pods/status, pods/exec]}]");
+
+    assert_int_equal(set->nwarnings, 0);
+    adm_webhook_set_free(set);
+}
+
+/* autoscaling v1 and v2 share storage: a v2 request reaches the webhook only as v1, which admitd cannot make.
+ */
+static void test_equivalent_same_group(void **state)
+{
+    adm_webhook_set_t *set = LOAD_HOOKS("[{operations: [CREATE, UPDATE], apiGroups: [autoscaling], "
+                                        "apiVersions: [v1], resources: [horizontalpodautoscalers]}]");
+    const char *w = only_warning(set, 0);
+
+    assert_non_null(strstr(w, "requests for autoscaling/v2 horizontalpodautoscalers (via autoscaling/v1 "
+                              "horizontalpodautoscalers) match only through another version of their group"));
+    assert_non_null(strstr(w, "the call fails and failurePolicy decides (D6)"));
+    assert_null(strstr(w, "events"));
+    assert_null(strstr(w, "does not call"));
+    adm_webhook_set_free(set);
+}
+
+/* events.k8s.io/v1 events and core v1 events share storage across groups: admitd never matches that way. */
+static void test_equivalent_other_group(void **state)
+{
+    adm_webhook_set_t *set =
+        LOAD_HOOKS("[{operations: [CREATE], apiGroups: [events.k8s.io], apiVersions: [v1], "
+                   "resources: [events]}]");
+    const char *w = only_warning(set, 0);
+
+    assert_non_null(strstr(w,
+                           "requests for \"\"/v1 events (via events.k8s.io/v1 events) match only through "
+                           "another group, so admitd does not call the webhook for them where kube-apiserver "
+                           "would call it with a converted object"));
+    assert_null(strstr(w, "failurePolicy decides"));
+    assert_null(strstr(w, "autoscaling"));
+    adm_webhook_set_free(set);
+}
+
+/* Every member listed, in one rule or across rules: no conversion. */
+static void test_equivalent_all_listed(void **state)
+{
+    adm_webhook_set_t *set = LOAD_HOOKS(
+        "[{operations: [\"*\"], apiGroups: [\"\", events.k8s.io], apiVersions: [v1], resources: [events]}]",
+        "[{operations: [\"*\"], apiGroups: [events.k8s.io], apiVersions: [v1], resources: [events]}, "
+        "{operations: [\"*\"], apiGroups: [\"\"], apiVersions: [v1], resources: [\"*\"]}]",
+        "[{operations: [\"*\"], apiGroups: [autoscaling], apiVersions: [v2, v1], "
+        "resources: [horizontalpodautoscalers/*]}]");
+
+    assert_int_equal(set->nwarnings, 0);
+    adm_webhook_set_free(set);
+}
+
+/* "*" versions reach every member alike; one listed version of every group does not. */
+static void test_equivalent_wildcards(void **state)
+{
+    adm_webhook_set_t *set =
+        LOAD_HOOKS("[{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [\"*\"], resources: [\"*/*\"]}]",
+                   "[{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [v1], resources: [\"*\"]}]",
+                   "[{operations: [\"*\"], apiGroups: [autoscaling], apiVersions: [\"*\"], resources: "
+                   "[horizontalpodautoscalers]}]");
+    const char *w = only_warning(set, 1);
+
+    /* Core and events.k8s.io events are both v1: only autoscaling/v2 is left out. */
+    assert_non_null(strstr(w, "requests for autoscaling/v2 horizontalpodautoscalers (via autoscaling/v1 "
+                              "horizontalpodautoscalers) match only"));
+    assert_null(strstr(w, "events"));
+    adm_webhook_set_free(set);
+}
+
+static void test_equivalent_exact(void **state)
+{
+    adm_webhook_set_t *set = LOAD_HOOKS("[{operations: [\"*\"], apiGroups: [autoscaling], apiVersions: [v1], "
+                                        "resources: [horizontalpodautoscalers]}]\n"
+                                        "  matchPolicy: Exact",
+                                        "[{operations: [\"*\"], apiGroups: [autoscaling], apiVersions: [v1], "
+                                        "resources: [horizontalpodautoscalers]}]");
+
+    assert_non_null(strstr(only_warning(set, 1), "autoscaling/v2 horizontalpodautoscalers"));
+    adm_webhook_set_free(set);
+}
+
+/* Several rules needing conversions still make one line, each member named once. */
+static void test_equivalent_one_line(void **state)
+{
+    adm_webhook_set_t *set = LOAD_HOOKS(
+        "[{operations: [CREATE], apiGroups: [autoscaling], apiVersions: [v1], "
+        "resources: [horizontalpodautoscalers]}, "
+        "{operations: [UPDATE], apiGroups: [autoscaling], apiVersions: [v1], "
+        "resources: [horizontalpodautoscalers/status]}, "
+        "{operations: [CREATE], apiGroups: [events.k8s.io], apiVersions: [v1], resources: [events]}]");
+    const char *w = only_warning(set, 0);
+    const char *first = strstr(w, "autoscaling/v2 horizontalpodautoscalers (via");
+
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "autoscaling/v2 horizontalpodautoscalers (via"));
+    assert_non_null(
+        strstr(w, "failurePolicy decides (D6); requests for \"\"/v1 events (via events.k8s.io/v1 events)"));
+    adm_webhook_set_free(set);
+}
+
+/*
+ * Only requests that exist count: HPAs have no scale subresource and are namespaced, and the
+ * newest release serves flowcontrol v1 only (1.29 to 1.31 also serve v1beta3; D1). A status
+ * subresource listed in one version, a create listed in one version, do need conversions.
+ */
+static void test_equivalent_existing_requests(void **state)
+{
+    adm_webhook_set_t *set = LOAD_HOOKS(
+        "[{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [v1], resources: [\"*/scale\"]}]",
+        "[{operations: [\"*\"], apiGroups: [autoscaling], apiVersions: [v1], resources: "
+        "[horizontalpodautoscalers], "
+        "scope: Cluster}]",
+        "[{operations: [\"*\"], apiGroups: [flowcontrol.apiserver.k8s.io], apiVersions: [v1], "
+        "resources: [flowschemas, prioritylevelconfigurations/status]}]",
+        "[{operations: [CONNECT], apiGroups: [autoscaling], apiVersions: [v1], resources: [\"*\"]}]",
+        "[{operations: [\"*\"], apiGroups: [autoscaling], apiVersions: [v2], resources: [\"*\"]}, "
+        "{operations: [CREATE], apiGroups: [autoscaling], apiVersions: [v1], resources: [\"*\"]}, "
+        "{operations: [\"*\"], apiGroups: [autoscaling], apiVersions: [v1, v2], resources: [\"*/status\"]}]");
+
+    assert_int_equal(set->nwarnings, 1);
+    /* Webhook 4 lists v1 for creates only: updates and deletes of v1 HPAs would be converted to v2. */
+    assert_non_null(strstr(only_warning(set, 4), "requests for autoscaling/v1 horizontalpodautoscalers (via "
+                                                 "autoscaling/v2 horizontalpodautoscalers)"));
     adm_webhook_set_free(set);
 }
 
@@ -707,7 +859,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_forms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_and_folder, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_equivalent_warning, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_equivalent_core_pods, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_equivalent_same_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_equivalent_other_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_equivalent_all_listed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_equivalent_wildcards, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_equivalent_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_equivalent_one_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_equivalent_existing_requests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_insecure_url, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validation, setup, teardown),
