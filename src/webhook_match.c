@@ -83,8 +83,9 @@ static bool rules_match_exactly(const adm_webhook_t *wh, const adm_review_reques
 
 /*
  * kube tries the resource's equivalents (other versions with the same storage) against each rule.
- * admitd has no table of equivalents; it takes every other version a rule lists for the same group
- * and resource as one, which is what D6 reports as a conversion it cannot do.
+ * At run time admitd takes every other version a rule lists for the same group and resource as
+ * one, which is what D6 reports as a conversion it cannot do; equivalents in other groups are not
+ * matched here (the loader warns about them from api_equivalents.h's table).
  */
 static bool rules_match_other_version(const adm_webhook_t *wh, const adm_review_request_t *req)
 {

@@ -44,7 +44,7 @@ typedef struct adm_webhook_set_s {
     size_t nmutating;
     adm_webhook_t *validating;
     size_t nvalidating;
-    /* one line each, for the caller to log (e.g. matchPolicy Equivalent with listed versions) */
+    /* one line each, for the caller to log (e.g. matchPolicy Equivalent needing a conversion) */
     const char **warnings;
     size_t nwarnings;
 } adm_webhook_set_t;
