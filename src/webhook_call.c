@@ -264,13 +264,6 @@ void adm_hook_call_abandon(adm_hook_call_t *call)
     call->call = NULL;
 }
 
-void adm__hook_orphan_late(adm_webhooks_t *w)
-{
-    for (adm_hook_late_t *late = w->late; late != NULL; late = late->next) {
-        late->w = NULL;
-    }
-    w->late = NULL;
-}
 
 /* ---- reading the answer -------------------------------------------------------------------- */
 

@@ -234,7 +234,10 @@ void adm_webhooks_destroy(adm_webhooks_t *w)
         return;
     }
     /* Closing the upstreams ends the calls still running, some of them later: none may reach w. */
-    adm__hook_orphan_late(w);
+    for (adm_hook_late_t *late = w->late; late != NULL; late = late->next) {
+        late->w = NULL;
+    }
+    w->late = NULL;
     for (size_t i = 0; i < w->nupstreams; i++) {
         adm_upstream_close(w->upstreams[i].up);
     }

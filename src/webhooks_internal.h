@@ -54,9 +54,6 @@ struct adm_webhooks_s {
     adm_hook_late_t *late; /* abandoned calls still running */
 };
 
-/* webhook_call.c: detaches the abandoned calls still running from w, which is going away. */
-void adm__hook_orphan_late(adm_webhooks_t *w);
-
 /* webhook_call.c: the client's callback for a webhook call. */
 void adm__hook_on_answer(const adm_call_result_t *res, void *arg);
 
