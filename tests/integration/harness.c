@@ -65,9 +65,9 @@ void h_dump_log(const h_server_t *s)
     fclose(f);
 }
 
-int h_log_count(const h_server_t *s, const char *needle)
+int h_count_lines(const char *path, const char *needle)
 {
-    FILE *f = fopen(s->log, "r");
+    FILE *f = fopen(path, "r");
     char *line = NULL;
     size_t cap = 0;
     int n = 0;
@@ -83,17 +83,27 @@ int h_log_count(const h_server_t *s, const char *needle)
     return n;
 }
 
-bool h_log_wait(const h_server_t *s, const char *needle, int count, int timeout_ms)
+bool h_wait_lines(const char *path, const char *needle, int count, int timeout_ms)
 {
     long long deadline = h_now_ms() + timeout_ms;
 
-    while (h_log_count(s, needle) < count) {
+    while (h_count_lines(path, needle) < count) {
         if (h_now_ms() >= deadline) {
             return false;
         }
         poll(NULL, 0, 5); /* polling a file: no event to wait on */
     }
     return true;
+}
+
+int h_log_count(const h_server_t *s, const char *needle)
+{
+    return h_count_lines(s->log, needle);
+}
+
+bool h_log_wait(const h_server_t *s, const char *needle, int count, int timeout_ms)
+{
+    return h_wait_lines(s->log, needle, count, timeout_ms);
 }
 
 /* Scans the log for "serving KIND on 127.0.0.1:PORT". */

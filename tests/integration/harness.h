@@ -65,6 +65,12 @@ const char *h_bin(const char *env_name);
 /** Prints admitd's log (for failures). */
 void h_dump_log(const h_server_t *s);
 
+/** Lines of the file at path that contain needle (0 when it cannot be read). */
+int h_count_lines(const char *path, const char *needle);
+
+/** Waits until at least count lines of the file contain needle; false after timeout_ms. */
+bool h_wait_lines(const char *path, const char *needle, int count, int timeout_ms);
+
 /** Lines of the server's log that contain needle. */
 int h_log_count(const h_server_t *s, const char *needle);
 

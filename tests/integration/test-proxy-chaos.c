@@ -352,36 +352,6 @@ static void test_every_request_answered_memory_flat(void **state)
     assert_int_equal(h_stop(&admitd, 15, 20000), 0);
 }
 
-/* Lines of file that contain needle. */
-static int count_lines(const char *path, const char *needle)
-{
-    FILE *f = fopen(path, "r");
-    char line[4096];
-    int n = 0;
-
-    if (f == NULL) {
-        return 0;
-    }
-    while (fgets(line, sizeof(line), f) != NULL) {
-        n += strstr(line, needle) != NULL;
-    }
-    fclose(f);
-    return n;
-}
-
-static bool wait_lines(const char *path, const char *needle, int want, int timeout_ms)
-{
-    long long deadline = h_now_ms() + timeout_ms;
-
-    while (count_lines(path, needle) < want) {
-        if (h_now_ms() >= deadline) {
-            return false;
-        }
-        poll(NULL, 0, 10); /* polling a file: no event to wait on */
-    }
-    return true;
-}
-
 static void post_mutate(h_conn_t *c, int port)
 {
     size_t body_len, len;
@@ -447,7 +417,7 @@ static void test_cancel_after_immediate_dial_failure(void **state)
 
     /* first request: reset by the client while m1 hangs */
     post_mutate(&c1, ad.port);
-    assert_true(wait_lines(record, "\"/hang\"", 1, 5000));
+    assert_true(h_wait_lines(record, "\"/hang\"", 1, 5000));
     assert_int_equal(setsockopt(c1.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
     h_close(&c1);
     /* second request, answered once m1's 1 s is up (it failed open): by then the first request's
@@ -459,13 +429,13 @@ static void test_cancel_after_immediate_dial_failure(void **state)
     assert_non_null(strstr((const char *)r.body.data, "\"allowed\":true"));
     h_response_free(&r);
     h_close(&c2);
-    assert_true(wait_lines(record, "\"/hang\"", 2, 5000));
+    assert_true(h_wait_lines(record, "\"/hang\"", 2, 5000));
     /* m1 failed open once: for the second request only */
-    if (count_lines(ad.log, "mutating webhook m1.dial.example failed open") != 1) {
+    if (h_count_lines(ad.log, "mutating webhook m1.dial.example failed open") != 1) {
         h_dump_log(&ad);
     }
-    assert_int_equal(count_lines(ad.log, "mutating webhook m1.dial.example failed open"), 1);
-    assert_int_equal(count_lines(ad.log, "mutating webhook m0.dial.example failed open"), 2);
+    assert_int_equal(h_count_lines(ad.log, "mutating webhook m1.dial.example failed open"), 1);
+    assert_int_equal(h_count_lines(ad.log, "mutating webhook m0.dial.example failed open"), 2);
     assert_int_equal(h_stop(&ad, 15, 20000), 0);
     h_cleanup(&ad);
     h_stop(&hang, 15, 5000);
