@@ -5,14 +5,14 @@
  * Exit codes: 0 after a clean drain, 2 for bad flags or files, 1 for anything else that stops
  * startup.
  */
-#include "adm/chain.h"
-#include "adm/error.h"
-#include "adm/log.h"
-#include "adm/options.h"
-#include "adm/plugin.h"
-#include "adm/server.h"
-#include "adm/tls.h"
-#include "adm/webhooks.h"
+#include "adm/admission/chain.h"
+#include "adm/base/error.h"
+#include "adm/base/log.h"
+#include "adm/base/options.h"
+#include "adm/plugins/plugin.h"
+#include "adm/server/server.h"
+#include "adm/net/tls.h"
+#include "adm/webhook/webhooks.h"
 
 #include <signal.h>
 #include <stdio.h>

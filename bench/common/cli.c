@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "cli.h"
 
-#include "adm/util.h"
+#include "adm/base/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

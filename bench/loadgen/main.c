@@ -12,15 +12,15 @@
  * Every request carries a fresh uid, and the answer is checked: allowed, denied, HTTP error,
  * malformed, answer for another uid, or the transport failure, each counted apart.
  */
-#include "adm/arena.h"
-#include "adm/client.h"
-#include "adm/error.h"
-#include "adm/histogram.h"
-#include "adm/json.h"
-#include "adm/log.h"
-#include "adm/reviewset.h"
-#include "adm/util.h"
-#include "adm/tls.h"
+#include "adm/base/arena.h"
+#include "adm/net/client.h"
+#include "adm/base/error.h"
+#include "adm/base/histogram.h"
+#include "adm/base/json.h"
+#include "adm/base/log.h"
+#include "reviewset.h"
+#include "adm/base/util.h"
+#include "adm/net/tls.h"
 #include "cli.h"
 #include "report.h"
 

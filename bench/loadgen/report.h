@@ -6,7 +6,7 @@
 #ifndef ADM_BENCH_REPORT_H
 #define ADM_BENCH_REPORT_H
 
-#include "adm/histogram.h"
+#include "adm/base/histogram.h"
 
 #include <stdbool.h>
 #include <stdint.h>

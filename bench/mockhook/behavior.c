@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "behavior.h"
 
-#include "adm/json.h"
-#include "adm/util.h"
+#include "adm/base/json.h"
+#include "adm/base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
 #ifndef ADM_MOCKHOOK_BEHAVIOR_H
 #define ADM_MOCKHOOK_BEHAVIOR_H
 
-#include "adm/arena.h"
-#include "adm/http.h"
+#include "adm/base/arena.h"
+#include "adm/net/http.h"
 
 #include <stddef.h>
 #include <stdint.h>

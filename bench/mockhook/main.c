@@ -8,12 +8,12 @@
  * what an upstream was sent and how often it was called. The write is a blocking stdio write on
  * the loop: fine for tests, and off unless asked for.
  */
-#include "adm/error.h"
-#include "adm/log.h"
-#include "adm/options.h"
-#include "adm/server.h"
-#include "adm/tls.h"
-#include "adm/util.h"
+#include "adm/base/error.h"
+#include "adm/base/log.h"
+#include "adm/base/options.h"
+#include "adm/server/server.h"
+#include "adm/net/tls.h"
+#include "adm/base/util.h"
 #include "behavior.h"
 #include "cli.h"
 

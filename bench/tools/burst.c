@@ -8,10 +8,10 @@
  *
  *   burst PORT CA_FILE REVIEW.json [CONNECTIONS=100] [BURSTS=20] [PATH=/validate]
  */
-#include "adm/buf.h"
-#include "adm/histogram.h"
-#include "adm/http_client.h"
-#include "adm/tls.h"
+#include "adm/base/buf.h"
+#include "adm/base/histogram.h"
+#include "adm/net/http_client.h"
+#include "adm/net/tls.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -7,12 +7,12 @@
  *
  *   chain-cost REVIEW.json [ENABLE_LIST] [ITERATIONS]
  */
-#include "adm/arena.h"
-#include "adm/chain.h"
-#include "adm/error.h"
-#include "adm/log.h"
-#include "adm/options.h"
-#include "adm/review.h"
+#include "adm/base/arena.h"
+#include "adm/admission/chain.h"
+#include "adm/base/error.h"
+#include "adm/base/log.h"
+#include "adm/base/options.h"
+#include "adm/admission/review.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,9 +5,9 @@
  * O=system:masters), which would be cluster-admin that RBAC cannot take away. spec.request is read
  * as kube's ParseCSR reads it (adm/csr.h).
  */
-#include "adm/csr.h"
-#include "adm/error.h"
-#include "adm/plugin.h"
+#include "adm/admission/csr.h"
+#include "adm/base/error.h"
+#include "adm/plugins/plugin.h"
 
 #include <string.h>
 

@@ -10,11 +10,11 @@
  * grows by doubling up to cacheSize, so it never allocates once full. A slot's key buffer is reused
  * when the slot is, and only grows, so the steady state of a full cache allocates nothing.
  */
-#include "adm/eventratelimit.h"
+#include "adm/plugins/eventratelimit.h"
 
-#include "adm/error.h"
-#include "adm/json.h"
-#include "adm/plugin.h"
+#include "adm/base/error.h"
+#include "adm/base/json.h"
+#include "adm/plugins/plugin.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -10,13 +10,13 @@
  * scheduled webhooks are called (never one for the first time), and if built-in plugins changed
  * the object after this plugin's first round, every IfNeeded webhook called so far is scheduled.
  */
-#include "adm/error.h"
-#include "adm/json.h"
-#include "adm/jsonpatch.h"
-#include "adm/log.h"
-#include "adm/plugin.h"
-#include "adm/webhook_match.h"
-#include "adm/webhooks.h"
+#include "adm/base/error.h"
+#include "adm/base/json.h"
+#include "adm/admission/jsonpatch.h"
+#include "adm/base/log.h"
+#include "adm/plugins/plugin.h"
+#include "adm/webhook/match.h"
+#include "adm/webhook/webhooks.h"
 
 #include <string.h>
 

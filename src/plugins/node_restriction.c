@@ -31,10 +31,10 @@
  * (adm/csr.h: mbedTLS's text; CSRs with keys mbedTLS cannot parse, e.g. Ed25519, are judged by
  * their subject as Go would).
  */
-#include "adm/csr.h"
-#include "adm/error.h"
-#include "adm/plugin.h"
-#include "adm/podutil.h"
+#include "adm/admission/csr.h"
+#include "adm/base/error.h"
+#include "adm/plugins/plugin.h"
+#include "adm/admission/podutil.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The plugin registry, generated from plugins.def. */
-#include "adm/plugin.h"
+#include "adm/plugins/plugin.h"
 
 #include <string.h>
 

@@ -8,11 +8,11 @@
  * still running when the request is decided go on in the background; their answers are counted
  * and logged (webhook_call.c), not merged.
  */
-#include "adm/error.h"
-#include "adm/log.h"
-#include "adm/plugin.h"
-#include "adm/webhook_match.h"
-#include "adm/webhooks.h"
+#include "adm/base/error.h"
+#include "adm/base/log.h"
+#include "adm/plugins/plugin.h"
+#include "adm/webhook/match.h"
+#include "adm/webhook/webhooks.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * input, responses taken one after another as a keep-alive connection would, then EOF. Every
  * completed response must have a final status and a body within the limit; nothing may loop.
  */
-#include "adm/http_client.h"
+#include "adm/net/http_client.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,9 +5,9 @@
  * and the buffer compacted after each piece. Checks that a completed body always lies inside the
  * buffer and that the parser never consumes more than it was given.
  */
-#include "adm/arena.h"
-#include "adm/buf.h"
-#include "adm/http.h"
+#include "adm/base/arena.h"
+#include "adm/base/buf.h"
+#include "adm/net/http.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -7,10 +7,10 @@
  * echoes the uid. The depth guard is also compared with a byte-at-a-time reference at a small
  * limit taken from the input, so its block path meets both outcomes.
  */
-#include "adm/arena.h"
-#include "adm/error.h"
-#include "adm/json.h"
-#include "adm/review.h"
+#include "adm/base/arena.h"
+#include "adm/base/error.h"
+#include "adm/base/json.h"
+#include "adm/admission/review.h"
 
 #include <stdbool.h>
 #include <stdint.h>

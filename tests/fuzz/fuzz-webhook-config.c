@@ -5,10 +5,10 @@
  * and every webhook that loads is matched against a pod request with that state. Never a crash, a
  * leak, a hang or undefined behaviour.
  */
-#include "adm/cluster_state.h"
-#include "adm/review.h"
-#include "adm/webhook_config.h"
-#include "adm/webhook_match.h"
+#include "adm/webhook/cluster_state.h"
+#include "adm/admission/review.h"
+#include "adm/webhook/config.h"
+#include "adm/webhook/match.h"
 
 #include <stdint.h>
 #include <stdio.h>

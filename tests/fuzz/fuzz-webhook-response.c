@@ -5,10 +5,10 @@
  * error with a message; a patch it carries is applied to a pod as the mutating plugin would.
  * Never a crash, a leak or undefined behaviour.
  */
-#include "../../src/webhooks_internal.h"
-#include "adm/arena.h"
-#include "adm/json.h"
-#include "adm/jsonpatch.h"
+#include "../../src/webhook/webhooks_internal.h"
+#include "adm/base/arena.h"
+#include "adm/base/json.h"
+#include "adm/admission/jsonpatch.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,10 +4,10 @@
  * documents that yyjson can write back, or fail with a one-line message; never a crash, a hang or
  * unbounded memory (aliases are budgeted, nesting is capped).
  */
-#include "adm/arena.h"
-#include "adm/error.h"
-#include "adm/json.h"
-#include "adm/yaml.h"
+#include "adm/base/arena.h"
+#include "adm/base/error.h"
+#include "adm/base/json.h"
+#include "adm/base/yaml.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 /* Integration harness: process control, a blocking TLS/HTTP client, fixtures. See harness.h. */
 #include "harness.h"
 
-#include "adm/error.h"
+#include "adm/base/error.h"
 #include "certgen.h"
 
 #include <arpa/inet.h>

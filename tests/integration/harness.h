@@ -7,8 +7,8 @@
 #ifndef ADM_TEST_HARNESS_H
 #define ADM_TEST_HARNESS_H
 
-#include "adm/buf.h"
-#include "adm/tls.h"
+#include "adm/base/buf.h"
+#include "adm/net/tls.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -17,8 +17,8 @@
 #include <mbedtls/base64.h>
 #include <yyjson.h>
 
-#include "adm/arena.h"
-#include "adm/jsonpatch.h"
+#include "adm/base/arena.h"
+#include "adm/admission/jsonpatch.h"
 #include "certgen.h"
 #include "harness.h"
 #include "plugintest.h"

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "adm/buf.h"
+#include "adm/base/buf.h"
 #include "harness.h"
 
 static h_server_t server;

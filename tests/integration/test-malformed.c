@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "adm/buf.h"
+#include "adm/base/buf.h"
 #include "harness.h"
 
 #define MAX_BODY 65536

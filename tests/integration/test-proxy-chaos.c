@@ -11,7 +11,7 @@
  * warm-up run and after a second equal run must be flat, and admitd must drain and exit 0 (under
  * ASan that includes the leak check).
  */
-#include "adm/buf.h"
+#include "adm/base/buf.h"
 #include "harness.h"
 
 #include "certgen.h"

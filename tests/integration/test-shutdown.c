@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "adm/buf.h"
+#include "adm/base/buf.h"
 #include "certgen.h"
 #include "harness.h"
 

@@ -5,9 +5,9 @@
  * parallel calls, deadlines, stale connections, connect and TLS failures, name resolution, and
  * abandoned calls. Every wait runs the loop until a condition holds, with a deadline.
  */
-#include "adm/client.h"
-#include "adm/error.h"
-#include "adm/tls.h"
+#include "adm/net/client.h"
+#include "adm/base/error.h"
+#include "adm/net/tls.h"
 #include "harness.h"
 
 #include <setjmp.h>

@@ -11,8 +11,8 @@
  * sideEffects; namespace and object selectors and rules that match and do not match; ?timeout=
  * and fresh uids; warnings and annotations; parallel fan-out and early denial.
  */
-#include "adm/buf.h"
-#include "adm/json.h"
+#include "adm/base/buf.h"
+#include "adm/base/json.h"
 #include "certgen.h"
 #include "harness.h"
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "plugintest.h"
 
-#include "adm/error.h"
-#include "adm/json.h"
-#include "adm/review.h"
+#include "adm/base/error.h"
+#include "adm/base/json.h"
+#include "adm/admission/review.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -6,9 +6,9 @@
 #ifndef ADM_TEST_PLUGINTEST_H
 #define ADM_TEST_PLUGINTEST_H
 
-#include "adm/admission.h"
-#include "adm/arena.h"
-#include "adm/plugin.h"
+#include "adm/admission/admission.h"
+#include "adm/base/arena.h"
+#include "adm/plugins/plugin.h"
 
 #include <stdbool.h>
 

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What a compiled-in admission plugin sees and returns: the attributes of one request (with the
+ * object as mutated so far), the Status a rejection carries, and the constructors that format
+ * those Statuses exactly as kube-apiserver's admission and apimachinery errors do.
+ *
+ * Everything lives in the request's arena; nothing here is freed by hand.
+ */
+#ifndef ADM_ADMISSION_H
+#define ADM_ADMISSION_H
+
+#include "adm/base/arena.h"
+#include "adm/admission/review.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <yyjson.h>
+
+/* Operation bits, for a plugin's set of handled operations. */
+#define ADM_OPS_CREATE (1u << ADM_OP_CREATE)
+#define ADM_OPS_UPDATE (1u << ADM_OP_UPDATE)
+#define ADM_OPS_DELETE (1u << ADM_OP_DELETE)
+#define ADM_OPS_CONNECT (1u << ADM_OP_CONNECT)
+#define ADM_OPS_ALL (ADM_OPS_CREATE | ADM_OPS_UPDATE | ADM_OPS_DELETE | ADM_OPS_CONNECT)
+
+/*
+ * The attributes of the request being admitted. Plugins read req for everything the request
+ * carries and use the accessors below for the object, which earlier mutating plugins may have
+ * changed.
+ */
+typedef struct adm_attrs_s {
+    const adm_review_request_t *req;
+    adm_arena_t *arena;
+    /* private to admission.c and the chain */
+    yyjson_val *object_view;   /* current object, immutable (NULL: none) */
+    yyjson_mut_doc *mdoc;      /* mutable copy, made on the first change */
+    bool view_stale;           /* mdoc changed since object_view was made */
+    bool changed;              /* some plugin asked for the mutable object */
+    /* what the answer carries besides the decision (webhooks' warnings and audit annotations);
+       warnings only through adm_attrs_add_warning, which keeps kube-apiserver's limits */
+    const char **warnings;
+    size_t nwarnings, warnings_cap;
+    adm_review_annotation_t *annotations;
+    size_t nannotations, annotations_cap;
+    struct adm_warning_recorder_s *recorder; /* private to admission.c; NULL until a warning comes */
+} adm_attrs_t;
+
+/* A rejection, as metav1.Status; plugins fill it through the constructors below. */
+typedef struct adm_status_s {
+    int32_t code;        /* HTTP code: 400, 403, 404, 422, 429, 500 ... */
+    const char *reason;  /* "Forbidden", "BadRequest" ...; NULL for kube's empty (Unknown) reason */
+    const char *message;
+    yyjson_val *details; /* metav1.StatusDetails, or NULL */
+} adm_status_t;
+
+/** Sets up attrs for req; the object is req->object until a plugin changes it. */
+void adm_attrs_init(adm_attrs_t *attrs, const adm_review_request_t *req, adm_arena_t *arena);
+
+/**
+ * The object as mutated so far (NULL for DELETE, CONNECT without options, or when the request has
+ * none). NULL also when the arena is exhausted: callers that need the object then answer 500 via
+ * adm_status_nomem(). The returned value stays valid until the next adm_attrs_mutable_object().
+ */
+yyjson_val *adm_attrs_object(adm_attrs_t *attrs);
+
+/**
+ * The object for changing in place (a mutable copy made on first use; later calls return the same
+ * root). NULL when there is no object or the arena is exhausted. The document is
+ * attrs->mdoc, for creating values.
+ */
+yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs);
+
+/**
+ * Makes root (the root of doc, a document in the request's arena) the object from now on: how a
+ * webhook's patched copy replaces the object.
+ */
+void adm_attrs_set_object(adm_attrs_t *attrs, yyjson_mut_doc *doc);
+
+/**
+ * Adds a warning to the answer as kube-apiserver's warning recorder adds one to its response: an
+ * empty text or one seen before is dropped, and so is text that is not valid UTF-8 or holds a
+ * control character; once the texts kept pass 4,096 runes in all, every warning is cut to 256
+ * runes, and past 4,096 runes of those, later ones are dropped. text must outlive the answer
+ * (static or arena); a cut copy is made in the arena.
+ */
+void adm_attrs_add_warning(adm_attrs_t *attrs, const char *text);
+
+/** True when the request is for group/resource with no subresource, e.g. ("", "pods"). */
+bool adm_attrs_is(const adm_attrs_t *attrs, const char *group, const char *resource);
+
+/** True when the object's kind is group/kind, e.g. ("", "Pod"). */
+bool adm_attrs_kind_is(const adm_attrs_t *attrs, const char *group, const char *kind);
+
+/*
+ * Status constructors. Each returns ADM_DECLINED (a rejection to report), or ADM_ENOMEM when the
+ * arena could not hold the message (the chain then answers 500). The message argument is printf
+ * style.
+ */
+
+/**
+ * admission.NewForbidden: 403 Forbidden, `<resource>[.<group>] "<name>" is forbidden: <msg>` with the
+ * name taken from the request, else the object's metadata.name, else metadata.generateName, else
+ * "Unknown"; details {name, group, kind: resource}.
+ */
+int adm_status_forbidden(adm_status_t *st, adm_attrs_t *attrs, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/**
+ * apierrors.NewForbidden(GroupResource{group, resource}, name, msg): like the above with the name
+ * given ("" prints `<resource> is forbidden: <msg>`).
+ */
+int adm_status_forbidden_named(adm_status_t *st, adm_arena_t *a, const char *group, const char *resource,
+                               const char *name, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/** apierrors.NewBadRequest: 400 BadRequest, message verbatim. */
+int adm_status_bad_request(adm_status_t *st, adm_arena_t *a, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** apierrors.NewInternalError: 500 InternalError, `Internal error occurred: <msg>`, details.causes. */
+int adm_status_internal(adm_status_t *st, adm_arena_t *a, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** A plain Go error reaching the API: 500 with an empty reason and the message verbatim. */
+int adm_status_plain(adm_status_t *st, adm_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/** apierrors.NewTooManyRequestsError: 429 TooManyRequests, `Too many requests: <msg>`. */
+int adm_status_too_many_requests(adm_status_t *st, adm_arena_t *a, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * utilerrors.NewAggregate's text, which kube prints for several errors at once: nothing for none,
+ * the message alone when all are the same, otherwise the distinct messages in order as "[a, b]".
+ */
+typedef struct adm_aggregate_s {
+    adm_arena_t *arena;
+    const char **msgs; /* distinct messages, in order */
+    size_t n, cap;
+    bool failed;       /* an allocation failed (or a NULL message was added) */
+} adm_aggregate_t;
+
+void adm_aggregate_init(adm_aggregate_t *agg, adm_arena_t *a);
+
+/** Adds a message (arena or static); a repeat is dropped; NULL records an allocation failure. */
+void adm_aggregate_add(adm_aggregate_t *agg, const char *msg);
+
+/** The text ("" when empty), or NULL when an allocation failed. */
+const char *adm_aggregate_text(const adm_aggregate_t *agg);
+
+/** A 500 for an exhausted arena, from static text; always succeeds and returns ADM_DECLINED. */
+int adm_status_nomem(adm_status_t *st);
+
+/** Go's %q of s: a double-quoted string with Go's escapes (into the arena; NULL when exhausted). */
+const char *adm_go_quote(adm_arena_t *a, const char *s);
+
+/** The GroupResource string kube prints: "pods", "certificatesigningrequests.certificates.k8s.io". */
+const char *adm_group_resource(adm_arena_t *a, const char *group, const char *resource);
+
+/*
+ * Small readers over yyjson values, tolerant of absent members and wrong types (they act as if
+ * the member were absent: the API server would have refused a wrong type before admission).
+ */
+
+/** obj[key] when obj is an object; NULL otherwise. */
+yyjson_val *adm_json_get(yyjson_val *obj, const char *key);
+
+/** obj.k1.k2... for a NULL-terminated key list; NULL when any step is missing. */
+yyjson_val *adm_json_path(yyjson_val *obj, ...);
+
+/** The string at obj[key], or "" when absent or not a string. */
+const char *adm_json_str(yyjson_val *obj, const char *key);
+
+/** Mutable counterpart of adm_json_get. */
+yyjson_mut_val *adm_mut_get(yyjson_mut_val *obj, const char *key);
+
+/**
+ * obj[key] as an array or object, created (appended to obj) when absent or null. NULL when obj is
+ * not an object, obj[key] has another type, or the document's allocator failed.
+ */
+yyjson_mut_val *adm_mut_ensure(yyjson_mut_doc *doc, yyjson_mut_val *obj, const char *key, yyjson_type type);
+
+#endif

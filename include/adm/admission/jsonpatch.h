@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * JSON Patch (RFC 6902): apply to yyjson mutable documents, and diff two documents. Apply has two
+ * modes (INTERFACE.md D4):
+ *  - ADM_JSONPATCH_STRICT: RFC 6902 and RFC 6901 to the letter (the conformance suite's mode);
+ *  - ADM_JSONPATCH_KUBE: what kube-apiserver does with a webhook's patch (evanphx/json-patch v4,
+ *    spec/webhook-dispatch.md 3.4): negative array indices count from the end, "replace" of a
+ *    missing object member creates it, array indices are read like Go's strconv.Atoi.
+ */
+#ifndef ADM_JSONPATCH_H
+#define ADM_JSONPATCH_H
+
+#include "adm/base/arena.h"
+
+#include <stddef.h>
+
+#include <yyjson.h>
+
+typedef enum adm_jsonpatch_mode_e {
+    ADM_JSONPATCH_KUBE,
+    ADM_JSONPATCH_STRICT,
+} adm_jsonpatch_mode_t;
+
+/**
+ * Applies patch (a JSON array of operation objects) to doc, operation by operation. Returns 0,
+ * or ADM_EINVAL with *error (static or arena text, e.g. "operation 2 (remove /a): missing value")
+ * when the patch is malformed or an operation fails; doc is then partly patched, so apply to a
+ * copy when the original must survive. ADM_ETOOBIG when the patched document nests deeper than
+ * ADM_JSON_MAX_DEPTH (kube-apiserver's decoder would refuse it), with *error the text of Go's
+ * decoder for it ("invalid character '[' exceeded max depth"). ADM_ENOMEM when doc's allocator
+ * fails. Nothing here recurses: any nesting costs arena memory only.
+ */
+int adm_jsonpatch_apply(yyjson_mut_doc *doc, yyjson_val *patch, adm_jsonpatch_mode_t mode, adm_arena_t *a,
+                        const char **error);
+
+/**
+ * Writes a JSON Patch that turns from into to: remove/add/replace operations only, minimal in
+ * the common cases (changed members, common prefixes and suffixes of arrays kept). The text is
+ * arena memory; "[]" with *nops 0 when the two are equal. Returns 0 or ADM_ENOMEM.
+ */
+int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, const char **out, size_t *out_len,
+                       size_t *nops);
+
+#endif

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* yyjson glue: arena-backed allocation and the nesting-depth guard. */
+#ifndef ADM_JSON_H
+#define ADM_JSON_H
+
+#include "adm/base/arena.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <yyjson.h>
+
+/** kube-apiserver's decoder refuses JSON nested deeper than this; so does admitd. */
+#define ADM_JSON_MAX_DEPTH 10000
+
+/** Fills alc so yyjson allocates from a (free is a no-op; the arena releases everything). */
+void adm_json_alc_init(yyjson_alc *alc, adm_arena_t *a);
+
+/**
+ * True when the JSON text nests arrays/objects deeper than max_depth; *at (when not NULL) then
+ * receives the offset of the opening bracket that went one level too deep. A linear scan that
+ * skips strings (and their escapes) and uses no recursion; malformed text is left to the parser.
+ */
+bool adm_json_too_deep(const char *text, size_t len, size_t max_depth, size_t *at);
+
+/* yyjson_read_err.code of adm_json_read() for text nested past ADM_JSON_MAX_DEPTH. */
+#define ADM_JSON_READ_ERROR_DEPTH ((yyjson_read_code)100)
+
+/**
+ * The one way admitd parses JSON: the depth guard, then yyjson. Every document admitd reads
+ * (requests, webhook answers, patches, files, API-server objects) goes through here, so no later
+ * walker meets nesting kube-apiserver's own decoder would refuse. Memory comes from a (NULL:
+ * yyjson's default allocator; free the document with yyjson_doc_free). text is not modified.
+ *
+ * Returns NULL with *err filled when the text is not JSON or is too deep. As Go's decoder checks
+ * the whole text before decoding, the error is the one that comes first in the text: a syntax
+ * error before the opener that is too deep wins; past it, err->code is ADM_JSON_READ_ERROR_DEPTH,
+ * err->pos that opener's offset and err->msg "nested deeper than 10000 levels".
+ */
+yyjson_doc *adm_json_read(adm_arena_t *a, const char *text, size_t len, yyjson_read_err *err);
+
+/**
+ * Go's encoding/json wording of a read error, as kube-apiserver and client-go report it:
+ * "unexpected end of JSON input", "invalid character 'x' looking for beginning of value",
+ * "invalid character '[' exceeded max depth". Text in a (or static).
+ */
+const char *adm_json_go_error(adm_arena_t *a, const char *text, size_t len, const yyjson_read_err *err);
+
+/*
+ * The walkers below keep their position in an explicit stack taken from the document's allocator,
+ * never on the C stack, so any nesting costs heap only.
+ */
+
+/**
+ * A mutable copy of v in doc whose strings (keys and values) are not copied but point at v's
+ * document, which must outlive the copy (both live in one request's arena). Cheaper than
+ * yyjson_val_mut_copy, and lets comparisons of unchanged strings stop at the pointer. NULL when
+ * doc's allocator fails.
+ */
+yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v);
+
+/** A deep copy of v (a value of any mutable document) in doc, strings copied. NULL when out of memory. */
+yyjson_mut_val *adm_json_mut_copy(yyjson_mut_doc *doc, yyjson_mut_val *v);
+
+/**
+ * The nesting depth of v: 0 for a scalar, 1 for an array or object of scalars, and so on (the
+ * count adm_json_too_deep compares with its limit). doc lends its allocator for the walk;
+ * SIZE_MAX when that fails.
+ */
+size_t adm_json_mut_depth(yyjson_mut_doc *doc, yyjson_mut_val *v);
+
+/**
+ * Finds the first container of v, in the order a writer prints it, that lies deeper than
+ * max_depth levels: *at receives it, or NULL when v is within the limit. This is where Go's
+ * decoder would stop reading v's text. Returns 0, or ADM_ENOMEM (doc's allocator failed).
+ */
+int adm_json_mut_too_deep(yyjson_mut_doc *doc, yyjson_mut_val *v, size_t max_depth, yyjson_mut_val **at);
+
+/*
+ * Strict decoding as kube-apiserver's strict decoder does it: every member of obj must be one of
+ * known (NULL-terminated) and appear once. Returns NULL when so, else the first offending key,
+ * with *duplicate telling which rule it broke. Stops at the first repeat, so the pairwise scan
+ * never grows past the number of known names.
+ */
+const char *adm_json_check_members(yyjson_val *obj, const char *const *known, bool *duplicate);
+
+#endif

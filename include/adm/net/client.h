@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Outgoing HTTP/1.1 calls on the event loop: one pool of keep-alive connections per upstream
+ * (scheme, host, port, trust), shared by the webhook dispatcher and admitd-bench.
+ *
+ * A call is a POST whose whole answer (status, Content-Type, body) reaches a callback, or an
+ * error saying what failed (DNS, connect, TLS, I/O, protocol, deadline). Each call has a
+ * deadline that covers waiting for a connection, connecting, the TLS handshake, sending and
+ * reading. Connections are reused in LIFO order (the warmest first), bounded per upstream; calls
+ * beyond the bound wait in FIFO order. Idle connections keep reading, so one the server closed is
+ * noticed and dropped before it is handed out. A call that still meets a stale connection (the
+ * server closed it as the request went out: EOF or reset on a reused connection before any byte
+ * of an answer) is sent once more on a new one. Go's transport resends a POST only when nothing
+ * of it was written; admitd also resends one that was, once, because that race is the usual
+ * keep-alive failure and admission webhooks are to be idempotent (kube-apiserver's reinvocation
+ * already calls them twice).
+ *
+ * Calls and connections come from free lists: in the steady state a call costs no malloc.
+ */
+#ifndef ADM_CLIENT_H
+#define ADM_CLIENT_H
+
+#include "adm/net/tls.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+typedef struct adm_upstream_s adm_upstream_t;
+typedef struct adm_call_s adm_call_t;
+
+typedef enum adm_call_error_e {
+    ADM_CALL_OK,
+    ADM_CALL_DNS,      /* the host did not resolve */
+    ADM_CALL_CONNECT,  /* TCP connect failed (refused, unreachable) */
+    ADM_CALL_TLS,      /* handshake or certificate verification failed */
+    ADM_CALL_IO,       /* reset, or closed before the whole answer */
+    ADM_CALL_PROTOCOL, /* malformed HTTP answer, or a body over the limit */
+    ADM_CALL_TIMEOUT,  /* the call's deadline passed */
+    ADM_CALL_NOMEM,
+} adm_call_error_t;
+
+typedef struct adm_call_result_s {
+    adm_call_error_t error;
+    /* for errors: what failed, in the words Go's net/http uses where admitd can know them
+       ("dial tcp 127.0.0.1:1: connect: connection refused", "EOF", "tls: ...") */
+    const char *detail;
+    int status;               /* HTTP status when error is ADM_CALL_OK */
+    const char *content_type; /* "" when absent */
+    const uint8_t *body;      /* valid only during the callback */
+    size_t body_len;
+    bool reused;              /* the answer came on a kept-alive connection */
+} adm_call_result_t;
+
+/* Runs once per call unless the call was abandoned. */
+typedef void (*adm_call_cb)(const adm_call_result_t *res, void *arg);
+
+typedef struct adm_upstream_opts_s {
+    const char *host;       /* the Host header's host and the name TLS verifies and sends as SNI */
+    uint16_t port;
+    const char *dial_host;  /* name or address to connect to; NULL: host */
+    const struct sockaddr *addr; /* fixed address (--resolve); NULL: resolve dial_host on each dial */
+    adm_tls_ctx_t *tls;     /* client context (the upstream takes a reference); NULL: plain HTTP */
+    size_t max_conns;       /* connections at most; 0: 64 */
+    size_t max_body_bytes;  /* larger answers are ADM_CALL_PROTOCOL; 0: 10 MiB (Decision D9) */
+    uint64_t idle_timeout_ms; /* close connections idle this long; 0: 90 s (Go's default) */
+} adm_upstream_opts_t;
+
+/** Creates an upstream on loop. Returns 0 or ADM_ENOMEM. */
+int adm_upstream_create(uv_loop_t *loop, const adm_upstream_opts_t *opts, adm_upstream_t **out);
+
+/**
+ * Closes the upstream: idle connections close at once; calls in flight or waiting end with their
+ * callbacks (ADM_CALL_IO, "upstream closed") before this returns or soon after; the memory is
+ * freed once every handle has closed. The loop must run for that.
+ */
+void adm_upstream_close(adm_upstream_t *u);
+
+/**
+ * Starts a POST of body to path (which includes any query) with extra header lines (each
+ * "Name: value\r\n", or NULL). The bytes are copied. timeout_ms bounds the whole call (0: 30 s,
+ * Go's client default for webhooks). Returns the call (for adm_call_abandon), or NULL when out of
+ * memory (then cb never runs).
+ */
+adm_call_t *adm_upstream_post(adm_upstream_t *u, const char *path, const char *extra_headers, const void *body,
+                              size_t body_len, uint64_t timeout_ms, adm_call_cb cb, void *arg);
+
+/**
+ * The caller no longer wants the answer: the callback will not run. A call that is already on a
+ * connection still completes (bounded by its deadline) so the connection can be kept; a waiting
+ * one is dropped at once.
+ */
+void adm_call_abandon(adm_call_t *call);
+
+/**
+ * The answer goes to cb(res, arg) instead: the call goes on exactly as before (waiting, sending
+ * or reading, under the same deadline) and the new callback runs once, as the old one would have.
+ * For a caller that leaves before the answer but still wants to account for it.
+ */
+void adm_call_redirect(adm_call_t *call, adm_call_cb cb, void *arg);
+
+/** Connections open (connecting, busy or idle), and idle ones; for tests and metrics. */
+size_t adm_upstream_connections(const adm_upstream_t *u);
+size_t adm_upstream_idle_connections(const adm_upstream_t *u);
+
+/** Connections ever opened by this upstream (each a dial, and with TLS a handshake). */
+uint64_t adm_upstream_dials(const adm_upstream_t *u);
+
+/** Human text for an error kind ("connect", "tls", ...), for counters and logs. */
+const char *adm_call_error_name(adm_call_error_t e);
+
+#endif

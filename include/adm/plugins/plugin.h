@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The compiled-in admission plugins: one constant descriptor per plugin (src/plugins/<name>.c),
+ * and the registry of every plugin name kube-apiserver knows, in its execution order, with its
+ * default and whether admitd implements it (src/plugins/plugins.def).
+ */
+#ifndef ADM_PLUGIN_H
+#define ADM_PLUGIN_H
+
+#include "adm/admission/admission.h"
+#include "adm/base/options.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <yyjson.h>
+
+/* What a plugin gets at start (and at every reload) to build its state. */
+typedef struct adm_plugin_config_s {
+    /*
+     * The plugin's configuration from --admission-control-config-file: the inline `configuration:`
+     * object, or the parsed file named by `path:` (YAML or JSON); NULL when none was given. It is
+     * valid only during configure: keep copies, not pointers.
+     */
+    yyjson_val *config;
+    /* Where config came from, for error messages: "FILE" or "FILE: plugins[N].configuration". */
+    const char *source;
+    const adm_options_t *opts; /* the command line, for plugins configured by flags */
+    struct adm_webhooks_s *webhooks; /* downstream webhooks (webhooks.h), or NULL when none run */
+} adm_plugin_config_t;
+
+/*
+ * What a plugin whose phase finishes later (the webhook plugins) gets from the chain: it returns
+ * ADM_AGAIN and calls adm_async_done() exactly once, unless the chain cancels it first (cancel is
+ * then called, and the plugin must drop everything it started).
+ */
+typedef struct adm_async_s adm_async_t;
+struct adm_async_s {
+    uint64_t deadline_ms;       /* loop time by which the whole request must be answered */
+    unsigned round;             /* mutating phase: 0, or 1 when the chain runs again (reinvocation) */
+    bool reinvoke;              /* set by a mutating plugin: a webhook changed the object, run round 1 */
+    void *webhook_ctx;          /* kept across rounds for the mutating webhook plugin */
+    void (*cancel)(void *arg);  /* set by the plugin while its work is outstanding */
+    void *cancel_arg;
+    /* private to the chain */
+    void *run;
+};
+
+/** Ends an ADM_AGAIN phase: rc is ADM_OK, ADM_DECLINED (st filled) or ADM_ENOMEM. */
+void adm_async_done(adm_async_t *async, int rc, const adm_status_t *st);
+
+typedef struct adm_plugin_s {
+    const char *name;    /* as kube-apiserver registers it, e.g. "DefaultTolerationSeconds" */
+    unsigned operations; /* ADM_OPS_* bits the plugin handles; others skip it (admission.Handler) */
+    /*
+     * Optional. Builds the plugin's state from its configuration. Returns 0, or ADM_EINVAL with one
+     * line in err naming cfg->source, the field and the problem, e.g.
+     * "FILE: plugins[0].configuration: limits[0].qps: must be positive". *state may stay NULL.
+     */
+    int (*configure)(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len);
+    void (*free_state)(void *state); /* optional; called with what configure set */
+    /*
+     * The phases; either may be NULL. Each returns ADM_OK to admit (a mutating hook may have
+     * changed the object through adm_attrs_mutable_object()), ADM_DECLINED with *st filled through
+     * the adm_status_* constructors to reject, or ADM_ENOMEM.
+     */
+    int (*admit)(void *state, adm_attrs_t *attrs, adm_status_t *st);
+    int (*validate)(void *state, adm_attrs_t *attrs, adm_status_t *st);
+    /* Phases that may finish later: as above, or ADM_AGAIN and adm_async_done() afterwards. */
+    int (*admit_async)(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async);
+    int (*validate_async)(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async);
+} adm_plugin_t;
+
+/* One row of the registry. */
+typedef struct adm_plugin_info_s {
+    const char *name;
+    bool default_on;            /* in kube-apiserver's default set */
+    const char *type;           /* "mutating", "validating" or "mutating, validating" */
+    const adm_plugin_t *plugin; /* NULL: known to kube-apiserver, not implemented by admitd yet */
+} adm_plugin_info_t;
+
+/** Every known plugin in kube-apiserver's execution order; *count set to the number of rows. */
+const adm_plugin_info_t *adm_plugin_registry(size_t *count);
+
+/** The registry row for name (exact, case-sensitive as kube-apiserver), or NULL. */
+const adm_plugin_info_t *adm_plugin_find(const char *name);
+
+/** Prints the --list-plugins table. */
+void adm_plugin_list(FILE *out);
+
+#endif

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The downstream webhooks at run time: the loaded configurations and cluster state, one client
+ * pool per upstream, and one call to one webhook with kube-apiserver's exact interpretation of the
+ * answer (spec/webhook-dispatch.md sections 2 to 4). The MutatingAdmissionWebhook and
+ * ValidatingAdmissionWebhook plugins decide which webhooks to call and what to do with the
+ * results.
+ */
+#ifndef ADM_WEBHOOKS_H
+#define ADM_WEBHOOKS_H
+
+#include "adm/admission/admission.h"
+#include "adm/webhook/cluster_state.h"
+#include "adm/base/histogram.h"
+#include "adm/base/options.h"
+#include "adm/webhook/webhook.h"
+#include "adm/webhook/config.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+typedef struct adm_webhooks_s adm_webhooks_t;
+
+/**
+ * Loads --webhook-config and --cluster-state (the built-in namespaces without it) and prepares a
+ * pool per upstream (TLS trust from caBundle or the system CAs, --resolve addresses). No
+ * connection is opened yet. Returns 0, or ADM_EINVAL / ADM_EIO / ADM_ENOMEM with one line in err.
+ */
+int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks_t **out, char *err,
+                        size_t err_len);
+
+/** Closes the pools (calls in flight end) and frees; the loop must run afterwards for the sockets. */
+void adm_webhooks_destroy(adm_webhooks_t *w);
+
+/** Logs what was loaded: hooks per type, cluster objects, and the loader's warnings. */
+void adm_webhooks_log_summary(const adm_webhooks_t *w);
+
+struct adm_plugin_config_s;
+
+/**
+ * The configure hook of both webhook plugins (MutatingAdmissionWebhook, ValidatingAdmissionWebhook):
+ * their state is cfg->webhooks. Their configuration is kube-apiserver's WebhookAdmissionConfiguration
+ * (apiserver.config.k8s.io/v1 or v1alpha1; legacy kind WebhookAdmission in v1alpha1), whose
+ * kubeConfigFile gives per-host client credentials (INTERFACE.md D13). admitd does not read those
+ * yet, so any configuration is refused: one kube-apiserver would refuse with kube's reason, one it
+ * would accept with "SOURCE: kubeConfigFile: ... not supported yet". Without a configuration it
+ * returns 0. Errors are ADM_EINVAL with one line in err.
+ */
+int adm_webhooks_configure_plugin(const struct adm_plugin_config_s *cfg, void **state, char *err, size_t err_len);
+
+const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w);
+const adm_cluster_state_t *adm_webhooks_cluster(const adm_webhooks_t *w);
+uv_loop_t *adm_webhooks_loop(const adm_webhooks_t *w);
+
+/* What one call came to (spec 3.6). */
+typedef enum adm_hook_outcome_e {
+    ADM_HOOK_ALLOWED,
+    ADM_HOOK_DENIED,  /* status: the webhook's rejection, made user-visible (spec 3.5) */
+    ADM_HOOK_FAILED,  /* a call failure: reason; failurePolicy decides */
+    ADM_HOOK_ERROR,   /* status: not subject to failurePolicy (dry run refused, ...) */
+} adm_hook_outcome_t;
+
+typedef struct adm_hook_result_s {
+    adm_hook_outcome_t outcome;
+    adm_status_t status;
+    const char *reason;       /* FAILED: the text after `failed calling webhook "NAME": ` */
+    yyjson_val *patch;        /* ALLOWED from a mutating webhook: the JSON Patch array, or NULL */
+    const char *patch_type;   /* with patch: as the webhook sent it (v1beta1: "JSONPatch") */
+    const char **warnings;    /* as returned (checked, deduplicated and cut by adm_attrs_add_warning) */
+    size_t nwarnings;
+    adm_review_annotation_t *annotations; /* keys already "NAME.KEY" and valid */
+    size_t nannotations;
+    uint64_t latency_ns;
+} adm_hook_result_t;
+
+typedef void (*adm_hook_done_fn)(void *arg, adm_hook_result_t *res);
+
+typedef struct adm_hook_call_s adm_hook_call_t;
+
+/*
+ * The request as sent to webhooks: built once per admission request and object version, then
+ * each call stamps its own fresh uid into a copy.
+ */
+typedef struct adm_hook_body_s {
+    const char *v1, *v1beta1;   /* the serialised AdmissionReviews (lazily, NULL until needed) */
+    size_t v1_len, v1beta1_len;
+    size_t v1_uid_off, v1beta1_uid_off;
+    yyjson_val *object;         /* the object the body carries */
+} adm_hook_body_t;
+
+/**
+ * Calls webhook wh about req with body (object as it should be sent), answering by deadline_ms
+ * (loop time). Memory from a. Returns the call, with done to run once later; or NULL with *now
+ * filled when the outcome is known without a call (a dry run refused, no time left, no client).
+ */
+adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh, const adm_review_request_t *req,
+                                     adm_hook_body_t *body, adm_arena_t *a, uint64_t deadline_ms,
+                                     adm_hook_done_fn done, void *arg, adm_hook_result_t *now);
+
+/**
+ * The result is no longer wanted (the request was answered or cancelled): done will not run. The
+ * call itself goes on to its end, as kube-apiserver's would (Decision D3); its answer is then
+ * read, counted in the webhook's statistics (adm_hook_stats_count) and logged at --v 1.
+ */
+void adm_hook_call_abandon(adm_hook_call_t *call);
+
+/** Sets up body for the object (NULL: none) without serialising anything yet. */
+void adm_hook_body_init(adm_hook_body_t *body, yyjson_val *object);
+
+/** Appends an annotation (key, value), dropping a key already present with another value. */
+void adm_hook_add_annotation(adm_arena_t *a, adm_review_annotation_t **list, size_t *n, size_t *cap, const char *key,
+                             const char *value);
+
+/** Adds a webhook result's warnings and audit annotations to what the answer will carry. */
+void adm_hook_merge_extras(adm_attrs_t *attrs, const adm_hook_result_t *r);
+
+/** The annotation key kube-apiserver uses with '/' made '.', shortened to 63 characters (INTERFACE.md). */
+const char *adm_hook_annotation_key(adm_arena_t *a, const char *prefix, unsigned round, size_t index);
+
+/*
+ * What happened to each downstream webhook since start: kept now for the metrics of the
+ * observability work (INTERFACE.md admitd_webhook_*), and readable by tests and tools.
+ */
+typedef struct adm_hook_stats_s {
+    uint64_t calls;                /* calls that reached the network */
+    uint64_t outcomes[4];          /* by adm_hook_outcome_t, calls and immediate outcomes alike */
+    uint64_t rejected;             /* answers that rejected (denied, refused, failed closed) */
+    uint64_t failed_open;          /* call failures ignored under failurePolicy Ignore */
+    adm_hist_t latency;            /* of the calls, in ns */
+} adm_hook_stats_t;
+
+/** The statistics of wh (a webhook of w's set). */
+adm_hook_stats_t *adm_webhooks_stats(adm_webhooks_t *w, const adm_webhook_t *wh);
+
+/**
+ * Counts what a result did, as kube-apiserver's metrics count every webhook that answered: a call
+ * failure under failurePolicy Ignore failed open; a denial, a refusal or any other call failure
+ * is a rejection (also when another webhook's answer had already decided the request).
+ */
+void adm_hook_stats_count(adm_hook_stats_t *stats, const adm_webhook_t *wh, const adm_hook_result_t *r);
+
+/** The 500 of a fail-closed call failure: `Internal error occurred: failed calling webhook "N": R`. */
+int adm_hook_failure_status(adm_status_t *st, adm_arena_t *a, const adm_webhook_t *wh, const char *reason);
+
+/** 504 Timeout: the caller's deadline passed before the webhooks could be called (spec 4.2). */
+int adm_hook_timeout_status(adm_status_t *st);
+
+#endif

@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "adm/admission/chain.h"
+
+#include "adm/admission/admission.h"
+#include "adm/admission/admission_config.h"
+#include "adm/base/error.h"
+#include "adm/admission/jsonpatch.h"
+#include "adm/base/log.h"
+#include "adm/plugins/plugin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct stage_s {
+    const adm_plugin_t *plugin;
+    void *state;
+} stage_t;
+
+struct adm_chain_s {
+    stage_t *stages; /* enabled plugins in execution order */
+    const char **names;
+    size_t nstages;
+    const char **left_out; /* default plugins admitd does not implement yet */
+    size_t nleft_out;
+};
+
+/* Calls fn for each name of a comma-separated list; stops at the first non-zero return. */
+static int each_name(const char *list, int (*fn)(const char *name, void *arg), void *arg)
+{
+    char name[128];
+
+    while (*list != '\0') {
+        const char *end = strchr(list, ',');
+        size_t len = end != NULL ? (size_t)(end - list) : strlen(list);
+        int rc;
+
+        /* kube's StringSlice flag trims nothing, but a space after a comma is a common slip */
+        while (len > 0 && *list == ' ') {
+            list++;
+            len--;
+        }
+        while (len > 0 && list[len - 1] == ' ') {
+            len--;
+        }
+        if (len >= sizeof(name)) {
+            len = sizeof(name) - 1;
+        }
+        memcpy(name, list, len);
+        name[len] = '\0';
+        if (len > 0 && (rc = fn(name, arg)) != 0) {
+            return rc;
+        }
+        list = end != NULL ? end + 1 : list + strlen(list);
+    }
+    return 0;
+}
+
+static int is_name(const char *candidate, void *name)
+{
+    return strcmp(candidate, name) == 0;
+}
+
+static bool in_list(const char *list, const char *name)
+{
+    return each_name(list, is_name, (void *)name) != 0;
+}
+
+typedef struct check_ctx_s {
+    const char *flag;
+    bool enabling;
+    char *err;
+    size_t err_len;
+} check_ctx_t;
+
+static int check_name(const char *name, void *arg)
+{
+    check_ctx_t *ctx = arg;
+    const adm_plugin_info_t *info = adm_plugin_find(name);
+
+    if (info == NULL) {
+        size_t count;
+        const adm_plugin_info_t *all = adm_plugin_registry(&count);
+        int n = snprintf(ctx->err, ctx->err_len, "%s: plugin \"%s\" is unknown; known plugins:", ctx->flag, name);
+
+        for (size_t i = 0; i < count && n > 0 && (size_t)n < ctx->err_len; i++) {
+            n += snprintf(ctx->err + n, ctx->err_len - (size_t)n, "%s %s", i == 0 ? "" : ",", all[i].name);
+        }
+        return ADM_EINVAL;
+    }
+    if (ctx->enabling && info->plugin == NULL) {
+        snprintf(ctx->err, ctx->err_len,
+                 "%s: plugin \"%s\" is known to kube-apiserver but not implemented by admitd yet (see --list-plugins)",
+                 ctx->flag, name);
+        return ADM_EINVAL;
+    }
+    return 0;
+}
+
+int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, size_t err_len)
+{
+    return adm_chain_create_with(opts, NULL, out, err, err_len);
+}
+
+int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webhooks, adm_chain_t **out, char *err,
+                          size_t err_len)
+{
+    check_ctx_t enable_ctx = {"--enable-admission-plugins", true, err, err_len};
+    check_ctx_t disable_ctx = {"--disable-admission-plugins", false, err, err_len};
+    adm_admission_config_t config = {0};
+    adm_arena_t *config_arena = NULL;
+    const adm_plugin_info_t *all;
+    adm_chain_t *c;
+    size_t count;
+    int rc;
+
+    *out = NULL;
+    rc = each_name(opts->enable_plugins, check_name, &enable_ctx);
+    if (rc == 0) {
+        rc = each_name(opts->disable_plugins, check_name, &disable_ctx);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    all = adm_plugin_registry(&count);
+    c = calloc(1, sizeof(*c));
+    if (c == NULL || (c->stages = calloc(count, sizeof(*c->stages))) == NULL ||
+        (c->names = calloc(count, sizeof(*c->names))) == NULL ||
+        (c->left_out = calloc(count, sizeof(*c->left_out))) == NULL) {
+        adm_chain_destroy(c);
+        return ADM_ENOMEM;
+    }
+    if (opts->admission_config_file != NULL) {
+        config_arena = adm_arena_create(65536);
+        if (config_arena == NULL) {
+            adm_chain_destroy(c);
+            return ADM_ENOMEM;
+        }
+        rc = adm_admission_config_load(config_arena, opts->admission_config_file, &config, err, err_len);
+        if (rc != 0) {
+            adm_arena_destroy(config_arena);
+            adm_chain_destroy(c);
+            return rc;
+        }
+        for (size_t i = 0; i < config.nplugins; i++) {
+            if (adm_plugin_find(config.plugins[i].name) == NULL) {
+                adm_log_warn("%s: plugins[%zu]: no admission plugin is named \"%s\"; its configuration is unused",
+                             opts->admission_config_file, i, config.plugins[i].name);
+            }
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        bool enabled = in_list(opts->enable_plugins, all[i].name) ||
+                       (all[i].default_on && !in_list(opts->disable_plugins, all[i].name));
+        const adm_admission_plugin_config_t *pc;
+        adm_plugin_config_t cfg = {0};
+        stage_t *st;
+
+        if (!enabled) {
+            continue;
+        }
+        if (all[i].plugin == NULL) {
+            c->left_out[c->nleft_out++] = all[i].name;
+            continue;
+        }
+        pc = config_arena != NULL ? adm_admission_config_find(&config, all[i].name) : NULL;
+        cfg.config = pc != NULL ? pc->config : NULL;
+        cfg.source = pc != NULL ? pc->source
+                                : (opts->admission_config_file != NULL ? opts->admission_config_file
+                                                                       : "--admission-control-config-file");
+        cfg.opts = opts;
+        cfg.webhooks = webhooks;
+        st = &c->stages[c->nstages];
+        st->plugin = all[i].plugin;
+        if (st->plugin->configure != NULL) {
+            rc = st->plugin->configure(&cfg, &st->state, err, err_len);
+            if (rc != 0) {
+                if (rc == ADM_ENOMEM) {
+                    snprintf(err, err_len, "%s: out of memory", all[i].name);
+                }
+                adm_arena_destroy(config_arena);
+                adm_chain_destroy(c);
+                return rc == ADM_ENOMEM ? rc : ADM_EINVAL;
+            }
+        }
+        c->names[c->nstages] = all[i].name;
+        c->nstages++;
+    }
+    adm_arena_destroy(config_arena);
+    *out = c;
+    return 0;
+}
+
+void adm_chain_destroy(adm_chain_t *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    for (size_t i = 0; c->stages != NULL && i < c->nstages; i++) {
+        if (c->stages[i].plugin->free_state != NULL) {
+            c->stages[i].plugin->free_state(c->stages[i].state);
+        }
+    }
+    free(c->stages);
+    free(c->names);
+    free(c->left_out);
+    free(c);
+}
+
+const char *const *adm_chain_plugins(const adm_chain_t *c, size_t *count)
+{
+    *count = c->nstages;
+    return c->names;
+}
+
+/* Joins names with ", " into buf (truncated with "..." when it does not fit). */
+static void join(char *buf, size_t len, const char *const *names, size_t n)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s", i > 0 ? ", " : "", names[i]);
+
+        if (w < 0 || (size_t)w >= len - used) {
+            snprintf(buf + (len > 4 ? len - 4 : 0), len > 4 ? 4 : len, "...");
+            return;
+        }
+        used += (size_t)w;
+    }
+}
+
+void adm_chain_log_summary(const adm_chain_t *c)
+{
+    char enabled[2048], left_out[2048];
+
+    join(enabled, sizeof(enabled), c->names, c->nstages);
+    join(left_out, sizeof(left_out), c->left_out, c->nleft_out);
+    adm_log_info("admission plugins, in order: %s", c->nstages > 0 ? enabled : "(none)");
+    if (c->nleft_out > 0) {
+        adm_log_info("left out, on by default in kube-apiserver but not implemented by admitd yet: %s", left_out);
+    }
+}
+
+static void reject(adm_review_response_t *resp, const adm_status_t *st)
+{
+    resp->allowed = false;
+    resp->code = st->code;
+    resp->reason = st->reason;
+    resp->message = st->message;
+    resp->details = st->details;
+}
+
+/*
+ * One request going through the chain. Plugins run one after another inside step(); a webhook
+ * plugin may return ADM_AGAIN, and step() goes on from adm_async_done() when its calls are over.
+ */
+struct adm_chain_run_s {
+    adm_chain_t *c;
+    unsigned phases;
+    adm_attrs_t attrs;
+    adm_review_response_t resp;
+    adm_chain_done_fn done;
+    void *arg;
+    adm_async_t async;
+    size_t next;          /* the next stage of the current phase */
+    bool mutating;        /* current phase */
+    bool waiting;         /* an asynchronous hook owes adm_async_done() */
+    bool in_hook;         /* inside that hook's first call: adm_async_done() only records */
+    bool async_ready;
+    int async_rc;
+    adm_status_t async_st;
+    bool finished;
+    int final_rc;         /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
+};
+
+static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
+{
+    adm_review_response_t *resp = &run->resp;
+    adm_attrs_t *attrs = &run->attrs;
+    adm_status_t nomem;
+
+    run->finished = true;
+    resp->warnings = attrs->warnings;
+    resp->nwarnings = attrs->nwarnings;
+    resp->audit_annotations = attrs->annotations;
+    resp->naudit_annotations = attrs->nannotations;
+    if (rc == ADM_DECLINED) {
+        reject(resp, st);
+    } else if (rc == ADM_OK) {
+        if (attrs->changed) {
+            const char *patch;
+            size_t len, nops;
+
+            rc = adm_jsonpatch_diff(attrs->req->object, yyjson_mut_doc_get_root(attrs->mdoc), attrs->arena, &patch,
+                                    &len, &nops);
+            if (rc == 0 && nops > 0) {
+                resp->patch = (const uint8_t *)patch;
+                resp->patch_len = len;
+            }
+        }
+        resp->allowed = rc == ADM_OK;
+    }
+    if (rc != ADM_OK && rc != ADM_DECLINED) {
+        adm_status_nomem(&nomem);
+        reject(resp, &nomem);
+        run->final_rc = ADM_ENOMEM;
+    }
+    run->done(run->arg, resp);
+}
+
+/* The outcome of one hook: go on, or finish. Returns true when the run goes on. */
+static bool after_hook(adm_chain_run_t *run, const adm_plugin_t *p, int rc, const adm_status_t *st)
+{
+    if (rc == ADM_OK) {
+        return true;
+    }
+    if (rc == ADM_DECLINED) {
+        adm_log_v(2, "%s rejected %s %s/%s: %s", p->name, run->attrs.req->operation_name, run->attrs.req->namespace_,
+                  run->attrs.req->name, st->message);
+    }
+    finish(run, rc == ADM_DECLINED ? rc : ADM_ENOMEM, st);
+    return false;
+}
+
+static void step(adm_chain_run_t *run)
+{
+    adm_chain_t *c = run->c;
+    unsigned op = 1u << run->attrs.req->operation;
+
+    for (;;) {
+        const adm_plugin_t *p;
+        adm_status_t st = {0};
+        int rc;
+
+        if (run->next >= c->nstages) {
+            if (run->mutating && run->async.round == 0 && run->async.reinvoke) {
+                /* a webhook changed the object: the mutating chain runs once more (spec 6.2, D7) */
+                run->async.round = 1;
+                run->async.reinvoke = false;
+                run->next = 0;
+                continue;
+            }
+            if (run->mutating && (run->phases & ADM_PHASE_VALIDATING) != 0) {
+                run->mutating = false;
+                run->next = 0;
+                continue;
+            }
+            finish(run, ADM_OK, NULL);
+            return;
+        }
+        p = c->stages[run->next].plugin;
+        if ((p->operations & op) == 0) {
+            run->next++;
+            continue;
+        }
+        if ((run->mutating ? p->admit_async : p->validate_async) != NULL) {
+            int (*hook)(void *, adm_attrs_t *, adm_status_t *, adm_async_t *) =
+                run->mutating ? p->admit_async : p->validate_async;
+
+            run->waiting = true;
+            run->async_ready = false;
+            run->in_hook = true;
+            rc = hook(c->stages[run->next].state, &run->attrs, &st, &run->async);
+            run->in_hook = false;
+            run->next++;
+            if (rc == ADM_AGAIN && !run->async_ready) {
+                return; /* adm_async_done() goes on */
+            }
+            if (rc == ADM_AGAIN) {
+                rc = run->async_rc;
+                st = run->async_st;
+            }
+            run->waiting = false;
+        } else {
+            int (*hook)(void *, adm_attrs_t *, adm_status_t *) = run->mutating ? p->admit : p->validate;
+
+            run->next++;
+            if (hook == NULL) {
+                continue;
+            }
+            rc = hook(c->stages[run->next - 1].state, &run->attrs, &st);
+        }
+        if (!after_hook(run, p, rc, &st)) {
+            return;
+        }
+    }
+}
+
+void adm_async_done(adm_async_t *async, int rc, const adm_status_t *st)
+{
+    adm_chain_run_t *run = async->run;
+
+    async->cancel = NULL;
+    if (run->in_hook) {
+        run->async_ready = true;
+        run->async_rc = rc;
+        if (st != NULL) {
+            run->async_st = *st;
+        }
+        return;
+    }
+    run->waiting = false;
+    if (after_hook(run, run->c->stages[run->next - 1].plugin, rc, st)) {
+        step(run);
+    }
+}
+
+adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req, adm_arena_t *a,
+                                 uint64_t deadline_ms, adm_chain_done_fn done, void *arg)
+{
+    adm_chain_run_t *run = adm_arena_calloc(a, 1, sizeof(*run));
+
+    if (run == NULL) {
+        return NULL;
+    }
+    run->c = c;
+    run->phases = phases;
+    run->done = done;
+    run->arg = arg;
+    run->async.run = run;
+    run->async.deadline_ms = deadline_ms;
+    run->mutating = (phases & ADM_PHASE_MUTATING) != 0;
+    adm_attrs_init(&run->attrs, req, a);
+    step(run);
+    return run;
+}
+
+void adm_chain_cancel(adm_chain_run_t *run)
+{
+    if (run != NULL && !run->finished && run->waiting && run->async.cancel != NULL) {
+        void (*cancel)(void *) = run->async.cancel;
+
+        run->async.cancel = NULL;
+        run->finished = true;
+        cancel(run->async.cancel_arg);
+    }
+    if (run != NULL) {
+        run->finished = true;
+    }
+}
+
+typedef struct sync_result_s {
+    adm_review_response_t *out;
+    bool done;
+} sync_result_t;
+
+static void sync_done(void *arg, adm_review_response_t *resp)
+{
+    sync_result_t *r = arg;
+
+    *r->out = *resp;
+    r->done = true;
+}
+
+int adm_chain_run(adm_chain_t *c, unsigned phases, const adm_review_request_t *req, adm_arena_t *a,
+                  adm_review_response_t *resp)
+{
+    sync_result_t r = {resp, false};
+    adm_chain_run_t *run;
+    adm_status_t st;
+
+    memset(resp, 0, sizeof(*resp));
+    run = adm_chain_start(c, phases, req, a, UINT64_MAX, sync_done, &r);
+    if (run != NULL && !r.done) {
+        /* only the webhook plugins wait, and a chain made without webhooks never does */
+        adm_chain_cancel(run);
+    }
+    if (!r.done) {
+        adm_status_nomem(&st);
+        reject(resp, &st);
+        return ADM_ENOMEM;
+    }
+    return run->final_rc;
+}

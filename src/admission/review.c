@@ -1,0 +1,969 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * AdmissionReview (admission.k8s.io/v1 and v1beta1): request decoding and response encoding.
+ *
+ * Decoding runs the depth guard, lets yyjson parse the body (yyjson copies the text into its own
+ * document in the arena, so the caller's buffer is only read), and then makes one pass over the
+ * members of each object it knows. As with kube-apiserver's Go decoder, absent and null fields read
+ * as zero values ("" for strings, never NULL), unknown members are ignored, and the last of
+ * duplicate members wins; a known field of the wrong JSON type is an error that names the field.
+ *
+ * Encoding writes the response by hand into a single arena allocation: an upper bound of the size
+ * is computed first, the text written without further checks, and the allocation shrunk in place.
+ * The plain "allowed" answer is therefore one allocation and a few copies. Every string is escaped
+ * for JSON and invalid UTF-8 is replaced by U+FFFD, so the output is valid JSON whatever the caller
+ * hands in.
+ */
+#include "adm/admission/review.h"
+
+#include "adm/base/error.h"
+#include "adm/base/json.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define API_V1 "admission.k8s.io/v1"
+#define API_V1BETA1 "admission.k8s.io/v1beta1"
+
+#define MSG_NOT_REVIEW "request body is not an AdmissionReview: "
+#define MSG_BAD_OPERATION \
+    "AdmissionReview request.operation must be CREATE, UPDATE, DELETE or CONNECT"
+
+const char *adm_review_api_version(adm_review_version_t version)
+{
+    return version == ADM_REVIEW_V1BETA1 ? API_V1BETA1 : API_V1;
+}
+
+/* ---- decoding ---- */
+
+typedef struct decoder_s {
+    adm_arena_t *arena;
+    const char **problem;
+} decoder_t;
+
+/* Length-aware key comparison: a key with an embedded NUL must not match a shorter name. */
+static inline bool key_is(const char *key, size_t len, const char *name)
+{
+    size_t n = strlen(name);
+
+    return len == n && memcmp(key, name, n) == 0;
+}
+
+static inline bool absent(yyjson_val *v)
+{
+    return v == NULL || yyjson_is_null(v);
+}
+
+/*
+ * Sets the problem to "<path>[.<member>] <what>", built in the arena because field paths are
+ * composed; this runs only on the error path. Returns ADM_EPARSE, or ADM_ENOMEM.
+ */
+static int field_error(decoder_t *d, const char *path, const char *member, const char *what)
+{
+    size_t np = strlen(path);
+    size_t nm = member != NULL ? strlen(member) + 1 : 0;
+    size_t nw = strlen(what);
+    char *msg = adm_arena_alloc(d->arena, np + nm + 1 + nw + 1);
+    char *w = msg;
+
+    if (msg == NULL) {
+        return ADM_ENOMEM;
+    }
+    memcpy(w, path, np);
+    w += np;
+    if (member != NULL) {
+        *w++ = '.';
+        memcpy(w, member, nm - 1);
+        w += nm - 1;
+    }
+    *w++ = ' ';
+    memcpy(w, what, nw + 1);
+    *d->problem = msg;
+    return ADM_EPARSE;
+}
+
+/* Reads a string field; absent or null gives "". */
+static int get_string(decoder_t *d, yyjson_val *v, const char *path, const char *member,
+                      const char **out)
+{
+    const char *s;
+
+    if (absent(v)) {
+        *out = "";
+        return 0;
+    }
+    if (!yyjson_is_str(v)) {
+        return field_error(d, path, member, "must be a string");
+    }
+    s = yyjson_get_str(v);
+    /* Callers get C strings: an escaped NUL inside would silently cut the value short. */
+    if (memchr(s, '\0', yyjson_get_len(v)) != NULL) {
+        return field_error(d, path, member, "must not contain a NUL character");
+    }
+    *out = s;
+    return 0;
+}
+
+/*
+ * Reads a GroupVersionKind or GroupVersionResource ({group, version, <last>}) into out[0..2].
+ * Absent or null gives three empty strings.
+ */
+static int get_group_version(decoder_t *d, yyjson_val *v, const char *path, const char *last,
+                             const char *out[3])
+{
+    yyjson_val *fields[3] = {NULL, NULL, NULL};
+    static const char *const names[2] = {"group", "version"};
+    yyjson_obj_iter it;
+    yyjson_val *key;
+    int rc;
+
+    if (!absent(v) && !yyjson_is_obj(v)) {
+        return field_error(d, path, NULL, "must be an object");
+    }
+    if (v != NULL && yyjson_is_obj(v)) {
+        yyjson_obj_iter_init(v, &it);
+        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+            const char *k = yyjson_get_str(key);
+            size_t n = yyjson_get_len(key);
+
+            if (key_is(k, n, names[0])) {
+                fields[0] = yyjson_obj_iter_get_val(key);
+            } else if (key_is(k, n, names[1])) {
+                fields[1] = yyjson_obj_iter_get_val(key);
+            } else if (key_is(k, n, last)) {
+                fields[2] = yyjson_obj_iter_get_val(key);
+            }
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        rc = get_string(d, fields[i], path, i < 2 ? names[i] : last, &out[i]);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int get_gvk(decoder_t *d, yyjson_val *v, const char *path, adm_gvk_t *out)
+{
+    const char *s[3];
+    int rc = get_group_version(d, v, path, "kind", s);
+
+    out->group = s[0];
+    out->version = s[1];
+    out->kind = s[2];
+    return rc;
+}
+
+static int get_gvr(decoder_t *d, yyjson_val *v, const char *path, adm_gvr_t *out)
+{
+    const char *s[3];
+    int rc = get_group_version(d, v, path, "resource", s);
+
+    out->group = s[0];
+    out->version = s[1];
+    out->resource = s[2];
+    return rc;
+}
+
+/*
+ * Reads an array of strings into an arena array (null elements read as "", as in Go). *out stays
+ * NULL and *count 0 when the field is absent or null.
+ */
+static int get_string_array(decoder_t *d, yyjson_val *v, const char *path, const char ***out,
+                            size_t *count)
+{
+    const char **items;
+    yyjson_arr_iter it;
+    yyjson_val *item;
+    size_t n = 0;
+    int rc;
+
+    *out = NULL;
+    *count = 0;
+    if (absent(v)) {
+        return 0;
+    }
+    if (!yyjson_is_arr(v)) {
+        return field_error(d, path, NULL, "must be an array of strings");
+    }
+    items = adm_arena_alloc(d->arena, (yyjson_arr_size(v) + 1) * sizeof(*items));
+    if (items == NULL) {
+        return ADM_ENOMEM;
+    }
+    yyjson_arr_iter_init(v, &it);
+    for (item = yyjson_arr_iter_next(&it); item != NULL; item = yyjson_arr_iter_next(&it)) {
+        if (!absent(item) && !yyjson_is_str(item)) {
+            return field_error(d, path, NULL, "must be an array of strings");
+        }
+        rc = get_string(d, item, path, NULL, &items[n]);
+        if (rc != 0) {
+            return rc;
+        }
+        n++;
+    }
+    *out = items;
+    *count = n;
+    return 0;
+}
+
+/* userInfo.extra is map[string][]string: checked here, handed to callers as the JSON object. */
+static int check_extra(decoder_t *d, yyjson_val *v)
+{
+    static const char *const msg = "must be an object of string arrays";
+    yyjson_obj_iter it;
+    yyjson_val *key;
+
+    if (!yyjson_is_obj(v)) {
+        return field_error(d, "request.userInfo.extra", NULL, msg);
+    }
+    yyjson_obj_iter_init(v, &it);
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        yyjson_val *arr = yyjson_obj_iter_get_val(key);
+        yyjson_arr_iter ai;
+        yyjson_val *item;
+
+        if (absent(arr)) {
+            continue;
+        }
+        if (!yyjson_is_arr(arr)) {
+            return field_error(d, "request.userInfo.extra", NULL, msg);
+        }
+        yyjson_arr_iter_init(arr, &ai);
+        for (item = yyjson_arr_iter_next(&ai); item != NULL; item = yyjson_arr_iter_next(&ai)) {
+            if (!absent(item) && !yyjson_is_str(item)) {
+                return field_error(d, "request.userInfo.extra", NULL, msg);
+            }
+        }
+    }
+    return 0;
+}
+
+static int get_user_info(decoder_t *d, yyjson_val *v, adm_user_info_t *u)
+{
+    yyjson_val *username = NULL, *uid = NULL, *groups = NULL, *extra = NULL;
+    yyjson_obj_iter it;
+    yyjson_val *key;
+    int rc;
+
+    u->username = "";
+    u->uid = "";
+    u->groups = NULL;
+    u->ngroups = 0;
+    u->extra = NULL;
+    if (absent(v)) {
+        return 0;
+    }
+    if (!yyjson_is_obj(v)) {
+        return field_error(d, "request.userInfo", NULL, "must be an object");
+    }
+    yyjson_obj_iter_init(v, &it);
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        const char *k = yyjson_get_str(key);
+        size_t n = yyjson_get_len(key);
+
+        if (key_is(k, n, "username")) {
+            username = yyjson_obj_iter_get_val(key);
+        } else if (key_is(k, n, "uid")) {
+            uid = yyjson_obj_iter_get_val(key);
+        } else if (key_is(k, n, "groups")) {
+            groups = yyjson_obj_iter_get_val(key);
+        } else if (key_is(k, n, "extra")) {
+            extra = yyjson_obj_iter_get_val(key);
+        }
+    }
+    rc = get_string(d, username, "request.userInfo", "username", &u->username);
+    if (rc == 0) {
+        rc = get_string(d, uid, "request.userInfo", "uid", &u->uid);
+    }
+    if (rc == 0) {
+        rc = get_string_array(d, groups, "request.userInfo.groups", &u->groups, &u->ngroups);
+    }
+    if (rc == 0 && !absent(extra)) {
+        rc = check_extra(d, extra);
+        u->extra = extra;
+    }
+    return rc;
+}
+
+/* The members of AdmissionRequest, collected in one pass before they are checked in this order. */
+enum request_field {
+    F_UID,
+    F_OPERATION,
+    F_KIND,
+    F_RESOURCE,
+    F_SUB_RESOURCE,
+    F_REQUEST_KIND,
+    F_REQUEST_RESOURCE,
+    F_REQUEST_SUB_RESOURCE,
+    F_NAME,
+    F_NAMESPACE,
+    F_USER_INFO,
+    F_OBJECT,
+    F_OLD_OBJECT,
+    F_DRY_RUN,
+    F_OPTIONS,
+    F_COUNT
+};
+
+/* Returns the request_field for a key, or F_COUNT; the length switch keeps this to one memcmp. */
+static enum request_field request_field(const char *k, size_t n)
+{
+    switch (n) {
+    case 3:
+        return memcmp(k, "uid", 3) == 0 ? F_UID : F_COUNT;
+    case 4:
+        if (memcmp(k, "kind", 4) == 0) {
+            return F_KIND;
+        }
+        return memcmp(k, "name", 4) == 0 ? F_NAME : F_COUNT;
+    case 6:
+        if (memcmp(k, "object", 6) == 0) {
+            return F_OBJECT;
+        }
+        return memcmp(k, "dryRun", 6) == 0 ? F_DRY_RUN : F_COUNT;
+    case 7:
+        return memcmp(k, "options", 7) == 0 ? F_OPTIONS : F_COUNT;
+    case 8:
+        if (memcmp(k, "resource", 8) == 0) {
+            return F_RESOURCE;
+        }
+        return memcmp(k, "userInfo", 8) == 0 ? F_USER_INFO : F_COUNT;
+    case 9:
+        if (memcmp(k, "namespace", 9) == 0) {
+            return F_NAMESPACE;
+        }
+        if (memcmp(k, "operation", 9) == 0) {
+            return F_OPERATION;
+        }
+        return memcmp(k, "oldObject", 9) == 0 ? F_OLD_OBJECT : F_COUNT;
+    case 11:
+        if (memcmp(k, "subResource", 11) == 0) {
+            return F_SUB_RESOURCE;
+        }
+        return memcmp(k, "requestKind", 11) == 0 ? F_REQUEST_KIND : F_COUNT;
+    case 15:
+        return memcmp(k, "requestResource", 15) == 0 ? F_REQUEST_RESOURCE : F_COUNT;
+    case 18:
+        return memcmp(k, "requestSubResource", 18) == 0 ? F_REQUEST_SUB_RESOURCE : F_COUNT;
+    default:
+        return F_COUNT;
+    }
+}
+
+static int get_uid(decoder_t *d, yyjson_val *v, adm_review_request_t *r)
+{
+    int rc;
+
+    if (!absent(v) && !yyjson_is_str(v)) {
+        *d->problem = "request.uid must be a string";
+        return ADM_EPARSE;
+    }
+    rc = get_string(d, v, "request", "uid", &r->uid);
+    if (rc != 0) {
+        return rc;
+    }
+    if (r->uid[0] == '\0') {
+        *d->problem = "AdmissionReview request has no uid";
+        return ADM_EPARSE;
+    }
+    return 0;
+}
+
+static int get_operation(decoder_t *d, yyjson_val *v, adm_review_request_t *r)
+{
+    static const struct {
+        const char *name;
+        adm_operation_t op;
+    } ops[] = {
+        {"CREATE", ADM_OP_CREATE},
+        {"UPDATE", ADM_OP_UPDATE},
+        {"DELETE", ADM_OP_DELETE},
+        {"CONNECT", ADM_OP_CONNECT},
+    };
+
+    if (v != NULL && yyjson_is_str(v)) {
+        const char *s = yyjson_get_str(v);
+        size_t n = yyjson_get_len(v);
+
+        for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+            if (key_is(s, n, ops[i].name)) {
+                r->operation = ops[i].op;
+                r->operation_name = ops[i].name;
+                return 0;
+            }
+        }
+    }
+    *d->problem = MSG_BAD_OPERATION;
+    return ADM_EPARSE;
+}
+
+static int get_request(decoder_t *d, yyjson_val *req, adm_review_request_t *r)
+{
+    yyjson_val *f[F_COUNT] = {NULL};
+    yyjson_obj_iter it;
+    yyjson_val *key;
+    int rc;
+
+    yyjson_obj_iter_init(req, &it);
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        enum request_field which = request_field(yyjson_get_str(key), yyjson_get_len(key));
+
+        if (which != F_COUNT) {
+            f[which] = yyjson_obj_iter_get_val(key);
+        }
+    }
+
+    rc = get_uid(d, f[F_UID], r);
+    if (rc == 0) {
+        rc = get_operation(d, f[F_OPERATION], r);
+    }
+    if (rc == 0) {
+        rc = get_gvk(d, f[F_KIND], "request.kind", &r->kind);
+    }
+    if (rc == 0) {
+        rc = get_gvr(d, f[F_RESOURCE], "request.resource", &r->resource);
+    }
+    if (rc == 0) {
+        rc = get_string(d, f[F_SUB_RESOURCE], "request", "subResource", &r->sub_resource);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    /* requestKind, requestResource and requestSubResource name what the user asked for before
+       any conversion; senders omit them when that is the request itself (and older ones always). */
+    if (absent(f[F_REQUEST_KIND])) {
+        r->request_kind = r->kind;
+    } else {
+        rc = get_gvk(d, f[F_REQUEST_KIND], "request.requestKind", &r->request_kind);
+    }
+    if (rc == 0 && absent(f[F_REQUEST_RESOURCE])) {
+        r->request_resource = r->resource;
+    } else if (rc == 0) {
+        rc = get_gvr(d, f[F_REQUEST_RESOURCE], "request.requestResource", &r->request_resource);
+    }
+    if (rc == 0 && absent(f[F_REQUEST_SUB_RESOURCE])) {
+        r->request_sub_resource = r->sub_resource;
+    } else if (rc == 0) {
+        rc = get_string(d, f[F_REQUEST_SUB_RESOURCE], "request", "requestSubResource",
+                        &r->request_sub_resource);
+    }
+    if (rc == 0) {
+        rc = get_string(d, f[F_NAME], "request", "name", &r->name);
+    }
+    if (rc == 0) {
+        rc = get_string(d, f[F_NAMESPACE], "request", "namespace", &r->namespace_);
+    }
+    if (rc == 0) {
+        rc = get_user_info(d, f[F_USER_INFO], &r->user_info);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    /* object, oldObject and options are RawExtensions: any JSON value, null meaning none. */
+    r->object = absent(f[F_OBJECT]) ? NULL : f[F_OBJECT];
+    r->old_object = absent(f[F_OLD_OBJECT]) ? NULL : f[F_OLD_OBJECT];
+    r->options = absent(f[F_OPTIONS]) ? NULL : f[F_OPTIONS];
+    r->dry_run = false;
+    if (!absent(f[F_DRY_RUN])) {
+        if (!yyjson_is_bool(f[F_DRY_RUN])) {
+            *d->problem = "request.dryRun must be a boolean";
+            return ADM_EPARSE;
+        }
+        r->dry_run = yyjson_get_bool(f[F_DRY_RUN]);
+    }
+    return 0;
+}
+
+/* "request body is not valid JSON: <yyjson's message> at byte N", in the arena. */
+static int json_error(decoder_t *d, const yyjson_read_err *err)
+{
+    static const char prefix[] = "request body is not valid JSON: ";
+    size_t cap;
+    char *msg;
+    int n;
+
+    if (err->code == YYJSON_READ_ERROR_MEMORY_ALLOCATION) {
+        return ADM_ENOMEM;
+    }
+    cap = sizeof(prefix) + strlen(err->msg) + sizeof(" at byte ") + 20;
+    msg = adm_arena_alloc(d->arena, cap);
+    if (msg == NULL) {
+        return ADM_ENOMEM;
+    }
+    n = snprintf(msg, cap, "%s%s at byte %zu", prefix, err->msg, err->pos);
+    if (n < 0) {
+        *d->problem = "request body is not valid JSON";
+    } else {
+        *d->problem = msg;
+    }
+    return ADM_EPARSE;
+}
+
+int adm_review_decode(adm_arena_t *a, const char *body, size_t len, adm_review_request_t *r,
+                      const char **problem)
+{
+    decoder_t d = {.arena = a, .problem = problem};
+    yyjson_val *api_version = NULL, *kind = NULL, *request = NULL;
+    yyjson_read_err err;
+    yyjson_obj_iter it;
+    yyjson_val *root;
+    yyjson_val *key;
+
+    memset(r, 0, sizeof(*r));
+    *problem = NULL;
+    /* The depth guard runs first: no later code path (plugins walking the object included) may
+       meet nesting kube-apiserver itself would have refused. */
+    r->doc = adm_json_read(a, body, len, &err);
+    if (r->doc == NULL) {
+        if (err.code == ADM_JSON_READ_ERROR_DEPTH) {
+            *problem = "request body nests deeper than 10000 levels";
+            return ADM_EPARSE;
+        }
+        return json_error(&d, &err);
+    }
+    root = yyjson_doc_get_root(r->doc);
+    if (!yyjson_is_obj(root)) {
+        *problem = MSG_NOT_REVIEW "not a JSON object";
+        return ADM_EPARSE;
+    }
+    yyjson_obj_iter_init(root, &it);
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        const char *k = yyjson_get_str(key);
+        size_t n = yyjson_get_len(key);
+
+        if (key_is(k, n, "apiVersion")) {
+            api_version = yyjson_obj_iter_get_val(key);
+        } else if (key_is(k, n, "kind")) {
+            kind = yyjson_obj_iter_get_val(key);
+        } else if (key_is(k, n, "request")) {
+            request = yyjson_obj_iter_get_val(key);
+        }
+    }
+    if (yyjson_is_str(api_version) &&
+        key_is(yyjson_get_str(api_version), yyjson_get_len(api_version), API_V1)) {
+        r->version = ADM_REVIEW_V1;
+    } else if (yyjson_is_str(api_version) &&
+               key_is(yyjson_get_str(api_version), yyjson_get_len(api_version), API_V1BETA1)) {
+        r->version = ADM_REVIEW_V1BETA1;
+    } else {
+        *problem = MSG_NOT_REVIEW "apiVersion must be admission.k8s.io/v1 or v1beta1";
+        return ADM_EPARSE;
+    }
+    if (!yyjson_is_str(kind) ||
+        !key_is(yyjson_get_str(kind), yyjson_get_len(kind), "AdmissionReview")) {
+        *problem = MSG_NOT_REVIEW "kind must be AdmissionReview";
+        return ADM_EPARSE;
+    }
+    if (absent(request)) {
+        *problem = "AdmissionReview has no request";
+        return ADM_EPARSE;
+    }
+    if (!yyjson_is_obj(request)) {
+        *problem = "AdmissionReview request must be an object";
+        return ADM_EPARSE;
+    }
+    return get_request(&d, request, r);
+}
+
+/* ---- encoding ---- */
+
+/* Length of the valid UTF-8 sequence at p (lead byte >= 0x80), or 0. s is NUL-terminated, and a
+   NUL is never a continuation byte, so the reads stop at the terminator. */
+static size_t utf8_sequence(const unsigned char *p)
+{
+    unsigned char c = p[0];
+
+    if (c >= 0xc2 && c <= 0xdf) {
+        return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+    }
+    if (c >= 0xe0 && c <= 0xef) {
+        /* No overlong forms (E0 needs A0..BF) and no UTF-16 surrogates (ED needs 80..9F). */
+        unsigned char lo = c == 0xe0 ? 0xa0 : 0x80;
+        unsigned char hi = c == 0xed ? 0x9f : 0xbf;
+
+        return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        /* No overlong forms (F0 needs 90..BF) and nothing past U+10FFFF (F4 needs 80..8F). */
+        unsigned char lo = c == 0xf0 ? 0x90 : 0x80;
+        unsigned char hi = c == 0xf4 ? 0x8f : 0xbf;
+
+        return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ? 4 : 0;
+    }
+    return 0;
+}
+
+/* Most bytes an escaped string of n bytes can take: a control character becomes \u00XX. */
+#define ESCAPED_MAX(n) ((n) * 6 + 2)
+
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/* Writes s (NUL-terminated, n bytes) as a JSON string and returns the new end. */
+/* A control byte as JSON's short escape where there is one, else \u00XX. */
+static char *put_control(char *w, unsigned char c)
+{
+    static const char hex[] = "0123456789abcdef";
+
+    *w++ = '\\';
+    switch (c) {
+    case '\b':
+        *w++ = 'b';
+        break;
+    case '\f':
+        *w++ = 'f';
+        break;
+    case '\n':
+        *w++ = 'n';
+        break;
+    case '\r':
+        *w++ = 'r';
+        break;
+    case '\t':
+        *w++ = 't';
+        break;
+    default:
+        memcpy(w, "u00", 3);
+        w[3] = hex[c >> 4];
+        w[4] = hex[c & 15];
+        w += 5;
+        break;
+    }
+    return w;
+}
+
+static char *put_string(char *w, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    const unsigned char *end = p + n;
+
+    *w++ = '"';
+    for (;;) {
+        unsigned char c;
+        size_t len;
+
+        /* Eight plain bytes at a time. A byte needs care when it is a control byte (x - 0x20
+           borrows into the high bit), a quote or a backslash (x ^ q is zero, so x ^ q - 1 borrows)
+           or has its high bit set. Borrows can only mark more bytes, never hide one, and a marked
+           word goes to the byte-at-a-time code below, which decides exactly. */
+        while (end - p >= 8) {
+            uint64_t x;
+            uint64_t marked;
+
+            memcpy(&x, p, sizeof(x));
+            marked = (x - ONES * 0x20) | ((x ^ (ONES * '"')) - ONES) |
+                     ((x ^ (ONES * '\\')) - ONES) | x;
+            if ((marked & HIGHS) != 0) {
+                break;
+            }
+            memcpy(w, p, 8);
+            w += 8;
+            p += 8;
+        }
+        c = *p;
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            *w++ = (char)c;
+            p++;
+        } else if (c == '\0') {
+            break; /* s is NUL-terminated at end */
+        } else if (c == '"' || c == '\\') {
+            *w++ = '\\';
+            *w++ = (char)c;
+            p++;
+        } else if (c < 0x20) {
+            w = put_control(w, c);
+            p++;
+        } else {
+            len = utf8_sequence(p);
+            if (len == 0) {
+                /* As Go's encoder does: each invalid byte becomes U+FFFD (3 bytes, in bound). */
+                memcpy(w, "\xef\xbf\xbd", 3);
+                w += 3;
+                p++;
+            } else {
+                memcpy(w, p, len);
+                w += len;
+                p += len;
+            }
+        }
+    }
+    *w++ = '"';
+    return w;
+}
+
+static char *put_lit(char *w, const char *lit, size_t n)
+{
+    memcpy(w, lit, n);
+    return w + n;
+}
+
+#define PUT_LIT(w, lit) put_lit((w), (lit), sizeof(lit) - 1)
+
+static char *put_int(char *w, int32_t v)
+{
+    char digits[10];
+    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+    size_t n = 0;
+
+    if (v < 0) {
+        *w++ = '-';
+    }
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    while (n > 0) {
+        *w++ = digits[--n];
+    }
+    return w;
+}
+
+#define BASE64_LEN(n) (((n) + 2) / 3 * 4)
+
+/* Standard alphabet, with padding (how Go's encoding/json writes a []byte). */
+static char *put_base64(char *w, const uint8_t *in, size_t n)
+{
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t i = 0;
+
+    *w++ = '"';
+    for (; n - i >= 3; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | (uint32_t)in[i + 2];
+
+        w[0] = alphabet[v >> 18];
+        w[1] = alphabet[(v >> 12) & 63];
+        w[2] = alphabet[(v >> 6) & 63];
+        w[3] = alphabet[v & 63];
+        w += 4;
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)in[i] << 16;
+
+        w[0] = alphabet[v >> 18];
+        w[1] = alphabet[(v >> 12) & 63];
+        w[2] = '=';
+        w[3] = '=';
+        w += 4;
+    } else if (n - i == 2) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8;
+
+        w[0] = alphabet[v >> 18];
+        w[1] = alphabet[(v >> 12) & 63];
+        w[2] = alphabet[(v >> 6) & 63];
+        w[3] = '=';
+        w += 4;
+    }
+    *w++ = '"';
+    return w;
+}
+
+/* Writes a comma unless w is just past the object's opening brace. */
+static char *put_comma(char *w, const char *open)
+{
+    if (w != open) {
+        *w++ = ',';
+    }
+    return w;
+}
+
+/*
+ * ,"status":{...} in metav1.Status member order. A refusal carries "metadata":{} and
+ * "status":"Failure" as kube-apiserver's own Status does; an allowed answer only what was set.
+ */
+static char *put_status(char *w, const adm_review_response_t *resp, const char *message,
+                        size_t message_len, const char *reason, size_t reason_len,
+                        const char *details, size_t details_len)
+{
+    const char *open;
+
+    w = PUT_LIT(w, ",\"status\":{");
+    open = w;
+    if (!resp->allowed) {
+        w = PUT_LIT(w, "\"metadata\":{},\"status\":\"Failure\"");
+    }
+    if (message_len > 0) {
+        w = put_comma(w, open);
+        w = PUT_LIT(w, "\"message\":");
+        w = put_string(w, message, message_len);
+    }
+    if (reason_len > 0) {
+        w = put_comma(w, open);
+        w = PUT_LIT(w, "\"reason\":");
+        w = put_string(w, reason, reason_len);
+    }
+    if (details != NULL) {
+        w = put_comma(w, open);
+        w = PUT_LIT(w, "\"details\":");
+        w = put_lit(w, details, details_len);
+    }
+    if (resp->code != 0) {
+        w = put_comma(w, open);
+        w = PUT_LIT(w, "\"code\":");
+        w = put_int(w, resp->code);
+    }
+    *w++ = '}';
+    return w;
+}
+
+/* Adds n to *total; false on overflow (only absurd inputs reach it; they count as ENOMEM). */
+static bool add_size(size_t *total, size_t n)
+{
+    if (n > SIZE_MAX - *total) {
+        return false;
+    }
+    *total += n;
+    return true;
+}
+
+/* Escaped bound of a string of n bytes plus extra bytes of punctuation and member name. */
+static bool add_string(size_t *total, size_t n, size_t extra)
+{
+    return n <= (SIZE_MAX - 2) / 6 && add_size(total, ESCAPED_MAX(n)) && add_size(total, extra);
+}
+
+static const char *or_empty(const char *s)
+{
+    return s != NULL ? s : "";
+}
+
+/*
+ * Status.details as JSON text in the arena. A value yyjson cannot write as it stands (invalid
+ * UTF-8 in a string) is written again with such bytes replaced by U+FFFD.
+ */
+static int write_details(adm_arena_t *a, yyjson_val *details, char **text, size_t *len)
+{
+    yyjson_alc alc;
+    yyjson_write_err err;
+
+    adm_json_alc_init(&alc, a);
+    *text = yyjson_val_write_opts(details, YYJSON_WRITE_INF_AND_NAN_AS_NULL, &alc, len, &err);
+    if (*text == NULL && err.code == YYJSON_WRITE_ERROR_INVALID_STRING) {
+        *text = yyjson_val_write_opts(details,
+                                      YYJSON_WRITE_INF_AND_NAN_AS_NULL |
+                                          YYJSON_WRITE_ESCAPE_UNICODE |
+                                          YYJSON_WRITE_ALLOW_INVALID_UNICODE,
+                                      &alc, len, &err);
+    }
+    if (*text == NULL) {
+        return err.code == YYJSON_WRITE_ERROR_MEMORY_ALLOCATION ? ADM_ENOMEM : ADM_EINVAL;
+    }
+    return 0;
+}
+
+int adm_review_encode(adm_arena_t *a, adm_review_version_t version, const char *uid,
+                      const adm_review_response_t *resp, const char **out, size_t *out_len)
+{
+    /* The longest fixed text: envelope, status with metadata and every member name. */
+    static const size_t fixed = 512;
+    const bool has_status = !resp->allowed || resp->code != 0;
+    const char *message = or_empty(resp->message);
+    const char *reason = or_empty(resp->reason);
+    size_t uid_len, message_len = 0, reason_len = 0;
+    char *details = NULL;
+    size_t details_len = 0;
+    size_t bound = fixed;
+    char *buf;
+    char *w;
+    int rc;
+
+    uid = or_empty(uid);
+    uid_len = strlen(uid);
+    if (!add_string(&bound, uid_len, 0)) {
+        return ADM_ENOMEM;
+    }
+    if (has_status) {
+        message_len = strlen(message);
+        reason_len = strlen(reason);
+        if (!add_string(&bound, message_len, 0) || !add_string(&bound, reason_len, 0)) {
+            return ADM_ENOMEM;
+        }
+        if (resp->details != NULL) {
+            /* Written before the buffer, so the buffer stays the arena's last allocation and
+               can shrink in place at the end. */
+            rc = write_details(a, resp->details, &details, &details_len);
+            if (rc != 0) {
+                return rc;
+            }
+            if (!add_size(&bound, details_len)) {
+                return ADM_ENOMEM;
+            }
+        }
+    }
+    if (resp->patch_len > 0 &&
+        (resp->patch_len > SIZE_MAX / 2 || !add_size(&bound, BASE64_LEN(resp->patch_len) + 2))) {
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < resp->naudit_annotations; i++) {
+        if (!add_string(&bound, strlen(or_empty(resp->audit_annotations[i].key)), 4) ||
+            !add_string(&bound, strlen(or_empty(resp->audit_annotations[i].value)), 0)) {
+            return ADM_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < resp->nwarnings; i++) {
+        if (!add_string(&bound, strlen(or_empty(resp->warnings[i])), 1)) {
+            return ADM_ENOMEM;
+        }
+    }
+
+    buf = adm_arena_alloc(a, bound);
+    if (buf == NULL) {
+        return ADM_ENOMEM;
+    }
+    w = buf;
+    if (version == ADM_REVIEW_V1BETA1) {
+        w = PUT_LIT(w, "{\"apiVersion\":\"" API_V1BETA1 "\",");
+    } else {
+        w = PUT_LIT(w, "{\"apiVersion\":\"" API_V1 "\",");
+    }
+    w = PUT_LIT(w, "\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
+    w = put_string(w, uid, uid_len);
+    if (resp->allowed) {
+        w = PUT_LIT(w, ",\"allowed\":true");
+    } else {
+        w = PUT_LIT(w, ",\"allowed\":false");
+    }
+    if (has_status) {
+        w = put_status(w, resp, message, message_len, reason, reason_len, details, details_len);
+    }
+    if (resp->patch_len > 0) {
+        w = PUT_LIT(w, ",\"patch\":");
+        w = put_base64(w, resp->patch, resp->patch_len);
+        w = PUT_LIT(w, ",\"patchType\":\"JSONPatch\"");
+    }
+    if (resp->naudit_annotations > 0) {
+        w = PUT_LIT(w, ",\"auditAnnotations\":{");
+        for (size_t i = 0; i < resp->naudit_annotations; i++) {
+            const char *k = or_empty(resp->audit_annotations[i].key);
+            const char *v = or_empty(resp->audit_annotations[i].value);
+
+            if (i > 0) {
+                *w++ = ',';
+            }
+            w = put_string(w, k, strlen(k));
+            *w++ = ':';
+            w = put_string(w, v, strlen(v));
+        }
+        *w++ = '}';
+    }
+    if (resp->nwarnings > 0) {
+        w = PUT_LIT(w, ",\"warnings\":[");
+        for (size_t i = 0; i < resp->nwarnings; i++) {
+            const char *s = or_empty(resp->warnings[i]);
+
+            if (i > 0) {
+                *w++ = ',';
+            }
+            w = put_string(w, s, strlen(s));
+        }
+        *w++ = ']';
+    }
+    w = PUT_LIT(w, "}}");
+
+    *out_len = (size_t)(w - buf);
+    /* Give back the unused part of the bound; the buffer is the arena's last allocation. */
+    *out = adm_arena_realloc(a, buf, bound, *out_len);
+    return 0;
+}

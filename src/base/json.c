@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * yyjson glue: an allocator that takes yyjson's memory from the request arena, and the
+ * nesting-depth guard that runs on every request body before the parser. The guard is a single
+ * forward pass with no recursion and constant memory. On x86-64 it settles 64 bytes at a time from
+ * SSE2 bit masks; elsewhere, and for blocks the masks cannot settle, an exact byte walk runs that
+ * skips string contents eight bytes at a time.
+ */
+#include "adm/base/json.h"
+
+#include "adm/base/error.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+static void *alc_malloc(void *ctx, size_t size)
+{
+    return adm_arena_alloc(ctx, size);
+}
+
+static void *alc_realloc(void *ctx, void *ptr, size_t old_size, size_t size)
+{
+    return adm_arena_realloc(ctx, ptr, old_size, size);
+}
+
+static void alc_free(void *ctx, void *ptr)
+{
+    /* Arena memory goes back all at once when the request ends. */
+    (void)ctx;
+    (void)ptr;
+}
+
+void adm_json_alc_init(yyjson_alc *alc, adm_arena_t *a)
+{
+    alc->malloc = alc_malloc;
+    alc->realloc = alc_realloc;
+    alc->free = alc_free;
+    alc->ctx = a;
+}
+
+/* Byte classes outside strings; everything else (numbers, literals, ',', ':', spaces) is OTHER. */
+enum { OTHER = 0, OPEN, CLOSE, QUOTE };
+
+static const unsigned char outside_class[256] = {
+    ['['] = OPEN, ['{'] = OPEN, [']'] = CLOSE, ['}'] = CLOSE, ['"'] = QUOTE,
+};
+
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/* Where the scan stands: the next byte, the nesting depth, and whether it is inside a string. */
+typedef struct scan_s {
+    const unsigned char *p;
+    const unsigned char *end;
+    size_t depth;
+    bool in_string;
+} scan_t;
+
+/*
+ * High bit set in each byte of w equal to b. The lowest set bit is exact (a borrow only travels
+ * upwards from a matching byte), which is all string_special needs: it finds the first match.
+ */
+static inline uint64_t bytes_equal(uint64_t w, unsigned char b)
+{
+    uint64_t x = w ^ (ONES * b);
+
+    return (x - ONES) & ~x & HIGHS;
+}
+
+/* Returns the first quote or backslash in [p, stop), or stop. */
+static inline const unsigned char *string_special(const unsigned char *p, const unsigned char *stop)
+{
+    while (stop - p >= 8) {
+        uint64_t w;
+        uint64_t hits;
+
+        memcpy(&w, p, sizeof(w));
+        hits = bytes_equal(w, '"') | bytes_equal(w, '\\');
+        if (hits != 0) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            return p + (__builtin_ctzll(hits) >> 3);
+#else
+            break; /* the byte loop below finds it within these eight bytes */
+#endif
+        }
+        p += 8;
+    }
+    while (p < stop && *p != '"' && *p != '\\') {
+        p++;
+    }
+    return p;
+}
+
+/*
+ * The exact scan, from s->p up to stop. An escape at the last byte before stop may carry the scan
+ * one byte past stop, never past the end. Returns true as soon as the depth passes max_depth.
+ */
+static bool walk(scan_t *s, const unsigned char *stop, size_t max_depth)
+{
+    const unsigned char *p = s->p;
+
+    while (p < stop) {
+        if (s->in_string) {
+            /* Brackets in a string do not nest, and an escaped quote does not end it. */
+            p = string_special(p, stop);
+            if (p == stop) {
+                break;
+            }
+            if (*p == '"') {
+                s->in_string = false;
+                p++;
+            } else {
+                p += s->end - p >= 2 ? 2 : 1; /* the backslash and the byte it escapes */
+            }
+            continue;
+        }
+        switch (outside_class[*p++]) {
+        case OPEN:
+            s->depth++;
+            if (s->depth > max_depth) {
+                s->p = p - 1; /* the opener that went one level too deep */
+                return true;
+            }
+            break;
+        case CLOSE:
+            /* Unbalanced closers are the parser's to report; they never make the text deeper. */
+            if (s->depth > 0) {
+                s->depth--;
+            }
+            break;
+        case QUOTE:
+            s->in_string = true;
+            break;
+        default:
+            break;
+        }
+    }
+    s->p = p;
+    return false;
+}
+
+#if defined(__SSE2__)
+/*
+ * 64 bytes at a time with SSE2 (every x86-64 has it). Each block yields bit masks of its quotes,
+ * backslashes, openers and closers. Without a backslash in the block every quote is real, so the
+ * bits inside strings are the running parity of the quotes (a prefix XOR), flipped when the block
+ * starts inside a string. The block is settled by counting: it cannot pass the limit when the
+ * depth plus its openers stays within it, and the zero floor for stray closers cannot apply when
+ * the depth is at least its closers. Anything else (a backslash, a block near the limit or near
+ * depth 0) goes through the exact walk, which decides the same way one byte at a time.
+ */
+typedef struct block_s {
+    uint64_t quote;
+    uint64_t backslash;
+    uint64_t open;
+    uint64_t close;
+} block_t;
+
+static inline void classify(const unsigned char *p, block_t *b)
+{
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    /* '[' | 0x20 is '{' and ']' | 0x20 is '}'; no other byte maps to either. */
+    const __m128i fold = _mm_set1_epi8(0x20);
+    const __m128i open = _mm_set1_epi8('{');
+    const __m128i close = _mm_set1_epi8('}');
+
+    b->quote = b->backslash = b->open = b->close = 0;
+    for (int i = 0; i < 4; i++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+        __m128i folded = _mm_or_si128(v, fold);
+        int shift = 16 * i;
+
+        b->quote |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) << shift;
+        b->backslash |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash))
+                        << shift;
+        b->open |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open)) << shift;
+        b->close |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close)) << shift;
+    }
+}
+
+/* Bit i of the result is the XOR of bits 0..i of x. */
+static inline uint64_t prefix_xor(uint64_t x)
+{
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+}
+
+/* Set bits in x, without the libgcc call __builtin_popcountll becomes on baseline x86-64. */
+static inline size_t count_bits(uint64_t x)
+{
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (size_t)((x * ONES) >> 56);
+}
+
+static bool scan_blocks(scan_t *s, size_t max_depth)
+{
+    while (s->end - s->p >= 64) {
+        block_t b;
+
+        classify(s->p, &b);
+        if (b.backslash == 0) {
+            uint64_t inside = prefix_xor(b.quote) ^ (s->in_string ? ~UINT64_C(0) : 0);
+            size_t opens = count_bits(b.open & ~inside);
+            size_t closes = count_bits(b.close & ~inside);
+
+            if (opens <= max_depth - s->depth && closes <= s->depth) {
+                s->depth = s->depth + opens - closes;
+                s->in_string = (inside >> 63) != 0;
+                s->p += 64;
+                continue;
+            }
+        }
+        if (walk(s, s->p + 64, max_depth)) {
+            return true;
+        }
+    }
+    return false;
+}
+#endif
+
+bool adm_json_too_deep(const char *text, size_t len, size_t max_depth, size_t *at)
+{
+    scan_t s;
+    bool deep = false;
+
+    /* Every level takes at least one byte, so a text no longer than the limit cannot pass it: a
+       typical AdmissionReview of a few KiB costs nothing here. */
+    if (len <= max_depth) {
+        return false;
+    }
+    s.p = (const unsigned char *)text;
+    s.end = s.p + len;
+    s.depth = 0;
+    s.in_string = false;
+#if defined(__SSE2__)
+    deep = scan_blocks(&s, max_depth);
+#endif
+    if (!deep) {
+        deep = walk(&s, s.end, max_depth);
+    }
+    if (deep && at != NULL) {
+        *at = (size_t)(s.p - (const unsigned char *)text);
+    }
+    return deep;
+}
+
+yyjson_doc *adm_json_read(adm_arena_t *a, const char *text, size_t len, yyjson_read_err *err)
+{
+    yyjson_alc alc;
+    yyjson_doc *doc;
+    size_t at = 0;
+    bool deep = adm_json_too_deep(text, len, ADM_JSON_MAX_DEPTH, &at);
+
+    if (a != NULL) {
+        adm_json_alc_init(&alc, a);
+    }
+    /* Not in situ: yyjson copies what it keeps, so the cast drops no promise. When the text is too
+       deep only what comes before the offending opener is parsed, to learn whether a syntax error
+       comes first; that prefix always ends inside open containers, at a token boundary. */
+    doc = yyjson_read_opts((char *)text, deep ? at : len, 0, a != NULL ? &alc : NULL, err);
+    if (!deep) {
+        return doc;
+    }
+    if (doc != NULL) {
+        yyjson_doc_free(doc); /* cannot happen: the prefix is unbalanced */
+    } else if (err->code == YYJSON_READ_ERROR_MEMORY_ALLOCATION ||
+               (err->code != YYJSON_READ_ERROR_UNEXPECTED_END && err->pos < at)) {
+        return NULL;
+    }
+    err->code = ADM_JSON_READ_ERROR_DEPTH;
+    err->msg = "nested deeper than 10000 levels";
+    err->pos = at;
+    return NULL;
+}
+
+/* Go's strconv.Quote of one byte between single quotes, as encoding/json's quoteChar. */
+static const char *go_quote_char(adm_arena_t *a, unsigned char c)
+{
+    if (c == '\'') {
+        return "'\\''";
+    }
+    if (c == '"') {
+        return "'\"'";
+    }
+    if (c == '\\') {
+        return "'\\\\'";
+    }
+    if (c >= 0x20 && c < 0x7f) {
+        return adm_arena_printf(a, "'%c'", c);
+    }
+    return adm_arena_printf(a, "'\\x%02x'", c);
+}
+
+const char *adm_json_go_error(adm_arena_t *a, const char *text, size_t len, const yyjson_read_err *err)
+{
+    const char *quoted;
+
+    if (err->code == YYJSON_READ_ERROR_MEMORY_ALLOCATION) {
+        return "out of memory";
+    }
+    if (err->code == YYJSON_READ_ERROR_UNEXPECTED_END || err->code == YYJSON_READ_ERROR_EMPTY_CONTENT ||
+        err->pos >= len) {
+        return "unexpected end of JSON input";
+    }
+    quoted = go_quote_char(a, (unsigned char)text[err->pos]);
+    if (quoted == NULL) {
+        return "out of memory";
+    }
+    if (err->code == ADM_JSON_READ_ERROR_DEPTH) {
+        return adm_arena_printf(a, "invalid character %s exceeded max depth", quoted);
+    }
+    return adm_arena_printf(a, "invalid character %s looking for beginning of value", quoted);
+}
+
+/*
+ * The explicit stack of the walkers: frames of any one type, grown through the document's
+ * allocator (an arena in admitd, where free is a no-op; yyjson's default allocator in tools).
+ */
+typedef struct stack_s {
+    const yyjson_alc *alc;
+    void *frames;
+    size_t n, cap, size;
+} walk_stack_t;
+
+/* Room for one more frame; NULL when the allocator fails. The pointer is valid until the next push. */
+static void *stack_push(walk_stack_t *st)
+{
+    if (st->n == st->cap) {
+        size_t ncap = st->cap == 0 ? 32 : st->cap * 2;
+        void *g = st->alc->realloc(st->alc->ctx, st->frames, st->cap * st->size, ncap * st->size);
+
+        if (g == NULL) {
+            return NULL;
+        }
+        st->frames = g;
+        st->cap = ncap;
+    }
+    return (char *)st->frames + st->n++ * st->size;
+}
+
+static void *stack_top(walk_stack_t *st)
+{
+    return (char *)st->frames + (st->n - 1) * st->size;
+}
+
+static void stack_free(walk_stack_t *st)
+{
+    if (st->frames != NULL) {
+        st->alc->free(st->alc->ctx, st->frames);
+    }
+}
+
+static void stack_init(walk_stack_t *st, const yyjson_mut_doc *doc, size_t frame_size)
+{
+    st->alc = &doc->alc;
+    st->frames = NULL;
+    st->n = st->cap = 0;
+    st->size = frame_size;
+}
+
+/* An empty container of v's type, or a shared copy of a scalar. */
+static yyjson_mut_val *share_one(yyjson_mut_doc *doc, yyjson_val *v)
+{
+    switch (yyjson_get_type(v)) {
+    case YYJSON_TYPE_STR: return yyjson_mut_strn(doc, yyjson_get_str(v), yyjson_get_len(v));
+    case YYJSON_TYPE_ARR: return yyjson_mut_arr(doc);
+    case YYJSON_TYPE_OBJ: return yyjson_mut_obj(doc);
+    default: return yyjson_val_mut_copy(doc, v); /* null, booleans and numbers carry no pointers */
+    }
+}
+
+typedef struct share_frame_s {
+    yyjson_mut_val *dst;
+    bool is_obj;
+    yyjson_arr_iter arr;
+    yyjson_obj_iter obj;
+} share_frame_t;
+
+static bool share_enter(walk_stack_t *st, yyjson_val *src, yyjson_mut_val *dst)
+{
+    share_frame_t *f;
+
+    if (!yyjson_is_ctn(src)) {
+        return true;
+    }
+    f = stack_push(st);
+    if (f == NULL) {
+        return false;
+    }
+    f->dst = dst;
+    f->is_obj = yyjson_is_obj(src);
+    if (f->is_obj) {
+        yyjson_obj_iter_init(src, &f->obj);
+    } else {
+        yyjson_arr_iter_init(src, &f->arr);
+    }
+    return true;
+}
+
+yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v)
+{
+    yyjson_mut_val *root = share_one(doc, v);
+    walk_stack_t st;
+    bool ok;
+
+    stack_init(&st, doc, sizeof(share_frame_t));
+    ok = root != NULL && share_enter(&st, v, root);
+    while (ok && st.n > 0) {
+        share_frame_t *f = stack_top(&st);
+        yyjson_mut_val *dst = f->dst, *copy;
+        yyjson_val *key = NULL, *child;
+
+        if (f->is_obj) {
+            key = yyjson_obj_iter_next(&f->obj);
+            child = key != NULL ? yyjson_obj_iter_get_val(key) : NULL;
+        } else {
+            child = yyjson_arr_iter_next(&f->arr);
+        }
+        if (child == NULL) {
+            st.n--;
+            continue;
+        }
+        copy = share_one(doc, child);
+        if (key != NULL) {
+            yyjson_mut_val *k = yyjson_mut_strn(doc, yyjson_get_str(key), yyjson_get_len(key));
+
+            ok = k != NULL && copy != NULL && yyjson_mut_obj_add(dst, k, copy);
+        } else {
+            ok = copy != NULL && yyjson_mut_arr_append(dst, copy);
+        }
+        ok = ok && share_enter(&st, child, copy);
+    }
+    stack_free(&st);
+    return ok ? root : NULL;
+}
+
+/* An empty container of v's type, or a copy of a scalar (strings copied). */
+static yyjson_mut_val *copy_one(yyjson_mut_doc *doc, yyjson_mut_val *v)
+{
+    switch (yyjson_mut_get_type(v)) {
+    case YYJSON_TYPE_ARR: return yyjson_mut_arr(doc);
+    case YYJSON_TYPE_OBJ: return yyjson_mut_obj(doc);
+    default: return yyjson_mut_val_mut_copy(doc, v); /* a scalar: no recursion */
+    }
+}
+
+typedef struct mut_frame_s {
+    yyjson_mut_val *dst;
+    bool is_obj;
+    yyjson_mut_arr_iter arr;
+    yyjson_mut_obj_iter obj;
+} mut_frame_t;
+
+static bool mut_enter(walk_stack_t *st, yyjson_mut_val *src, yyjson_mut_val *dst)
+{
+    mut_frame_t *f;
+
+    if (!yyjson_mut_is_ctn(src)) {
+        return true;
+    }
+    f = stack_push(st);
+    if (f == NULL) {
+        return false;
+    }
+    f->dst = dst;
+    f->is_obj = yyjson_mut_is_obj(src);
+    if (f->is_obj) {
+        yyjson_mut_obj_iter_init(src, &f->obj);
+    } else {
+        yyjson_mut_arr_iter_init(src, &f->arr);
+    }
+    return true;
+}
+
+/* The next child of the top frame (and its key for objects), or NULL when the container is done. */
+static yyjson_mut_val *mut_next(mut_frame_t *f, yyjson_mut_val **key)
+{
+    *key = NULL;
+    if (!f->is_obj) {
+        return yyjson_mut_arr_iter_next(&f->arr);
+    }
+    *key = yyjson_mut_obj_iter_next(&f->obj);
+    return *key != NULL ? yyjson_mut_obj_iter_get_val(*key) : NULL;
+}
+
+yyjson_mut_val *adm_json_mut_copy(yyjson_mut_doc *doc, yyjson_mut_val *v)
+{
+    yyjson_mut_val *root = copy_one(doc, v);
+    walk_stack_t st;
+    bool ok;
+
+    stack_init(&st, doc, sizeof(mut_frame_t));
+    ok = root != NULL && mut_enter(&st, v, root);
+    while (ok && st.n > 0) {
+        mut_frame_t *f = stack_top(&st);
+        yyjson_mut_val *dst = f->dst, *key, *copy;
+        yyjson_mut_val *child = mut_next(f, &key);
+
+        if (child == NULL) {
+            st.n--;
+            continue;
+        }
+        copy = copy_one(doc, child);
+        if (key != NULL) {
+            yyjson_mut_val *k = yyjson_mut_val_mut_copy(doc, key);
+
+            ok = k != NULL && copy != NULL && yyjson_mut_obj_add(dst, k, copy);
+        } else {
+            ok = copy != NULL && yyjson_mut_arr_append(dst, copy);
+        }
+        ok = ok && mut_enter(&st, child, copy);
+    }
+    stack_free(&st);
+    return ok ? root : NULL;
+}
+
+/*
+ * Walks v in document order (the order a writer prints it) until a container lies deeper than
+ * limit. Returns false when the allocator fails; *deepest is the depth seen, *at the first
+ * container past the limit or NULL.
+ */
+static bool mut_walk(yyjson_mut_doc *doc, yyjson_mut_val *v, size_t limit, size_t *deepest,
+                     yyjson_mut_val **at)
+{
+    walk_stack_t st;
+    bool ok;
+
+    *deepest = 0;
+    *at = NULL;
+    stack_init(&st, doc, sizeof(mut_frame_t));
+    ok = mut_enter(&st, v, v);
+    while (ok && st.n > 0) {
+        mut_frame_t *f = stack_top(&st);
+        yyjson_mut_val *key, *child;
+
+        if (st.n > *deepest) {
+            *deepest = st.n;
+            if (st.n > limit) {
+                *at = f->dst;
+                break;
+            }
+        }
+        child = mut_next(f, &key);
+        if (child == NULL) {
+            st.n--;
+            continue;
+        }
+        ok = mut_enter(&st, child, child);
+    }
+    stack_free(&st);
+    return ok;
+}
+
+size_t adm_json_mut_depth(yyjson_mut_doc *doc, yyjson_mut_val *v)
+{
+    size_t deepest;
+    yyjson_mut_val *at;
+
+    return mut_walk(doc, v, SIZE_MAX, &deepest, &at) ? deepest : SIZE_MAX;
+}
+
+int adm_json_mut_too_deep(yyjson_mut_doc *doc, yyjson_mut_val *v, size_t max_depth, yyjson_mut_val **at)
+{
+    size_t deepest;
+
+    return mut_walk(doc, v, max_depth, &deepest, at) ? 0 : ADM_ENOMEM;
+}
+
+const char *adm_json_check_members(yyjson_val *obj, const char *const *known, bool *duplicate)
+{
+    yyjson_obj_iter it;
+    yyjson_val *key;
+    size_t idx = 0;
+
+    *duplicate = false;
+    yyjson_obj_iter_init(obj, &it);
+    while ((key = yyjson_obj_iter_next(&it)) != NULL) {
+        const char *k = yyjson_get_str(key);
+        bool found = false;
+        yyjson_obj_iter earlier;
+        yyjson_val *other;
+
+        for (const char *const *p = known; *p != NULL && !found; p++) {
+            found = strcmp(*p, k) == 0;
+        }
+        if (!found) {
+            return k;
+        }
+        yyjson_obj_iter_init(obj, &earlier);
+        for (size_t j = 0; j < idx && (other = yyjson_obj_iter_next(&earlier)) != NULL; j++) {
+            if (strcmp(yyjson_get_str(other), k) == 0) {
+                *duplicate = true;
+                return k;
+            }
+        }
+        idx++;
+    }
+    return NULL;
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * stderr logger. Each message is formatted into one stack buffer and written with a single write(2)
+ * so lines from forked workers never interleave mid-line.
+ */
+#include "adm/base/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LINE_MAX_BYTES 4096
+
+static adm_log_format_t log_format = ADM_LOG_TEXT;
+static int log_verbosity = 0;
+
+static const char *const level_names[] = {"error", "warn", "info"};
+
+void adm_log_configure(adm_log_format_t format, int verbosity)
+{
+    log_format = format;
+    log_verbosity = verbosity;
+}
+
+int adm_log_enabled(int v)
+{
+    return v <= log_verbosity;
+}
+
+static size_t timestamp(char *out, size_t cap)
+{
+    struct timeval tv;
+    struct tm tm;
+    size_t n;
+
+    gettimeofday(&tv, NULL);
+    gmtime_r(&tv.tv_sec, &tm);
+    n = strftime(out, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+    n += (size_t)snprintf(out + n, cap - n, ".%06ldZ", (long)tv.tv_usec);
+    return n;
+}
+
+/* Appends s to out as the inside of a JSON string; returns the new length (truncating at cap). */
+static size_t json_escape(char *out, size_t len, size_t cap, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+
+    for (; *s != '\0' && len + 7 < cap; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c == '"' || c == '\\') {
+            out[len++] = '\\';
+            out[len++] = (char)c;
+        } else if (c == '\n') {
+            out[len++] = '\\';
+            out[len++] = 'n';
+        } else if (c < 0x20) {
+            memcpy(out + len, "\\u00", 4);
+            out[len + 4] = hex[c >> 4];
+            out[len + 5] = hex[c & 15];
+            len += 6;
+        } else {
+            out[len++] = (char)c;
+        }
+    }
+    return len;
+}
+
+__attribute__((format(printf, 3, 0))) static void emit(adm_log_level_t level, int v, const char *fmt,
+                                                           va_list ap)
+{
+    char msg[LINE_MAX_BYTES];
+    char line[LINE_MAX_BYTES + 128];
+    char ts[40];
+    size_t n;
+    ssize_t rc;
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    timestamp(ts, sizeof(ts));
+    if (log_format == ADM_LOG_JSON) {
+        n = (size_t)snprintf(line, sizeof(line), "{\"ts\":\"%s\",\"level\":\"%s\",\"v\":%d,\"msg\":\"", ts,
+                             level_names[level], v);
+        n = json_escape(line, n, sizeof(line) - 3, msg);
+        line[n++] = '"';
+        line[n++] = '}';
+    } else {
+        n = (size_t)snprintf(line, sizeof(line) - 1, "%s %s %s", ts, level_names[level], msg);
+        if (n > sizeof(line) - 2) {
+            n = sizeof(line) - 2;
+        }
+    }
+    line[n++] = '\n';
+    rc = write(STDERR_FILENO, line, n);
+    (void)rc; /* nothing sensible to do when stderr is gone */
+}
+
+void adm_log(adm_log_level_t level, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    emit(level, 0, fmt, ap);
+    va_end(ap);
+}
+
+void adm_log_v(int v, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!adm_log_enabled(v)) {
+        return;
+    }
+    va_start(ap, fmt);
+    emit(ADM_LOG_INFO, v, fmt, ap);
+    va_end(ap);
+}

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The downstream webhooks at run time (webhooks.h): configurations and cluster state loaded from
+ * files, and for every webhook its client: the pool of its upstream (shared by webhooks that name
+ * the same scheme, host, port and trust), the path it posts to, and the URL Go would print in
+ * error messages. A client config that cannot be used (a caBundle mbedTLS refuses) is kept as an
+ * error that every call to that webhook reports, as kube-apiserver reports it per call.
+ */
+#include "adm/webhook/webhooks.h"
+
+#include "adm/net/client.h"
+#include "adm/base/error.h"
+#include "adm/base/log.h"
+#include "adm/plugins/plugin.h"
+#include "adm/net/tls.h"
+#include "adm/base/util.h"
+#include "webhooks_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Connections per upstream at most; kube-apiserver has no bound, a proxy needs one. */
+#define UPSTREAM_MAX_CONNS 128
+
+/* spec 2.3: join with "/" and clean: "" -> "/", "//" collapsed, "." and ".." resolved, no trailing "/". */
+static char *clean_path(const char *path)
+{
+    size_t len = strlen(path);
+    char *out = malloc(len + 2);
+    size_t o = 0;
+    const char *p = path;
+
+    if (out == NULL) {
+        return NULL;
+    }
+    while (*p != '\0') {
+        const char *end;
+        size_t seg;
+
+        while (*p == '/') {
+            p++;
+        }
+        end = p + strcspn(p, "/");
+        seg = (size_t)(end - p);
+        if (seg == 0) {
+            break;
+        }
+        if (seg == 1 && p[0] == '.') {
+            /* nothing */
+        } else if (seg == 2 && p[0] == '.' && p[1] == '.') {
+            while (o > 0 && out[o - 1] != '/') {
+                o--;
+            }
+            if (o > 0) {
+                o--;
+            }
+        } else {
+            out[o++] = '/';
+            memcpy(out + o, p, seg);
+            o += seg;
+        }
+        p = end;
+    }
+    if (o == 0) {
+        out[o++] = '/';
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static adm_tls_ctx_t *trust_for(adm_webhooks_t *w, const adm_webhook_t *wh, char *err, size_t err_len)
+{
+    adm_tls_client_opts_t o = {0};
+    adm_tls_ctx_t *ctx;
+
+    for (size_t i = 0; i < w->ntrust; i++) {
+        const char *a = w->trust[i].ca_bundle, *b = wh->ca_bundle;
+
+        if ((a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0)) {
+            return w->trust[i].ctx;
+        }
+    }
+    if (wh->ca_bundle != NULL) {
+        o.ca_pem = wh->ca_bundle;
+        o.ca_pem_len = wh->ca_bundle_len + 1;
+    }
+    if (adm_tls_client_ctx_create(&o, &ctx, err, err_len) != 0) {
+        return NULL;
+    }
+    w->trust[w->ntrust].ca_bundle = wh->ca_bundle;
+    w->trust[w->ntrust].ctx = ctx;
+    w->ntrust++;
+    return ctx;
+}
+
+static const struct sockaddr *resolved(const adm_options_t *opts, const char *host, uint16_t port)
+{
+    for (size_t i = 0; i < opts->nresolve; i++) {
+        if (opts->resolve[i].port == port && strcmp(opts->resolve[i].host, host) == 0) {
+            return (const struct sockaddr *)&opts->resolve[i].addr;
+        }
+    }
+    return NULL;
+}
+
+static int make_client(adm_webhooks_t *w, const adm_webhook_t *wh, adm_hook_client_t *cl)
+{
+    char host[256], base[600], err[300];
+    const char *authority_end = NULL;
+    const char *path;
+    bool tls = true;
+    uint16_t port;
+    adm_tls_ctx_t *ctx = NULL;
+    adm_upstream_opts_t uo = {0};
+
+    if (wh->url != NULL) {
+        const char *problem;
+
+        if (adm_url_split(wh->url, &tls, host, sizeof(host), &port, &authority_end, &problem) != 0) {
+            cl->error = strdup("could not get REST client: malformed URL");
+            return cl->error != NULL ? 0 : ADM_ENOMEM;
+        }
+        snprintf(base, sizeof(base), "%.*s", (int)(authority_end - wh->url), wh->url);
+        path = authority_end;
+        /* a query or fragment was refused by the loader; the path is what is left */
+    } else {
+        snprintf(host, sizeof(host), "%s.%s.svc", wh->service->name, wh->service->namespace_);
+        port = wh->service->port;
+        snprintf(base, sizeof(base), "https://%s:%u", host, (unsigned)port);
+        path = wh->service->path;
+    }
+    cl->url_base = strdup(base);
+    cl->path = clean_path(path);
+    if (cl->url_base == NULL || cl->path == NULL) {
+        return ADM_ENOMEM;
+    }
+    if (tls && (ctx = trust_for(w, wh, err, sizeof(err))) == NULL) {
+        char text[400];
+
+        snprintf(text, sizeof(text), "could not get REST client: %s", err);
+        cl->error = strdup(text);
+        return cl->error != NULL ? 0 : ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < w->nupstreams; i++) {
+        adm_hook_upstream_t *u = &w->upstreams[i];
+
+        if (u->port == port && u->tls == ctx && strcmp(u->host, host) == 0) {
+            cl->up = u->up;
+            return 0;
+        }
+    }
+    uo.host = host;
+    uo.port = port;
+    uo.addr = resolved(w->opts, host, port);
+    uo.tls = ctx;
+    uo.max_conns = UPSTREAM_MAX_CONNS;
+    if (adm_upstream_create(w->loop, &uo, &cl->up) != 0) {
+        return ADM_ENOMEM;
+    }
+    w->upstreams[w->nupstreams].up = cl->up;
+    w->upstreams[w->nupstreams].tls = ctx;
+    w->upstreams[w->nupstreams].port = port;
+    snprintf(w->upstreams[w->nupstreams].host, sizeof(w->upstreams[w->nupstreams].host), "%s", host);
+    w->nupstreams++;
+    return 0;
+}
+
+int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks_t **out, char *err, size_t err_len)
+{
+    adm_webhooks_t *w = calloc(1, sizeof(*w));
+    size_t total;
+    int rc;
+
+    *out = NULL;
+    if (w == NULL) {
+        return ADM_ENOMEM;
+    }
+    w->loop = loop;
+    w->opts = opts;
+    if (opts->nwebhook_configs > 0) {
+        rc = adm_webhook_set_load(opts->webhook_configs, opts->nwebhook_configs, opts->allow_insecure_webhook_urls,
+                                  &w->set, err, err_len);
+    } else {
+        rc = adm_webhook_set_load(NULL, 0, false, &w->set, err, err_len);
+    }
+    if (rc == 0) {
+        rc = adm_cluster_state_load(opts->cluster_states, opts->ncluster_states, &w->cluster, err, err_len);
+    }
+    if (rc != 0) {
+        adm_webhooks_destroy(w);
+        return rc;
+    }
+    total = w->set->nmutating + w->set->nvalidating;
+    w->clients[0] = calloc(w->set->nmutating + 1, sizeof(adm_hook_client_t));
+    w->clients[1] = calloc(w->set->nvalidating + 1, sizeof(adm_hook_client_t));
+    w->upstreams = calloc(total + 1, sizeof(*w->upstreams));
+    w->trust = calloc(total + 1, sizeof(*w->trust));
+    if (w->clients[0] == NULL || w->clients[1] == NULL || w->upstreams == NULL || w->trust == NULL) {
+        adm_webhooks_destroy(w);
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < w->set->nmutating; i++) {
+        adm_hist_init(&w->clients[0][i].stats.latency);
+        if (make_client(w, &w->set->mutating[i], &w->clients[0][i]) != 0) {
+            adm_webhooks_destroy(w);
+            return ADM_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < w->set->nvalidating; i++) {
+        adm_hist_init(&w->clients[1][i].stats.latency);
+        if (make_client(w, &w->set->validating[i], &w->clients[1][i]) != 0) {
+            adm_webhooks_destroy(w);
+            return ADM_ENOMEM;
+        }
+    }
+    *out = w;
+    return 0;
+}
+
+static void free_clients(adm_hook_client_t *cl, size_t n)
+{
+    for (size_t i = 0; cl != NULL && i < n; i++) {
+        free(cl[i].url_base);
+        free(cl[i].path);
+        free(cl[i].error);
+    }
+    free(cl);
+}
+
+void adm_webhooks_destroy(adm_webhooks_t *w)
+{
+    if (w == NULL) {
+        return;
+    }
+    /* Closing the upstreams ends the calls still running, some of them later: none may reach w. */
+    for (adm_hook_late_t *late = w->late; late != NULL; late = late->next) {
+        late->w = NULL;
+    }
+    w->late = NULL;
+    for (size_t i = 0; i < w->nupstreams; i++) {
+        adm_upstream_close(w->upstreams[i].up);
+    }
+    for (size_t i = 0; i < w->ntrust; i++) {
+        adm_tls_ctx_unref(w->trust[i].ctx);
+    }
+    if (w->set != NULL) {
+        free_clients(w->clients[0], w->set->nmutating);
+        free_clients(w->clients[1], w->set->nvalidating);
+    }
+    free(w->upstreams);
+    free(w->trust);
+    adm_webhook_set_free(w->set);
+    adm_cluster_state_free(w->cluster);
+    free(w);
+}
+
+void adm_webhooks_log_summary(const adm_webhooks_t *w)
+{
+    for (size_t i = 0; i < w->set->nwarnings; i++) {
+        adm_log_warn("%s", w->set->warnings[i]);
+    }
+    adm_log_info("downstream webhooks: %zu mutating, %zu validating, on %zu upstreams; cluster state: %zu objects",
+                 w->set->nmutating, w->set->nvalidating, w->nupstreams, adm_cluster_state_count(w->cluster));
+    for (size_t i = 0; i < w->set->nmutating + w->set->nvalidating; i++) {
+        bool mutating = i < w->set->nmutating;
+        size_t k = mutating ? i : i - w->set->nmutating;
+        const adm_hook_client_t *cl = &w->clients[mutating ? 0 : 1][k];
+        const adm_webhook_t *wh = mutating ? &w->set->mutating[k] : &w->set->validating[k];
+
+        if (cl->error != NULL) {
+            adm_log_warn("webhook %s: %s (every call to it fails until a reload fixes it)", wh->name, cl->error);
+        }
+    }
+}
+
+adm_hook_stats_t *adm_webhooks_stats(adm_webhooks_t *w, const adm_webhook_t *wh)
+{
+    return &w->clients[wh->type == ADM_WEBHOOK_MUTATING ? 0 : 1][wh->index].stats;
+}
+
+/*
+ * kube-apiserver's webhook plugins hand their configuration to config.LoadConfig, which decodes a
+ * WebhookAdmission and requires an absolute kubeConfigFile (path.IsAbs: a leading '/'); a missing
+ * one decodes as "". The file is then read for per-host credentials. Since admitd cannot apply
+ * them (D13), accepting the configuration would call webhooks without the credentials the operator
+ * configured, so every configuration ends start-up here, with the most useful reason.
+ */
+int adm_webhooks_configure_plugin(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    static const char v1[] = "apiserver.config.k8s.io/v1";
+    static const char v1alpha1[] = "apiserver.config.k8s.io/v1alpha1";
+    const char *api_version, *kind, *file;
+    yyjson_val *v;
+
+    *state = cfg->webhooks;
+    if (cfg->config == NULL) {
+        return 0;
+    }
+    api_version = yyjson_get_str(yyjson_obj_get(cfg->config, "apiVersion"));
+    kind = yyjson_get_str(yyjson_obj_get(cfg->config, "kind"));
+    if (api_version == NULL || (strcmp(api_version, v1) != 0 && strcmp(api_version, v1alpha1) != 0)) {
+        snprintf(err, err_len, "%s: apiVersion: want %s or %s (WebhookAdmissionConfiguration)", cfg->source, v1,
+                 v1alpha1);
+        return ADM_EINVAL;
+    }
+    if (kind == NULL || (strcmp(kind, "WebhookAdmissionConfiguration") != 0 &&
+                         (strcmp(api_version, v1alpha1) != 0 || strcmp(kind, "WebhookAdmission") != 0))) {
+        snprintf(err, err_len, "%s: kind: want WebhookAdmissionConfiguration (or, in %s, the legacy WebhookAdmission)",
+                 cfg->source, v1alpha1);
+        return ADM_EINVAL;
+    }
+    v = yyjson_obj_get(cfg->config, "kubeConfigFile");
+    if (v != NULL && !yyjson_is_null(v) && !yyjson_is_str(v)) {
+        snprintf(err, err_len, "%s: kubeConfigFile: must be a string", cfg->source);
+        return ADM_EINVAL;
+    }
+    file = yyjson_is_str(v) ? yyjson_get_str(v) : "";
+    if (file[0] != '/') {
+        snprintf(err, err_len, "%s: kubeConfigFile: Invalid value: \"%s\": must be an absolute file path", cfg->source,
+                 file);
+        return ADM_EINVAL;
+    }
+    snprintf(err, err_len,
+             "%s: kubeConfigFile: downstream client credentials (WebhookAdmissionConfiguration, INTERFACE D13) are "
+             "not supported yet",
+             cfg->source);
+    return ADM_EINVAL;
+}
+
+const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w)
+{
+    return w->set;
+}
+
+const adm_cluster_state_t *adm_webhooks_cluster(const adm_webhooks_t *w)
+{
+    return w->cluster;
+}
+
+uv_loop_t *adm_webhooks_loop(const adm_webhooks_t *w)
+{
+    return w->loop;
+}

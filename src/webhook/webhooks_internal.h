@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Shared by webhooks.c (set-up) and webhook_call.c (calls). */
+#ifndef ADM_WEBHOOKS_INTERNAL_H
+#define ADM_WEBHOOKS_INTERNAL_H
+
+#include "adm/net/client.h"
+#include "adm/webhook/webhooks.h"
+
+typedef struct adm_hook_client_s {
+    adm_upstream_t *up;  /* NULL when error is set */
+    char *error;         /* "could not get REST client: ..." for every call, or NULL */
+    char *url_base;      /* "https://host[:port]" as Go prints the URL in errors */
+    char *path;          /* cleaned path the webhook is posted to */
+    adm_hook_stats_t stats;
+} adm_hook_client_t;
+
+typedef struct adm_hook_upstream_s {
+    adm_upstream_t *up;
+    adm_tls_ctx_t *tls;
+    char host[256];
+    uint16_t port;
+} adm_hook_upstream_t;
+
+typedef struct adm_hook_trust_s {
+    const char *ca_bundle; /* NULL: the system CAs */
+    adm_tls_ctx_t *ctx;
+} adm_hook_trust_t;
+
+/*
+ * A call whose caller left before its answer (the request was decided or cancelled, Decision D3):
+ * the call runs to its end and its answer still counts in the webhook's statistics and logs. It
+ * lives off the request's arena, which is gone by then, on the list of its adm_webhooks_t.
+ */
+typedef struct adm_hook_late_s {
+    struct adm_hook_late_s *prev, *next;
+    adm_webhooks_t *w; /* NULL once w is destroyed: the answer is then only freed */
+    const adm_webhook_t *wh;
+    adm_review_version_t version;
+    char uid[37];
+    uint64_t started_ns;
+    char url[]; /* for messages, as the call had it */
+} adm_hook_late_t;
+
+struct adm_webhooks_s {
+    uv_loop_t *loop;
+    const adm_options_t *opts;
+    adm_webhook_set_t *set;
+    adm_cluster_state_t *cluster;
+    adm_hook_client_t *clients[2]; /* [0] mutating, [1] validating, parallel to the hook lists */
+    adm_hook_upstream_t *upstreams;
+    size_t nupstreams;
+    adm_hook_trust_t *trust;
+    size_t ntrust;
+    adm_hook_late_t *late; /* abandoned calls still running */
+};
+
+/* webhook_call.c: the client's callback for a webhook call. */
+void adm__hook_on_answer(const adm_call_result_t *res, void *arg);
+
+/* webhook_call.c: reads an answer as a call would (for the fuzzer). */
+void adm__hook_interpret(adm_arena_t *a, const adm_webhook_t *wh, adm_review_version_t version, const char *uid,
+                         const adm_call_result_t *res, adm_hook_result_t *r);
+
+#endif

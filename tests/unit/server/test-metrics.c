@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Metrics: one series per status code, histogram buckets (cumulative on output), exposition format. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "adm/base/buf.h"
+#include "adm/server/metrics.h"
+
+static adm_metrics_t metrics;
+
+static const char *render(adm_buf_t *out)
+{
+    out->len = 0;
+    assert_int_equal(adm_metrics_render(&metrics, out), 0);
+    adm_buf_append(out, "", 1); /* NUL for strstr */
+    return (const char *)out->data;
+}
+
+static void test_render(void **state)
+{
+    adm_buf_t out = ADM_BUF_INIT;
+    const char *text;
+
+    memset(&metrics, 0, sizeof(metrics));
+    adm_metrics_observe(&metrics, ADM_EP_VALIDATE, 200, 50 * 1000);         /* 50 µs */
+    adm_metrics_observe(&metrics, ADM_EP_VALIDATE, 200, 2 * 1000 * 1000);   /* 2 ms */
+    adm_metrics_observe(&metrics, ADM_EP_VALIDATE, 400, 20ULL * 1000000000); /* 20 s: +Inf only */
+    adm_metrics_observe(&metrics, ADM_EP_OTHER, 404, 1000);
+    metrics.server_connections = 3;
+    text = render(&out);
+    assert_non_null(strstr(text, "# TYPE admitd_requests_total counter\n"));
+    assert_non_null(strstr(text, "admitd_requests_total{endpoint=\"validate\",code=\"200\"} 2\n"));
+    assert_non_null(strstr(text, "admitd_requests_total{endpoint=\"validate\",code=\"400\"} 1\n"));
+    assert_non_null(strstr(text, "admitd_requests_total{endpoint=\"other\",code=\"404\"} 1\n"));
+    assert_non_null(strstr(text, "admitd_request_duration_seconds_bucket{endpoint=\"validate\",le=\"0.0001\"} 1\n"));
+    assert_non_null(strstr(text, "admitd_request_duration_seconds_bucket{endpoint=\"validate\",le=\"0.0025\"} 2\n"));
+    assert_non_null(strstr(text, "admitd_request_duration_seconds_bucket{endpoint=\"validate\",le=\"10\"} 2\n"));
+    assert_non_null(strstr(text, "admitd_request_duration_seconds_bucket{endpoint=\"validate\",le=\"+Inf\"} 3\n"));
+    assert_non_null(strstr(text, "admitd_request_duration_seconds_count{endpoint=\"validate\"} 3\n"));
+    assert_null(strstr(text, "endpoint=\"mutate\"")); /* nothing observed, nothing written */
+    assert_non_null(strstr(text, "admitd_connections{side=\"server\"} 3\n"));
+    adm_buf_free(&out);
+}
+
+/* The count of the series {endpoint="admit",code="CODE"}, or -1 when there is no such line. */
+static long long admit_count(const char *text, const char *code)
+{
+    char needle[96];
+    const char *p;
+
+    snprintf(needle, sizeof(needle), "admitd_requests_total{endpoint=\"admit\",code=\"%s\"} ", code);
+    p = strstr(text, needle);
+    return p != NULL ? (long long)strtoull(p + strlen(needle), NULL, 10) : -1;
+}
+
+static void test_many_codes(void **state)
+{
+    adm_buf_t out = ADM_BUF_INIT;
+    const char *text;
+    char code[16];
+
+    memset(&metrics, 0, sizeof(metrics));
+    /* 40 distinct codes, code N seen N-399 times: each keeps its own label and its own count */
+    for (int c = 400; c < 440; c++) {
+        for (int k = 0; k < c - 399; k++) {
+            adm_metrics_observe(&metrics, ADM_EP_ADMIT, c, 1000);
+        }
+    }
+    /* every valid HTTP code, the bounds included */
+    adm_metrics_observe(&metrics, ADM_EP_ADMIT, 100, 1000);
+    adm_metrics_observe(&metrics, ADM_EP_ADMIT, 599, 1000);
+    /* anything else is counted, under code="other" */
+    adm_metrics_observe(&metrics, ADM_EP_ADMIT, 99, 1000);
+    adm_metrics_observe(&metrics, ADM_EP_ADMIT, 600, 1000);
+    adm_metrics_observe(&metrics, ADM_EP_ADMIT, 0, 1000);
+    adm_metrics_observe(&metrics, ADM_EP_ADMIT, -1, 1000);
+    text = render(&out);
+    for (int c = 400; c < 440; c++) {
+        snprintf(code, sizeof(code), "%d", c);
+        if (admit_count(text, code) != c - 399) {
+            fail_msg("code %d: count %lld, want %d\n%s", c, admit_count(text, code), c - 399, text);
+        }
+    }
+    assert_int_equal(admit_count(text, "100"), 1);
+    assert_int_equal(admit_count(text, "599"), 1);
+    assert_int_equal(admit_count(text, "other"), 4);
+    /* nothing else: no code seen is written, nor any other endpoint */
+    assert_int_equal(admit_count(text, "440"), -1);
+    assert_int_equal(admit_count(text, "200"), -1);
+    assert_null(strstr(text, "endpoint=\"validate\""));
+    assert_null(strstr(text, "code=\"99\""));
+    assert_null(strstr(text, "code=\"600\""));
+    assert_null(strstr(text, "code=\"0\""));
+    /* codes ascending, "other" last, so scrapes diff cleanly */
+    assert_true(strstr(text, "code=\"100\"") < strstr(text, "code=\"400\""));
+    assert_true(strstr(text, "code=\"439\"") < strstr(text, "code=\"599\""));
+    assert_true(strstr(text, "code=\"599\"") < strstr(text, "code=\"other\""));
+    adm_buf_free(&out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_render),
+        cmocka_unit_test(test_many_codes),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
