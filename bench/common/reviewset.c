@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "reviewset.h"
 
-#include "adm/admission/admission_config.h"
+#include "adm/admission/review.h"
 #include "adm/base/arena.h"
 #include "adm/base/error.h"
+#include "adm/base/fs.h"
 #include "adm/base/json.h"
-#include "adm/admission/review.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <yyjson.h>
 
 #define PLACEHOLDER "00000000-0000-4000-8000-000000000000"
@@ -35,7 +33,7 @@ static int load_one(const char *file, adm_review_body_t *out, char *err, size_t 
     if (a == NULL) {
         return ADM_ENOMEM;
     }
-    rc = adm_read_file(a, file, MAX_REVIEW_BYTES, &data, &len, err, err_len);
+    rc = adm_fs_read(a, file, MAX_REVIEW_BYTES, &data, &len, err, err_len);
     if (rc != 0) {
         adm_arena_destroy(a);
         return rc == ADM_ENOMEM ? rc : ADM_EINVAL;
@@ -69,11 +67,6 @@ static int load_one(const char *file, adm_review_body_t *out, char *err, size_t 
     return rc;
 }
 
-static int cmp_names(const void *x, const void *y)
-{
-    return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
 void adm_reviewset_free(adm_reviewset_t *set)
 {
     for (size_t i = 0; i < set->n; i++) {
@@ -85,87 +78,56 @@ void adm_reviewset_free(adm_reviewset_t *set)
     set->n = 0;
 }
 
-int adm_reviewset_load(const char *path, adm_reviewset_t *out, char *err, size_t err_len)
-{
-    struct stat st;
-    char **names = NULL;
-    size_t nnames = 0, cap = 0;
-    DIR *d;
-    struct dirent *e;
-    int rc = 0;
+/* Collects the body of each file a walk finds. */
+typedef struct loading_s {
+    adm_reviewset_t *out;
+    size_t cap;
+    char *err;
+    size_t err_len;
+} loading_t;
 
-    memset(out, 0, sizeof(*out));
-    if (stat(path, &st) != 0) {
-        snprintf(err, err_len, "%s: cannot read", path);
-        return ADM_EINVAL;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        out->bodies = calloc(1, sizeof(*out->bodies));
-        if (out->bodies == NULL) {
+static int add_file(void *arg, const char *file)
+{
+    loading_t *l = arg;
+    adm_reviewset_t *out = l->out;
+    int rc;
+
+    if (out->n == l->cap) {
+        size_t ncap = l->cap == 0 ? 16 : l->cap * 2;
+        adm_review_body_t *g = realloc(out->bodies, ncap * sizeof(*g));
+
+        if (g == NULL) {
             return ADM_ENOMEM;
         }
-        rc = load_one(path, &out->bodies[0], err, err_len);
-        out->n = rc == 0 ? 1 : 0;
-        if (rc != 0) {
-            adm_reviewset_free(out);
-        }
-        return rc;
+        out->bodies = g;
+        l->cap = ncap;
     }
-    d = opendir(path);
-    if (d == NULL) {
-        snprintf(err, err_len, "%s: cannot open the directory", path);
-        return ADM_EINVAL;
+    rc = load_one(file, &out->bodies[out->n], l->err, l->err_len);
+    out->n += rc == 0;
+    return rc;
+}
+
+int adm_reviewset_load(const char *path, adm_reviewset_t *out, char *err, size_t err_len)
+{
+    /* Only JSON files: a corpus folder may also hold its README and generator. */
+    static const char *const json_only[] = {".json", NULL};
+    adm_arena_t *a = adm_arena_create(4096);
+    loading_t l = {out, 0, err, err_len};
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (a == NULL) {
+        return ADM_ENOMEM;
     }
-    while ((e = readdir(d)) != NULL) {
-        char *full;
-        struct stat fst;
-
-        size_t name_len = strlen(e->d_name);
-
-        /* Only JSON files: a corpus folder may also hold its README and generator. */
-        if (e->d_name[0] == '.' || name_len < 6 || strcmp(e->d_name + name_len - 5, ".json") != 0) {
-            continue;
-        }
-        if (asprintf(&full, "%s/%s", path, e->d_name) < 0) {
-            rc = ADM_ENOMEM;
-            break;
-        }
-        if (stat(full, &fst) != 0 || !S_ISREG(fst.st_mode)) {
-            free(full);
-            continue;
-        }
-        if (nnames == cap) {
-            size_t ncap = cap == 0 ? 16 : cap * 2;
-            char **g = realloc(names, ncap * sizeof(*names));
-
-            if (g == NULL) {
-                free(full);
-                rc = ADM_ENOMEM;
-                break;
-            }
-            names = g;
-            cap = ncap;
-        }
-        names[nnames++] = full;
+    rc = adm_fs_walk(a, path, json_only, add_file, &l, err, err_len);
+    adm_arena_destroy(a);
+    if (rc == ADM_EIO) {
+        rc = ADM_EINVAL;
     }
-    closedir(d);
-    if (rc == 0 && nnames == 0) {
+    if (rc == 0 && out->n == 0) {
         snprintf(err, err_len, "%s: no review files in the directory", path);
         rc = ADM_EINVAL;
     }
-    if (rc == 0) {
-        qsort(names, nnames, sizeof(*names), cmp_names);
-        out->bodies = calloc(nnames, sizeof(*out->bodies));
-        rc = out->bodies != NULL ? 0 : ADM_ENOMEM;
-    }
-    for (size_t i = 0; rc == 0 && i < nnames; i++) {
-        rc = load_one(names[i], &out->bodies[i], err, err_len);
-        out->n += rc == 0;
-    }
-    for (size_t i = 0; i < nnames; i++) {
-        free(names[i]);
-    }
-    free(names);
     if (rc != 0) {
         adm_reviewset_free(out);
     }

@@ -2,6 +2,7 @@
 #include "adm/admission/admission_config.h"
 
 #include "adm/base/error.h"
+#include "adm/base/fs.h"
 #include "adm/base/json.h"
 #include "adm/base/yaml.h"
 
@@ -11,54 +12,6 @@
 
 /* Configuration files are small; this bounds what a mistaken path (a disk image ...) can cost. */
 #define MAX_CONFIG_BYTES (16u << 20)
-
-int adm_read_file(adm_arena_t *a, const char *path, size_t max_bytes, char **data, size_t *len, char *err,
-                  size_t err_len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t used = 0, cap = 0;
-
-    if (f == NULL) {
-        snprintf(err, err_len, "%s: %s", path, strerror(errno));
-        return ADM_EIO;
-    }
-    for (;;) {
-        size_t n;
-
-        if (cap - used < 4096) {
-            size_t ncap = cap == 0 ? 16384 : cap * 2;
-            char *g = adm_arena_realloc(a, buf, cap, ncap);
-
-            if (g == NULL) {
-                fclose(f);
-                return ADM_ENOMEM;
-            }
-            buf = g;
-            cap = ncap;
-        }
-        n = fread(buf + used, 1, cap - used - 1, f);
-        used += n;
-        if (used > max_bytes) {
-            fclose(f);
-            snprintf(err, err_len, "%s: larger than %zu bytes", path, max_bytes);
-            return ADM_ETOOBIG;
-        }
-        if (n == 0) {
-            break;
-        }
-    }
-    if (ferror(f)) {
-        snprintf(err, err_len, "%s: %s", path, strerror(errno != 0 ? errno : EIO));
-        fclose(f);
-        return ADM_EIO;
-    }
-    fclose(f);
-    buf[used] = '\0';
-    *data = buf;
-    *len = used;
-    return 0;
-}
 
 /* Strict decoding: every member must be one of known[] and appear once. */
 static int check_members(yyjson_val *obj, const char *const *known, const char *file, const char *where, char *err,
@@ -102,7 +55,7 @@ static int load_path(adm_arena_t *a, const char *file, size_t i, const char *rel
     if (full == NULL) {
         return ADM_ENOMEM;
     }
-    rc = adm_read_file(a, full, MAX_CONFIG_BYTES, &data, &len, sub, sizeof(sub));
+    rc = adm_fs_read(a, full, MAX_CONFIG_BYTES, &data, &len, sub, sizeof(sub));
     if (rc == ADM_ENOMEM) {
         return rc;
     }
@@ -205,7 +158,7 @@ int adm_admission_config_load(adm_arena_t *a, const char *path, adm_admission_co
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = adm_read_file(a, path, MAX_CONFIG_BYTES, &data, &len, err, err_len);
+    rc = adm_fs_read(a, path, MAX_CONFIG_BYTES, &data, &len, err, err_len);
     if (rc != 0) {
         return rc == ADM_ENOMEM ? rc : ADM_EINVAL;
     }

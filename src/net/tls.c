@@ -11,6 +11,7 @@
 #include "adm/net/tls.h"
 
 #include "adm/base/error.h"
+#include "adm/base/fs.h"
 #include "tls_internal.h"
 
 #include <errno.h>
@@ -107,71 +108,27 @@ void adm_tls_global_cleanup(void)
     mbedtls_psa_crypto_free();
 }
 
-/* Reads a whole file and NUL-terminates it, as mbedTLS's PEM parsers want. */
-static int read_file(const char *path, unsigned char **data, size_t *len)
+/*
+ * Reads a file named by a flag, NUL-terminated as mbedTLS's PEM parsers want, into a (one buffer:
+ * adm_fs_read leaves no other copy of a key's bytes there). On failure one line in msg names both.
+ */
+static int read_named_file(adm_arena_t *a, const char *flag, const char *path, unsigned char **data,
+                           size_t *len, char *msg, size_t msg_len)
 {
-    FILE *f = NULL;
-    unsigned char *buf = NULL;
-    size_t cap = 0;
-    size_t n = 0;
-    int err;
+    char reason[256];
+    int err = adm_fs_read(a, path, FILE_MAX, (char **)data, len, reason, sizeof(reason));
 
-    f = fopen(path, "rb");
-    if (f == NULL) {
-        err = -errno;
-        goto fail;
+    if (err == ADM_ENOMEM) {
+        snprintf(msg, msg_len, "%s %s: cannot read: out of memory", flag, path);
+        return ADM_ENOMEM;
     }
-    for (;;) {
-        size_t got;
-
-        if (cap - n < 4096 + 1) {
-            unsigned char *bigger;
-
-            cap = cap == 0 ? 8192 : cap * 2;
-            if (cap > FILE_MAX) {
-                err = ADM_ETOOBIG;
-                goto fail;
-            }
-            bigger = realloc(buf, cap);
-            if (bigger == NULL) {
-                err = ADM_ENOMEM;
-                goto fail;
-            }
-            buf = bigger;
-        }
-        got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            break;
-        }
-    }
-    if (ferror(f)) {
-        err = -EIO;
-        goto fail;
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *data = buf;
-    *len = n;
-    return 0;
-
-fail:
-    if (f != NULL) {
-        fclose(f);
-    }
-    free(buf);
-    return err;
-}
-
-/* read_file() for a file named by a flag; on failure one line in msg names both. */
-static int read_named_file(const char *flag, const char *path, unsigned char **data, size_t *len,
-                           char *msg, size_t msg_len)
-{
-    int err = read_file(path, data, len);
-
     if (err != 0) {
+        /* reason is "PATH: <why>" */
+        size_t n = strlen(path);
+        const char *why = strncmp(reason, path, n) == 0 && reason[n] == ':' ? reason + n + 2 : reason;
+
         snprintf(msg, msg_len, "%s %s: cannot read: %s", flag, path,
-                 err == ADM_ETOOBIG ? "larger than 64 MiB" : adm_strerror(err));
+                 err == ADM_ETOOBIG ? "larger than 64 MiB" : why);
         return ADM_EIO;
     }
     return 0;
@@ -232,16 +189,20 @@ static int parse_certs(mbedtls_x509_crt *chain, const unsigned char *data, size_
 static int load_certs(mbedtls_x509_crt *chain, bool strict, const char *flag, const char *path,
                       char *msg, size_t msg_len)
 {
+    adm_arena_t *a = adm_arena_create(16384);
     unsigned char *data = NULL;
     size_t len = 0;
     int ret;
 
-    ret = read_named_file(flag, path, &data, &len, msg, msg_len);
-    if (ret != 0) {
-        return ret;
+    if (a == NULL) {
+        snprintf(msg, msg_len, "%s %s: out of memory", flag, path);
+        return ADM_ENOMEM;
     }
-    ret = parse_certs(chain, data, len + 1, strict, flag, path, msg, msg_len);
-    free(data);
+    ret = read_named_file(a, flag, path, &data, &len, msg, msg_len);
+    if (ret == 0) {
+        ret = parse_certs(chain, data, len + 1, strict, flag, path, msg, msg_len);
+    }
+    adm_arena_destroy(a);
     return ret;
 }
 
@@ -249,20 +210,26 @@ static int load_certs(mbedtls_x509_crt *chain, bool strict, const char *flag, co
 static int load_key(adm_tls_ctx_t *ctx, const char *flag, const char *path, char *msg,
                     size_t msg_len)
 {
+    adm_arena_t *a = adm_arena_create(16384);
     unsigned char *data = NULL;
     size_t len = 0;
     char text[128];
     int ret;
 
-    ret = read_named_file(flag, path, &data, &len, msg, msg_len);
+    if (a == NULL) {
+        snprintf(msg, msg_len, "%s %s: out of memory", flag, path);
+        return ADM_ENOMEM;
+    }
+    ret = read_named_file(a, flag, path, &data, &len, msg, msg_len);
     if (ret != 0) {
+        adm_arena_destroy(a);
         return ret;
     }
     ret = mbedtls_pk_parse_key(&ctx->own_key, data, len + 1, NULL, 0, mbedtls_ctr_drbg_random,
                                &ctx->drbg);
     /* The file held a secret; do not leave it in freed heap memory. */
     mbedtls_platform_zeroize(data, len);
-    free(data);
+    adm_arena_destroy(a);
     if (ret != 0) {
         mbedtls_strerror(ret, text, sizeof(text));
         snprintf(msg, msg_len, "%s %s: not a valid PEM/DER private key (%s)", flag, path, text);

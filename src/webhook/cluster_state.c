@@ -11,10 +11,10 @@
 #include "adm/admission/admission_config.h"
 #include "adm/base/arena.h"
 #include "adm/base/error.h"
+#include "adm/base/fs.h"
 #include "adm/base/json.h"
 #include "adm/base/yaml.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -564,11 +564,13 @@ static int load_text(loader_t *L, const char *file, const char *text, size_t len
     return 0;
 }
 
-static int load_file(loader_t *L, const char *file)
+/* One file of --cluster-state (adm_fs_walk's callback). */
+static int load_file(void *arg, const char *file)
 {
+    loader_t *L = arg;
     char *text;
     size_t len;
-    int rc = adm_read_file(L->cs->arena, file, MAX_STATE_FILE_BYTES, &text, &len, L->err, L->err_len);
+    int rc = adm_fs_read(L->cs->arena, file, MAX_STATE_FILE_BYTES, &text, &len, L->err, L->err_len);
 
     if (rc == ADM_ETOOBIG) {
         return ADM_EINVAL;
@@ -577,86 +579,6 @@ static int load_file(loader_t *L, const char *file)
         return rc;
     }
     return load_text(L, file, text, len);
-}
-
-static int cmp_names(const void *x, const void *y)
-{
-    return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
-static bool state_file_name(const char *name)
-{
-    return name[0] != '.' &&
-           (ends_with(name, ".yaml") || ends_with(name, ".yml") || ends_with(name, ".json"));
-}
-
-static int load_dir(loader_t *L, const char *dir)
-{
-    adm_arena_t *a = L->cs->arena;
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-
-    if (d == NULL) {
-        snprintf(L->err, L->err_len, "%s: %s", dir, strerror(errno));
-        return ADM_EIO;
-    }
-    while ((de = readdir(d)) != NULL) {
-        struct stat st;
-        char *full;
-
-        if (!state_file_name(de->d_name)) {
-            continue;
-        }
-        full = adm_arena_printf(a, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", de->d_name);
-        if (full == NULL) {
-            rc = ADM_ENOMEM;
-            break;
-        }
-        /* stat, not lstat: a mounted ConfigMap's files are symlinks into its ..data folder. */
-        if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
-            continue;
-        }
-        if (n == cap) {
-            size_t ncap = cap == 0 ? 16 : cap * 2;
-            char **g = adm_arena_realloc(a, names, cap * sizeof(*names), ncap * sizeof(*names));
-
-            if (g == NULL) {
-                rc = ADM_ENOMEM;
-                break;
-            }
-            names = g;
-            cap = ncap;
-        }
-        names[n++] = full;
-    }
-    closedir(d);
-    if (rc != 0) {
-        return rc;
-    }
-    if (n > 0) {
-        qsort(names, n, sizeof(*names), cmp_names);
-    }
-    for (size_t i = 0; i < n; i++) {
-        rc = load_file(L, names[i]);
-        if (rc != 0) {
-            return rc;
-        }
-    }
-    return 0;
-}
-
-static int load_path(loader_t *L, const char *path)
-{
-    struct stat st;
-
-    if (stat(path, &st) != 0) {
-        snprintf(L->err, L->err_len, "%s: %s", path, strerror(errno));
-        return ADM_EIO;
-    }
-    return S_ISDIR(st.st_mode) ? load_dir(L, path) : load_file(L, path);
 }
 
 static const char default_state[] =
@@ -685,7 +607,7 @@ int adm_cluster_state_load(const char *const *paths, size_t npaths, adm_cluster_
         rc = load_text(&L, "built-in cluster state", default_state, sizeof(default_state) - 1);
     }
     for (size_t i = 0; rc == 0 && i < npaths; i++) {
-        rc = load_path(&L, paths[i]);
+        rc = adm_fs_walk(cs->arena, paths[i], adm_fs_config_suffixes, load_file, &L, err, err_len);
     }
     if (rc == 0) {
         rc = build_lists(cs);

@@ -9,14 +9,14 @@
 
 #include "adm/admission/admission.h"
 #include "adm/admission/admission_config.h"
-#include "adm/webhook/api_equivalents.h"
 #include "adm/base/error.h"
+#include "adm/base/fs.h"
 #include "adm/base/json.h"
-#include "adm/webhook/selector.h"
 #include "adm/base/util.h"
 #include "adm/base/yaml.h"
+#include "adm/webhook/api_equivalents.h"
+#include "adm/webhook/selector.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #define API_VERSION "admissionregistration.k8s.io/v1"
 #define DESIRED_FORM "; desired format: https://host[/path]"
@@ -1460,8 +1459,10 @@ static bool is_list_kind(const char *kind)
            strcmp(kind, "ValidatingWebhookConfigurationList") == 0;
 }
 
-static int load_file(loader_t *L, const char *path)
+/* One file of --webhook-config (adm_fs_walk's callback). */
+static int load_file(void *arg, const char *path)
 {
+    loader_t *L = arg;
     char sub[512];
     char *data;
     size_t len, ndocs;
@@ -1473,7 +1474,7 @@ static int load_file(loader_t *L, const char *path)
     if (L->file == NULL) {
         return nomem(L);
     }
-    rc = adm_read_file(L->a, path, ADM_WEBHOOK_CONFIG_MAX_BYTES, &data, &len, sub, sizeof(sub));
+    rc = adm_fs_read(L->a, path, ADM_WEBHOOK_CONFIG_MAX_BYTES, &data, &len, sub, sizeof(sub));
     if (rc == ADM_ENOMEM) {
         return nomem(L);
     }
@@ -1506,74 +1507,6 @@ static int load_file(loader_t *L, const char *path)
         }
     }
     return 0;
-}
-
-static bool wanted_name(const char *name)
-{
-    size_t n = strlen(name);
-
-    if (name[0] == '.') {
-        return false;
-    }
-    return (n > 5 && strcmp(name + n - 5, ".yaml") == 0) || (n > 4 && strcmp(name + n - 4, ".yml") == 0) ||
-           (n > 5 && strcmp(name + n - 5, ".json") == 0);
-}
-
-static int cmp_names(const void *x, const void *y)
-{
-    return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
-static int load_dir(loader_t *L, const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-
-    L->file = dir;
-    L->obj = NULL;
-    if (d == NULL) {
-        snprintf(L->err, L->err_len, "%s: %s", dir, strerror(errno));
-        return ADM_EIO;
-    }
-    while ((e = readdir(d)) != NULL) {
-        if (!wanted_name(e->d_name)) {
-            continue;
-        }
-        if (n == cap) {
-            size_t ncap = cap == 0 ? 16 : cap * 2;
-            char **g = adm_arena_realloc(L->a, names, cap * sizeof(*g), ncap * sizeof(*g));
-
-            if (g == NULL) {
-                closedir(d);
-                return nomem(L);
-            }
-            names = g;
-            cap = ncap;
-        }
-        names[n] = adm_arena_printf(L->a, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name);
-        if (names[n] == NULL) {
-            closedir(d);
-            return nomem(L);
-        }
-        n++;
-    }
-    closedir(d);
-    if (n > 0) {
-        qsort(names, n, sizeof(*names), cmp_names);
-    }
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        struct stat st;
-
-        /* stat follows symlinks: a mounted ConfigMap's entries are links into "..data". */
-        if (stat(names[i], &st) != 0 || !S_ISREG(st.st_mode)) {
-            continue;
-        }
-        rc = load_file(L, names[i]);
-    }
-    return rc;
 }
 
 static int cmp_configs(const void *x, const void *y)
@@ -1641,16 +1574,14 @@ int adm_webhook_set_load(const char *const *paths, size_t npaths, bool allow_ins
     L.err = err;
     L.err_len = err_len;
     for (size_t i = 0; i < npaths && rc == 0; i++) {
-        struct stat st;
-
-        if (stat(paths[i], &st) != 0) {
-            if (err_len > 0) {
-                snprintf(err, err_len, "%s: %s", paths[i], strerror(errno));
-                one_line(err);
-            }
-            rc = ADM_EIO;
-        } else {
-            rc = S_ISDIR(st.st_mode) ? load_dir(&L, paths[i]) : load_file(&L, paths[i]);
+        L.file = paths[i];
+        L.obj = NULL;
+        rc = adm_fs_walk(a, paths[i], adm_fs_config_suffixes, load_file, &L, err, err_len);
+        if (rc == ADM_ENOMEM && err_len > 0 && err[0] == '\0') {
+            snprintf(err, err_len, "webhook configuration: out of memory");
+        }
+        if (rc == ADM_EIO) {
+            one_line(err);
         }
     }
     if (rc == 0) {

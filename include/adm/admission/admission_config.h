@@ -35,11 +35,4 @@ int adm_admission_config_load(adm_arena_t *a, const char *path, adm_admission_co
 /** The entry for name (the first, as kube-apiserver takes it), or NULL. */
 const adm_admission_plugin_config_t *adm_admission_config_find(const adm_admission_config_t *c, const char *name);
 
-/**
- * Reads a whole file into the arena (NUL-terminated), refusing files over max_bytes. Returns 0, or
- * ADM_EIO / ADM_ETOOBIG with a one-line reason in err ("FILE: <strerror>"), or ADM_ENOMEM.
- */
-int adm_read_file(adm_arena_t *a, const char *path, size_t max_bytes, char **data, size_t *len, char *err,
-                  size_t err_len);
-
 #endif
