@@ -7,6 +7,8 @@
 # machine noise hits both alike; medians and their ratio are printed.
 #
 #   bench/foundation.sh [ROUNDS=3] [SECONDS=10]
+#   FOUNDATION_BEFORE=REV bench/foundation.sh ...   also admitd built from git revision REV, as a
+#                                                    third contender in the same rounds (before/after)
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 rounds=${1:-3}
@@ -16,6 +18,10 @@ export BENCH_REVIEW="$review"
 
 bench_build
 bench_cert
+before=${FOUNDATION_BEFORE:-}
+if [ -n "$before" ]; then
+    bench_build_rev "$before"
+fi
 
 admitd_port=18443
 nginx_port=18444
@@ -29,6 +35,17 @@ answer=$(curl -sS --cacert "$bench_tmp/cert.pem" -H 'Content-Type: application/j
          --data-binary @"$review" "https://127.0.0.1:$admitd_port/validate")
 [ -n "$answer" ] || { echo "admitd gave no answer" >&2; exit 1; }
 printf '%s' "$answer" > "$bench_tmp/answer.json"
+
+if [ -n "$before" ]; then
+    before_port=18445
+    taskset -c "$SERVER_CPU" "$ADMITD_REV" --listen "127.0.0.1:$before_port" --tls-cert-file "$bench_tmp/cert.pem" \
+        --tls-private-key-file "$bench_tmp/key.pem" 2>"$bench_tmp/admitd-before.log" &
+    bench_pids+=($!)
+    wait_port "$before_port"
+    check=$(curl -sS --cacert "$bench_tmp/cert.pem" -H 'Content-Type: application/json' \
+            --data-binary @"$review" "https://127.0.0.1:$before_port/validate")
+    [ "$check" = "$answer" ] || { echo "admitd@$before does not answer like admitd: $check" >&2; exit 1; }
+fi
 
 mkdir -p "$bench_tmp/nginx"
 cat > "$bench_tmp/nginx/nginx.conf" <<CONF
@@ -65,9 +82,12 @@ check=$(curl -sS --cacert "$bench_tmp/cert.pem" -H 'Content-Type: application/js
 echo "admitd $("$ADMITD" --version | cut -d' ' -f2), $(nginx -v 2>&1 | cut -d' ' -f3); body $(wc -c < "$review") B, answer ${#answer} B"
 echo "round  server  req/s  p50_ms  p99_ms"
 : > "$bench_tmp/admitd.rps"; : > "$bench_tmp/nginx.rps"
+servers="admitd nginx"
+[ -n "$before" ] && servers="admitd before nginx"
+: > "$bench_tmp/before.rps"
 for r in $(seq 1 "$rounds"); do
-    for s in admitd nginx; do
-        port=$admitd_port; [ $s = nginx ] && port=$nginx_port
+    for s in $servers; do
+        port=$admitd_port; [ $s = nginx ] && port=$nginx_port; [ $s = before ] && port=$before_port
         read -r rps p50 p99 < <(run_wrk "https://127.0.0.1:$port/validate")
         echo "$r      $s  $rps  $p50  $p99"
         echo "$rps" >> "$bench_tmp/$s.rps"; echo "$p50" >> "$bench_tmp/$s.p50"; echo "$p99" >> "$bench_tmp/$s.p99"
@@ -77,3 +97,9 @@ a=$(median < "$bench_tmp/admitd.rps"); n=$(median < "$bench_tmp/nginx.rps")
 echo "median req/s: admitd $a (p50 $(median < "$bench_tmp/admitd.p50") ms, p99 $(median < "$bench_tmp/admitd.p99") ms)," \
      "nginx $n (p50 $(median < "$bench_tmp/nginx.p50") ms, p99 $(median < "$bench_tmp/nginx.p99") ms)"
 awk -v a="$a" -v n="$n" 'BEGIN {printf "ratio admitd/nginx: %.2fx\n", a/n}'
+if [ -n "$before" ]; then
+    b=$(median < "$bench_tmp/before.rps")
+    echo "admitd@$before: median $b req/s (p50 $(median < "$bench_tmp/before.p50") ms, p99 $(median < "$bench_tmp/before.p99") ms)"
+    awk -v a="$a" -v b="$b" -v n="$n" -v rev="$before" \
+        'BEGIN {printf "ratio admitd@%s/nginx: %.2fx; admitd now / admitd@%s: %.3fx\n", rev, b/n, rev, a/b}'
+fi

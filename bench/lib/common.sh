@@ -25,6 +25,21 @@ bench_build() {
     ADMITD="$bench_root/build-bench/admitd"
 }
 
+# bench_build_rev REV: a Release admitd built from git revision REV (a worktree in $bench_tmp, the
+# dependency prefix shared); sets ADMITD_REV to its path. For before/after comparisons in one run.
+bench_build_rev() {
+    local rev=$1 tree="$bench_tmp/rev-src"
+    git -C "$bench_root" worktree add --detach -f "$tree" "$rev" >/dev/null 2>&1
+    ln -s "$bench_root/third_party/prefix" "$tree/third_party/prefix"
+    cmake -S "$tree" -B "$bench_tmp/rev-build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADM_BUILD_TESTS=OFF \
+          >/dev/null
+    cmake --build "$bench_tmp/rev-build" --target admitd >/dev/null
+    ADMITD_REV="$bench_tmp/rev-build/admitd"
+    cp "$ADMITD_REV" "$bench_tmp/admitd-rev"
+    ADMITD_REV="$bench_tmp/admitd-rev"
+    git -C "$bench_root" worktree remove --force "$tree"
+}
+
 # ECDSA P-256 certificate for 127.0.0.1/localhost, used by every server in a comparison.
 bench_cert() {
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
