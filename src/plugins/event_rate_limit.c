@@ -376,29 +376,6 @@ static const char *or_nomem(const char *s)
     return s != NULL ? s : out_of_memory;
 }
 
-/* The JSON type names Go's encoding/json puts in an UnmarshalTypeError. */
-static const char *json_kind(yyjson_val *v)
-{
-    switch (yyjson_get_type(v)) {
-    case YYJSON_TYPE_STR: return "string";
-    case YYJSON_TYPE_NUM: return "number";
-    case YYJSON_TYPE_BOOL: return "bool";
-    case YYJSON_TYPE_ARR: return "array";
-    case YYJSON_TYPE_OBJ: return "object";
-    default: return "null";
-    }
-}
-
-static const char *json_text(adm_arena_t *a, yyjson_val *v)
-{
-    yyjson_alc alc;
-    const char *s;
-
-    adm_json_alc_init(&alc, a);
-    s = yyjson_val_write_opts(v, 0, &alc, NULL, NULL);
-    return s != NULL ? s : "";
-}
-
 /*
  * A number as kube's YAML-to-JSON step prints it (Go's encoding/json float format: shortest
  * round-trip digits, exponent form outside [1e-6, 1e21)); integers print as they are.
@@ -413,7 +390,7 @@ static const char *number_text(adm_arena_t *a, yyjson_val *v)
     size_t n;
 
     if (!yyjson_is_real(v)) {
-        return json_text(a, v);
+        return adm_json_text(a, v);
     }
     for (digits = 1; digits < 17; digits++) {
         snprintf(buf, sizeof(buf), "%.*e", digits - 1, d);
@@ -440,7 +417,7 @@ static const char *number_text(adm_arena_t *a, yyjson_val *v)
 static const char *type_error(adm_arena_t *a, yyjson_val *v, const char *field, const char *go_type)
 {
     return or_nomem(adm_arena_printf(a, "json: cannot unmarshal %s into Go struct field %s of type %s",
-                                     json_kind(v), field, go_type));
+                                     adm_json_go_type(v), field, go_type));
 }
 
 /*
@@ -566,8 +543,6 @@ static const char *decode_limits(adm_arena_t *a, yyjson_val *v, limit_cfg_t **li
  */
 static const char *check_type_meta(adm_arena_t *a, yyjson_val *root)
 {
-    static const char find_kind[] = "struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; "
-                                    "Kind string \"json:\\\"kind,omitempty\\\"\" }";
     const char *api_version = "";
     const char *kind = "";
     const char *slash;
@@ -580,8 +555,8 @@ static const char *check_type_meta(adm_arena_t *a, yyjson_val *root)
         return or_nomem(
             adm_arena_printf(a,
                              "couldn't get version/kind; json parse error: json: cannot unmarshal %s "
-                             "into Go value of type %s",
-                             json_kind(root), find_kind));
+                             "into Go value of type " ADM_JSON_GO_TYPE_META,
+                             adm_json_go_type(root)));
     }
     yyjson_obj_iter_init(root, &it);
     while ((k = yyjson_obj_iter_next(&it)) != NULL) {
@@ -599,7 +574,7 @@ static const char *check_type_meta(adm_arena_t *a, yyjson_val *root)
                 adm_arena_printf(a,
                                  "couldn't get version/kind; json parse error: json: cannot unmarshal %s "
                                  "into Go struct field .%s of type string",
-                                 json_kind(v), slot == &kind ? "kind" : "apiVersion"));
+                                 adm_json_go_type(v), slot == &kind ? "kind" : "apiVersion"));
         }
         *slot = yyjson_get_str(v);
     }
@@ -617,10 +592,11 @@ static const char *check_type_meta(adm_arena_t *a, yyjson_val *root)
         }
     }
     if (kind[0] == '\0') {
-        return or_nomem(adm_arena_printf(a, "Object 'Kind' is missing in '%s'", json_text(a, root)));
+        return or_nomem(adm_arena_printf(a, "Object 'Kind' is missing in '%s'", adm_json_text(a, root)));
     }
     if (version[0] == '\0') {
-        return or_nomem(adm_arena_printf(a, "Object 'apiVersion' is missing in '%s'", json_text(a, root)));
+        return or_nomem(
+            adm_arena_printf(a, "Object 'apiVersion' is missing in '%s'", adm_json_text(a, root)));
     }
     if (strcmp(group, API_GROUP) != 0 || strcmp(version, API_VERSION) != 0 ||
         strcmp(kind, "Configuration") != 0) {

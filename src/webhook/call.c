@@ -373,10 +373,11 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
     }
     root = yyjson_doc_get_root(doc);
     if (!yyjson_is_obj(root)) {
-        failed(r, a, "failed to call webhook: couldn't get version/kind; json parse error: json: cannot unmarshal %s into "
-                     "Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
-                     "\"json:\\\"kind,omitempty\\\"\" }",
-               yyjson_is_arr(root) ? "array" : yyjson_is_str(root) ? "string" : yyjson_is_num(root) ? "number" : "bool");
+        failed(r, a,
+               "failed to call webhook: couldn't get version/kind; json parse error: json: cannot unmarshal "
+               "%s into "
+               "Go value of type " ADM_JSON_GO_TYPE_META,
+               adm_json_go_type(root));
         return;
     }
     api_version = adm_json_str(root, "apiVersion");
@@ -395,9 +396,10 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
         patch_type = NULL;
     }
     if (patch != NULL && !yyjson_is_str(patch)) {
-        failed(r, a, "failed to call webhook: json: cannot unmarshal %s into Go struct field "
-                     "AdmissionResponse.response.patch of type []uint8",
-               yyjson_is_arr(patch) ? "array" : yyjson_is_obj(patch) ? "object" : "number");
+        failed(r, a,
+               "failed to call webhook: json: cannot unmarshal %s into Go struct field "
+               "AdmissionResponse.response.patch of type []uint8",
+               adm_json_go_type(patch));
         return;
     }
     if (call->version == ADM_REVIEW_V1) {
@@ -470,9 +472,11 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
             return;
         }
         if (!yyjson_is_arr(yyjson_doc_get_root(pdoc))) {
-            failed(r, a, "received undecodable patch in webhook response: json: cannot unmarshal %s into Go value of "
-                         "type jsonpatch.Patch",
-                   yyjson_is_obj(yyjson_doc_get_root(pdoc)) ? "object" : "value");
+            failed(
+                r, a,
+                "received undecodable patch in webhook response: json: cannot unmarshal %s into Go value of "
+                "type jsonpatch.Patch",
+                adm_json_go_type(yyjson_doc_get_root(pdoc)));
             return;
         }
         r->patch = yyjson_doc_get_root(pdoc);

@@ -104,18 +104,6 @@ static int nomem(loader_t *L)
     return ADM_ENOMEM;
 }
 
-/* JSON text of v, close to Go's %q / %v, for the "Invalid value: X" part of field errors. */
-static const char *json_text(loader_t *L, yyjson_val *v)
-{
-    yyjson_alc alc;
-    const char *s;
-
-    adm_json_alc_init(&alc, L->a);
-    s = yyjson_val_write_opts(v, YYJSON_WRITE_INF_AND_NAN_AS_NULL | YYJSON_WRITE_ALLOW_INVALID_UNICODE, &alc,
-                              NULL, NULL);
-    return s != NULL ? s : "?";
-}
-
 static bool absent(yyjson_val *v)
 {
     return v == NULL || yyjson_is_null(v);
@@ -242,7 +230,7 @@ static int get_enum(loader_t *L, yyjson_val *obj, const char *where, const char 
         used += w > 0 ? (size_t)w : 0;
     }
     return fail(L, "%s.%s: Unsupported value: %s: supported values: %s", where, field,
-                json_text(L, yyjson_obj_get(obj, field)), supported);
+                adm_json_text(L->a, yyjson_obj_get(obj, field)), supported);
 }
 
 static bool has_star(const char *const *list, size_t n)
@@ -341,7 +329,7 @@ static int check_resources(loader_t *L, const char *where, yyjson_val *list, con
                 strncmp(res[j], res[i], rlen) == 0) {
                 return fail(
                     L, "%s.resources[%zu]: Invalid value: %s: if '%.*s/*' is present, must not specify %s",
-                    where, i, json_text(L, yyjson_arr_get(list, i)), (int)rlen, res[i], res[i]);
+                    where, i, adm_json_text(L->a, yyjson_arr_get(list, i)), (int)rlen, res[i], res[i]);
             }
         }
         for (size_t j = 0; j < i; j++) {
@@ -350,21 +338,21 @@ static int check_resources(loader_t *L, const char *where, yyjson_val *list, con
             if (js != NULL && js - res[j] == 1 && res[j][0] == '*' && strcmp(js + 1, slash + 1) == 0) {
                 return fail(L,
                             "%s.resources[%zu]: Invalid value: %s: if '*/%s' is present, must not specify %s",
-                            where, i, json_text(L, yyjson_arr_get(list, i)), slash + 1, res[i]);
+                            where, i, adm_json_text(L->a, yyjson_arr_get(list, i)), slash + 1, res[i]);
             }
         }
     }
     if (n > 1 && double_star) {
         return fail(L,
                     "%s.resources: Invalid value: %s: if '*/*' is present, must not specify other resources",
-                    where, json_text(L, list));
+                    where, adm_json_text(L->a, list));
     }
     if (single_star && plain) {
         return fail(
             L,
             "%s.resources: Invalid value: %s: if '*' is present, must not specify other resources without "
             "subresources",
-            where, json_text(L, list));
+            where, adm_json_text(L->a, list));
     }
     return 0;
 }
@@ -392,7 +380,7 @@ static int parse_operations(loader_t *L, const char *where, yyjson_val *rule, ad
     if (n > 1 && has_star(list, n)) {
         return fail(L,
                     "%s.operations: Invalid value: %s: if '*' is present, must not specify other operations",
-                    where, json_text(L, yyjson_obj_get(rule, "operations")));
+                    where, adm_json_text(L->a, yyjson_obj_get(rule, "operations")));
     }
     for (size_t i = 0; i < n; i++) {
         bool known = false;
@@ -408,7 +396,7 @@ static int parse_operations(loader_t *L, const char *where, yyjson_val *rule, ad
                         "%s.operations[%zu]: Unsupported value: %s: supported values: \"*\", \"CONNECT\", "
                         "\"CREATE\", "
                         "\"DELETE\", \"UPDATE\"",
-                        where, i, json_text(L, yyjson_arr_get(yyjson_obj_get(rule, "operations"), i)));
+                        where, i, adm_json_text(L->a, yyjson_arr_get(yyjson_obj_get(rule, "operations"), i)));
         }
     }
     return 0;
@@ -440,7 +428,7 @@ static int parse_rule(loader_t *L, const char *hook_where, size_t i, yyjson_val 
     if (r->napi_groups > 1 && has_star(r->api_groups, r->napi_groups)) {
         return fail(L,
                     "%s.apiGroups: Invalid value: %s: if '*' is present, must not specify other API groups",
-                    where, json_text(L, yyjson_obj_get(rule, "apiGroups")));
+                    where, adm_json_text(L->a, yyjson_obj_get(rule, "apiGroups")));
     }
     rc = get_str_list(L, rule, where, "apiVersions", &r->api_versions, &r->napi_versions);
     if (rc != 0) {
@@ -452,7 +440,7 @@ static int parse_rule(loader_t *L, const char *hook_where, size_t i, yyjson_val 
     if (r->napi_versions > 1 && has_star(r->api_versions, r->napi_versions)) {
         return fail(
             L, "%s.apiVersions: Invalid value: %s: if '*' is present, must not specify other API versions",
-            where, json_text(L, yyjson_obj_get(rule, "apiVersions")));
+            where, adm_json_text(L->a, yyjson_obj_get(rule, "apiVersions")));
     }
     for (size_t k = 0; k < r->napi_versions; k++) {
         if (r->api_versions[k][0] == '\0') {
@@ -670,10 +658,12 @@ static int check_service_path(loader_t *L, const char *where, yyjson_val *pathv,
         return 0;
     }
     if (strcmp(path, "//") == 0) {
-        return fail(L, "%s.path: Invalid value: %s: segment[0] may not be empty", where, json_text(L, pathv));
+        return fail(L, "%s.path: Invalid value: %s: segment[0] may not be empty", where,
+                    adm_json_text(L->a, pathv));
     }
     if (path[0] != '/') {
-        return fail(L, "%s.path: Invalid value: %s: must start with a '/'", where, json_text(L, pathv));
+        return fail(L, "%s.path: Invalid value: %s: must start with a '/'", where,
+                    adm_json_text(L->a, pathv));
     }
     end = path[n - 1] == '/' ? n - 1 : n;
     for (start = 1; start <= end; seg++) {
@@ -683,12 +673,12 @@ static int check_service_path(loader_t *L, const char *where, yyjson_val *pathv,
 
         if (stop == start) {
             return fail(L, "%s.path: Invalid value: %s: segment[%zu] may not be empty", where,
-                        json_text(L, pathv), seg);
+                        adm_json_text(L->a, pathv), seg);
         }
         msg = dns1123_subdomain_problem(path + start, stop - start);
         if (msg != NULL) {
-            return fail(L, "%s.path: Invalid value: %s: segment[%zu]: %s", where, json_text(L, pathv), seg,
-                        msg);
+            return fail(L, "%s.path: Invalid value: %s: segment[%zu]: %s", where, adm_json_text(L->a, pathv),
+                        seg, msg);
         }
         start = stop + 1;
     }
@@ -889,16 +879,16 @@ static int parse_review_versions(loader_t *L, const char *where, yyjson_val *hoo
 
         for (size_t j = 0; j < i; j++) {
             if (strcmp(list[i], list[j]) == 0) {
-                return fail(L, "%s.admissionReviewVersions[%zu]: Invalid value: %s: duplicate version", where,
-                            i,
-                            json_text(L, yyjson_arr_get(yyjson_obj_get(hook, "admissionReviewVersions"), i)));
+                return fail(
+                    L, "%s.admissionReviewVersions[%zu]: Invalid value: %s: duplicate version", where, i,
+                    adm_json_text(L->a, yyjson_arr_get(yyjson_obj_get(hook, "admissionReviewVersions"), i)));
             }
         }
         msg = dns1035_label_problem(list[i]);
         if (msg != NULL) {
-            return fail(L, "%s.admissionReviewVersions[%zu]: Invalid value: %s: %s", where, i,
-                        json_text(L, yyjson_arr_get(yyjson_obj_get(hook, "admissionReviewVersions"), i)),
-                        msg);
+            return fail(
+                L, "%s.admissionReviewVersions[%zu]: Invalid value: %s: %s", where, i,
+                adm_json_text(L->a, yyjson_arr_get(yyjson_obj_get(hook, "admissionReviewVersions"), i)), msg);
         }
         if (!found && (strcmp(list[i], "v1") == 0 || strcmp(list[i], "v1beta1") == 0)) {
             h->review_version = strcmp(list[i], "v1") == 0 ? ADM_REVIEW_V1 : ADM_REVIEW_V1BETA1;
@@ -908,7 +898,7 @@ static int parse_review_versions(loader_t *L, const char *where, yyjson_val *hoo
     if (!found) {
         return fail(L,
                     "%s.admissionReviewVersions: Invalid value: %s: must include at least one of v1, v1beta1",
-                    where, json_text(L, yyjson_obj_get(hook, "admissionReviewVersions")));
+                    where, adm_json_text(L->a, yyjson_obj_get(hook, "admissionReviewVersions")));
     }
     return 0;
 }
@@ -927,8 +917,8 @@ static int parse_name(loader_t *L, const char *where, yyjson_val *hook, adm_webh
     }
     msg = dns1123_subdomain_problem(name, strlen(name));
     if (msg != NULL) {
-        return fail(L, "%s.name: Invalid value: %s: %s", where, json_text(L, yyjson_obj_get(hook, "name")),
-                    msg);
+        return fail(L, "%s.name: Invalid value: %s: %s", where,
+                    adm_json_text(L->a, yyjson_obj_get(hook, "name")), msg);
     }
     for (const char *p = name; *p != '\0'; p++) {
         dots += *p == '.';
@@ -937,7 +927,7 @@ static int parse_name(loader_t *L, const char *where, yyjson_val *hook, adm_webh
         return fail(
             L,
             "%s.name: Invalid value: %s: should be a domain with at least three segments separated by dots",
-            where, json_text(L, yyjson_obj_get(hook, "name")));
+            where, adm_json_text(L->a, yyjson_obj_get(hook, "name")));
     }
     h->name = name;
     return 0;
@@ -1325,7 +1315,7 @@ static int check_metadata_name(loader_t *L, yyjson_val *obj, const char **name)
     }
     msg = dns1123_subdomain_problem(yyjson_get_str(v), yyjson_get_len(v));
     if (msg != NULL) {
-        return fail(L, "metadata.name: Invalid value: %s: %s", json_text(L, v), msg);
+        return fail(L, "metadata.name: Invalid value: %s: %s", adm_json_text(L->a, v), msg);
     }
     *name = yyjson_get_str(v);
     return 0;
@@ -1347,7 +1337,7 @@ static int load_config(loader_t *L, yyjson_val *obj, const char *label, const ch
     }
     if (item_kind != NULL) {
         if (!absent(kind) && !str_is(kind, item_kind)) {
-            return fail(L, "kind: Unsupported value: %s: supported values: \"%s\"", json_text(L, kind),
+            return fail(L, "kind: Unsupported value: %s: supported values: \"%s\"", adm_json_text(L->a, kind),
                         item_kind);
         }
         kind_name = item_kind;
@@ -1356,13 +1346,13 @@ static int load_config(loader_t *L, yyjson_val *obj, const char *label, const ch
     } else {
         return fail(L, "kind: %s%s: supported values: \"%s\", \"%s\" (or a List of them)",
                     absent(kind) ? "Required value" : "Unsupported value: ",
-                    absent(kind) ? "" : json_text(L, kind), webhook_kinds[0], webhook_kinds[1]);
+                    absent(kind) ? "" : adm_json_text(L->a, kind), webhook_kinds[0], webhook_kinds[1]);
     }
     c.type = strcmp(kind_name, webhook_kinds[0]) == 0 ? ADM_WEBHOOK_MUTATING : ADM_WEBHOOK_VALIDATING;
     if (!str_is(api, API_VERSION) && !(item_kind != NULL && absent(api))) {
-        return fail(
-            L, "apiVersion: %s%s: supported values: \"" API_VERSION "\"",
-            absent(api) ? "Required value" : "Unsupported value: ", absent(api) ? "" : json_text(L, api));
+        return fail(L, "apiVersion: %s%s: supported values: \"" API_VERSION "\"",
+                    absent(api) ? "Required value" : "Unsupported value: ",
+                    absent(api) ? "" : adm_json_text(L->a, api));
     }
     L->obj = adm_arena_printf(L->a, "%s %s", label, kind_name);
     if (L->obj == NULL) {
@@ -1430,7 +1420,7 @@ static int load_list(loader_t *L, yyjson_val *obj, const char *label)
     if (!str_is(api, want_api)) {
         return fail(L, "apiVersion: %s%s: supported values for kind %s: \"%s\"",
                     absent(api) ? "Required value" : "Unsupported value: ",
-                    absent(api) ? "" : json_text(L, api), kind, want_api);
+                    absent(api) ? "" : adm_json_text(L->a, api), kind, want_api);
     }
     if ((rc = check_members(L, obj, members, "")) != 0) {
         return rc;
