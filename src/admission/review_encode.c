@@ -6,8 +6,8 @@
  * The answer is written by hand into a single arena allocation: an upper bound of the size is
  * computed first, the text written without further checks, and the allocation shrunk in place.
  * The plain "allowed" answer is therefore one allocation and a few copies. Every string is escaped
- * for JSON and invalid UTF-8 is replaced by U+FFFD, so the output is valid JSON whatever the caller
- * hands in.
+ * for JSON by adm_jsonw_put_string, which replaces invalid UTF-8 by U+FFFD, so the output is valid
+ * JSON whatever the caller hands in.
  *
  * The downstream request repeats the received request's members as they came, so it is written
  * from the received document member by member, with a placeholder where each call stamps its uid.
@@ -16,6 +16,7 @@
 
 #include "adm/base/error.h"
 #include "adm/base/json.h"
+#include "adm/base/jsonw.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -24,119 +25,6 @@
 const char *adm_review_api_version(adm_review_version_t version)
 {
     return version == ADM_REVIEW_V1BETA1 ? ADM_REVIEW_API_V1BETA1 : ADM_REVIEW_API_V1;
-}
-
-/* Length of the valid UTF-8 sequence at p (lead byte >= 0x80), or 0. s is NUL-terminated, and a
-   NUL is never a continuation byte, so the reads stop at the terminator. */
-static size_t utf8_sequence(const unsigned char *p)
-{
-    unsigned char c = p[0];
-
-    if (c >= 0xc2 && c <= 0xdf) {
-        return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-    }
-    if (c >= 0xe0 && c <= 0xef) {
-        /* No overlong forms (E0 needs A0..BF) and no UTF-16 surrogates (ED needs 80..9F). */
-        unsigned char lo = c == 0xe0 ? 0xa0 : 0x80;
-        unsigned char hi = c == 0xed ? 0x9f : 0xbf;
-
-        return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        /* No overlong forms (F0 needs 90..BF) and nothing past U+10FFFF (F4 needs 80..8F). */
-        unsigned char lo = c == 0xf0 ? 0x90 : 0x80;
-        unsigned char hi = c == 0xf4 ? 0x8f : 0xbf;
-
-        return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ? 4 : 0;
-    }
-    return 0;
-}
-
-/* Most bytes an escaped string of n bytes can take: a control character becomes \u00XX. */
-#define ESCAPED_MAX(n) ((n)*6 + 2)
-
-#define ONES UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
-/* Writes s (NUL-terminated, n bytes) as a JSON string and returns the new end. */
-/* A control byte as JSON's short escape where there is one, else \u00XX. */
-static char *put_control(char *w, unsigned char c)
-{
-    static const char hex[] = "0123456789abcdef";
-
-    *w++ = '\\';
-    switch (c) {
-    case '\b': *w++ = 'b'; break;
-    case '\f': *w++ = 'f'; break;
-    case '\n': *w++ = 'n'; break;
-    case '\r': *w++ = 'r'; break;
-    case '\t': *w++ = 't'; break;
-    default:
-        memcpy(w, "u00", 3);
-        w[3] = hex[c >> 4];
-        w[4] = hex[c & 15];
-        w += 5;
-        break;
-    }
-    return w;
-}
-
-static char *put_string(char *w, const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    const unsigned char *end = p + n;
-
-    *w++ = '"';
-    for (;;) {
-        unsigned char c;
-        size_t len;
-
-        /* Eight plain bytes at a time. A byte needs care when it is a control byte (x - 0x20
-           borrows into the high bit), a quote or a backslash (x ^ q is zero, so x ^ q - 1 borrows)
-           or has its high bit set. Borrows can only mark more bytes, never hide one, and a marked
-           word goes to the byte-at-a-time code below, which decides exactly. */
-        while (end - p >= 8) {
-            uint64_t x;
-            uint64_t marked;
-
-            memcpy(&x, p, sizeof(x));
-            marked = (x - ONES * 0x20) | ((x ^ (ONES * '"')) - ONES) | ((x ^ (ONES * '\\')) - ONES) | x;
-            if ((marked & HIGHS) != 0) {
-                break;
-            }
-            memcpy(w, p, 8);
-            w += 8;
-            p += 8;
-        }
-        c = *p;
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            *w++ = (char)c;
-            p++;
-        } else if (c == '\0') {
-            break; /* s is NUL-terminated at end */
-        } else if (c == '"' || c == '\\') {
-            *w++ = '\\';
-            *w++ = (char)c;
-            p++;
-        } else if (c < 0x20) {
-            w = put_control(w, c);
-            p++;
-        } else {
-            len = utf8_sequence(p);
-            if (len == 0) {
-                /* As Go's encoder does: each invalid byte becomes U+FFFD (3 bytes, in bound). */
-                memcpy(w, "\xef\xbf\xbd", 3);
-                w += 3;
-                p++;
-            } else {
-                memcpy(w, p, len);
-                w += len;
-                p += len;
-            }
-        }
-    }
-    *w++ = '"';
-    return w;
 }
 
 static char *put_lit(char *w, const char *lit, size_t n)
@@ -231,12 +119,12 @@ static char *put_status(char *w, const adm_review_response_t *resp, const char *
     if (message_len > 0) {
         w = put_comma(w, open);
         w = PUT_LIT(w, "\"message\":");
-        w = put_string(w, message, message_len);
+        w = adm_jsonw_put_string(w, message, message_len);
     }
     if (reason_len > 0) {
         w = put_comma(w, open);
         w = PUT_LIT(w, "\"reason\":");
-        w = put_string(w, reason, reason_len);
+        w = adm_jsonw_put_string(w, reason, reason_len);
     }
     if (details != NULL) {
         w = put_comma(w, open);
@@ -265,7 +153,7 @@ static bool add_size(size_t *total, size_t n)
 /* Escaped bound of a string of n bytes plus extra bytes of punctuation and member name. */
 static bool add_string(size_t *total, size_t n, size_t extra)
 {
-    return n <= (SIZE_MAX - 2) / 6 && add_size(total, ESCAPED_MAX(n)) && add_size(total, extra);
+    return n <= (SIZE_MAX - 2) / 6 && add_size(total, ADM_JSONW_STRING_MAX(n)) && add_size(total, extra);
 }
 
 static const char *or_empty(const char *s)
@@ -362,7 +250,7 @@ int adm_review_encode(adm_arena_t *a, adm_review_version_t version, const char *
         w = PUT_LIT(w, "{\"apiVersion\":\"" ADM_REVIEW_API_V1 "\",");
     }
     w = PUT_LIT(w, "\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
-    w = put_string(w, uid, uid_len);
+    w = adm_jsonw_put_string(w, uid, uid_len);
     if (resp->allowed) {
         w = PUT_LIT(w, ",\"allowed\":true");
     } else {
@@ -385,9 +273,9 @@ int adm_review_encode(adm_arena_t *a, adm_review_version_t version, const char *
             if (i > 0) {
                 *w++ = ',';
             }
-            w = put_string(w, k, strlen(k));
+            w = adm_jsonw_put_string(w, k, strlen(k));
             *w++ = ':';
-            w = put_string(w, v, strlen(v));
+            w = adm_jsonw_put_string(w, v, strlen(v));
         }
         *w++ = '}';
     }
@@ -399,7 +287,7 @@ int adm_review_encode(adm_arena_t *a, adm_review_version_t version, const char *
             if (i > 0) {
                 *w++ = ',';
             }
-            w = put_string(w, s, strlen(s));
+            w = adm_jsonw_put_string(w, s, strlen(s));
         }
         *w++ = ']';
     }
