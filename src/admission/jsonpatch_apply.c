@@ -202,10 +202,16 @@ static yyjson_mut_val *get_at(patch_ctx_t *ctx, const char *path, size_t path_le
     return child(ctx, parent, ctx->token, len);
 }
 
-static int op_add(patch_ctx_t *ctx, const char *path, size_t path_len, yyjson_mut_val *value)
+/*
+ * add, and replace: the two differ only where the target is an array element (add inserts, or
+ * appends at "-"; replace overwrites) and, in strict mode, at a missing member, which replace
+ * needs to exist.
+ */
+static int op_put(patch_ctx_t *ctx, const char *path, size_t path_len, yyjson_mut_val *value, bool replace)
 {
     yyjson_mut_val *parent;
     size_t len;
+    size_t idx;
 
     if (resolve_parent(ctx, path, path_len, &parent, &len) != 0) {
         return ADM_EINVAL;
@@ -215,27 +221,36 @@ static int op_add(patch_ctx_t *ctx, const char *path, size_t path_len, yyjson_mu
         return 0;
     }
     if (yyjson_mut_is_obj(parent)) {
-        yyjson_mut_val *key = yyjson_mut_strncpy(ctx->doc, ctx->token, len);
+        yyjson_mut_val *key;
 
+        /* kube (json-patch v4) creates a missing member; RFC 6902 requires it to exist. */
+        if (replace && ctx->mode == ADM_JSONPATCH_STRICT &&
+            yyjson_mut_obj_getn(parent, ctx->token, len) == NULL) {
+            ctx->error = "missing value";
+            return ADM_EINVAL;
+        }
+        key = yyjson_mut_strncpy(ctx->doc, ctx->token, len);
         if (key == NULL || !yyjson_mut_obj_put(parent, key, value)) {
             ctx->error = "out of memory";
             return ADM_ENOMEM;
         }
         return 0;
     }
-    if (yyjson_mut_is_arr(parent)) {
-        size_t idx;
-
-        if (len == 1 && ctx->token[0] == '-') {
-            return yyjson_mut_arr_append(parent, value) ? 0 : ADM_ENOMEM;
-        }
-        if (!array_index(ctx, ctx->token, len, yyjson_mut_arr_size(parent), true, &idx)) {
-            return ADM_EINVAL;
-        }
-        return yyjson_mut_arr_insert(parent, value, idx) ? 0 : ADM_ENOMEM;
+    if (!yyjson_mut_is_arr(parent)) {
+        ctx->error = "the parent is neither an object nor an array";
+        return ADM_EINVAL;
     }
-    ctx->error = "the parent is neither an object nor an array";
-    return ADM_EINVAL;
+    if (!replace && len == 1 && ctx->token[0] == '-') {
+        return yyjson_mut_arr_append(parent, value) ? 0 : ADM_ENOMEM;
+    }
+    if (!array_index(ctx, ctx->token, len, yyjson_mut_arr_size(parent), !replace, &idx)) {
+        return ADM_EINVAL;
+    }
+    if (replace) {
+        yyjson_mut_arr_replace(parent, idx, value);
+        return 0;
+    }
+    return yyjson_mut_arr_insert(parent, value, idx) ? 0 : ADM_ENOMEM;
 }
 
 /* Removes the value at path; *removed receives it. */
@@ -266,46 +281,6 @@ static int op_remove(patch_ctx_t *ctx, const char *path, size_t path_len, yyjson
             return ADM_EINVAL;
         }
         *removed = yyjson_mut_arr_remove(parent, idx);
-        return 0;
-    }
-    ctx->error = "the parent is neither an object nor an array";
-    return ADM_EINVAL;
-}
-
-static int op_replace(patch_ctx_t *ctx, const char *path, size_t path_len, yyjson_mut_val *value)
-{
-    yyjson_mut_val *parent;
-    size_t len;
-
-    if (resolve_parent(ctx, path, path_len, &parent, &len) != 0) {
-        return ADM_EINVAL;
-    }
-    if (parent == NULL) {
-        yyjson_mut_doc_set_root(ctx->doc, value);
-        return 0;
-    }
-    if (yyjson_mut_is_obj(parent)) {
-        yyjson_mut_val *key;
-
-        /* kube (json-patch v4) creates a missing member; RFC 6902 requires it to exist. */
-        if (ctx->mode == ADM_JSONPATCH_STRICT && yyjson_mut_obj_getn(parent, ctx->token, len) == NULL) {
-            ctx->error = "missing value";
-            return ADM_EINVAL;
-        }
-        key = yyjson_mut_strncpy(ctx->doc, ctx->token, len);
-        if (key == NULL || !yyjson_mut_obj_put(parent, key, value)) {
-            ctx->error = "out of memory";
-            return ADM_ENOMEM;
-        }
-        return 0;
-    }
-    if (yyjson_mut_is_arr(parent)) {
-        size_t idx;
-
-        if (!array_index(ctx, ctx->token, len, yyjson_mut_arr_size(parent), false, &idx)) {
-            return ADM_EINVAL;
-        }
-        yyjson_mut_arr_replace(parent, idx, value);
         return 0;
     }
     ctx->error = "the parent is neither an object nor an array";
@@ -406,7 +381,7 @@ static int apply_one(patch_ctx_t *ctx, yyjson_val *op)
             ctx->error = "out of memory";
             return ADM_ENOMEM;
         }
-        return name[0] == 'a' ? op_add(ctx, path, path_len, v) : op_replace(ctx, path, path_len, v);
+        return op_put(ctx, path, path_len, v, name[0] == 'r');
     }
     if (strcmp(name, "remove") == 0) {
         return op_remove(ctx, path, path_len, &v);
@@ -429,7 +404,7 @@ static int apply_one(patch_ctx_t *ctx, yyjson_val *op)
                 ctx->error = "out of memory";
                 return ADM_ENOMEM;
             }
-            return op_add(ctx, path, path_len, v);
+            return op_put(ctx, path, path_len, v, false);
         }
         if (is_proper_prefix(from, from_len, path, path_len)) {
             ctx->error = "cannot move a value into one of its own children";
@@ -445,7 +420,7 @@ static int apply_one(patch_ctx_t *ctx, yyjson_val *op)
             ctx->error = "out of memory";
             return ADM_ENOMEM;
         }
-        return op_add(ctx, path, path_len, v);
+        return op_put(ctx, path, path_len, v, false);
     }
     ctx->error = "unknown operation";
     return ADM_EINVAL;
