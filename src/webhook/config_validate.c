@@ -890,7 +890,7 @@ static bool listed(const char *const *list, size_t n, const char *want)
 
 /*
  * Whether a rule matches a request for gvr/sub with operation bit op: the parts of kube's
- * rules.Matcher that webhook_match.c applies at run time, for a resource of the equivalence table.
+ * rules.Matcher that match.c applies at run time, for a resource of the equivalence table.
  * Its requests carry a namespace exactly when the resource is namespaced, which is all the scope
  * test needs to know.
  */
@@ -996,7 +996,7 @@ static const char *append_member(adm__cfg_loader_t *L, const char *list, const a
  * admitd cannot convert, so where the rules match one member of a class but not another, one line
  * per webhook names the members that would need the conversion and what admitd does with their
  * requests: another version of the same group and resource is a call failure, failurePolicy
- * deciding (webhook_match.c); another group is not seen by the run-time matcher at all, so the
+ * deciding (match.c); another group is not seen by the run-time matcher at all, so the
  * webhook is not called. Resources outside the table (custom resources among them) are left to the
  * run-time D6 check, and a rule with "*" versions and groups reaches every member alike.
  */
