@@ -440,7 +440,7 @@ int adm_jsonpatch_apply(yyjson_mut_doc *doc, yyjson_val *patch, adm_jsonpatch_mo
         return ADM_EINVAL;
     }
     yyjson_arr_iter_init(patch, &it);
-    while ((op = yyjson_arr_iter_next(&it)) != NULL) {
+    for (op = yyjson_arr_iter_next(&it); op != NULL; op = yyjson_arr_iter_next(&it)) {
         int rc = apply_one(&ctx, op);
 
         if (rc != 0) {

@@ -146,7 +146,7 @@ static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
             return false;
         }
         yyjson_obj_iter_init(a, &i1);
-        while ((k1 = yyjson_obj_iter_next(&i1)) != NULL) {
+        for (k1 = yyjson_obj_iter_next(&i1); k1 != NULL; k1 = yyjson_obj_iter_next(&i1)) {
             if (!adm__key_index_add(&x, yyjson_get_str(k1), yyjson_get_len(k1), NULL)) {
                 return true;
             }
@@ -187,7 +187,7 @@ static yyjson_mut_val *find_mut(yyjson_mut_obj_iter it, const char *key, size_t 
 {
     yyjson_mut_val *mkey;
 
-    while ((mkey = yyjson_mut_obj_iter_next(&it)) != NULL) {
+    for (mkey = yyjson_mut_obj_iter_next(&it); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&it)) {
         if (adm__same_key(yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), key, len)) {
             return yyjson_mut_obj_iter_get_val(mkey);
         }
@@ -199,7 +199,7 @@ static yyjson_val *find_imm(yyjson_obj_iter it, const char *key, size_t len)
 {
     yyjson_val *k;
 
-    while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
         if (adm__same_key(yyjson_get_str(k), yyjson_get_len(k), key, len)) {
             return yyjson_obj_iter_get_val(k);
         }
@@ -229,22 +229,22 @@ static void diff_object_rest(diff_ctx_t *d, yyjson_obj_iter ia, yyjson_mut_obj_i
             d->out.failed = true;
             return;
         }
-        while ((key = yyjson_obj_iter_next(&it)) != NULL) {
+        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
             adm__key_index_add(&xa, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key));
         }
-        while ((mkey = yyjson_mut_obj_iter_next(&mt)) != NULL) {
+        for (mkey = yyjson_mut_obj_iter_next(&mt); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&mt)) {
             adm__key_index_add(&xb, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey),
                                yyjson_mut_obj_iter_get_val(mkey));
         }
     }
-    while ((key = yyjson_obj_iter_next(&ia)) != NULL) {
+    for (key = yyjson_obj_iter_next(&ia); key != NULL; key = yyjson_obj_iter_next(&ia)) {
         const char *k = yyjson_get_str(key);
         size_t len = yyjson_get_len(key);
         yyjson_mut_val *other = indexed ? adm__key_index_find(&xb, k, len) : find_mut(b_start, k, len);
 
         diff_member(d, k, len, yyjson_obj_iter_get_val(key), other);
     }
-    while ((mkey = yyjson_mut_obj_iter_next(&ib)) != NULL) {
+    for (mkey = yyjson_mut_obj_iter_next(&ib); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&ib)) {
         const char *k = yyjson_mut_get_str(mkey);
         size_t len = yyjson_mut_get_len(mkey);
         bool known = indexed ? adm__key_index_find(&xa, k, len) != NULL : find_imm(a_start, k, len) != NULL;

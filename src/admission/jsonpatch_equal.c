@@ -101,7 +101,7 @@ static bool queue_rest(adm__eq_list_t *l, yyjson_mut_obj_iter ia, yyjson_val *fi
     if (remaining > ADM__SMALL_OBJECT && adm__key_index_init(l->arena, &x, remaining)) {
         yyjson_mut_obj_iter it = ia;
 
-        while ((mkey = yyjson_mut_obj_iter_next(&it)) != NULL) {
+        for (mkey = yyjson_mut_obj_iter_next(&it); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&it)) {
             if (!adm__key_index_add(&x, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey),
                                     yyjson_mut_obj_iter_get_val(mkey))) {
                 return false; /* a key twice: not equal to anything in a useful sense */
@@ -120,7 +120,7 @@ static bool queue_rest(adm__eq_list_t *l, yyjson_mut_obj_iter ia, yyjson_val *fi
         yyjson_mut_obj_iter it = ia;
         yyjson_mut_val *v = NULL;
 
-        while ((mkey = yyjson_mut_obj_iter_next(&it)) != NULL) {
+        for (mkey = yyjson_mut_obj_iter_next(&it); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&it)) {
             if (adm__same_key(yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), yyjson_get_str(key),
                               yyjson_get_len(key))) {
                 v = yyjson_mut_obj_iter_get_val(mkey);
@@ -148,7 +148,7 @@ static bool queue_members(adm__eq_list_t *l, yyjson_mut_val *a, yyjson_val *b)
     yyjson_mut_obj_iter_init(a, &ia);
     yyjson_obj_iter_init(b, &ib);
     /* Members usually come in the same order: walk both while the keys agree. */
-    while ((key = yyjson_obj_iter_next(&ib)) != NULL) {
+    for (key = yyjson_obj_iter_next(&ib); key != NULL; key = yyjson_obj_iter_next(&ib)) {
         yyjson_mut_obj_iter at = ia;
         yyjson_mut_val *mkey = yyjson_mut_obj_iter_next(&ia);
 
@@ -176,7 +176,7 @@ static bool queue_elements(adm__eq_list_t *l, yyjson_mut_val *a, yyjson_val *b)
     }
     yyjson_mut_arr_iter_init(a, &ia);
     yyjson_arr_iter_init(b, &ib);
-    while ((x = yyjson_mut_arr_iter_next(&ia)) != NULL) {
+    for (x = yyjson_mut_arr_iter_next(&ia); x != NULL; x = yyjson_mut_arr_iter_next(&ia)) {
         if (!eq_push(l, x, yyjson_arr_iter_next(&ib))) {
             return false;
         }

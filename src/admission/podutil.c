@@ -74,7 +74,7 @@ int adm_pod_add_or_update_toleration(yyjson_mut_doc *doc, yyjson_mut_val *pod, c
         return ADM_ENOMEM;
     }
     yyjson_mut_arr_iter_init(list, &it);
-    while ((item = yyjson_mut_arr_iter_next(&it)) != NULL) {
+    for (item = yyjson_mut_arr_iter_next(&it); item != NULL; item = yyjson_mut_arr_iter_next(&it)) {
         yyjson_mut_val *secs = adm_mut_get(item, "tolerationSeconds");
         bool has_seconds = yyjson_mut_is_int(secs);
         yyjson_mut_val *replacement;
@@ -124,18 +124,18 @@ static bool containers_reference(yyjson_val *spec, const char *from, const char 
         yyjson_arr_iter it;
 
         yyjson_arr_iter_init(adm_json_get(spec, container_lists[l]), &it);
-        while ((c = yyjson_arr_iter_next(&it)) != NULL) {
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
             yyjson_val *e;
             yyjson_arr_iter eit;
 
             yyjson_arr_iter_init(adm_json_get(c, "envFrom"), &eit);
-            while ((e = yyjson_arr_iter_next(&eit)) != NULL) {
+            for (e = yyjson_arr_iter_next(&eit); e != NULL; e = yyjson_arr_iter_next(&eit)) {
                 if (ref_named(e, from)) {
                     return true;
                 }
             }
             yyjson_arr_iter_init(adm_json_get(c, "env"), &eit);
-            while ((e = yyjson_arr_iter_next(&eit)) != NULL) {
+            for (e = yyjson_arr_iter_next(&eit); e != NULL; e = yyjson_arr_iter_next(&eit)) {
                 if (ref_named(adm_json_get(e, "valueFrom"), key)) {
                     return true;
                 }
@@ -152,7 +152,7 @@ static bool projected_names(yyjson_val *v, const char *key)
     yyjson_arr_iter it;
 
     yyjson_arr_iter_init(adm_json_path(v, "projected", "sources", NULL), &it);
-    while ((s = yyjson_arr_iter_next(&it)) != NULL) {
+    for (s = yyjson_arr_iter_next(&it); s != NULL; s = yyjson_arr_iter_next(&it)) {
         if (ref_named(s, key)) {
             return true;
         }
@@ -187,7 +187,7 @@ bool adm_pod_references_secrets(yyjson_val *spec)
     yyjson_arr_iter it;
 
     yyjson_arr_iter_init(adm_json_get(spec, "imagePullSecrets"), &it);
-    while ((v = yyjson_arr_iter_next(&it)) != NULL) {
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
         if (adm_json_str(v, "name")[0] != '\0') {
             return true;
         }
@@ -196,7 +196,7 @@ bool adm_pod_references_secrets(yyjson_val *spec)
         return true;
     }
     yyjson_arr_iter_init(adm_json_get(spec, "volumes"), &it);
-    while ((v = yyjson_arr_iter_next(&it)) != NULL) {
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
         for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
             yyjson_val *src = adm_json_get(v, sources[i].source);
 
@@ -224,7 +224,7 @@ bool adm_pod_references_configmaps(yyjson_val *spec)
         return true;
     }
     yyjson_arr_iter_init(adm_json_get(spec, "volumes"), &it);
-    while ((v = yyjson_arr_iter_next(&it)) != NULL) {
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
         if (present(adm_json_get(v, "projected")) ? projected_names(v, "configMap")
                                                   : ref_named(v, "configMap")) {
             return true;
@@ -290,7 +290,7 @@ static bool defaulted_empty_dir(yyjson_val *v)
     yyjson_obj_iter it;
 
     yyjson_obj_iter_init(v, &it);
-    while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
         if (strcmp(yyjson_get_str(k), "name") != 0 && present(yyjson_obj_iter_get_val(k))) {
             return false;
         }
@@ -316,7 +316,7 @@ static const char *projected_reference(yyjson_val *v, bool *unknown)
     yyjson_arr_iter it;
 
     yyjson_arr_iter_init(adm_json_path(v, "projected", "sources", NULL), &it);
-    while ((s = yyjson_arr_iter_next(&it)) != NULL) {
+    for (s = yyjson_arr_iter_next(&it); s != NULL; s = yyjson_arr_iter_next(&it)) {
         size_t i;
 
         for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -359,7 +359,7 @@ const char *adm_pod_api_object_reference(adm_arena_t *a, yyjson_val *spec, const
         return "resourceclaims";
     }
     yyjson_arr_iter_init(adm_json_get(spec, "volumes"), &it);
-    while ((v = yyjson_arr_iter_next(&it)) != NULL) {
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
         const char *name = adm_json_str(v, "name");
         const char *what = NULL;
         bool unknown = false;

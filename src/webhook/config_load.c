@@ -120,14 +120,16 @@ static int load_config(adm__cfg_loader_t *L, yyjson_val *obj, const char *label,
     if (L->obj == NULL) {
         return adm__cfg_nomem(L);
     }
-    if ((rc = check_metadata_name(L, obj, &c.name)) != 0) {
+    rc = check_metadata_name(L, obj, &c.name);
+    if (rc != 0) {
         return rc;
     }
     L->obj = adm_arena_printf(L->a, "%s \"%s\"", kind_name, c.name);
     if (L->obj == NULL) {
         return adm__cfg_nomem(L);
     }
-    if ((rc = adm__cfg_check_members(L, obj, members, "")) != 0) {
+    rc = adm__cfg_check_members(L, obj, members, "");
+    if (rc != 0) {
         return rc;
     }
     hooks = yyjson_obj_get(obj, "webhooks");
@@ -143,7 +145,8 @@ static int load_config(adm__cfg_loader_t *L, yyjson_val *obj, const char *label,
         adm_webhook_t *h = &c.hooks[i];
         size_t same = 0;
 
-        if ((rc = adm__cfg_parse_webhook(L, c.type, i, yyjson_arr_get(hooks, i), h)) != 0) {
+        rc = adm__cfg_parse_webhook(L, c.type, i, yyjson_arr_get(hooks, i), h);
+        if (rc != 0) {
             return rc;
         }
         for (size_t j = 0; j < i; j++) {
@@ -157,7 +160,8 @@ static int load_config(adm__cfg_loader_t *L, yyjson_val *obj, const char *label,
         if (h->id == NULL) {
             return adm__cfg_nomem(L);
         }
-        if ((rc = adm__cfg_warn_equivalent(L, h, i)) != 0) {
+        rc = adm__cfg_warn_equivalent(L, h, i);
+        if (rc != 0) {
             return rc;
         }
         c.nhooks++;
@@ -184,7 +188,8 @@ static int load_list(adm__cfg_loader_t *L, yyjson_val *obj, const char *label)
                              absent(api) ? "Required value" : "Unsupported value: ",
                              absent(api) ? "" : adm_json_text(L->a, api), kind, want_api);
     }
-    if ((rc = adm__cfg_check_members(L, obj, members, "")) != 0) {
+    rc = adm__cfg_check_members(L, obj, members, "");
+    if (rc != 0) {
         return rc;
     }
     items = yyjson_obj_get(obj, "items");
@@ -198,7 +203,8 @@ static int load_list(adm__cfg_loader_t *L, yyjson_val *obj, const char *label)
         if (item_label == NULL) {
             return adm__cfg_nomem(L);
         }
-        if ((rc = load_config(L, item, item_label, item_kind)) != 0) {
+        rc = load_config(L, item, item_label, item_kind);
+        if (rc != 0) {
             return rc;
         }
     }
@@ -313,7 +319,10 @@ int adm_webhook_set_load(const char *const *paths, size_t npaths, bool allow_ins
     if (err_len > 0) {
         err[0] = '\0';
     }
-    if (a == NULL || (L.set = adm_arena_calloc(a, 1, sizeof(*L.set))) == NULL) {
+    if (a != NULL) {
+        L.set = adm_arena_calloc(a, 1, sizeof(*L.set));
+    }
+    if (a == NULL || L.set == NULL) {
         adm_arena_destroy(a);
         if (err_len > 0) {
             snprintf(err, err_len, "webhook configuration: out of memory");

@@ -198,9 +198,14 @@ static int parse_rule(adm__cfg_loader_t *L, const char *hook_where, size_t i, yy
     if (!yyjson_is_obj(rule)) {
         return adm__cfg_fail(L, "%s: must be an object", where);
     }
-    if ((rc = adm__cfg_check_members(L, rule, members, where)) != 0 ||
-        (rc = parse_operations(L, where, rule, r)) != 0 ||
-        (rc = adm__cfg_get_str_list(L, rule, where, "apiGroups", &r->api_groups, &r->napi_groups)) != 0) {
+    rc = adm__cfg_check_members(L, rule, members, where);
+    if (rc == 0) {
+        rc = parse_operations(L, where, rule, r);
+    }
+    if (rc == 0) {
+        rc = adm__cfg_get_str_list(L, rule, where, "apiGroups", &r->api_groups, &r->napi_groups);
+    }
+    if (rc != 0) {
         return rc;
     }
     if (r->napi_groups == 0) {
@@ -229,8 +234,10 @@ static int parse_rule(adm__cfg_loader_t *L, const char *hook_where, size_t i, yy
         }
     }
     rc = adm__cfg_get_str_list(L, rule, where, "resources", &resources, &r->nresources);
-    if (rc != 0 ||
-        (rc = check_resources(L, where, yyjson_obj_get(rule, "resources"), resources, r->nresources)) != 0) {
+    if (rc == 0) {
+        rc = check_resources(L, where, yyjson_obj_get(rule, "resources"), resources, r->nresources);
+    }
+    if (rc != 0) {
         return rc;
     }
     r->resources = adm_arena_calloc(L->a, r->nresources, sizeof(*r->resources));
@@ -486,11 +493,20 @@ static int parse_service(adm__cfg_loader_t *L, const char *cc_where, yyjson_val 
     if (!yyjson_is_obj(v)) {
         return adm__cfg_fail(L, "%s: must be an object with namespace, name, path and port", where);
     }
-    if ((rc = adm__cfg_check_members(L, v, members, where)) != 0 ||
-        (rc = adm__cfg_get_str(L, v, where, "namespace", &ns)) != 0 ||
-        (rc = adm__cfg_get_str(L, v, where, "name", &name)) != 0 ||
-        (rc = adm__cfg_get_str(L, v, where, "path", &path)) != 0 ||
-        (rc = adm__cfg_get_int32(L, v, where, "port", &has_port, &port)) != 0) {
+    rc = adm__cfg_check_members(L, v, members, where);
+    if (rc == 0) {
+        rc = adm__cfg_get_str(L, v, where, "namespace", &ns);
+    }
+    if (rc == 0) {
+        rc = adm__cfg_get_str(L, v, where, "name", &name);
+    }
+    if (rc == 0) {
+        rc = adm__cfg_get_str(L, v, where, "path", &path);
+    }
+    if (rc == 0) {
+        rc = adm__cfg_get_int32(L, v, where, "port", &has_port, &port);
+    }
+    if (rc != 0) {
         return rc;
     }
     if (name == NULL || name[0] == '\0') {
@@ -507,8 +523,11 @@ static int parse_service(adm__cfg_loader_t *L, const char *cc_where, yyjson_val 
             L, "%s.port: Invalid value: %lld: port is not valid: must be between 1 and 65535, inclusive",
             where, (long long)port);
     }
-    if (path != NULL && (rc = check_service_path(L, where, yyjson_obj_get(v, "path"), path)) != 0) {
-        return rc;
+    if (path != NULL) {
+        rc = check_service_path(L, where, yyjson_obj_get(v, "path"), path);
+        if (rc != 0) {
+            return rc;
+        }
     }
     svc = adm_arena_calloc(L->a, 1, sizeof(*svc));
     if (svc == NULL) {
@@ -606,9 +625,14 @@ static int parse_client_config(adm__cfg_loader_t *L, const char *hook_where, yyj
     if (!yyjson_is_obj(cc)) {
         return adm__cfg_fail(L, "%s: must be an object with url or service, and caBundle", where);
     }
-    if ((rc = adm__cfg_check_members(L, cc, members, where)) != 0 ||
-        (rc = adm__cfg_get_str(L, cc, where, "url", &url)) != 0 ||
-        (rc = adm__cfg_get_str(L, cc, where, "caBundle", &ca)) != 0) {
+    rc = adm__cfg_check_members(L, cc, members, where);
+    if (rc == 0) {
+        rc = adm__cfg_get_str(L, cc, where, "url", &url);
+    }
+    if (rc == 0) {
+        rc = adm__cfg_get_str(L, cc, where, "caBundle", &ca);
+    }
+    if (rc != 0) {
         return rc;
     }
     svc = yyjson_obj_get(cc, "service");
@@ -763,15 +787,18 @@ static int parse_policies(adm__cfg_loader_t *L, const char *where, yyjson_val *h
     bool has_timeout;
     int64_t timeout = 10;
 
-    if ((rc = adm__cfg_get_enum(L, hook, where, "failurePolicy", failure, 2, &idx)) != 0) {
+    rc = adm__cfg_get_enum(L, hook, where, "failurePolicy", failure, 2, &idx);
+    if (rc != 0) {
         return rc;
     }
     h->failure_policy = idx == 1 ? ADM_FAILURE_IGNORE : ADM_FAILURE_FAIL;
-    if ((rc = adm__cfg_get_enum(L, hook, where, "matchPolicy", match, 2, &idx)) != 0) {
+    rc = adm__cfg_get_enum(L, hook, where, "matchPolicy", match, 2, &idx);
+    if (rc != 0) {
         return rc;
     }
     h->match_policy = idx == 1 ? ADM_MATCH_EXACT : ADM_MATCH_EQUIVALENT;
-    if ((rc = adm__cfg_get_str(L, hook, where, "sideEffects", &se)) != 0) {
+    rc = adm__cfg_get_str(L, hook, where, "sideEffects", &se);
+    if (rc != 0) {
         return rc;
     }
     if (se == NULL) {
@@ -783,19 +810,24 @@ static int parse_policies(adm__cfg_loader_t *L, const char *where, yyjson_val *h
      * them), so a configuration exported from such a cluster carries them: load it, with a warning,
      * and refuse dry-run requests to the webhook as kube-apiserver does.
      */
-    if ((rc = adm__cfg_get_enum(L, hook, where, "sideEffects", side_effects, 4, &idx)) != 0) {
+    rc = adm__cfg_get_enum(L, hook, where, "sideEffects", side_effects, 4, &idx);
+    if (rc != 0) {
         return rc;
     }
     h->side_effects = side_effect_values[idx];
-    if (idx >= 2 &&
-        (rc = adm__cfg_add_warning(
-             L, adm_arena_printf(L->a,
-                                 "%s: %s: %s.sideEffects: %s: kube-apiserver accepts it only on objects "
-                                 "kept from v1beta1; dry-run requests to this webhook are refused",
-                                 L->file, L->obj, where, side_effects[idx]))) != 0) {
-        return rc;
+    if (idx >= 2) {
+        rc = adm__cfg_add_warning(
+            L, adm_arena_printf(L->a,
+                                "%s: %s: %s.sideEffects: %s: kube-apiserver accepts it only "
+                                "on objects kept from v1beta1; dry-run requests to this "
+                                "webhook are refused",
+                                L->file, L->obj, where, side_effects[idx]));
+        if (rc != 0) {
+            return rc;
+        }
     }
-    if ((rc = adm__cfg_get_int32(L, hook, where, "timeoutSeconds", &has_timeout, &timeout)) != 0) {
+    rc = adm__cfg_get_int32(L, hook, where, "timeoutSeconds", &has_timeout, &timeout);
+    if (rc != 0) {
         return rc;
     }
     if (has_timeout && (timeout < 1 || timeout > 30)) {
@@ -810,31 +842,20 @@ static int parse_policies(adm__cfg_loader_t *L, const char *where, yyjson_val *h
 int adm__cfg_parse_webhook(adm__cfg_loader_t *L, adm_webhook_type_t type, size_t i, yyjson_val *hook,
                            adm_webhook_t *h)
 {
-    static const char *const mutating_members[] = {"name",
-                                                   "clientConfig",
-                                                   "rules",
-                                                   "failurePolicy",
-                                                   "matchPolicy",
-                                                   "namespaceSelector",
-                                                   "objectSelector",
-                                                   "sideEffects",
-                                                   "timeoutSeconds",
-                                                   "admissionReviewVersions",
-                                                   "reinvocationPolicy",
-                                                   "matchConditions",
-                                                   NULL};
-    static const char *const validating_members[] = {"name",
-                                                     "clientConfig",
-                                                     "rules",
-                                                     "failurePolicy",
-                                                     "matchPolicy",
-                                                     "namespaceSelector",
-                                                     "objectSelector",
-                                                     "sideEffects",
-                                                     "timeoutSeconds",
-                                                     "admissionReviewVersions",
-                                                     "matchConditions",
-                                                     NULL};
+    /* A validating webhook has every member of a mutating one but the first. */
+    static const char *const members[] = {"reinvocationPolicy",
+                                          "name",
+                                          "clientConfig",
+                                          "rules",
+                                          "failurePolicy",
+                                          "matchPolicy",
+                                          "namespaceSelector",
+                                          "objectSelector",
+                                          "sideEffects",
+                                          "timeoutSeconds",
+                                          "admissionReviewVersions",
+                                          "matchConditions",
+                                          NULL};
     static const char *const reinvocation[] = {"IfNeeded", "Never"};
     char where[48];
     yyjson_val *conds;
@@ -845,21 +866,34 @@ int adm__cfg_parse_webhook(adm__cfg_loader_t *L, adm_webhook_type_t type, size_t
     if (!yyjson_is_obj(hook)) {
         return adm__cfg_fail(L, "%s: must be an object", where);
     }
-    rc = adm__cfg_check_members(L, hook, type == ADM_WEBHOOK_MUTATING ? mutating_members : validating_members,
-                                where);
-    if (rc != 0 || (rc = parse_name(L, where, hook, h)) != 0 || (rc = parse_rules(L, where, hook, h)) != 0 ||
-        (rc = parse_policies(L, where, hook, h)) != 0 ||
-        (rc = parse_selector(L, where, hook, "namespaceSelector", &h->namespace_selector)) != 0 ||
-        (rc = parse_selector(L, where, hook, "objectSelector", &h->object_selector)) != 0) {
+    rc = adm__cfg_check_members(L, hook, type == ADM_WEBHOOK_MUTATING ? members : members + 1, where);
+    if (rc == 0) {
+        rc = parse_name(L, where, hook, h);
+    }
+    if (rc == 0) {
+        rc = parse_rules(L, where, hook, h);
+    }
+    if (rc == 0) {
+        rc = parse_policies(L, where, hook, h);
+    }
+    if (rc == 0) {
+        rc = parse_selector(L, where, hook, "namespaceSelector", &h->namespace_selector);
+    }
+    if (rc == 0) {
+        rc = parse_selector(L, where, hook, "objectSelector", &h->object_selector);
+    }
+    if (rc != 0) {
         return rc;
     }
     if (type == ADM_WEBHOOK_MUTATING) {
-        if ((rc = adm__cfg_get_enum(L, hook, where, "reinvocationPolicy", reinvocation, 2, &idx)) != 0) {
+        rc = adm__cfg_get_enum(L, hook, where, "reinvocationPolicy", reinvocation, 2, &idx);
+        if (rc != 0) {
             return rc;
         }
         h->reinvocation = idx == 0 ? ADM_REINVOKE_IF_NEEDED : ADM_REINVOKE_NEVER;
     }
-    if ((rc = parse_client_config(L, where, yyjson_obj_get(hook, "clientConfig"), h)) != 0) {
+    rc = parse_client_config(L, where, yyjson_obj_get(hook, "clientConfig"), h);
+    if (rc != 0) {
         return rc;
     }
     conds = yyjson_obj_get(hook, "matchConditions");
