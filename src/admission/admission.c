@@ -679,7 +679,7 @@ yyjson_val *adm_json_path(yyjson_val *obj, ...)
     const char *key;
 
     va_start(ap, obj);
-    while (obj != NULL && (key = va_arg(ap, const char *)) != NULL) {
+    for (key = va_arg(ap, const char *); obj != NULL && key != NULL; key = va_arg(ap, const char *)) {
         obj = adm_json_get(obj, key);
     }
     va_end(ap);

@@ -610,7 +610,7 @@ const char *adm_json_check_members(yyjson_val *obj, const char *const *known, bo
 
     *duplicate = false;
     yyjson_obj_iter_init(obj, &it);
-    while ((key = yyjson_obj_iter_next(&it)) != NULL) {
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
         const char *k = yyjson_get_str(key);
         bool found = false;
         yyjson_obj_iter earlier;

@@ -614,9 +614,9 @@ const char *adm_hook_annotation_key(adm_arena_t *a, const char *prefix, unsigned
 {
     /* prefix is "failed-open.mutation.webhook.admission.k8s.io" and the like */
     const char *key = adm_arena_printf(a, "%s.round_%u_index_%zu", prefix, round, index);
-    const char *cut;
+    const char *cut = strstr(prefix, ".admission.k8s.io");
 
-    if (key != NULL && strlen(key) > 63 && (cut = strstr(prefix, ".admission.k8s.io")) != NULL) {
+    if (key != NULL && strlen(key) > 63 && cut != NULL) {
         key = adm_arena_printf(a, "%.*s.round_%u_index_%zu", (int)(cut - prefix), prefix, round, index);
     }
     return key;
