@@ -137,6 +137,28 @@ static int check_resources(adm__cfg_loader_t *L, const char *where, yyjson_val *
     return 0;
 }
 
+/*
+ * operations, apiGroups or apiVersions of a rule: a list of strings that is required and holds
+ * "*" only alone (what names the field in kube's message: "operations", "API groups", ...).
+ */
+static int get_rule_list(adm__cfg_loader_t *L, const char *where, yyjson_val *rule, const char *field,
+                         const char *what, const char ***list, size_t *n)
+{
+    int rc = adm__cfg_get_str_list(L, rule, where, field, list, n);
+
+    if (rc != 0) {
+        return rc;
+    }
+    if (*n == 0) {
+        return adm__cfg_fail(L, "%s.%s: Required value", where, field);
+    }
+    if (*n > 1 && has_star(*list, *n)) {
+        return adm__cfg_fail(L, "%s.%s: Invalid value: %s: if '*' is present, must not specify other %s",
+                             where, field, adm_json_text(L->a, yyjson_obj_get(rule, field)), what);
+    }
+    return 0;
+}
+
 static int parse_operations(adm__cfg_loader_t *L, const char *where, yyjson_val *rule, adm_rule_t *r)
 {
     static const struct {
@@ -149,18 +171,10 @@ static int parse_operations(adm__cfg_loader_t *L, const char *where, yyjson_val 
                {"UPDATE", ADM_OPS_UPDATE}};
     const char **list;
     size_t n;
-    int rc = adm__cfg_get_str_list(L, rule, where, "operations", &list, &n);
+    int rc = get_rule_list(L, where, rule, "operations", "operations", &list, &n);
 
     if (rc != 0) {
         return rc;
-    }
-    if (n == 0) {
-        return adm__cfg_fail(L, "%s.operations: Required value", where);
-    }
-    if (n > 1 && has_star(list, n)) {
-        return adm__cfg_fail(
-            L, "%s.operations: Invalid value: %s: if '*' is present, must not specify other operations",
-            where, adm_json_text(L->a, yyjson_obj_get(rule, "operations")));
     }
     for (size_t i = 0; i < n; i++) {
         bool known = false;
@@ -203,30 +217,14 @@ static int parse_rule(adm__cfg_loader_t *L, const char *hook_where, size_t i, yy
         rc = parse_operations(L, where, rule, r);
     }
     if (rc == 0) {
-        rc = adm__cfg_get_str_list(L, rule, where, "apiGroups", &r->api_groups, &r->napi_groups);
+        rc = get_rule_list(L, where, rule, "apiGroups", "API groups", &r->api_groups, &r->napi_groups);
+    }
+    if (rc == 0) {
+        rc =
+            get_rule_list(L, where, rule, "apiVersions", "API versions", &r->api_versions, &r->napi_versions);
     }
     if (rc != 0) {
         return rc;
-    }
-    if (r->napi_groups == 0) {
-        return adm__cfg_fail(L, "%s.apiGroups: Required value", where);
-    }
-    if (r->napi_groups > 1 && has_star(r->api_groups, r->napi_groups)) {
-        return adm__cfg_fail(
-            L, "%s.apiGroups: Invalid value: %s: if '*' is present, must not specify other API groups", where,
-            adm_json_text(L->a, yyjson_obj_get(rule, "apiGroups")));
-    }
-    rc = adm__cfg_get_str_list(L, rule, where, "apiVersions", &r->api_versions, &r->napi_versions);
-    if (rc != 0) {
-        return rc;
-    }
-    if (r->napi_versions == 0) {
-        return adm__cfg_fail(L, "%s.apiVersions: Required value", where);
-    }
-    if (r->napi_versions > 1 && has_star(r->api_versions, r->napi_versions)) {
-        return adm__cfg_fail(
-            L, "%s.apiVersions: Invalid value: %s: if '*' is present, must not specify other API versions",
-            where, adm_json_text(L->a, yyjson_obj_get(rule, "apiVersions")));
     }
     for (size_t k = 0; k < r->napi_versions; k++) {
         if (r->api_versions[k][0] == '\0') {
