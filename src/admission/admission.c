@@ -8,6 +8,7 @@
 
 #include "adm/base/error.h"
 #include "adm/base/json.h"
+#include "adm/base/jsonw.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -417,21 +418,21 @@ static yyjson_val *parse_details(adm_arena_t *a, const char *json)
     return doc != NULL ? yyjson_doc_get_root(doc) : NULL;
 }
 
-/* A JSON string literal of s (quotes included) in the arena. */
+/* A JSON string literal of s (quotes included), NUL-terminated in the arena; NULL when exhausted. */
 static const char *json_quote(adm_arena_t *a, const char *s)
 {
-    yyjson_mut_doc *doc;
-    yyjson_alc alc;
-    const char *out;
+    size_t n = strlen(s);
+    size_t bound = ADM_JSONW_STRING_MAX(n) + 1;
+    char *out = adm_arena_alloc(a, bound);
+    char *end;
 
-    adm_json_alc_init(&alc, a);
-    doc = yyjson_mut_doc_new(&alc);
-    if (doc == NULL) {
+    if (out == NULL) {
         return NULL;
     }
-    yyjson_mut_doc_set_root(doc, yyjson_mut_str(doc, s));
-    out = yyjson_mut_write_opts(doc, 0, &alc, NULL, NULL);
-    return out;
+    end = adm_jsonw_put_string(out, s, n);
+    *end = '\0';
+    /* The text is the arena's last allocation: give back what the bound did not need. */
+    return adm_arena_realloc(a, out, bound, (size_t)(end - out) + 1);
 }
 
 static int forbidden(adm_status_t *st, adm_arena_t *a, const char *group, const char *resource, const char *name,
@@ -678,7 +679,7 @@ yyjson_val *adm_json_path(yyjson_val *obj, ...)
     const char *key;
 
     va_start(ap, obj);
-    while (obj != NULL && (key = va_arg(ap, const char *)) != NULL) {
+    for (key = va_arg(ap, const char *); obj != NULL && key != NULL; key = va_arg(ap, const char *)) {
         obj = adm_json_get(obj, key);
     }
     va_end(ap);

@@ -1,10 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pod helpers of kube's pkg/api/pod (util.go) and its toleration helpers, for the plugins that
+ * read or change pods: tolerations read and added as AddOrUpdateTolerationInPod does, and the
+ * walkers over a PodSpec's references to other API objects (VisitPodSecretNames,
+ * VisitPodConfigmapNames, HasAPIObjectReference) with kube's order of looking, so the first
+ * reference found, and the message that names it, are kube's.
+ */
 #include "adm/admission/podutil.h"
 
 #include "adm/admission/admission.h"
 #include "adm/base/error.h"
 
 #include <string.h>
+
+static const char *const container_lists[] = ADM_POD_CONTAINER_LISTS;
+#define NLISTS (sizeof(container_lists) / sizeof(container_lists[0]))
 
 static const char *mstr(yyjson_mut_val *obj, const char *key)
 {
@@ -64,7 +74,7 @@ int adm_pod_add_or_update_toleration(yyjson_mut_doc *doc, yyjson_mut_val *pod, c
         return ADM_ENOMEM;
     }
     yyjson_mut_arr_iter_init(list, &it);
-    while ((item = yyjson_mut_arr_iter_next(&it)) != NULL) {
+    for (item = yyjson_mut_arr_iter_next(&it); item != NULL; item = yyjson_mut_arr_iter_next(&it)) {
         yyjson_mut_val *secs = adm_mut_get(item, "tolerationSeconds");
         bool has_seconds = yyjson_mut_is_int(secs);
         yyjson_mut_val *replacement;
@@ -89,4 +99,300 @@ int adm_pod_add_or_update_toleration(yyjson_mut_doc *doc, yyjson_mut_val *pod, c
         return ADM_ENOMEM;
     }
     return 1;
+}
+
+/* ---- references to other API objects (HasAPIObjectReference) ---- */
+
+static bool present(yyjson_val *v)
+{
+    return v != NULL && !yyjson_is_null(v);
+}
+
+/* The object at obj[key] is set and names something (kube's visitors skip empty names). */
+static bool ref_named(yyjson_val *obj, const char *key)
+{
+    yyjson_val *ref = adm_json_get(obj, key);
+
+    return present(ref) && adm_json_str(ref, "name")[0] != '\0';
+}
+
+/* A container of any list references a secret or configmap through envFrom[].from or env[].valueFrom.key. */
+static bool containers_reference(yyjson_val *spec, const char *from, const char *key)
+{
+    for (size_t l = 0; l < NLISTS; l++) {
+        yyjson_val *c;
+        yyjson_arr_iter it;
+
+        yyjson_arr_iter_init(adm_json_get(spec, container_lists[l]), &it);
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+            yyjson_val *e;
+            yyjson_arr_iter eit;
+
+            yyjson_arr_iter_init(adm_json_get(c, "envFrom"), &eit);
+            for (e = yyjson_arr_iter_next(&eit); e != NULL; e = yyjson_arr_iter_next(&eit)) {
+                if (ref_named(e, from)) {
+                    return true;
+                }
+            }
+            yyjson_arr_iter_init(adm_json_get(c, "env"), &eit);
+            for (e = yyjson_arr_iter_next(&eit); e != NULL; e = yyjson_arr_iter_next(&eit)) {
+                if (ref_named(adm_json_get(e, "valueFrom"), key)) {
+                    return true;
+                }
+            }
+        }
+    }
+    return false;
+}
+
+/* Some projected source of volume v is set as key and names something. */
+static bool projected_names(yyjson_val *v, const char *key)
+{
+    yyjson_val *s;
+    yyjson_arr_iter it;
+
+    yyjson_arr_iter_init(adm_json_path(v, "projected", "sources", NULL), &it);
+    for (s = yyjson_arr_iter_next(&it); s != NULL; s = yyjson_arr_iter_next(&it)) {
+        if (ref_named(s, key)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * podutil.VisitPodSecretNames finds a name. Its volume switch takes the first source set, in this
+ * order, and looks only there.
+ */
+bool adm_pod_references_secrets(yyjson_val *spec)
+{
+    static const struct {
+        const char *source;
+        const char *member; /* a name string, or an object with a name ("ref") */
+        bool ref;
+    } sources[] = {
+        {"azureFile", "secretName", false},
+        {"cephfs", "secretRef", true},
+        {"cinder", "secretRef", true},
+        {"flexVolume", "secretRef", true},
+        {"projected", NULL, false},
+        {"rbd", "secretRef", true},
+        {"secret", "secretName", false},
+        {"scaleIO", "secretRef", true},
+        {"iscsi", "secretRef", true},
+        {"storageos", "secretRef", true},
+        {"csi", "nodePublishSecretRef", true},
+    };
+    yyjson_val *v;
+    yyjson_arr_iter it;
+
+    yyjson_arr_iter_init(adm_json_get(spec, "imagePullSecrets"), &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
+        if (adm_json_str(v, "name")[0] != '\0') {
+            return true;
+        }
+    }
+    if (containers_reference(spec, "secretRef", "secretKeyRef")) {
+        return true;
+    }
+    yyjson_arr_iter_init(adm_json_get(spec, "volumes"), &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
+        for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
+            yyjson_val *src = adm_json_get(v, sources[i].source);
+
+            if (!present(src)) {
+                continue;
+            }
+            if (sources[i].member == NULL ? projected_names(v, "secret")
+                : sources[i].ref          ? ref_named(src, sources[i].member)
+                                          : adm_json_str(src, sources[i].member)[0] != '\0') {
+                return true;
+            }
+            break;
+        }
+    }
+    return false;
+}
+
+/* podutil.VisitPodConfigmapNames finds a name (projected volumes are looked at first). */
+bool adm_pod_references_configmaps(yyjson_val *spec)
+{
+    yyjson_val *v;
+    yyjson_arr_iter it;
+
+    if (containers_reference(spec, "configMapRef", "configMapKeyRef")) {
+        return true;
+    }
+    yyjson_arr_iter_init(adm_json_get(spec, "volumes"), &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
+        if (present(adm_json_get(v, "projected")) ? projected_names(v, "configMap")
+                                                  : ref_named(v, "configMap")) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Volume sources that need no API object. */
+static const char *const local_sources[] = {
+    "awsElasticBlockStore",
+    "azureDisk",
+    "cephfs",
+    "cinder",
+    "downwardAPI",
+    "emptyDir",
+    "fc",
+    "flexVolume",
+    "flocker",
+    "gcePersistentDisk",
+    "gitRepo",
+    "hostPath",
+    "image",
+    "iscsi",
+    "nfs",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "quobyte",
+    "rbd",
+    "scaleIO",
+    "storageos",
+    "vsphereVolume",
+};
+
+/* Volume sources that do, with what HasAPIObjectReference calls them; projected follows these. */
+static const struct {
+    const char *source;
+    const char *what;
+} api_sources[] = {
+    {"configMap", "configmaps (via configmap volumes)"},
+    {"secret", "secrets (via secret volumes)"},
+    {"csi", "csidrivers (via CSI volumes)"},
+    {"glusterfs", "endpoints (via glusterFS volumes)"},
+    {"persistentVolumeClaim", "persistentvolumeclaims"},
+    {"ephemeral", "persistentvolumeclaims (via ephemeral volumes)"},
+    {"azureFile", "secrets (via azureFile volumes)"},
+};
+
+static bool has_any(yyjson_val *obj, const char *const *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (present(adm_json_get(obj, keys[i]))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A volume with no source besides its name: the API server's defaulting made it an emptyDir. */
+static bool defaulted_empty_dir(yyjson_val *v)
+{
+    yyjson_val *k;
+    yyjson_obj_iter it;
+
+    yyjson_obj_iter_init(v, &it);
+    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
+        if (strcmp(yyjson_get_str(k), "name") != 0 && present(yyjson_obj_iter_get_val(k))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Outcome of the projected sources of one volume: a reference, none, or an unknown source. */
+static const char *projected_reference(yyjson_val *v, bool *unknown)
+{
+    static const struct {
+        const char *source;
+        const char *what; /* NULL: needs no API object */
+    } kinds[] = {
+        {"configMap", "configmaps (via projected volumes)"},
+        {"secret", "secrets (via projected volumes)"},
+        {"serviceAccountToken", "serviceaccounts (via projected volumes)"},
+        {"clusterTrustBundle", "clustertrustbundles"},
+        {"podCertificate", "podcertificates"},
+        {"downwardAPI", NULL},
+    };
+    yyjson_val *s;
+    yyjson_arr_iter it;
+
+    yyjson_arr_iter_init(adm_json_path(v, "projected", "sources", NULL), &it);
+    for (s = yyjson_arr_iter_next(&it); s != NULL; s = yyjson_arr_iter_next(&it)) {
+        size_t i;
+
+        for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+            if (present(adm_json_get(s, kinds[i].source))) {
+                break;
+            }
+        }
+        if (i == sizeof(kinds) / sizeof(kinds[0])) {
+            *unknown = true;
+            return NULL;
+        }
+        if (kinds[i].what != NULL) {
+            return kinds[i].what;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * podutil.HasAPIObjectReference: the plural of the first kind of API object the pod references, in
+ * kube's order, or NULL. *err is set to the error kube returns for a volume or projected source it
+ * does not know.
+ */
+const char *adm_pod_api_object_reference(adm_arena_t *a, yyjson_val *spec, const char **err)
+{
+    yyjson_val *v;
+    yyjson_arr_iter it;
+
+    *err = NULL;
+    if (adm_json_str(spec, "serviceAccountName")[0] != '\0') {
+        return "serviceaccounts";
+    }
+    if (adm_pod_references_secrets(spec)) {
+        return "secrets";
+    }
+    if (adm_pod_references_configmaps(spec)) {
+        return "configmaps";
+    }
+    if (yyjson_arr_size(adm_json_get(spec, "resourceClaims")) > 0) {
+        return "resourceclaims";
+    }
+    yyjson_arr_iter_init(adm_json_get(spec, "volumes"), &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
+        const char *name = adm_json_str(v, "name");
+        const char *what = NULL;
+        bool unknown = false;
+        size_t i;
+
+        if (has_any(v, local_sources, sizeof(local_sources) / sizeof(local_sources[0]))) {
+            continue;
+        }
+        for (i = 0; i < sizeof(api_sources) / sizeof(api_sources[0]); i++) {
+            if (present(adm_json_get(v, api_sources[i].source))) {
+                return api_sources[i].what;
+            }
+        }
+        if (present(adm_json_get(v, "projected"))) {
+            what = projected_reference(v, &unknown);
+            if (what != NULL) {
+                return what;
+            }
+            if (unknown) {
+                const char *q = adm_go_quote(a, name);
+
+                *err = q != NULL ? adm_arena_printf(a, "unknown source for projected volume %s", q) : NULL;
+                return "";
+            }
+            continue;
+        }
+        if (!defaulted_empty_dir(v)) {
+            const char *q = adm_go_quote(a, name);
+
+            /* sic: two spaces in kube's message */
+            *err = q != NULL ? adm_arena_printf(a, "unknown volume type for volume  %s", q) : NULL;
+            return "";
+        }
+    }
+    return NULL;
 }

@@ -324,6 +324,30 @@ const char *adm_json_go_error(adm_arena_t *a, const char *text, size_t len, cons
     return adm_arena_printf(a, "invalid character %s looking for beginning of value", quoted);
 }
 
+const char *adm_json_go_type(yyjson_val *v)
+{
+    switch (yyjson_get_type(v)) {
+    case YYJSON_TYPE_STR: return "string";
+    case YYJSON_TYPE_NUM: return "number";
+    case YYJSON_TYPE_BOOL: return "bool";
+    case YYJSON_TYPE_ARR: return "array";
+    case YYJSON_TYPE_OBJ: return "object";
+    default: return "null";
+    }
+}
+
+const char *adm_json_text(adm_arena_t *a, yyjson_val *v)
+{
+    yyjson_alc alc;
+    const char *s;
+
+    adm_json_alc_init(&alc, a);
+    /* Go prints the bytes it holds and has no NaN or infinity in JSON: neither may fail the write. */
+    s = yyjson_val_write_opts(v, YYJSON_WRITE_INF_AND_NAN_AS_NULL | YYJSON_WRITE_ALLOW_INVALID_UNICODE, &alc,
+                              NULL, NULL);
+    return s != NULL ? s : "?";
+}
+
 /*
  * The explicit stack of the walkers: frames of any one type, grown through the document's
  * allocator (an arena in admitd, where free is a no-op; yyjson's default allocator in tools).
@@ -586,7 +610,7 @@ const char *adm_json_check_members(yyjson_val *obj, const char *const *known, bo
 
     *duplicate = false;
     yyjson_obj_iter_init(obj, &it);
-    while ((key = yyjson_obj_iter_next(&it)) != NULL) {
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
         const char *k = yyjson_get_str(key);
         bool found = false;
         yyjson_obj_iter earlier;

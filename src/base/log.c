@@ -5,6 +5,8 @@
  */
 #include "adm/base/log.h"
 
+#include "adm/base/jsonw.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,37 +45,12 @@ static size_t timestamp(char *out, size_t cap)
     return n;
 }
 
-/* Appends s to out as the inside of a JSON string; returns the new length (truncating at cap). */
-static size_t json_escape(char *out, size_t len, size_t cap, const char *s)
-{
-    static const char hex[] = "0123456789abcdef";
-
-    for (; *s != '\0' && len + 7 < cap; s++) {
-        unsigned char c = (unsigned char)*s;
-
-        if (c == '"' || c == '\\') {
-            out[len++] = '\\';
-            out[len++] = (char)c;
-        } else if (c == '\n') {
-            out[len++] = '\\';
-            out[len++] = 'n';
-        } else if (c < 0x20) {
-            memcpy(out + len, "\\u00", 4);
-            out[len + 4] = hex[c >> 4];
-            out[len + 5] = hex[c & 15];
-            len += 6;
-        } else {
-            out[len++] = (char)c;
-        }
-    }
-    return len;
-}
-
 __attribute__((format(printf, 3, 0))) static void emit(adm_log_level_t level, int v, const char *fmt,
                                                            va_list ap)
 {
     char msg[LINE_MAX_BYTES];
-    char line[LINE_MAX_BYTES + 128];
+    /* room for the message escaped at its longest, so a JSON line is never cut inside an escape */
+    char line[ADM_JSONW_STRING_MAX(LINE_MAX_BYTES) + 128];
     char ts[40];
     size_t n;
     ssize_t rc;
@@ -81,10 +58,9 @@ __attribute__((format(printf, 3, 0))) static void emit(adm_log_level_t level, in
     vsnprintf(msg, sizeof(msg), fmt, ap);
     timestamp(ts, sizeof(ts));
     if (log_format == ADM_LOG_JSON) {
-        n = (size_t)snprintf(line, sizeof(line), "{\"ts\":\"%s\",\"level\":\"%s\",\"v\":%d,\"msg\":\"", ts,
+        n = (size_t)snprintf(line, sizeof(line), "{\"ts\":\"%s\",\"level\":\"%s\",\"v\":%d,\"msg\":", ts,
                              level_names[level], v);
-        n = json_escape(line, n, sizeof(line) - 3, msg);
-        line[n++] = '"';
+        n = (size_t)(adm_jsonw_put_string(line + n, msg, strlen(msg)) - line);
         line[n++] = '}';
     } else {
         n = (size_t)snprintf(line, sizeof(line) - 1, "%s %s %s", ts, level_names[level], msg);

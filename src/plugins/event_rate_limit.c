@@ -6,14 +6,16 @@
  * per key. Every enforcer is charged on every request, and the refusals are reported together as
  * one 429. Dry-run requests are not charged.
  *
- * Memory: an enforcer's cache is allocated at configure time (kube's default 4096 entries) and
- * grows by doubling up to cacheSize, so it never allocates once full. A slot's key buffer is reused
- * when the slot is, and only grows, so the steady state of a full cache allocates nothing.
+ * Memory: an enforcer's cache (adm/base/lru.h) is allocated at configure time (kube's default 4096
+ * entries) and grows by doubling up to cacheSize, so it never allocates once full. A slot's key
+ * buffer is reused when the slot is, and only grows, so the steady state of a full cache allocates
+ * nothing.
  */
 #include "adm/plugins/eventratelimit.h"
 
 #include "adm/base/error.h"
 #include "adm/base/json.h"
+#include "adm/base/lru.h"
 #include "adm/plugins/plugin.h"
 
 #include <stdint.h>
@@ -26,9 +28,6 @@
 #define API_GROUP "eventratelimit.admission.k8s.io"
 #define API_VERSION "v1alpha1"
 #define DEFAULT_CACHE_SIZE 4096 /* kube's, when cacheSize is 0 */
-#define PREALLOC_ENTRIES 4096
-#define MIN_KEY_CAP 64
-#define NIL UINT32_MAX
 #define NS_PER_SEC UINT64_C(1000000000)
 
 typedef enum limit_type_e {
@@ -49,35 +48,12 @@ typedef struct bucket_s {
     bool used;
 } bucket_t;
 
-typedef struct entry_s {
-    char *key; /* owned, reused by the next key this slot holds */
-    size_t key_len;
-    size_t key_cap;
-    uint64_t hash;
-    uint32_t prev; /* towards the most recently used */
-    uint32_t next; /* towards the least recently used */
-    uint32_t chain;
-    bucket_t bucket;
-} entry_t;
-
-/* A fixed-capacity LRU: slots in one array, linked by index so growing the array moves nothing. */
-typedef struct lru_s {
-    entry_t *entries;
-    uint32_t *heads; /* hash index: first slot of each chain */
-    uint32_t mask;
-    uint32_t count; /* slots in use */
-    uint32_t alloc; /* slots allocated */
-    uint32_t max;   /* cacheSize */
-    uint32_t mru;
-    uint32_t lru;
-} lru_t;
-
 typedef struct enforcer_s {
     limit_type_t type;
     double qps; /* as client-go passes it: float32(qps) */
     double burst;
     bucket_t server; /* LIMIT_SERVER */
-    lru_t cache;     /* the other types */
+    adm_lru_t cache; /* the other types: a bucket_t per key */
 } enforcer_t;
 
 typedef struct state_s {
@@ -128,244 +104,6 @@ static bool bucket_take(bucket_t *b, double qps, double burst, uint64_t now)
     return true;
 }
 
-/* ---- keyed hash (SipHash-2-4) ---- */
-
-static uint64_t rotl(uint64_t x, int b)
-{
-    return (x << b) | (x >> (64 - b));
-}
-
-static void sip_round(uint64_t v[4])
-{
-    v[0] += v[1];
-    v[1] = rotl(v[1], 13) ^ v[0];
-    v[0] = rotl(v[0], 32);
-    v[2] += v[3];
-    v[3] = rotl(v[3], 16) ^ v[2];
-    v[0] += v[3];
-    v[3] = rotl(v[3], 21) ^ v[0];
-    v[2] += v[1];
-    v[1] = rotl(v[1], 17) ^ v[2];
-    v[2] = rotl(v[2], 32);
-}
-
-static uint64_t sip_hash(const uint64_t k[2], const char *data, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)data;
-    uint64_t v[4] = {k[0] ^ UINT64_C(0x736f6d6570736575), k[1] ^ UINT64_C(0x646f72616e646f6d),
-                     k[0] ^ UINT64_C(0x6c7967656e657261), k[1] ^ UINT64_C(0x7465646279746573)};
-    uint64_t m;
-    size_t whole = len - len % 8;
-    size_t i;
-    int j;
-
-    for (i = 0; i < whole; i += 8) {
-        m = 0;
-        for (j = 0; j < 8; j++) {
-            m |= (uint64_t)p[i + (size_t)j] << (8 * j);
-        }
-        v[3] ^= m;
-        sip_round(v);
-        sip_round(v);
-        v[0] ^= m;
-    }
-    m = (uint64_t)len << 56;
-    for (j = 0; i + (size_t)j < len; j++) {
-        m |= (uint64_t)p[i + (size_t)j] << (8 * j);
-    }
-    v[3] ^= m;
-    sip_round(v);
-    sip_round(v);
-    v[0] ^= m;
-    v[2] ^= 0xff;
-    for (j = 0; j < 4; j++) {
-        sip_round(v);
-    }
-    return v[0] ^ v[1] ^ v[2] ^ v[3];
-}
-
-/* ---- LRU of buckets (hashicorp/golang-lru semantics: a hit makes the key most recent) ---- */
-
-static uint32_t pow2_at_least(uint32_t n)
-{
-    uint32_t p = 1;
-
-    while (p < n) {
-        p <<= 1;
-    }
-    return p;
-}
-
-static void heads_reset(lru_t *l)
-{
-    memset(l->heads, 0xff, ((size_t)l->mask + 1) * sizeof(*l->heads));
-}
-
-static int lru_init(lru_t *l, uint32_t max)
-{
-    uint32_t first = max < PREALLOC_ENTRIES ? max : PREALLOC_ENTRIES;
-    uint32_t nheads = pow2_at_least(first);
-
-    l->max = max;
-    l->alloc = first;
-    l->count = 0;
-    l->mru = NIL;
-    l->lru = NIL;
-    l->mask = nheads - 1;
-    l->entries = calloc(first, sizeof(*l->entries));
-    l->heads = malloc((size_t)nheads * sizeof(*l->heads));
-    if (l->entries == NULL || l->heads == NULL) {
-        return ADM_ENOMEM;
-    }
-    heads_reset(l);
-    return 0;
-}
-
-static void lru_dispose(lru_t *l)
-{
-    if (l->entries != NULL) {
-        for (uint32_t i = 0; i < l->alloc; i++) {
-            free(l->entries[i].key);
-        }
-    }
-    free(l->entries);
-    free(l->heads);
-}
-
-static void list_unlink(lru_t *l, uint32_t i)
-{
-    entry_t *e = &l->entries[i];
-
-    if (e->prev != NIL) {
-        l->entries[e->prev].next = e->next;
-    } else {
-        l->mru = e->next;
-    }
-    if (e->next != NIL) {
-        l->entries[e->next].prev = e->prev;
-    } else {
-        l->lru = e->prev;
-    }
-}
-
-static void list_push_front(lru_t *l, uint32_t i)
-{
-    entry_t *e = &l->entries[i];
-
-    e->prev = NIL;
-    e->next = l->mru;
-    if (l->mru != NIL) {
-        l->entries[l->mru].prev = i;
-    } else {
-        l->lru = i;
-    }
-    l->mru = i;
-}
-
-static void chain_insert(lru_t *l, uint32_t i)
-{
-    uint32_t *head = &l->heads[l->entries[i].hash & l->mask];
-
-    l->entries[i].chain = *head;
-    *head = i;
-}
-
-static void chain_unlink(lru_t *l, uint32_t i)
-{
-    uint32_t *link = &l->heads[l->entries[i].hash & l->mask];
-
-    while (*link != i) {
-        link = &l->entries[*link].chain;
-    }
-    *link = l->entries[i].chain;
-}
-
-/* Doubles the slots (up to max). False when out of memory: the cache then recycles what it has. */
-static bool lru_grow(lru_t *l)
-{
-    uint32_t alloc = l->alloc > l->max / 2 ? l->max : l->alloc * 2;
-    entry_t *entries = realloc(l->entries, (size_t)alloc * sizeof(*entries));
-    uint32_t *heads;
-
-    if (entries == NULL) {
-        return false;
-    }
-    memset(entries + l->alloc, 0, (size_t)(alloc - l->alloc) * sizeof(*entries));
-    l->entries = entries;
-    l->alloc = alloc;
-    if (alloc > l->mask + 1) {
-        uint32_t nheads = pow2_at_least(alloc);
-
-        heads = malloc((size_t)nheads * sizeof(*heads));
-        if (heads == NULL) {
-            return true; /* the old index still works, with longer chains */
-        }
-        free(l->heads);
-        l->heads = heads;
-        l->mask = nheads - 1;
-        heads_reset(l);
-        for (uint32_t i = 0; i < l->count; i++) {
-            chain_insert(l, i);
-        }
-    }
-    return true;
-}
-
-/*
- * The bucket for key, now the most recently used. A key not cached gets a full bucket, in the slot
- * of the least recently used key when the cache is full (kube's lruCache.get). NULL when a key
- * buffer could not be allocated; the cache is then unchanged.
- */
-static bucket_t *lru_get(lru_t *l, const uint64_t seed[2], const char *key, size_t len)
-{
-    uint64_t hash = sip_hash(seed, key, len);
-    uint32_t i = l->heads[hash & l->mask];
-    entry_t *e;
-
-    while (i != NIL) {
-        e = &l->entries[i];
-        if (e->hash == hash && e->key_len == len && memcmp(e->key, key, len) == 0) {
-            list_unlink(l, i);
-            list_push_front(l, i);
-            return &e->bucket;
-        }
-        i = e->chain;
-    }
-    if (l->count == l->alloc && l->alloc < l->max) {
-        (void)lru_grow(l);
-    }
-    i = l->count < l->alloc ? l->count : l->lru;
-    e = &l->entries[i];
-    if (e->key_cap < len + 1) {
-        size_t cap = MIN_KEY_CAP;
-        char *k;
-
-        while (cap < len + 1 && cap < SIZE_MAX / 2) {
-            cap *= 2;
-        }
-        k = cap >= len + 1 ? realloc(e->key, cap) : NULL;
-        if (k == NULL) {
-            return NULL;
-        }
-        e->key = k;
-        e->key_cap = cap;
-    }
-    if (i == l->count) {
-        l->count++;
-    } else {
-        list_unlink(l, i);
-        chain_unlink(l, i);
-    }
-    memcpy(e->key, key, len);
-    e->key[len] = '\0';
-    e->key_len = len;
-    e->hash = hash;
-    memset(&e->bucket, 0, sizeof(e->bucket));
-    chain_insert(l, i);
-    list_push_front(l, i);
-    return &e->bucket;
-}
-
 /* ---- configuration: kube's non-strict decode of v1alpha1.Configuration, then its validation ---- */
 
 /* What the decoding helpers return when the scratch arena is exhausted (NULL means no problem). */
@@ -374,29 +112,6 @@ static const char out_of_memory[] = "out of memory";
 static const char *or_nomem(const char *s)
 {
     return s != NULL ? s : out_of_memory;
-}
-
-/* The JSON type names Go's encoding/json puts in an UnmarshalTypeError. */
-static const char *json_kind(yyjson_val *v)
-{
-    switch (yyjson_get_type(v)) {
-    case YYJSON_TYPE_STR: return "string";
-    case YYJSON_TYPE_NUM: return "number";
-    case YYJSON_TYPE_BOOL: return "bool";
-    case YYJSON_TYPE_ARR: return "array";
-    case YYJSON_TYPE_OBJ: return "object";
-    default: return "null";
-    }
-}
-
-static const char *json_text(adm_arena_t *a, yyjson_val *v)
-{
-    yyjson_alc alc;
-    const char *s;
-
-    adm_json_alc_init(&alc, a);
-    s = yyjson_val_write_opts(v, 0, &alc, NULL, NULL);
-    return s != NULL ? s : "";
 }
 
 /*
@@ -413,7 +128,7 @@ static const char *number_text(adm_arena_t *a, yyjson_val *v)
     size_t n;
 
     if (!yyjson_is_real(v)) {
-        return json_text(a, v);
+        return adm_json_text(a, v);
     }
     for (digits = 1; digits < 17; digits++) {
         snprintf(buf, sizeof(buf), "%.*e", digits - 1, d);
@@ -440,7 +155,7 @@ static const char *number_text(adm_arena_t *a, yyjson_val *v)
 static const char *type_error(adm_arena_t *a, yyjson_val *v, const char *field, const char *go_type)
 {
     return or_nomem(adm_arena_printf(a, "json: cannot unmarshal %s into Go struct field %s of type %s",
-                                     json_kind(v), field, go_type));
+                                     adm_json_go_type(v), field, go_type));
 }
 
 /*
@@ -566,8 +281,6 @@ static const char *decode_limits(adm_arena_t *a, yyjson_val *v, limit_cfg_t **li
  */
 static const char *check_type_meta(adm_arena_t *a, yyjson_val *root)
 {
-    static const char find_kind[] = "struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; "
-                                    "Kind string \"json:\\\"kind,omitempty\\\"\" }";
     const char *api_version = "";
     const char *kind = "";
     const char *slash;
@@ -580,8 +293,8 @@ static const char *check_type_meta(adm_arena_t *a, yyjson_val *root)
         return or_nomem(
             adm_arena_printf(a,
                              "couldn't get version/kind; json parse error: json: cannot unmarshal %s "
-                             "into Go value of type %s",
-                             json_kind(root), find_kind));
+                             "into Go value of type " ADM_JSON_GO_TYPE_META,
+                             adm_json_go_type(root)));
     }
     yyjson_obj_iter_init(root, &it);
     while ((k = yyjson_obj_iter_next(&it)) != NULL) {
@@ -599,7 +312,7 @@ static const char *check_type_meta(adm_arena_t *a, yyjson_val *root)
                 adm_arena_printf(a,
                                  "couldn't get version/kind; json parse error: json: cannot unmarshal %s "
                                  "into Go struct field .%s of type string",
-                                 json_kind(v), slot == &kind ? "kind" : "apiVersion"));
+                                 adm_json_go_type(v), slot == &kind ? "kind" : "apiVersion"));
         }
         *slot = yyjson_get_str(v);
     }
@@ -617,10 +330,11 @@ static const char *check_type_meta(adm_arena_t *a, yyjson_val *root)
         }
     }
     if (kind[0] == '\0') {
-        return or_nomem(adm_arena_printf(a, "Object 'Kind' is missing in '%s'", json_text(a, root)));
+        return or_nomem(adm_arena_printf(a, "Object 'Kind' is missing in '%s'", adm_json_text(a, root)));
     }
     if (version[0] == '\0') {
-        return or_nomem(adm_arena_printf(a, "Object 'apiVersion' is missing in '%s'", json_text(a, root)));
+        return or_nomem(
+            adm_arena_printf(a, "Object 'apiVersion' is missing in '%s'", adm_json_text(a, root)));
     }
     if (strcmp(group, API_GROUP) != 0 || strcmp(version, API_VERSION) != 0 ||
         strcmp(kind, "Configuration") != 0) {
@@ -706,7 +420,7 @@ static void free_state(void *state)
     }
     for (size_t i = 0; i < s->count; i++) {
         if (s->enforcers[i].type != LIMIT_SERVER) {
-            lru_dispose(&s->enforcers[i].cache);
+            adm_lru_dispose(&s->enforcers[i].cache);
         }
     }
     free(s);
@@ -735,8 +449,9 @@ static int build_state(const limit_cfg_t *limits, size_t n, state_t **out)
             s->need_object = true;
         }
         if (e->type != LIMIT_SERVER &&
-            lru_init(&e->cache,
-                     limits[i].cache_size == 0 ? DEFAULT_CACHE_SIZE : (uint32_t)limits[i].cache_size) != 0) {
+            adm_lru_init(&e->cache,
+                         limits[i].cache_size == 0 ? DEFAULT_CACHE_SIZE : (uint32_t)limits[i].cache_size,
+                         sizeof(bucket_t), s->seed) != 0) {
             free_state(s);
             return ADM_ENOMEM;
         }
@@ -884,7 +599,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         if (e->type != LIMIT_SERVER) {
             const char *key = key_of(e, attrs, sao_key, sao_len, &len);
 
-            b = lru_get(&e->cache, s->seed, key, len);
+            b = adm_lru_get(&e->cache, key, len);
             if (b == NULL) {
                 return ADM_ENOMEM;
             }

@@ -5,8 +5,8 @@
  * per call, ?timeout= the time left rounded up to whole seconds), the HTTP-level errors worded as
  * client-go words them, and the AdmissionReview checks of VerifyAdmissionResponse.
  *
- * The body is serialised once per admission request and version: each call copies it and stamps
- * its own uid over a placeholder at a known offset.
+ * The body is encoded once per admission request and version (adm_review_encode_request): each
+ * call stamps its own uid over the placeholder, and the client copies the text as it is posted.
  */
 #include "adm/base/error.h"
 #include "adm/base/json.h"
@@ -41,95 +41,6 @@ void adm_hook_body_init(adm_hook_body_t *body, yyjson_val *object)
 {
     memset(body, 0, sizeof(*body));
     body->object = object;
-}
-
-static const char *dup_val(adm_arena_t *a, yyjson_val *v, size_t *len)
-{
-    yyjson_alc alc;
-
-    adm_json_alc_init(&alc, a);
-    return yyjson_val_write_opts(v, 0, &alc, len, NULL);
-}
-
-/*
- * {"kind":"AdmissionReview","apiVersion":V,"request":{...}} with the request's own members as
- * received, except uid (a placeholder), object (the current one) and dryRun (always present).
- * Each member is written on its own, then all are joined in one arena allocation: no malloc.
- */
-#define MAX_PIECES 64
-
-static int serialise(adm_arena_t *a, const adm_review_request_t *req, yyjson_val *object, adm_review_version_t v,
-                     const char **out, size_t *out_len, size_t *uid_off)
-{
-    yyjson_val *request = yyjson_obj_get(yyjson_doc_get_root(req->doc), "request");
-    const char *piece[MAX_PIECES];
-    size_t plen[MAX_PIECES], n = 0, total = 0;
-    yyjson_obj_iter it;
-    yyjson_val *key;
-    char *w;
-    const char *head = adm_arena_printf(a, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"%s\",\"request\":{\"uid\":\"",
-                                        adm_review_api_version(v));
-
-    if (head == NULL) {
-        return ADM_ENOMEM;
-    }
-    piece[n] = head;
-    plen[n++] = strlen(head);
-    *uid_off = plen[0];
-    piece[n] = "00000000-0000-4000-8000-000000000000\"";
-    plen[n++] = 37;
-    yyjson_obj_iter_init(request, &it);
-    while ((key = yyjson_obj_iter_next(&it)) != NULL) {
-        const char *k = yyjson_get_str(key);
-
-        if (strcmp(k, "uid") == 0 || strcmp(k, "object") == 0 || strcmp(k, "dryRun") == 0) {
-            continue;
-        }
-        if (n + 4 > MAX_PIECES) {
-            return ADM_ENOMEM; /* AdmissionRequest has 16 members; the decoder let no more through */
-        }
-        piece[n] = ",";
-        plen[n++] = 1;
-        if ((piece[n] = dup_val(a, key, &plen[n])) == NULL) {
-            return ADM_ENOMEM;
-        }
-        n++;
-        piece[n] = ":";
-        plen[n++] = 1;
-        if ((piece[n] = dup_val(a, yyjson_obj_iter_get_val(key), &plen[n])) == NULL) {
-            return ADM_ENOMEM;
-        }
-        n++;
-    }
-    piece[n] = ",\"object\":";
-    plen[n++] = 10;
-    if (object != NULL) {
-        if ((piece[n] = dup_val(a, object, &plen[n])) == NULL) {
-            return ADM_ENOMEM;
-        }
-        n++;
-    } else {
-        piece[n] = "null";
-        plen[n++] = 4;
-    }
-    piece[n] = req->dry_run ? ",\"dryRun\":true}}" : ",\"dryRun\":false}}";
-    plen[n] = strlen(piece[n]);
-    n++;
-    for (size_t i = 0; i < n; i++) {
-        total += plen[i];
-    }
-    w = adm_arena_alloc(a, total + 1);
-    if (w == NULL) {
-        return ADM_ENOMEM;
-    }
-    *out = w;
-    *out_len = total;
-    for (size_t i = 0; i < n; i++) {
-        memcpy(w, piece[i], plen[i]);
-        w += plen[i];
-    }
-    *w = '\0';
-    return 0;
 }
 
 static void failed(adm_hook_result_t *r, adm_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -190,7 +101,8 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
     text = call->version == ADM_REVIEW_V1 ? &body->v1 : &body->v1beta1;
     len = call->version == ADM_REVIEW_V1 ? &body->v1_len : &body->v1beta1_len;
     uid_off = call->version == ADM_REVIEW_V1 ? &body->v1_uid_off : &body->v1beta1_uid_off;
-    if (*text == NULL && serialise(a, req, body->object, call->version, text, len, uid_off) != 0) {
+    if (*text == NULL &&
+        adm_review_encode_request(a, req, body->object, call->version, text, len, uid_off) != 0) {
         now->outcome = ADM_HOOK_ERROR;
         adm_status_nomem(&now->status);
         return NULL;
@@ -461,10 +373,11 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
     }
     root = yyjson_doc_get_root(doc);
     if (!yyjson_is_obj(root)) {
-        failed(r, a, "failed to call webhook: couldn't get version/kind; json parse error: json: cannot unmarshal %s into "
-                     "Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
-                     "\"json:\\\"kind,omitempty\\\"\" }",
-               yyjson_is_arr(root) ? "array" : yyjson_is_str(root) ? "string" : yyjson_is_num(root) ? "number" : "bool");
+        failed(r, a,
+               "failed to call webhook: couldn't get version/kind; json parse error: json: cannot unmarshal "
+               "%s into "
+               "Go value of type " ADM_JSON_GO_TYPE_META,
+               adm_json_go_type(root));
         return;
     }
     api_version = adm_json_str(root, "apiVersion");
@@ -483,9 +396,10 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
         patch_type = NULL;
     }
     if (patch != NULL && !yyjson_is_str(patch)) {
-        failed(r, a, "failed to call webhook: json: cannot unmarshal %s into Go struct field "
-                     "AdmissionResponse.response.patch of type []uint8",
-               yyjson_is_arr(patch) ? "array" : yyjson_is_obj(patch) ? "object" : "number");
+        failed(r, a,
+               "failed to call webhook: json: cannot unmarshal %s into Go struct field "
+               "AdmissionResponse.response.patch of type []uint8",
+               adm_json_go_type(patch));
         return;
     }
     if (call->version == ADM_REVIEW_V1) {
@@ -558,9 +472,11 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
             return;
         }
         if (!yyjson_is_arr(yyjson_doc_get_root(pdoc))) {
-            failed(r, a, "received undecodable patch in webhook response: json: cannot unmarshal %s into Go value of "
-                         "type jsonpatch.Patch",
-                   yyjson_is_obj(yyjson_doc_get_root(pdoc)) ? "object" : "value");
+            failed(
+                r, a,
+                "received undecodable patch in webhook response: json: cannot unmarshal %s into Go value of "
+                "type jsonpatch.Patch",
+                adm_json_go_type(yyjson_doc_get_root(pdoc)));
             return;
         }
         r->patch = yyjson_doc_get_root(pdoc);
@@ -698,9 +614,9 @@ const char *adm_hook_annotation_key(adm_arena_t *a, const char *prefix, unsigned
 {
     /* prefix is "failed-open.mutation.webhook.admission.k8s.io" and the like */
     const char *key = adm_arena_printf(a, "%s.round_%u_index_%zu", prefix, round, index);
-    const char *cut;
+    const char *cut = strstr(prefix, ".admission.k8s.io");
 
-    if (key != NULL && strlen(key) > 63 && (cut = strstr(prefix, ".admission.k8s.io")) != NULL) {
+    if (key != NULL && strlen(key) > 63 && cut != NULL) {
         key = adm_arena_printf(a, "%.*s.round_%u_index_%zu", (int)(cut - prefix), prefix, round, index);
     }
     return key;

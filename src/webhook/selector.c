@@ -103,18 +103,6 @@ static const char *qualified_name_problem(const char *s, size_t n)
     return NULL;
 }
 
-/* JSON text of v, close to Go's %q for strings, for "Invalid value: X" parts. */
-static const char *json_text(adm_arena_t *a, yyjson_val *v)
-{
-    yyjson_alc alc;
-    const char *s;
-
-    adm_json_alc_init(&alc, a);
-    s = yyjson_val_write_opts(v, YYJSON_WRITE_INF_AND_NAN_AS_NULL | YYJSON_WRITE_ALLOW_INVALID_UNICODE, &alc,
-                              NULL, NULL);
-    return s != NULL ? s : "?";
-}
-
 typedef struct ctx_s {
     adm_arena_t *a;
     const char **problem;
@@ -158,19 +146,19 @@ static int parse_match_labels(ctx_t *c, yyjson_val *labels, adm_selector_req_t *
 
         for (size_t j = 0; j < *nreqs; j++) {
             if (strcmp(reqs[j].key, yyjson_get_str(key)) == 0) {
-                return fail(c, "matchLabels: duplicate key %s", json_text(c->a, key));
+                return fail(c, "matchLabels: duplicate key %s", adm_json_text(c->a, key));
             }
         }
         msg = qualified_name_problem(yyjson_get_str(key), yyjson_get_len(key));
         if (msg != NULL) {
-            return fail(c, "matchLabels: Invalid value: %s: %s", json_text(c->a, key), msg);
+            return fail(c, "matchLabels: Invalid value: %s: %s", adm_json_text(c->a, key), msg);
         }
         if (!yyjson_is_str(val)) {
             return fail(c, "matchLabels.%s: must be a string", yyjson_get_str(key));
         }
         msg = label_value_problem(yyjson_get_str(val), yyjson_get_len(val));
         if (msg != NULL) {
-            return fail(c, "matchLabels: Invalid value: %s: %s", json_text(c->a, val), msg);
+            return fail(c, "matchLabels: Invalid value: %s: %s", adm_json_text(c->a, val), msg);
         }
         r->key = yyjson_get_str(key);
         r->op = ADM_SEL_IN;
@@ -205,7 +193,7 @@ static int parse_operator(ctx_t *c, size_t i, yyjson_val *op, adm_selector_op_t 
         }
     }
     return fail(c, "matchExpressions[%zu].operator: Invalid value: %s: not a valid selector operator", i,
-                yyjson_is_str(op) ? json_text(c->a, op) : "\"\"");
+                yyjson_is_str(op) ? adm_json_text(c->a, op) : "\"\"");
 }
 
 static int parse_expression(ctx_t *c, size_t i, yyjson_val *e, adm_selector_req_t *r)
@@ -256,7 +244,7 @@ static int parse_expression(ctx_t *c, size_t i, yyjson_val *e, adm_selector_req_
     msg = qualified_name_problem(r->key, strlen(r->key));
     if (msg != NULL) {
         return fail(c, "matchExpressions[%zu].key: Invalid value: %s: %s", i,
-                    yyjson_is_str(key) ? json_text(c->a, key) : "\"\"", msg);
+                    yyjson_is_str(key) ? adm_json_text(c->a, key) : "\"\"", msg);
     }
     r->values = adm_arena_calloc(c->a, nvalues + 1, sizeof(*r->values));
     if (r->values == NULL) {
@@ -271,7 +259,7 @@ static int parse_expression(ctx_t *c, size_t i, yyjson_val *e, adm_selector_req_
         msg = label_value_problem(yyjson_get_str(v), yyjson_get_len(v));
         if (msg != NULL) {
             return fail(c, "matchExpressions[%zu].values[%zu]: Invalid value: %s: %s", i, j,
-                        json_text(c->a, v), msg);
+                        adm_json_text(c->a, v), msg);
         }
         r->values[j] = yyjson_get_str(v);
     }

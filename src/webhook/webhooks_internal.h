@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Shared by webhooks.c (set-up) and webhook_call.c (calls). */
+/* Shared by webhooks.c (set-up) and call.c (calls). */
 #ifndef ADM_WEBHOOKS_INTERNAL_H
 #define ADM_WEBHOOKS_INTERNAL_H
 
@@ -54,10 +54,10 @@ struct adm_webhooks_s {
     adm_hook_late_t *late; /* abandoned calls still running */
 };
 
-/* webhook_call.c: the client's callback for a webhook call. */
+/* call.c: the client's callback for a webhook call. */
 void adm__hook_on_answer(const adm_call_result_t *res, void *arg);
 
-/* webhook_call.c: reads an answer as a call would (for the fuzzer). */
+/* call.c: reads an answer as a call would (for the fuzzer). */
 void adm__hook_interpret(adm_arena_t *a, const adm_webhook_t *wh, adm_review_version_t version, const char *uid,
                          const adm_call_result_t *res, adm_hook_result_t *r);
 

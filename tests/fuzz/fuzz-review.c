@@ -5,7 +5,9 @@
  * field non-NULL, and is answered twice (a plain allow, then a denial that carries the request's
  * own strings, object and bytes in every response field); both answers must be strict JSON that
  * echoes the uid. The depth guard is also compared with a byte-at-a-time reference at a small
- * limit taken from the input, so its block path meets both outcomes.
+ * limit taken from the input, so its block path meets both outcomes. What decodes is also encoded
+ * as the request a downstream webhook would get, which must be strict JSON with the uid
+ * placeholder where the encoder says (or refused as too many members).
  */
 #include "adm/base/arena.h"
 #include "adm/base/error.h"
@@ -65,6 +67,27 @@ static void check_strings(const adm_review_request_t *r)
     if (r->uid[0] == '\0') {
         abort();
     }
+}
+
+static void check_request(adm_arena_t *a, const adm_review_request_t *r)
+{
+    const char *out;
+    size_t len, uid_off;
+    yyjson_doc *doc;
+    int rc = adm_review_encode_request(a, r, r->object, r->version, &out, &len, &uid_off);
+
+    if (rc == ADM_ENOMEM) {
+        return; /* more members than kube-apiserver sends */
+    }
+    if (rc != 0 || uid_off + ADM_REVIEW_UID_LEN > len ||
+        memcmp(out + uid_off, ADM_REVIEW_UID_PLACEHOLDER, ADM_REVIEW_UID_LEN) != 0) {
+        abort();
+    }
+    doc = yyjson_read(out, len, YYJSON_READ_NOFLAG);
+    if (doc == NULL) {
+        abort();
+    }
+    yyjson_doc_free(doc);
 }
 
 /* The depth guard's definition, one byte at a time. */
@@ -138,6 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_strings(&r);
         check_answer(a, &r, &allow);
         check_answer(a, &r, &deny);
+        check_request(a, &r);
     } else if (rc != ADM_EPARSE || problem == NULL || problem[0] == '\0') {
         abort();
     }

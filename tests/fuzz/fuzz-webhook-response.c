@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target for reading a downstream webhook's answer (webhook_call.c): any body, as a
+ * libFuzzer target for reading a downstream webhook's answer (webhook/call.c): any body, as a
  * mutating or validating webhook, v1 or v1beta1, ends as allowed, denied, a call failure or an
  * error with a message; a patch it carries is applied to a pod as the mutating plugin would.
  * Never a crash, a leak or undefined behaviour.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * JSON Patch (RFC 6902): apply to yyjson mutable documents, and diff two documents. Apply has two
- * modes (INTERFACE.md D4):
+ * JSON Patch (RFC 6902): apply to yyjson mutable documents (jsonpatch_apply.c), and diff two
+ * documents (jsonpatch_diff.c). Apply has two modes (INTERFACE.md D4):
  *  - ADM_JSONPATCH_STRICT: RFC 6902 and RFC 6901 to the letter (the conformance suite's mode);
  *  - ADM_JSONPATCH_KUBE: what kube-apiserver does with a webhook's patch (evanphx/json-patch v4,
  *    spec/webhook-dispatch.md 3.4): negative array indices count from the end, "replace" of a

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Pod helpers the plugins share: visiting containers as kube's pods package does, and tolerations. */
+/*
+ * Pod helpers the plugins share, as kube's pods package has them: visiting containers,
+ * tolerations, and a PodSpec's references to other API objects.
+ */
 #ifndef ADM_PODUTIL_H
 #define ADM_PODUTIL_H
+
+#include "adm/base/arena.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,5 +34,26 @@ adm_toleration_t adm_toleration_read(yyjson_val *t);
  * pod changed, 0 when not, ADM_ENOMEM when the document could not grow.
  */
 int adm_pod_add_or_update_toleration(yyjson_mut_doc *doc, yyjson_mut_val *pod, const adm_toleration_t *t);
+
+/**
+ * podutil.VisitPodSecretNames finds a name in spec (a PodSpec): imagePullSecrets, a container's
+ * envFrom[].secretRef or env[].valueFrom.secretKeyRef (init, regular and ephemeral containers),
+ * or a volume source that names a secret. As kube's volume switch, only a volume's first source
+ * in kube's order is looked at.
+ */
+bool adm_pod_references_secrets(yyjson_val *spec);
+
+/** podutil.VisitPodConfigmapNames finds a name in spec: envFrom, env valueFrom, and volumes. */
+bool adm_pod_references_configmaps(yyjson_val *spec);
+
+/**
+ * podutil.HasAPIObjectReference (what NodeRestriction asks of a mirror pod): the plural of the
+ * first kind of API object spec references, in kube's order and words ("serviceaccounts",
+ * "secrets", "configmaps", "resourceclaims", then per volume e.g. "secrets (via secret volumes)"
+ * or "serviceaccounts (via projected volumes)"), or NULL when it references none. A volume or
+ * projected source kube does not know gives "" with *err set to kube's error (arena text; NULL
+ * when the arena is exhausted); *err is NULL otherwise.
+ */
+const char *adm_pod_api_object_reference(adm_arena_t *a, yyjson_val *spec, const char **err);
 
 #endif

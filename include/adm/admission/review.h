@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * AdmissionReview codec: decodes admission.k8s.io/v1 and v1beta1 requests with yyjson into an
- * arena, and encodes the response in the same version with the request's uid echoed.
+ * arena (review_decode.c), encodes the response in the same version with the request's uid
+ * echoed, and encodes the request admitd sends to a downstream webhook (review_encode.c).
  *
  * Decoding does not copy the body: yyjson reads it where it lies and the document (with all
  * strings the request points to) lives in the caller's arena until the arena is reset.
@@ -15,6 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <yyjson.h>
+
+#define ADM_REVIEW_API_V1 "admission.k8s.io/v1"
+#define ADM_REVIEW_API_V1BETA1 "admission.k8s.io/v1beta1"
 
 typedef enum adm_review_version_e {
     ADM_REVIEW_V1,      /* admission.k8s.io/v1 */
@@ -116,6 +120,27 @@ int adm_review_decode(adm_arena_t *a, const char *body, size_t len, adm_review_r
  */
 int adm_review_encode(adm_arena_t *a, adm_review_version_t version, const char *uid,
                       const adm_review_response_t *resp, const char **out, size_t *out_len);
+
+/*
+ * The uid of a request sent downstream before it is stamped: adm_review_encode_request writes it,
+ * and each call overwrites its ADM_REVIEW_UID_LEN bytes with its own uid (a fresh UUID per call,
+ * as kube-apiserver sends), so one encoding serves every webhook of a request.
+ */
+#define ADM_REVIEW_UID_PLACEHOLDER "00000000-0000-4000-8000-000000000000"
+#define ADM_REVIEW_UID_LEN 36
+
+/**
+ * Encodes the AdmissionReview sent to a downstream webhook, in version:
+ * {"kind":"AdmissionReview","apiVersion":...,"request":{...}} with the members of req's request
+ * as received, except uid (ADM_REVIEW_UID_PLACEHOLDER, starting *uid_off bytes into the text),
+ * object (object, the object as mutated so far; JSON null when NULL) and dryRun (always written).
+ * The text is arena memory, NUL-terminated; *out_len does not count the NUL. Returns 0, or
+ * ADM_ENOMEM when the arena is exhausted or the request has more members than kube-apiserver sends
+ * (repeated or unknown ones).
+ */
+int adm_review_encode_request(adm_arena_t *a, const adm_review_request_t *req, yyjson_val *object,
+                              adm_review_version_t version, const char **out, size_t *out_len,
+                              size_t *uid_off);
 
 /** "admission.k8s.io/v1" or "admission.k8s.io/v1beta1". */
 const char *adm_review_api_version(adm_review_version_t version);

@@ -45,6 +45,32 @@ yyjson_doc *adm_json_read(adm_arena_t *a, const char *text, size_t len, yyjson_r
  */
 const char *adm_json_go_error(adm_arena_t *a, const char *text, size_t len, const yyjson_read_err *err);
 
+/**
+ * The word for v's JSON type that Go's encoding/json puts in an UnmarshalTypeError ("json: cannot
+ * unmarshal array into Go value of type ..."): "object", "array", "string", "number" or "bool".
+ * "null" for null or NULL, which Go never reports (null decodes into anything); callers check
+ * for it first.
+ */
+const char *adm_json_go_type(yyjson_val *v);
+
+/*
+ * The Go type apimachinery decodes a document's apiVersion and kind into before anything else
+ * (SimpleMetaFactory.Interpret), as encoding/json names it in the errors of that step:
+ * "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of
+ * type " ADM_JSON_GO_TYPE_META.
+ */
+#define ADM_JSON_GO_TYPE_META                                                                                \
+    "struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string "                         \
+    "\"json:\\\"kind,omitempty\\\"\" }"
+
+/**
+ * v as compact JSON text, for messages: the "Invalid value: X" of kube's field errors, Go's %q of a
+ * string value, the object in "Object 'Kind' is missing in '...'". Invalid UTF-8 is kept as it
+ * is (Go prints the bytes it holds) and NaN and infinities are written as null, so only memory
+ * can fail it: "?" when a is exhausted. The text is in a.
+ */
+const char *adm_json_text(adm_arena_t *a, yyjson_val *v);
+
 /*
  * The walkers below keep their position in an explicit stack taken from the document's allocator,
  * never on the C stack, so any nesting costs heap only.

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A small JSON text writer into arena memory, for JSON written by hand (the patches of
- * adm_jsonpatch_diff): faster than building a document and serialising it. Errors are sticky:
- * check failed once at the end.
+ * JSON written by hand: admitd's one JSON string writer (adm_jsonw_put_string, into a buffer the
+ * caller sized), and a small writer into growing arena memory for the patches of
+ * adm_jsonpatch_diff, faster than building a document and serialising it. The growing writer's
+ * errors are sticky: check failed once at the end.
  */
 #ifndef ADM_JSONW_H
 #define ADM_JSONW_H
@@ -20,6 +21,19 @@ typedef struct adm_jsonw_s {
     bool failed; /* an allocation failed; the text is incomplete */
 } adm_jsonw_t;
 
+/** The most bytes adm_jsonw_put_string writes for n bytes: the quotes, and \u00XX for each byte. */
+#define ADM_JSONW_STRING_MAX(n) ((n)*6 + 2)
+
+/**
+ * Writes s (n bytes; a NUL among them is text like any other) at w as a quoted JSON string and
+ * returns the end of what it wrote. w must have room for ADM_JSONW_STRING_MAX(n) bytes; nothing
+ * is NUL-terminated. A quote, a backslash and control characters are escaped (JSON's short
+ * escape where there is one, else \u00XX); every other byte is copied, except that a byte which
+ * does not start valid UTF-8 becomes U+FFFD, as Go's encoder writes it: the output is valid JSON
+ * whatever s holds.
+ */
+char *adm_jsonw_put_string(char *w, const char *s, size_t n);
+
 /** Starts an empty writer on a. */
 void adm_jsonw_init(adm_jsonw_t *w, adm_arena_t *a);
 
@@ -29,7 +43,7 @@ void adm_jsonw_raw(adm_jsonw_t *w, const char *s, size_t n);
 /** Appends a string literal as it is. */
 #define ADM_JSONW_LIT(w, lit) adm_jsonw_raw((w), (lit), sizeof(lit) - 1)
 
-/** Appends s (n bytes of UTF-8) as a quoted JSON string. */
+/** Appends s (n bytes) as a quoted JSON string, as adm_jsonw_put_string writes it. */
 void adm_jsonw_string(adm_jsonw_t *w, const char *s, size_t n);
 
 /** Appends a mutable value as compact JSON. */

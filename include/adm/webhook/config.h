@@ -23,6 +23,9 @@
  *
  * Only the first problem found is reported, as one line: "FILE: KIND \"NAME\": FIELD: PROBLEM",
  * with the field path and problem text of kube-apiserver's field errors where there is one.
+ *
+ * Files, documents, lists and the set are config_load.c; the validation of each webhook is
+ * config_validate.c; both decode members through config_decode.c.
  */
 #ifndef ADM_WEBHOOK_CONFIG_H
 #define ADM_WEBHOOK_CONFIG_H

@@ -2,8 +2,8 @@
 /*
  * The downstream webhooks admitd calls, as loaded from MutatingWebhookConfiguration and
  * ValidatingWebhookConfiguration objects (admissionregistration.k8s.io/v1) with kube-apiserver's
- * defaults applied: the data model shared by the loader (webhook_config.h), matching
- * (webhook_match.h) and the dispatcher.
+ * defaults applied: the data model shared by the loader (config.h), matching
+ * (match.h) and the dispatcher.
  *
  * A hook list is every webhook of every configuration of one type, configurations in name order
  * and webhooks in listed order (spec/webhook-dispatch.md, "hook list"). All memory belongs to the

@@ -3,7 +3,7 @@
  * AdmissionReview codec: every AdmissionRequest field in v1 and v1beta1, the defaults of absent
  * fields, each class of malformed input with its exact message, the depth guard, the fixtures,
  * and the encoder (exact bytes of the common answers, every response field parsed back, string
- * escaping and UTF-8 repair, base64 round trips).
+ * escaping and UTF-8 repair, base64 round trips), and the request sent downstream.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -942,6 +942,87 @@ static void test_api_version(void **state)
     assert_string_equal(adm_review_api_version(ADM_REVIEW_V1BETA1), "admission.k8s.io/v1beta1");
 }
 
+/* ---- the request sent downstream ---- */
+
+static void test_encode_request(void **state)
+{
+    static const char body[] =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+        "\"uid\":\"from-the-apiserver\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+        "\"operation\":\"CREATE\",\"object\":{\"a\":1},\"dryRun\":false,\"x-unknown\":[1,\"\\u00e9\"],"
+        "\"namespace\":\"ns\"}}";
+    adm_review_request_t r;
+    const char *problem, *out;
+    size_t len, uid_off;
+    yyjson_doc *other;
+
+    assert_int_equal(decode(body, &r, &problem), 0);
+    /* v1: members as received, in their order, minus uid/object/dryRun, which come where noted. */
+    assert_int_equal(adm_review_encode_request(arena, &r, r.object, ADM_REVIEW_V1, &out, &len, &uid_off), 0);
+    assert_string_equal(
+        out, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\",\"request\":{"
+             "\"uid\":\"00000000-0000-4000-8000-000000000000\","
+             "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\","
+             "\"x-unknown\":[1,\"\xc3\xa9\"],\"namespace\":\"ns\",\"object\":{\"a\":1},"
+             "\"dryRun\":false}}");
+    assert_int_equal(len, strlen(out));
+    assert_memory_equal(out + uid_off, ADM_REVIEW_UID_PLACEHOLDER, ADM_REVIEW_UID_LEN);
+    assert_int_equal(out[uid_off + ADM_REVIEW_UID_LEN], '"');
+
+    /* v1beta1, another object (the mutated one), none at all, and a dry run. */
+    other = yyjson_read("[true]", 6, 0);
+    assert_non_null(other);
+    assert_int_equal(adm_review_encode_request(arena, &r, yyjson_doc_get_root(other), ADM_REVIEW_V1BETA1,
+                                               &out, &len, &uid_off),
+                     0);
+    assert_non_null(strstr(out, "\"apiVersion\":\"admission.k8s.io/v1beta1\""));
+    assert_non_null(strstr(out, ",\"object\":[true],\"dryRun\":false}}"));
+    assert_memory_equal(out + uid_off, ADM_REVIEW_UID_PLACEHOLDER, ADM_REVIEW_UID_LEN);
+    yyjson_doc_free(other);
+    r.dry_run = true;
+    assert_int_equal(adm_review_encode_request(arena, &r, NULL, ADM_REVIEW_V1, &out, &len, &uid_off), 0);
+    assert_non_null(strstr(out, ",\"object\":null,\"dryRun\":true}}"));
+}
+
+/* Every member kube-apiserver sends fits; a request padded past what the encoder holds is refused. */
+static void test_encode_request_members(void **state)
+{
+    char body[4096];
+    adm_review_request_t r;
+    const char *problem, *out;
+    size_t len, uid_off;
+    yyjson_doc *doc;
+
+    /* every member kube-apiserver sends, and one unknown member besides */
+    assert_int_equal(decode(HEAD_V1 FULL_REQUEST, &r, &problem), 0);
+    assert_int_equal(adm_review_encode_request(arena, &r, r.object, ADM_REVIEW_V1, &out, &len, &uid_off), 0);
+    doc = yyjson_read(out, len, 0);
+    assert_non_null(doc);
+    assert_int_equal(yyjson_obj_size(yyjson_obj_get(yyjson_doc_get_root(doc), "request")), 16);
+    yyjson_doc_free(doc);
+    for (int extra = 0; extra <= 40; extra++) {
+        size_t used = (size_t)snprintf(body, sizeof(body),
+                                       "%s\"request\":{\"uid\":\"u\",\"operation\":\"CREATE\"", HEAD_V1);
+        int rc;
+
+        for (int i = 0; i < extra; i++) {
+            used += (size_t)snprintf(body + used, sizeof(body) - used, ",\"m%d\":%d", i, i);
+        }
+        snprintf(body + used, sizeof(body) - used, "}}");
+        assert_int_equal(decode(body, &r, &problem), 0);
+        rc = adm_review_encode_request(arena, &r, NULL, ADM_REVIEW_V1, &out, &len, &uid_off);
+        /* operation and the padding are copied: 14 members fit in the encoder's pieces */
+        assert_int_equal(rc, 1 + extra <= 14 ? 0 : ADM_ENOMEM);
+        if (rc == 0) {
+            doc = yyjson_read(out, len, 0);
+            assert_non_null(doc);
+            assert_int_equal(yyjson_obj_size(yyjson_obj_get(yyjson_doc_get_root(doc), "request")),
+                             (size_t)extra + 4);
+            yyjson_doc_free(doc);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -960,6 +1041,8 @@ int main(void)
         cmocka_unit_test(test_encode_details_repaired),
         cmocka_unit_test(test_encode_large),
         cmocka_unit_test(test_api_version),
+        cmocka_unit_test(test_encode_request),
+        cmocka_unit_test(test_encode_request_members),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,8 +4,8 @@
  * bytes, free is harmless) and the depth guard (table of nesting cases, strings and escapes that
  * must not count, the 10000/10001 boundary, unbalanced input, and a comparison against a plain
  * byte-at-a-time reference on random text to cover the eight-byte string skipping), adm_json_read
- * and Go's wording of its errors, and the walkers (share, copy, depth) 200,000 levels deep at the
- * default stack size.
+ * and Go's wording of its errors, the walkers (share, copy, depth) 200,000 levels deep at the
+ * default stack size, and the words and texts of values that messages quote.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -358,6 +358,47 @@ static void test_depth_and_first_too_deep(void **state)
     }
 }
 
+/* The one table of Go's JSON type words, and the one text of a value for messages. */
+static void test_go_type_and_text(void **state)
+{
+    static const struct {
+        const char *json;
+        const char *type;
+        const char *text;
+    } cases[] = {
+        {"{\"a\": [1, 2.5]}", "object", "{\"a\":[1,2.5]}"},
+        {"[ ]", "array", "[]"},
+        {"\"x\\u00e9\\n\"", "string", "\"x\xc3\xa9\\n\""},
+        {"-3", "number", "-3"},
+        {"1e400", "number", "null"},
+        {"false", "bool", "false"},
+        {"null", "null", "null"},
+    };
+    adm_arena_t *a = adm_arena_create(1024);
+
+    assert_non_null(a);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        yyjson_doc *doc = yyjson_read_opts((char *)cases[i].json, strlen(cases[i].json),
+                                           YYJSON_READ_ALLOW_INF_AND_NAN, NULL, NULL);
+
+        assert_non_null(doc);
+        assert_string_equal(adm_json_go_type(yyjson_doc_get_root(doc)), cases[i].type);
+        assert_string_equal(adm_json_text(a, yyjson_doc_get_root(doc)), cases[i].text);
+        yyjson_doc_free(doc);
+    }
+    assert_string_equal(adm_json_go_type(NULL), "null");
+    {
+        /* Invalid UTF-8 (only a document read leniently holds it) is printed as Go would: as is. */
+        yyjson_doc *doc =
+            yyjson_read_opts((char *)"\"a\xff\"", 4, YYJSON_READ_ALLOW_INVALID_UNICODE, NULL, NULL);
+
+        assert_non_null(doc);
+        assert_string_equal(adm_json_text(a, yyjson_doc_get_root(doc)), "\"a\xff\"");
+        yyjson_doc_free(doc);
+    }
+    adm_arena_destroy(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,7 +406,7 @@ int main(void)
         cmocka_unit_test(test_too_deep_table),           cmocka_unit_test(test_too_deep_boundary),
         cmocka_unit_test(test_too_deep_unbalanced),      cmocka_unit_test(test_too_deep_matches_reference),
         cmocka_unit_test(test_read_depth_error),         cmocka_unit_test(test_walkers_use_no_stack),
-        cmocka_unit_test(test_depth_and_first_too_deep),
+        cmocka_unit_test(test_depth_and_first_too_deep), cmocka_unit_test(test_go_type_and_text),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

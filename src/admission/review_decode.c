@@ -1,18 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * AdmissionReview (admission.k8s.io/v1 and v1beta1): request decoding and response encoding.
+ * AdmissionReview decoding (admission.k8s.io/v1 and v1beta1): the request body admitd receives,
+ * turned into adm_review_request_t. The encoders of what admitd writes (its answer, and the request
+ * it sends downstream) are in review_encode.c.
  *
  * Decoding runs the depth guard, lets yyjson parse the body (yyjson copies the text into its own
  * document in the arena, so the caller's buffer is only read), and then makes one pass over the
  * members of each object it knows. As with kube-apiserver's Go decoder, absent and null fields read
  * as zero values ("" for strings, never NULL), unknown members are ignored, and the last of
  * duplicate members wins; a known field of the wrong JSON type is an error that names the field.
- *
- * Encoding writes the response by hand into a single arena allocation: an upper bound of the size
- * is computed first, the text written without further checks, and the allocation shrunk in place.
- * The plain "allowed" answer is therefore one allocation and a few copies. Every string is escaped
- * for JSON and invalid UTF-8 is replaced by U+FFFD, so the output is valid JSON whatever the caller
- * hands in.
  */
 #include "adm/admission/review.h"
 
@@ -23,19 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define API_V1 "admission.k8s.io/v1"
-#define API_V1BETA1 "admission.k8s.io/v1beta1"
-
 #define MSG_NOT_REVIEW "request body is not an AdmissionReview: "
-#define MSG_BAD_OPERATION \
-    "AdmissionReview request.operation must be CREATE, UPDATE, DELETE or CONNECT"
-
-const char *adm_review_api_version(adm_review_version_t version)
-{
-    return version == ADM_REVIEW_V1BETA1 ? API_V1BETA1 : API_V1;
-}
-
-/* ---- decoding ---- */
+#define MSG_BAD_OPERATION "AdmissionReview request.operation must be CREATE, UPDATE, DELETE or CONNECT"
 
 typedef struct decoder_s {
     adm_arena_t *arena;
@@ -84,8 +69,7 @@ static int field_error(decoder_t *d, const char *path, const char *member, const
 }
 
 /* Reads a string field; absent or null gives "". */
-static int get_string(decoder_t *d, yyjson_val *v, const char *path, const char *member,
-                      const char **out)
+static int get_string(decoder_t *d, yyjson_val *v, const char *path, const char *member, const char **out)
 {
     const char *s;
 
@@ -171,8 +155,7 @@ static int get_gvr(decoder_t *d, yyjson_val *v, const char *path, adm_gvr_t *out
  * Reads an array of strings into an arena array (null elements read as "", as in Go). *out stays
  * NULL and *count 0 when the field is absent or null.
  */
-static int get_string_array(decoder_t *d, yyjson_val *v, const char *path, const char ***out,
-                            size_t *count)
+static int get_string_array(decoder_t *d, yyjson_val *v, const char *path, const char ***out, size_t *count)
 {
     const char **items;
     yyjson_arr_iter it;
@@ -311,8 +294,7 @@ enum request_field {
 static enum request_field request_field(const char *k, size_t n)
 {
     switch (n) {
-    case 3:
-        return memcmp(k, "uid", 3) == 0 ? F_UID : F_COUNT;
+    case 3: return memcmp(k, "uid", 3) == 0 ? F_UID : F_COUNT;
     case 4:
         if (memcmp(k, "kind", 4) == 0) {
             return F_KIND;
@@ -323,8 +305,7 @@ static enum request_field request_field(const char *k, size_t n)
             return F_OBJECT;
         }
         return memcmp(k, "dryRun", 6) == 0 ? F_DRY_RUN : F_COUNT;
-    case 7:
-        return memcmp(k, "options", 7) == 0 ? F_OPTIONS : F_COUNT;
+    case 7: return memcmp(k, "options", 7) == 0 ? F_OPTIONS : F_COUNT;
     case 8:
         if (memcmp(k, "resource", 8) == 0) {
             return F_RESOURCE;
@@ -343,12 +324,9 @@ static enum request_field request_field(const char *k, size_t n)
             return F_SUB_RESOURCE;
         }
         return memcmp(k, "requestKind", 11) == 0 ? F_REQUEST_KIND : F_COUNT;
-    case 15:
-        return memcmp(k, "requestResource", 15) == 0 ? F_REQUEST_RESOURCE : F_COUNT;
-    case 18:
-        return memcmp(k, "requestSubResource", 18) == 0 ? F_REQUEST_SUB_RESOURCE : F_COUNT;
-    default:
-        return F_COUNT;
+    case 15: return memcmp(k, "requestResource", 15) == 0 ? F_REQUEST_RESOURCE : F_COUNT;
+    case 18: return memcmp(k, "requestSubResource", 18) == 0 ? F_REQUEST_SUB_RESOURCE : F_COUNT;
+    default: return F_COUNT;
     }
 }
 
@@ -542,17 +520,16 @@ int adm_review_decode(adm_arena_t *a, const char *body, size_t len, adm_review_r
         }
     }
     if (yyjson_is_str(api_version) &&
-        key_is(yyjson_get_str(api_version), yyjson_get_len(api_version), API_V1)) {
+        key_is(yyjson_get_str(api_version), yyjson_get_len(api_version), ADM_REVIEW_API_V1)) {
         r->version = ADM_REVIEW_V1;
     } else if (yyjson_is_str(api_version) &&
-               key_is(yyjson_get_str(api_version), yyjson_get_len(api_version), API_V1BETA1)) {
+               key_is(yyjson_get_str(api_version), yyjson_get_len(api_version), ADM_REVIEW_API_V1BETA1)) {
         r->version = ADM_REVIEW_V1BETA1;
     } else {
         *problem = MSG_NOT_REVIEW "apiVersion must be admission.k8s.io/v1 or v1beta1";
         return ADM_EPARSE;
     }
-    if (!yyjson_is_str(kind) ||
-        !key_is(yyjson_get_str(kind), yyjson_get_len(kind), "AdmissionReview")) {
+    if (!yyjson_is_str(kind) || !key_is(yyjson_get_str(kind), yyjson_get_len(kind), "AdmissionReview")) {
         *problem = MSG_NOT_REVIEW "kind must be AdmissionReview";
         return ADM_EPARSE;
     }
@@ -565,405 +542,4 @@ int adm_review_decode(adm_arena_t *a, const char *body, size_t len, adm_review_r
         return ADM_EPARSE;
     }
     return get_request(&d, request, r);
-}
-
-/* ---- encoding ---- */
-
-/* Length of the valid UTF-8 sequence at p (lead byte >= 0x80), or 0. s is NUL-terminated, and a
-   NUL is never a continuation byte, so the reads stop at the terminator. */
-static size_t utf8_sequence(const unsigned char *p)
-{
-    unsigned char c = p[0];
-
-    if (c >= 0xc2 && c <= 0xdf) {
-        return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-    }
-    if (c >= 0xe0 && c <= 0xef) {
-        /* No overlong forms (E0 needs A0..BF) and no UTF-16 surrogates (ED needs 80..9F). */
-        unsigned char lo = c == 0xe0 ? 0xa0 : 0x80;
-        unsigned char hi = c == 0xed ? 0x9f : 0xbf;
-
-        return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        /* No overlong forms (F0 needs 90..BF) and nothing past U+10FFFF (F4 needs 80..8F). */
-        unsigned char lo = c == 0xf0 ? 0x90 : 0x80;
-        unsigned char hi = c == 0xf4 ? 0x8f : 0xbf;
-
-        return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ? 4 : 0;
-    }
-    return 0;
-}
-
-/* Most bytes an escaped string of n bytes can take: a control character becomes \u00XX. */
-#define ESCAPED_MAX(n) ((n) * 6 + 2)
-
-#define ONES UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
-/* Writes s (NUL-terminated, n bytes) as a JSON string and returns the new end. */
-/* A control byte as JSON's short escape where there is one, else \u00XX. */
-static char *put_control(char *w, unsigned char c)
-{
-    static const char hex[] = "0123456789abcdef";
-
-    *w++ = '\\';
-    switch (c) {
-    case '\b':
-        *w++ = 'b';
-        break;
-    case '\f':
-        *w++ = 'f';
-        break;
-    case '\n':
-        *w++ = 'n';
-        break;
-    case '\r':
-        *w++ = 'r';
-        break;
-    case '\t':
-        *w++ = 't';
-        break;
-    default:
-        memcpy(w, "u00", 3);
-        w[3] = hex[c >> 4];
-        w[4] = hex[c & 15];
-        w += 5;
-        break;
-    }
-    return w;
-}
-
-static char *put_string(char *w, const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    const unsigned char *end = p + n;
-
-    *w++ = '"';
-    for (;;) {
-        unsigned char c;
-        size_t len;
-
-        /* Eight plain bytes at a time. A byte needs care when it is a control byte (x - 0x20
-           borrows into the high bit), a quote or a backslash (x ^ q is zero, so x ^ q - 1 borrows)
-           or has its high bit set. Borrows can only mark more bytes, never hide one, and a marked
-           word goes to the byte-at-a-time code below, which decides exactly. */
-        while (end - p >= 8) {
-            uint64_t x;
-            uint64_t marked;
-
-            memcpy(&x, p, sizeof(x));
-            marked = (x - ONES * 0x20) | ((x ^ (ONES * '"')) - ONES) |
-                     ((x ^ (ONES * '\\')) - ONES) | x;
-            if ((marked & HIGHS) != 0) {
-                break;
-            }
-            memcpy(w, p, 8);
-            w += 8;
-            p += 8;
-        }
-        c = *p;
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            *w++ = (char)c;
-            p++;
-        } else if (c == '\0') {
-            break; /* s is NUL-terminated at end */
-        } else if (c == '"' || c == '\\') {
-            *w++ = '\\';
-            *w++ = (char)c;
-            p++;
-        } else if (c < 0x20) {
-            w = put_control(w, c);
-            p++;
-        } else {
-            len = utf8_sequence(p);
-            if (len == 0) {
-                /* As Go's encoder does: each invalid byte becomes U+FFFD (3 bytes, in bound). */
-                memcpy(w, "\xef\xbf\xbd", 3);
-                w += 3;
-                p++;
-            } else {
-                memcpy(w, p, len);
-                w += len;
-                p += len;
-            }
-        }
-    }
-    *w++ = '"';
-    return w;
-}
-
-static char *put_lit(char *w, const char *lit, size_t n)
-{
-    memcpy(w, lit, n);
-    return w + n;
-}
-
-#define PUT_LIT(w, lit) put_lit((w), (lit), sizeof(lit) - 1)
-
-static char *put_int(char *w, int32_t v)
-{
-    char digits[10];
-    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
-    size_t n = 0;
-
-    if (v < 0) {
-        *w++ = '-';
-    }
-    do {
-        digits[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
-    while (n > 0) {
-        *w++ = digits[--n];
-    }
-    return w;
-}
-
-#define BASE64_LEN(n) (((n) + 2) / 3 * 4)
-
-/* Standard alphabet, with padding (how Go's encoding/json writes a []byte). */
-static char *put_base64(char *w, const uint8_t *in, size_t n)
-{
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t i = 0;
-
-    *w++ = '"';
-    for (; n - i >= 3; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | (uint32_t)in[i + 2];
-
-        w[0] = alphabet[v >> 18];
-        w[1] = alphabet[(v >> 12) & 63];
-        w[2] = alphabet[(v >> 6) & 63];
-        w[3] = alphabet[v & 63];
-        w += 4;
-    }
-    if (n - i == 1) {
-        uint32_t v = (uint32_t)in[i] << 16;
-
-        w[0] = alphabet[v >> 18];
-        w[1] = alphabet[(v >> 12) & 63];
-        w[2] = '=';
-        w[3] = '=';
-        w += 4;
-    } else if (n - i == 2) {
-        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8;
-
-        w[0] = alphabet[v >> 18];
-        w[1] = alphabet[(v >> 12) & 63];
-        w[2] = alphabet[(v >> 6) & 63];
-        w[3] = '=';
-        w += 4;
-    }
-    *w++ = '"';
-    return w;
-}
-
-/* Writes a comma unless w is just past the object's opening brace. */
-static char *put_comma(char *w, const char *open)
-{
-    if (w != open) {
-        *w++ = ',';
-    }
-    return w;
-}
-
-/*
- * ,"status":{...} in metav1.Status member order. A refusal carries "metadata":{} and
- * "status":"Failure" as kube-apiserver's own Status does; an allowed answer only what was set.
- */
-static char *put_status(char *w, const adm_review_response_t *resp, const char *message,
-                        size_t message_len, const char *reason, size_t reason_len,
-                        const char *details, size_t details_len)
-{
-    const char *open;
-
-    w = PUT_LIT(w, ",\"status\":{");
-    open = w;
-    if (!resp->allowed) {
-        w = PUT_LIT(w, "\"metadata\":{},\"status\":\"Failure\"");
-    }
-    if (message_len > 0) {
-        w = put_comma(w, open);
-        w = PUT_LIT(w, "\"message\":");
-        w = put_string(w, message, message_len);
-    }
-    if (reason_len > 0) {
-        w = put_comma(w, open);
-        w = PUT_LIT(w, "\"reason\":");
-        w = put_string(w, reason, reason_len);
-    }
-    if (details != NULL) {
-        w = put_comma(w, open);
-        w = PUT_LIT(w, "\"details\":");
-        w = put_lit(w, details, details_len);
-    }
-    if (resp->code != 0) {
-        w = put_comma(w, open);
-        w = PUT_LIT(w, "\"code\":");
-        w = put_int(w, resp->code);
-    }
-    *w++ = '}';
-    return w;
-}
-
-/* Adds n to *total; false on overflow (only absurd inputs reach it; they count as ENOMEM). */
-static bool add_size(size_t *total, size_t n)
-{
-    if (n > SIZE_MAX - *total) {
-        return false;
-    }
-    *total += n;
-    return true;
-}
-
-/* Escaped bound of a string of n bytes plus extra bytes of punctuation and member name. */
-static bool add_string(size_t *total, size_t n, size_t extra)
-{
-    return n <= (SIZE_MAX - 2) / 6 && add_size(total, ESCAPED_MAX(n)) && add_size(total, extra);
-}
-
-static const char *or_empty(const char *s)
-{
-    return s != NULL ? s : "";
-}
-
-/*
- * Status.details as JSON text in the arena. A value yyjson cannot write as it stands (invalid
- * UTF-8 in a string) is written again with such bytes replaced by U+FFFD.
- */
-static int write_details(adm_arena_t *a, yyjson_val *details, char **text, size_t *len)
-{
-    yyjson_alc alc;
-    yyjson_write_err err;
-
-    adm_json_alc_init(&alc, a);
-    *text = yyjson_val_write_opts(details, YYJSON_WRITE_INF_AND_NAN_AS_NULL, &alc, len, &err);
-    if (*text == NULL && err.code == YYJSON_WRITE_ERROR_INVALID_STRING) {
-        *text = yyjson_val_write_opts(details,
-                                      YYJSON_WRITE_INF_AND_NAN_AS_NULL |
-                                          YYJSON_WRITE_ESCAPE_UNICODE |
-                                          YYJSON_WRITE_ALLOW_INVALID_UNICODE,
-                                      &alc, len, &err);
-    }
-    if (*text == NULL) {
-        return err.code == YYJSON_WRITE_ERROR_MEMORY_ALLOCATION ? ADM_ENOMEM : ADM_EINVAL;
-    }
-    return 0;
-}
-
-int adm_review_encode(adm_arena_t *a, adm_review_version_t version, const char *uid,
-                      const adm_review_response_t *resp, const char **out, size_t *out_len)
-{
-    /* The longest fixed text: envelope, status with metadata and every member name. */
-    static const size_t fixed = 512;
-    const bool has_status = !resp->allowed || resp->code != 0;
-    const char *message = or_empty(resp->message);
-    const char *reason = or_empty(resp->reason);
-    size_t uid_len, message_len = 0, reason_len = 0;
-    char *details = NULL;
-    size_t details_len = 0;
-    size_t bound = fixed;
-    char *buf;
-    char *w;
-    int rc;
-
-    uid = or_empty(uid);
-    uid_len = strlen(uid);
-    if (!add_string(&bound, uid_len, 0)) {
-        return ADM_ENOMEM;
-    }
-    if (has_status) {
-        message_len = strlen(message);
-        reason_len = strlen(reason);
-        if (!add_string(&bound, message_len, 0) || !add_string(&bound, reason_len, 0)) {
-            return ADM_ENOMEM;
-        }
-        if (resp->details != NULL) {
-            /* Written before the buffer, so the buffer stays the arena's last allocation and
-               can shrink in place at the end. */
-            rc = write_details(a, resp->details, &details, &details_len);
-            if (rc != 0) {
-                return rc;
-            }
-            if (!add_size(&bound, details_len)) {
-                return ADM_ENOMEM;
-            }
-        }
-    }
-    if (resp->patch_len > 0 &&
-        (resp->patch_len > SIZE_MAX / 2 || !add_size(&bound, BASE64_LEN(resp->patch_len) + 2))) {
-        return ADM_ENOMEM;
-    }
-    for (size_t i = 0; i < resp->naudit_annotations; i++) {
-        if (!add_string(&bound, strlen(or_empty(resp->audit_annotations[i].key)), 4) ||
-            !add_string(&bound, strlen(or_empty(resp->audit_annotations[i].value)), 0)) {
-            return ADM_ENOMEM;
-        }
-    }
-    for (size_t i = 0; i < resp->nwarnings; i++) {
-        if (!add_string(&bound, strlen(or_empty(resp->warnings[i])), 1)) {
-            return ADM_ENOMEM;
-        }
-    }
-
-    buf = adm_arena_alloc(a, bound);
-    if (buf == NULL) {
-        return ADM_ENOMEM;
-    }
-    w = buf;
-    if (version == ADM_REVIEW_V1BETA1) {
-        w = PUT_LIT(w, "{\"apiVersion\":\"" API_V1BETA1 "\",");
-    } else {
-        w = PUT_LIT(w, "{\"apiVersion\":\"" API_V1 "\",");
-    }
-    w = PUT_LIT(w, "\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
-    w = put_string(w, uid, uid_len);
-    if (resp->allowed) {
-        w = PUT_LIT(w, ",\"allowed\":true");
-    } else {
-        w = PUT_LIT(w, ",\"allowed\":false");
-    }
-    if (has_status) {
-        w = put_status(w, resp, message, message_len, reason, reason_len, details, details_len);
-    }
-    if (resp->patch_len > 0) {
-        w = PUT_LIT(w, ",\"patch\":");
-        w = put_base64(w, resp->patch, resp->patch_len);
-        w = PUT_LIT(w, ",\"patchType\":\"JSONPatch\"");
-    }
-    if (resp->naudit_annotations > 0) {
-        w = PUT_LIT(w, ",\"auditAnnotations\":{");
-        for (size_t i = 0; i < resp->naudit_annotations; i++) {
-            const char *k = or_empty(resp->audit_annotations[i].key);
-            const char *v = or_empty(resp->audit_annotations[i].value);
-
-            if (i > 0) {
-                *w++ = ',';
-            }
-            w = put_string(w, k, strlen(k));
-            *w++ = ':';
-            w = put_string(w, v, strlen(v));
-        }
-        *w++ = '}';
-    }
-    if (resp->nwarnings > 0) {
-        w = PUT_LIT(w, ",\"warnings\":[");
-        for (size_t i = 0; i < resp->nwarnings; i++) {
-            const char *s = or_empty(resp->warnings[i]);
-
-            if (i > 0) {
-                *w++ = ',';
-            }
-            w = put_string(w, s, strlen(s));
-        }
-        *w++ = ']';
-    }
-    w = PUT_LIT(w, "}}");
-
-    *out_len = (size_t)(w - buf);
-    /* Give back the unused part of the bound; the buffer is the arena's last allocation. */
-    *out = adm_arena_realloc(a, buf, bound, *out_len);
-    return 0;
 }

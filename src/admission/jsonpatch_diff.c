@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * JSON Patch diff: the patch that turns the received object into the final one, which every
+ * mutating answer carries. Both sides are walked together; members are paired by position while
+ * the keys agree and by key after (jsonpatch_internal.h's index when many), arrays keep their
+ * equal ends and diff what lies between. The patch text is written as it goes into one growing
+ * arena buffer, the current JSON Pointer into another. The diff recurses, but at most
+ * DIFF_MAX_DEPTH levels.
+ */
+#include "adm/admission/jsonpatch.h"
+
+#include "adm/base/error.h"
+#include "adm/base/json.h"
+#include "adm/base/jsonw.h"
+#include "jsonpatch_internal.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * The diff recurses once per level while both sides keep the same shape. Real objects are a few
+ * dozen levels deep; past this many the differing subtree is replaced whole (still exact, only
+ * less minimal), so the C stack stays small whatever the nesting.
+ */
+#define DIFF_MAX_DEPTH 128
+
+typedef struct diff_ctx_s {
+    adm_arena_t *arena;
+    adm__eq_list_t eq;
+    size_t depth; /* containers entered: the recursion is cut at DIFF_MAX_DEPTH */
+    adm_jsonw_t out;
+    char *path; /* JSON Pointer of the current position, escaped */
+    size_t path_len, path_cap;
+    size_t nops;
+} diff_ctx_t;
+
+/* Appends "/token" (escaped per RFC 6901) to the current path; returns the length to restore. */
+static size_t push_token(diff_ctx_t *d, const char *tok, size_t len)
+{
+    size_t saved = d->path_len;
+    size_t need = d->path_len + 1 + 2 * len + 1;
+
+    if (need > d->path_cap) {
+        size_t cap = need * 2;
+        char *p = adm_arena_realloc(d->arena, d->path, d->path_cap, cap);
+
+        if (p == NULL) {
+            d->out.failed = true;
+            return saved;
+        }
+        d->path = p;
+        d->path_cap = cap;
+    }
+    d->path[d->path_len++] = '/';
+    for (size_t i = 0; i < len; i++) {
+        if (tok[i] == '~') {
+            d->path[d->path_len++] = '~';
+            d->path[d->path_len++] = '0';
+        } else if (tok[i] == '/') {
+            d->path[d->path_len++] = '~';
+            d->path[d->path_len++] = '1';
+        } else {
+            d->path[d->path_len++] = tok[i];
+        }
+    }
+    return saved;
+}
+
+static size_t push_index(diff_ctx_t *d, size_t index)
+{
+    char num[24];
+    int n = snprintf(num, sizeof(num), "%zu", index);
+
+    return push_token(d, num, (size_t)n);
+}
+
+static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
+{
+    adm_jsonw_t *w = &d->out;
+
+    adm_jsonw_raw(w, d->nops == 0 ? "{\"op\":\"" : ",{\"op\":\"", d->nops == 0 ? 7 : 8);
+    adm_jsonw_raw(w, op, strlen(op));
+    ADM_JSONW_LIT(w, "\",\"path\":");
+    adm_jsonw_string(w, d->path != NULL ? d->path : "", d->path_len);
+    if (value != NULL) {
+        ADM_JSONW_LIT(w, ",\"value\":");
+        adm_jsonw_mut_value(w, value);
+    }
+    ADM_JSONW_LIT(w, "}");
+    d->nops++;
+}
+
+/* Elements of an immutable array as a pointer table (yyjson_arr_get walks from the start). */
+static yyjson_val **elements(diff_ctx_t *d, yyjson_val *arr, size_t n)
+{
+    yyjson_val **v = adm_arena_alloc(d->arena, (n + 1) * sizeof(*v));
+    yyjson_arr_iter it;
+    size_t i = 0;
+
+    if (v == NULL) {
+        d->out.failed = true;
+        return NULL;
+    }
+    yyjson_arr_iter_init(arr, &it);
+    while (i < n) {
+        v[i++] = yyjson_arr_iter_next(&it);
+    }
+    return v;
+}
+
+static yyjson_mut_val **mut_elements(diff_ctx_t *d, yyjson_mut_val *arr, size_t n)
+{
+    yyjson_mut_val **v = adm_arena_alloc(d->arena, (n + 1) * sizeof(*v));
+    yyjson_mut_arr_iter it;
+    size_t i = 0;
+
+    if (v == NULL) {
+        d->out.failed = true;
+        return NULL;
+    }
+    yyjson_mut_arr_iter_init(arr, &it);
+    while (i < n) {
+        v[i++] = yyjson_mut_arr_iter_next(&it);
+    }
+    return v;
+}
+
+static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b);
+
+/*
+ * True when a key appears twice in a. Only the received side is checked: the object diffed against
+ * it is a copy the plugins and patches changed through lookups, which never add a second key.
+ */
+static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
+{
+    yyjson_obj_iter i1, i2;
+    yyjson_val *k1, *k2;
+    size_t pos = 0;
+
+    if (yyjson_obj_size(a) > ADM__SMALL_OBJECT) {
+        adm__key_index_t x;
+
+        if (!adm__key_index_init(d->arena, &x, yyjson_obj_size(a))) {
+            d->out.failed = true;
+            return false;
+        }
+        yyjson_obj_iter_init(a, &i1);
+        for (k1 = yyjson_obj_iter_next(&i1); k1 != NULL; k1 = yyjson_obj_iter_next(&i1)) {
+            if (!adm__key_index_add(&x, yyjson_get_str(k1), yyjson_get_len(k1), NULL)) {
+                return true;
+            }
+        }
+        return false;
+    }
+    yyjson_obj_iter_init(a, &i1);
+    for (; (k1 = yyjson_obj_iter_next(&i1)) != NULL; pos++) {
+        size_t other = 0;
+
+        yyjson_obj_iter_init(a, &i2);
+        for (; other < pos && (k2 = yyjson_obj_iter_next(&i2)) != NULL; other++) {
+            if (adm__same_key(yyjson_get_str(k1), yyjson_get_len(k1), yyjson_get_str(k2),
+                              yyjson_get_len(k2))) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static void diff_member(diff_ctx_t *d, const char *key, size_t len, yyjson_val *a, yyjson_mut_val *b)
+{
+    size_t saved = push_token(d, key, len);
+
+    if (a == NULL) {
+        emit(d, "add", b);
+    } else if (b == NULL) {
+        emit(d, "remove", NULL);
+    } else {
+        diff_value(d, a, b);
+    }
+    d->path_len = saved;
+}
+
+/* Finds key in the members an iterator has left (linear; for small remainders). */
+static yyjson_mut_val *find_mut(yyjson_mut_obj_iter it, const char *key, size_t len)
+{
+    yyjson_mut_val *mkey;
+
+    for (mkey = yyjson_mut_obj_iter_next(&it); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&it)) {
+        if (adm__same_key(yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), key, len)) {
+            return yyjson_mut_obj_iter_get_val(mkey);
+        }
+    }
+    return NULL;
+}
+
+static yyjson_val *find_imm(yyjson_obj_iter it, const char *key, size_t len)
+{
+    yyjson_val *k;
+
+    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
+        if (adm__same_key(yyjson_get_str(k), yyjson_get_len(k), key, len)) {
+            return yyjson_obj_iter_get_val(k);
+        }
+    }
+    return NULL;
+}
+
+/*
+ * The members after the first position where the keys differ: matched by key, through hash
+ * indexes when many remain so a large reordered object still costs linear time. Members that went
+ * away or changed come first, then new members.
+ */
+static void diff_object_rest(diff_ctx_t *d, yyjson_obj_iter ia, yyjson_mut_obj_iter ib, size_t na, size_t nb)
+{
+    const bool indexed = na > ADM__SMALL_OBJECT || nb > ADM__SMALL_OBJECT;
+    const yyjson_obj_iter a_start = ia;
+    const yyjson_mut_obj_iter b_start = ib;
+    yyjson_val *key;
+    yyjson_mut_val *mkey;
+    adm__key_index_t xa, xb;
+
+    if (indexed) {
+        yyjson_obj_iter it = ia;
+        yyjson_mut_obj_iter mt = ib;
+
+        if (!adm__key_index_init(d->arena, &xa, na) || !adm__key_index_init(d->arena, &xb, nb)) {
+            d->out.failed = true;
+            return;
+        }
+        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+            adm__key_index_add(&xa, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key));
+        }
+        for (mkey = yyjson_mut_obj_iter_next(&mt); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&mt)) {
+            adm__key_index_add(&xb, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey),
+                               yyjson_mut_obj_iter_get_val(mkey));
+        }
+    }
+    for (key = yyjson_obj_iter_next(&ia); key != NULL; key = yyjson_obj_iter_next(&ia)) {
+        const char *k = yyjson_get_str(key);
+        size_t len = yyjson_get_len(key);
+        yyjson_mut_val *other = indexed ? adm__key_index_find(&xb, k, len) : find_mut(b_start, k, len);
+
+        diff_member(d, k, len, yyjson_obj_iter_get_val(key), other);
+    }
+    for (mkey = yyjson_mut_obj_iter_next(&ib); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&ib)) {
+        const char *k = yyjson_mut_get_str(mkey);
+        size_t len = yyjson_mut_get_len(mkey);
+        bool known = indexed ? adm__key_index_find(&xa, k, len) != NULL : find_imm(a_start, k, len) != NULL;
+
+        if (!known) {
+            diff_member(d, k, len, NULL, yyjson_mut_obj_iter_get_val(mkey));
+        }
+    }
+}
+
+/*
+ * Members are walked pairwise while both objects list the same keys in the same order, which is
+ * what a copy changed in place looks like; the rest is matched by key. A key that appears twice
+ * makes a path ambiguous (kube-apiserver never sends one, a fuzzer does): such an object is
+ * replaced whole, which is exact whatever a patch reader does with duplicates.
+ */
+static void diff_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+{
+    yyjson_obj_iter ia;
+    yyjson_mut_obj_iter ib;
+    size_t na = yyjson_obj_size(a), nb = yyjson_mut_obj_size(b);
+
+    if (has_duplicate_keys(d, a)) {
+        emit(d, "replace", b);
+        return;
+    }
+    yyjson_obj_iter_init(a, &ia);
+    yyjson_mut_obj_iter_init(b, &ib);
+    while (na > 0 && nb > 0) {
+        yyjson_obj_iter at = ia;
+        yyjson_mut_obj_iter bt = ib;
+        yyjson_val *key = yyjson_obj_iter_next(&ia);
+        yyjson_mut_val *mkey = yyjson_mut_obj_iter_next(&ib);
+
+        if (!adm__same_key(yyjson_get_str(key), yyjson_get_len(key), yyjson_mut_get_str(mkey),
+                           yyjson_mut_get_len(mkey))) {
+            diff_object_rest(d, at, bt, na, nb);
+            return;
+        }
+        diff_member(d, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key),
+                    yyjson_mut_obj_iter_get_val(mkey));
+        na--;
+        nb--;
+    }
+    if (na > 0 || nb > 0) {
+        diff_object_rest(d, ia, ib, na, nb);
+    }
+}
+
+static void diff_array(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+{
+    size_t la = yyjson_arr_size(a), lb = yyjson_mut_arr_size(b);
+    yyjson_val **va = elements(d, a, la);
+    yyjson_mut_val **vb = mut_elements(d, b, lb);
+    size_t prefix = 0, suffix = 0, ma, mb;
+
+    if (va == NULL || vb == NULL) {
+        return;
+    }
+    /* Keep what is equal at both ends; what changed lies in between. */
+    while (prefix < la && prefix < lb && adm__json_equal(&d->eq, vb[prefix], va[prefix])) {
+        prefix++;
+    }
+    while (suffix < la - prefix && suffix < lb - prefix &&
+           adm__json_equal(&d->eq, vb[lb - 1 - suffix], va[la - 1 - suffix])) {
+        suffix++;
+    }
+    ma = la - prefix - suffix;
+    mb = lb - prefix - suffix;
+    for (size_t i = 0; i < ma && i < mb; i++) {
+        size_t saved = push_index(d, prefix + i);
+
+        diff_value(d, va[prefix + i], vb[prefix + i]);
+        d->path_len = saved;
+    }
+    /* Surplus elements go from the highest index down, so earlier indices stay valid. */
+    for (size_t k = ma; k > mb; k--) {
+        size_t saved = push_index(d, prefix + k - 1);
+
+        emit(d, "remove", NULL);
+        d->path_len = saved;
+    }
+    for (size_t k = ma; k < mb; k++) {
+        size_t saved = push_index(d, prefix + k);
+
+        emit(d, "add", vb[prefix + k]);
+        d->path_len = saved;
+    }
+}
+
+static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+{
+    bool objects = yyjson_is_obj(a) && yyjson_mut_is_obj(b);
+    bool arrays = yyjson_is_arr(a) && yyjson_mut_is_arr(b);
+
+    if (d->out.failed) {
+        return;
+    }
+    if ((objects || arrays) && d->depth < DIFF_MAX_DEPTH) {
+        d->depth++;
+        if (objects) {
+            diff_object(d, a, b);
+        } else {
+            diff_array(d, a, b);
+        }
+        d->depth--;
+    } else if (!adm__json_equal(&d->eq, b, a)) {
+        emit(d, "replace", b);
+    }
+    if (d->eq.failed) {
+        d->out.failed = true;
+    }
+}
+
+int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, const char **out,
+                       size_t *out_len, size_t *nops)
+{
+    diff_ctx_t d = {.arena = a, .eq = {.arena = a}};
+
+    adm_jsonw_init(&d.out, a);
+    ADM_JSONW_LIT(&d.out, "[");
+    diff_value(&d, from, to);
+    ADM_JSONW_LIT(&d.out, "]");
+    if (d.out.failed) {
+        return ADM_ENOMEM;
+    }
+    *out = d.out.data;
+    *out_len = d.out.len;
+    *nops = d.nops;
+    return 0;
+}

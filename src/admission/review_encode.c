@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * AdmissionReview encoding (admission.k8s.io/v1 and v1beta1): the answer admitd gives, and the
+ * request it sends to a downstream webhook. Decoding is in review_decode.c.
+ *
+ * The answer is written by hand into a single arena allocation: an upper bound of the size is
+ * computed first, the text written without further checks, and the allocation shrunk in place.
+ * The plain "allowed" answer is therefore one allocation and a few copies. Every string is escaped
+ * for JSON by adm_jsonw_put_string, which replaces invalid UTF-8 by U+FFFD, so the output is valid
+ * JSON whatever the caller hands in.
+ *
+ * The downstream request repeats the received request's members as they came, so it is written
+ * from the received document member by member, with a placeholder where each call stamps its uid.
+ */
+#include "adm/admission/review.h"
+
+#include "adm/base/error.h"
+#include "adm/base/json.h"
+#include "adm/base/jsonw.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *adm_review_api_version(adm_review_version_t version)
+{
+    return version == ADM_REVIEW_V1BETA1 ? ADM_REVIEW_API_V1BETA1 : ADM_REVIEW_API_V1;
+}
+
+static char *put_lit(char *w, const char *lit, size_t n)
+{
+    memcpy(w, lit, n);
+    return w + n;
+}
+
+#define PUT_LIT(w, lit) put_lit((w), (lit), sizeof(lit) - 1)
+
+static char *put_int(char *w, int32_t v)
+{
+    char digits[10];
+    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+    size_t n = 0;
+
+    if (v < 0) {
+        *w++ = '-';
+    }
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    while (n > 0) {
+        *w++ = digits[--n];
+    }
+    return w;
+}
+
+#define BASE64_LEN(n) (((n) + 2) / 3 * 4)
+
+/* Standard alphabet, with padding (how Go's encoding/json writes a []byte). */
+static char *put_base64(char *w, const uint8_t *in, size_t n)
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t i = 0;
+
+    *w++ = '"';
+    for (; n - i >= 3; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | (uint32_t)in[i + 2];
+
+        w[0] = alphabet[v >> 18];
+        w[1] = alphabet[(v >> 12) & 63];
+        w[2] = alphabet[(v >> 6) & 63];
+        w[3] = alphabet[v & 63];
+        w += 4;
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)in[i] << 16;
+
+        w[0] = alphabet[v >> 18];
+        w[1] = alphabet[(v >> 12) & 63];
+        w[2] = '=';
+        w[3] = '=';
+        w += 4;
+    } else if (n - i == 2) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8;
+
+        w[0] = alphabet[v >> 18];
+        w[1] = alphabet[(v >> 12) & 63];
+        w[2] = alphabet[(v >> 6) & 63];
+        w[3] = '=';
+        w += 4;
+    }
+    *w++ = '"';
+    return w;
+}
+
+/* Writes a comma unless w is just past the object's opening brace. */
+static char *put_comma(char *w, const char *open)
+{
+    if (w != open) {
+        *w++ = ',';
+    }
+    return w;
+}
+
+/*
+ * ,"status":{...} in metav1.Status member order. A refusal carries "metadata":{} and
+ * "status":"Failure" as kube-apiserver's own Status does; an allowed answer only what was set.
+ */
+static char *put_status(char *w, const adm_review_response_t *resp, const char *message, size_t message_len,
+                        const char *reason, size_t reason_len, const char *details, size_t details_len)
+{
+    const char *open;
+
+    w = PUT_LIT(w, ",\"status\":{");
+    open = w;
+    if (!resp->allowed) {
+        w = PUT_LIT(w, "\"metadata\":{},\"status\":\"Failure\"");
+    }
+    if (message_len > 0) {
+        w = put_comma(w, open);
+        w = PUT_LIT(w, "\"message\":");
+        w = adm_jsonw_put_string(w, message, message_len);
+    }
+    if (reason_len > 0) {
+        w = put_comma(w, open);
+        w = PUT_LIT(w, "\"reason\":");
+        w = adm_jsonw_put_string(w, reason, reason_len);
+    }
+    if (details != NULL) {
+        w = put_comma(w, open);
+        w = PUT_LIT(w, "\"details\":");
+        w = put_lit(w, details, details_len);
+    }
+    if (resp->code != 0) {
+        w = put_comma(w, open);
+        w = PUT_LIT(w, "\"code\":");
+        w = put_int(w, resp->code);
+    }
+    *w++ = '}';
+    return w;
+}
+
+/* Adds n to *total; false on overflow (only absurd inputs reach it; they count as ENOMEM). */
+static bool add_size(size_t *total, size_t n)
+{
+    if (n > SIZE_MAX - *total) {
+        return false;
+    }
+    *total += n;
+    return true;
+}
+
+/* Escaped bound of a string of n bytes plus extra bytes of punctuation and member name. */
+static bool add_string(size_t *total, size_t n, size_t extra)
+{
+    return n <= (SIZE_MAX - 2) / 6 && add_size(total, ADM_JSONW_STRING_MAX(n)) && add_size(total, extra);
+}
+
+static const char *or_empty(const char *s)
+{
+    return s != NULL ? s : "";
+}
+
+/*
+ * Status.details as JSON text in the arena. A value yyjson cannot write as it stands (invalid
+ * UTF-8 in a string) is written again with such bytes replaced by U+FFFD.
+ */
+static int write_details(adm_arena_t *a, yyjson_val *details, char **text, size_t *len)
+{
+    yyjson_alc alc;
+    yyjson_write_err err;
+
+    adm_json_alc_init(&alc, a);
+    *text = yyjson_val_write_opts(details, YYJSON_WRITE_INF_AND_NAN_AS_NULL, &alc, len, &err);
+    if (*text == NULL && err.code == YYJSON_WRITE_ERROR_INVALID_STRING) {
+        *text = yyjson_val_write_opts(details,
+                                      YYJSON_WRITE_INF_AND_NAN_AS_NULL | YYJSON_WRITE_ESCAPE_UNICODE |
+                                          YYJSON_WRITE_ALLOW_INVALID_UNICODE,
+                                      &alc, len, &err);
+    }
+    if (*text == NULL) {
+        return err.code == YYJSON_WRITE_ERROR_MEMORY_ALLOCATION ? ADM_ENOMEM : ADM_EINVAL;
+    }
+    return 0;
+}
+
+int adm_review_encode(adm_arena_t *a, adm_review_version_t version, const char *uid,
+                      const adm_review_response_t *resp, const char **out, size_t *out_len)
+{
+    /* The longest fixed text: envelope, status with metadata and every member name. */
+    static const size_t fixed = 512;
+    const bool has_status = !resp->allowed || resp->code != 0;
+    const char *message = or_empty(resp->message);
+    const char *reason = or_empty(resp->reason);
+    size_t uid_len, message_len = 0, reason_len = 0;
+    char *details = NULL;
+    size_t details_len = 0;
+    size_t bound = fixed;
+    char *buf;
+    char *w;
+    int rc;
+
+    uid = or_empty(uid);
+    uid_len = strlen(uid);
+    if (!add_string(&bound, uid_len, 0)) {
+        return ADM_ENOMEM;
+    }
+    if (has_status) {
+        message_len = strlen(message);
+        reason_len = strlen(reason);
+        if (!add_string(&bound, message_len, 0) || !add_string(&bound, reason_len, 0)) {
+            return ADM_ENOMEM;
+        }
+        if (resp->details != NULL) {
+            /* Written before the buffer, so the buffer stays the arena's last allocation and
+               can shrink in place at the end. */
+            rc = write_details(a, resp->details, &details, &details_len);
+            if (rc != 0) {
+                return rc;
+            }
+            if (!add_size(&bound, details_len)) {
+                return ADM_ENOMEM;
+            }
+        }
+    }
+    if (resp->patch_len > 0 &&
+        (resp->patch_len > SIZE_MAX / 2 || !add_size(&bound, BASE64_LEN(resp->patch_len) + 2))) {
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < resp->naudit_annotations; i++) {
+        if (!add_string(&bound, strlen(or_empty(resp->audit_annotations[i].key)), 4) ||
+            !add_string(&bound, strlen(or_empty(resp->audit_annotations[i].value)), 0)) {
+            return ADM_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < resp->nwarnings; i++) {
+        if (!add_string(&bound, strlen(or_empty(resp->warnings[i])), 1)) {
+            return ADM_ENOMEM;
+        }
+    }
+
+    buf = adm_arena_alloc(a, bound);
+    if (buf == NULL) {
+        return ADM_ENOMEM;
+    }
+    w = buf;
+    if (version == ADM_REVIEW_V1BETA1) {
+        w = PUT_LIT(w, "{\"apiVersion\":\"" ADM_REVIEW_API_V1BETA1 "\",");
+    } else {
+        w = PUT_LIT(w, "{\"apiVersion\":\"" ADM_REVIEW_API_V1 "\",");
+    }
+    w = PUT_LIT(w, "\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
+    w = adm_jsonw_put_string(w, uid, uid_len);
+    if (resp->allowed) {
+        w = PUT_LIT(w, ",\"allowed\":true");
+    } else {
+        w = PUT_LIT(w, ",\"allowed\":false");
+    }
+    if (has_status) {
+        w = put_status(w, resp, message, message_len, reason, reason_len, details, details_len);
+    }
+    if (resp->patch_len > 0) {
+        w = PUT_LIT(w, ",\"patch\":");
+        w = put_base64(w, resp->patch, resp->patch_len);
+        w = PUT_LIT(w, ",\"patchType\":\"JSONPatch\"");
+    }
+    if (resp->naudit_annotations > 0) {
+        w = PUT_LIT(w, ",\"auditAnnotations\":{");
+        for (size_t i = 0; i < resp->naudit_annotations; i++) {
+            const char *k = or_empty(resp->audit_annotations[i].key);
+            const char *v = or_empty(resp->audit_annotations[i].value);
+
+            if (i > 0) {
+                *w++ = ',';
+            }
+            w = adm_jsonw_put_string(w, k, strlen(k));
+            *w++ = ':';
+            w = adm_jsonw_put_string(w, v, strlen(v));
+        }
+        *w++ = '}';
+    }
+    if (resp->nwarnings > 0) {
+        w = PUT_LIT(w, ",\"warnings\":[");
+        for (size_t i = 0; i < resp->nwarnings; i++) {
+            const char *s = or_empty(resp->warnings[i]);
+
+            if (i > 0) {
+                *w++ = ',';
+            }
+            w = adm_jsonw_put_string(w, s, strlen(s));
+        }
+        *w++ = ']';
+    }
+    w = PUT_LIT(w, "}}");
+
+    *out_len = (size_t)(w - buf);
+    /* Give back the unused part of the bound; the buffer is the arena's last allocation. */
+    *out = adm_arena_realloc(a, buf, bound, *out_len);
+    return 0;
+}
+
+/* ---- the request sent downstream ---- */
+
+/*
+ * The request is put together from pieces (fixed text, and each member written on its own) that
+ * are joined in one arena allocation at the end: no malloc, and no bound to guess. A request from
+ * kube-apiserver has at most 16 members, 13 of them copied here at four pieces each; a request
+ * with more (repeated or unknown members) than the pieces hold is refused as out of memory.
+ */
+#define MAX_PIECES 64
+#define END_PIECES 3 /* ,"object": / the object / ,"dryRun":...}} */
+
+typedef struct pieces_s {
+    const char *text[MAX_PIECES];
+    size_t len[MAX_PIECES];
+    size_t n;
+} pieces_t;
+
+static void add_piece(pieces_t *p, const char *text, size_t len)
+{
+    p->text[p->n] = text;
+    p->len[p->n] = len;
+    p->n++;
+}
+
+#define ADD_LIT(p, lit) add_piece((p), (lit), sizeof(lit) - 1)
+
+/* v as compact JSON text in the arena; false when out of memory. */
+static bool add_value(pieces_t *p, adm_arena_t *a, yyjson_val *v)
+{
+    yyjson_alc alc;
+
+    adm_json_alc_init(&alc, a);
+    p->text[p->n] = yyjson_val_write_opts(v, 0, &alc, &p->len[p->n], NULL);
+    if (p->text[p->n] == NULL) {
+        return false;
+    }
+    p->n++;
+    return true;
+}
+
+int adm_review_encode_request(adm_arena_t *a, const adm_review_request_t *req, yyjson_val *object,
+                              adm_review_version_t version, const char **out, size_t *out_len,
+                              size_t *uid_off)
+{
+    static const char head_v1[] =
+        "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"" ADM_REVIEW_API_V1 "\",\"request\":{\"uid\":\"";
+    static const char head_v1beta1[] =
+        "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"" ADM_REVIEW_API_V1BETA1 "\",\"request\":{\"uid\":\"";
+    yyjson_val *request = yyjson_obj_get(yyjson_doc_get_root(req->doc), "request");
+    pieces_t p;
+    size_t total = 0;
+    yyjson_obj_iter it;
+    yyjson_val *key;
+    char *w;
+
+    p.n = 0;
+    if (version == ADM_REVIEW_V1BETA1) {
+        ADD_LIT(&p, head_v1beta1);
+    } else {
+        ADD_LIT(&p, head_v1);
+    }
+    *uid_off = p.len[0];
+    ADD_LIT(&p, ADM_REVIEW_UID_PLACEHOLDER "\"");
+    yyjson_obj_iter_init(request, &it);
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        const char *k = yyjson_get_str(key);
+
+        if (strcmp(k, "uid") == 0 || strcmp(k, "object") == 0 || strcmp(k, "dryRun") == 0) {
+            continue;
+        }
+        if (p.n + 4 + END_PIECES > MAX_PIECES) {
+            return ADM_ENOMEM;
+        }
+        ADD_LIT(&p, ",");
+        if (!add_value(&p, a, key)) {
+            return ADM_ENOMEM;
+        }
+        ADD_LIT(&p, ":");
+        if (!add_value(&p, a, yyjson_obj_iter_get_val(key))) {
+            return ADM_ENOMEM;
+        }
+    }
+    ADD_LIT(&p, ",\"object\":");
+    if (object == NULL) {
+        ADD_LIT(&p, "null");
+    } else if (!add_value(&p, a, object)) {
+        return ADM_ENOMEM;
+    }
+    if (req->dry_run) {
+        ADD_LIT(&p, ",\"dryRun\":true}}");
+    } else {
+        ADD_LIT(&p, ",\"dryRun\":false}}");
+    }
+    for (size_t i = 0; i < p.n; i++) {
+        total += p.len[i];
+    }
+    w = adm_arena_alloc(a, total + 1);
+    if (w == NULL) {
+        return ADM_ENOMEM;
+    }
+    *out = w;
+    *out_len = total;
+    for (size_t i = 0; i < p.n; i++) {
+        memcpy(w, p.text[i], p.len[i]);
+        w += p.len[i];
+    }
+    *w = '\0';
+    return 0;
+}
