@@ -118,6 +118,7 @@ int main(int argc, char **argv)
         adm_tls_global_cleanup();
         return rc == ADM_ENOMEM ? 1 : 2;
     }
+    adm_chain_use_loop(app.chain, &loop); /* the deadlines the endpoint computes are loop time */
     rc = adm_server_create(&loop, &opts, &app.server, err, sizeof(err));
     if (rc != 0) {
         fprintf(stderr, "admitd: %s\n", err);

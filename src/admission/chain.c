@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The admission chain: builds the enabled plugins from the flags and the AdmissionConfiguration,
+ * then runs them over one request, phase after phase, waiting where a webhook plugin answers
+ * later. It owns what its plugins share per request and nothing else: the clock they read.
+ */
 #include "adm/admission/chain.h"
 
 #include "adm/admission/admission.h"
@@ -11,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
 typedef struct stage_s {
     const adm_plugin_t *plugin;
@@ -23,7 +29,38 @@ struct adm_chain_s {
     size_t nstages;
     const char **left_out; /* default plugins admitd does not implement yet */
     size_t nleft_out;
+    adm_clock_t clock; /* what plugins read through attrs->clock */
 };
+
+static uint64_t hrtime_ns(void *arg)
+{
+    (void)arg;
+    return uv_hrtime();
+}
+
+/* Without a loop: loop time is uv_hrtime in ms too, only not cached. */
+static uint64_t hrtime_ms(void *arg)
+{
+    (void)arg;
+    return uv_hrtime() / 1000000;
+}
+
+static uint64_t loop_ms(void *arg)
+{
+    return uv_now(arg);
+}
+
+void adm_chain_set_clock(adm_chain_t *c, const adm_clock_t *clock)
+{
+    c->clock = *clock;
+}
+
+void adm_chain_use_loop(adm_chain_t *c, struct uv_loop_s *loop)
+{
+    c->clock.now_ms = loop_ms;
+    c->clock.now_ns = hrtime_ns;
+    c->clock.arg = loop;
+}
 
 /* Calls fn for each name of a comma-separated list; stops at the first non-zero return. */
 static int each_name(const char *list, int (*fn)(const char *name, void *arg), void *arg)
@@ -124,12 +161,18 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
     }
     all = adm_plugin_registry(&count);
     c = calloc(1, sizeof(*c));
-    if (c == NULL || (c->stages = calloc(count, sizeof(*c->stages))) == NULL ||
-        (c->names = calloc(count, sizeof(*c->names))) == NULL ||
-        (c->left_out = calloc(count, sizeof(*c->left_out))) == NULL) {
+    if (c == NULL) {
+        return ADM_ENOMEM;
+    }
+    c->stages = calloc(count, sizeof(*c->stages));
+    c->names = calloc(count, sizeof(*c->names));
+    c->left_out = calloc(count, sizeof(*c->left_out));
+    if (c->stages == NULL || c->names == NULL || c->left_out == NULL) {
         adm_chain_destroy(c);
         return ADM_ENOMEM;
     }
+    c->clock.now_ms = hrtime_ms;
+    c->clock.now_ns = hrtime_ns;
     if (opts->admission_config_file != NULL) {
         config_arena = adm_arena_create(65536);
         if (config_arena == NULL) {
@@ -422,6 +465,7 @@ adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_revi
     run->async.deadline_ms = deadline_ms;
     run->mutating = (phases & ADM_PHASE_MUTATING) != 0;
     adm_attrs_init(&run->attrs, req, a);
+    run->attrs.clock = &c->clock;
     step(run);
     return run;
 }

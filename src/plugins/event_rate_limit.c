@@ -9,9 +9,9 @@
  * Memory: an enforcer's cache is allocated at configure time (kube's default 4096 entries) and
  * grows by doubling up to cacheSize, so it never allocates once full. A slot's key buffer is reused
  * when the slot is, and only grows, so the steady state of a full cache allocates nothing.
+ *
+ * Time is the chain's monotonic clock (adm_plugin_now_ns), so tests refill buckets by moving it.
  */
-#include "adm/plugins/eventratelimit.h"
-
 #include "adm/base/error.h"
 #include "adm/base/json.h"
 #include "adm/plugins/plugin.h"
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <uv.h>
+#include <sys/random.h>
 
 #define API_GROUP "eventratelimit.admission.k8s.io"
 #define API_VERSION "v1alpha1"
@@ -81,8 +81,6 @@ typedef struct enforcer_s {
 } enforcer_t;
 
 typedef struct state_s {
-    adm_erl_clock_fn now;
-    void *now_arg;
     uint64_t seed[2]; /* keys are chosen by clients: a keyed hash keeps chains short */
     bool need_object;
     size_t count;
@@ -691,12 +689,6 @@ static const char *validate_config(adm_arena_t *a, const limit_cfg_t *limits, si
     return or_nomem(text);
 }
 
-static uint64_t monotonic_now(void *arg)
-{
-    (void)arg;
-    return uv_hrtime();
-}
-
 static void free_state(void *state)
 {
     state_t *s = state;
@@ -719,10 +711,10 @@ static int build_state(const limit_cfg_t *limits, size_t n, state_t **out)
     if (s == NULL) {
         return ADM_ENOMEM;
     }
-    s->now = monotonic_now;
-    if (uv_random(NULL, NULL, s->seed, sizeof(s->seed), 0, NULL) != 0) {
-        s->seed[0] = uv_hrtime();
-        s->seed[1] = (uint64_t)(uintptr_t)s;
+    if (getrandom(s->seed, sizeof(s->seed), 0) != (ssize_t)sizeof(s->seed)) {
+        /* no entropy to be had (a kernel before 3.17): a heap and a stack address, which ASLR varies */
+        s->seed[0] = (uint64_t)(uintptr_t)s;
+        s->seed[1] = (uint64_t)(uintptr_t)&s;
     }
     for (size_t i = 0; i < n; i++) {
         enforcer_t *e = &s->enforcers[i];
@@ -786,14 +778,6 @@ static int configure(const adm_plugin_config_t *cfg, void **state, char *err, si
     }
     adm_arena_destroy(a);
     return rc;
-}
-
-void adm_event_rate_limit_set_clock(void *state, adm_erl_clock_fn now, void *arg)
-{
-    state_t *s = state;
-
-    s->now = now != NULL ? now : monotonic_now;
-    s->now_arg = arg;
 }
 
 /* ---- admission ---- */
@@ -876,7 +860,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
             return ADM_ENOMEM;
         }
     }
-    now = s->now(s->now_arg);
+    now = adm_plugin_now_ns(attrs);
     for (size_t i = 0; i < s->count; i++) {
         enforcer_t *e = &s->enforcers[i];
         bucket_t *b = &e->server;

@@ -166,7 +166,7 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
                                 adm_hook_annotation_key(attrs->arena, "failed-open.mutation.webhook.admission.k8s.io",
                                                         s->async->round, wh->index),
                                 wh->name);
-        if (uv_now(adm_webhooks_loop(s->w)) >= s->async->deadline_ms) {
+        if (adm_plugin_now_ms(attrs) >= s->async->deadline_ms) {
             return adm_hook_timeout_status(st);
         }
     }

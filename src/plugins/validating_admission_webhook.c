@@ -156,7 +156,7 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
     if (f->n == 0) {
         return ADM_OK;
     }
-    if (uv_now(adm_webhooks_loop(w)) >= async->deadline_ms) {
+    if (adm_plugin_now_ms(attrs) >= async->deadline_ms) {
         return adm_hook_timeout_status(st);
     }
     f->w = w;

@@ -14,6 +14,20 @@
 
 #include <cmocka.h>
 
+static uint64_t standing(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static const adm_clock_t standing_clock = {standing, standing, NULL};
+static adm_clock_t clock_now = {standing, standing, NULL};
+
+void pt_set_clock(const adm_clock_t *clock)
+{
+    clock_now = clock != NULL ? *clock : standing_clock;
+}
+
 static const char *or_empty(const char *s)
 {
     return s != NULL ? s : "";
@@ -57,6 +71,7 @@ pt_result_t pt_run(adm_arena_t *a, const adm_plugin_t *p, void *state, char phas
         fail_msg("test request does not decode: %s\n%s", problem, body);
     }
     adm_attrs_init(attrs, req, a);
+    attrs->clock = &clock_now;
     res.rc = hook(state, attrs, &res.status);
     res.changed = attrs->changed;
     obj = adm_attrs_object(attrs);

@@ -3,6 +3,10 @@
  * The compiled-in admission plugins: one constant descriptor per plugin (src/plugins/<name>.c),
  * and the registry of every plugin name kube-apiserver knows, in its execution order, with its
  * default and whether admitd implements it (src/plugins/plugins.def).
+ *
+ * This header is all a plugin needs from the chain: what a hook receives (the request's
+ * attributes), the time (adm_plugin_now_ms/_ns below; plugins read no clock of their own, so a
+ * test can move time by hand with adm_chain_set_clock), and the asynchronous phases.
  */
 #ifndef ADM_PLUGIN_H
 #define ADM_PLUGIN_H
@@ -36,7 +40,7 @@ typedef struct adm_plugin_config_s {
  */
 typedef struct adm_async_s adm_async_t;
 struct adm_async_s {
-    uint64_t deadline_ms;       /* loop time by which the whole request must be answered */
+    uint64_t deadline_ms;       /* when the answer is due, on adm_plugin_now_ms's scale */
     unsigned round;             /* mutating phase: 0, or 1 when the chain runs again (reinvocation) */
     bool reinvoke;              /* set by a mutating plugin: a webhook changed the object, run round 1 */
     void *webhook_ctx;          /* kept across rounds for the mutating webhook plugin */
@@ -87,5 +91,22 @@ const adm_plugin_info_t *adm_plugin_find(const char *name);
 
 /** Prints the --list-plugins table. */
 void adm_plugin_list(FILE *out);
+
+/* ---- inline accessors ---- */
+
+/**
+ * The chain's loop time in milliseconds (adm_clock_t.now_ms): what a deadline is compared with,
+ * e.g. adm_plugin_now_ms(attrs) >= async->deadline_ms. As cheap as uv_now.
+ */
+static inline uint64_t adm_plugin_now_ms(const adm_attrs_t *attrs)
+{
+    return attrs->clock->now_ms(attrs->clock->arg);
+}
+
+/** The chain's monotonic clock in nanoseconds (adm_clock_t.now_ns), for rates; as uv_hrtime. */
+static inline uint64_t adm_plugin_now_ns(const adm_attrs_t *attrs)
+{
+    return attrs->clock->now_ns(attrs->clock->arg);
+}
 
 #endif

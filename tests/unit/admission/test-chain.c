@@ -436,14 +436,70 @@ static void test_phases(void **state)
     adm_chain_destroy(c);
 }
 
+static uint64_t hand_time_ns; /* the time a clock set by hand reads */
+
+static uint64_t hand_ns(void *arg)
+{
+    return *(const uint64_t *)arg;
+}
+
+static uint64_t hand_ms(void *arg)
+{
+    return *(const uint64_t *)arg / 1000000;
+}
+
+/*
+ * The chain's clock is the time its plugins read: EventRateLimit's bucket (one event a second,
+ * burst 1) refills on the monotonic clock by default, and only as a clock set by hand moves.
+ */
+static void test_clock(void **state)
+{
+    static const char event[] = "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e\"}}";
+    static const adm_clock_t hand = {hand_ms, hand_ns, &hand_time_ns};
+    pt_request_t r = {
+        .operation = "CREATE", .resource = "events", .kind = "Event", .name = "e", .object = event};
+    adm_review_response_t resp;
+    adm_chain_t *c;
+    char err[2048];
+    const char *path, *body;
+
+    write_file("erl-1.yaml",
+               "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\nlimits:\n"
+               "- type: Server\n  qps: 1\n  burst: 1\n");
+    path = write_file("admission-erl.yaml",
+                      "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n"
+                      "plugins:\n- name: EventRateLimit\n  path: erl-1.yaml\n");
+    adm_arena_reset(arena);
+    body = pt_review_json(arena, &r);
+
+    /* The default clock: two events in a row, the second finds no token. */
+    assert_int_equal(make_chain("EventRateLimit", NULL, path, &c, err, sizeof(err)), 0);
+    resp = run(c, ADM_PHASE_VALIDATING, body);
+    assert_true(resp.allowed);
+    resp = run(c, ADM_PHASE_VALIDATING, body);
+    assert_false(resp.allowed);
+    assert_int_equal(resp.code, 429);
+    adm_chain_destroy(c);
+
+    /* A clock set by hand: the token comes back after one second of it, however long the test takes. */
+    assert_int_equal(make_chain("EventRateLimit", NULL, path, &c, err, sizeof(err)), 0);
+    hand_time_ns = 0;
+    adm_chain_set_clock(c, &hand);
+    assert_true(run(c, ADM_PHASE_VALIDATING, body).allowed);
+    assert_false(run(c, ADM_PHASE_VALIDATING, body).allowed);
+    hand_time_ns = 500000000;
+    assert_false(run(c, ADM_PHASE_VALIDATING, body).allowed);
+    hand_time_ns = 1000000000;
+    assert_true(run(c, ADM_PHASE_VALIDATING, body).allowed);
+    adm_chain_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_enabled_set),
-        cmocka_unit_test(test_flag_errors),
-        cmocka_unit_test(test_admission_config),
-        cmocka_unit_test(test_webhook_admission_config),
-        cmocka_unit_test(test_phases),
+        cmocka_unit_test(test_enabled_set),      cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_admission_config), cmocka_unit_test(test_webhook_admission_config),
+        cmocka_unit_test(test_phases),           cmocka_unit_test(test_clock),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
