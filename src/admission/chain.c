@@ -2,7 +2,8 @@
 /*
  * The admission chain: builds the enabled plugins from the flags and the AdmissionConfiguration,
  * then runs them over one request, phase after phase, waiting where a webhook plugin answers
- * later. It owns what its plugins share per request and nothing else: the clock they read.
+ * later. Besides the request, it hands each hook the clock plugins read and the plugin's own
+ * per-request slot.
  */
 #include "adm/admission/chain.h"
 
@@ -134,6 +135,26 @@ static int check_name(const char *name, void *arg)
     return 0;
 }
 
+/* An empty chain with room for count stages, on the default clock; NULL when out of memory. */
+static adm_chain_t *chain_new(size_t count)
+{
+    adm_chain_t *c = calloc(1, sizeof(*c));
+
+    if (c == NULL) {
+        return NULL;
+    }
+    c->stages = calloc(count, sizeof(*c->stages));
+    c->names = calloc(count, sizeof(*c->names));
+    c->left_out = calloc(count, sizeof(*c->left_out));
+    if (c->stages == NULL || c->names == NULL || c->left_out == NULL) {
+        adm_chain_destroy(c);
+        return NULL;
+    }
+    c->clock.now_ms = hrtime_ms;
+    c->clock.now_ns = hrtime_ns;
+    return c;
+}
+
 int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, size_t err_len)
 {
     return adm_chain_create_with(opts, NULL, out, err, err_len);
@@ -160,19 +181,10 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
         return rc;
     }
     all = adm_plugin_registry(&count);
-    c = calloc(1, sizeof(*c));
+    c = chain_new(count);
     if (c == NULL) {
         return ADM_ENOMEM;
     }
-    c->stages = calloc(count, sizeof(*c->stages));
-    c->names = calloc(count, sizeof(*c->names));
-    c->left_out = calloc(count, sizeof(*c->left_out));
-    if (c->stages == NULL || c->names == NULL || c->left_out == NULL) {
-        adm_chain_destroy(c);
-        return ADM_ENOMEM;
-    }
-    c->clock.now_ms = hrtime_ms;
-    c->clock.now_ns = hrtime_ns;
     if (opts->admission_config_file != NULL) {
         config_arena = adm_arena_create(65536);
         if (config_arena == NULL) {
@@ -315,6 +327,7 @@ struct adm_chain_run_s {
     adm_status_t async_st;
     bool finished;
     int final_rc;         /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
+    void *slots[];        /* one per stage, for the whole request (adm_plugin_slot) */
 };
 
 static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
@@ -397,6 +410,7 @@ static void step(adm_chain_run_t *run)
             run->next++;
             continue;
         }
+        run->attrs.slot = &run->slots[run->next];
         if ((run->mutating ? p->admit_async : p->validate_async) != NULL) {
             int (*hook)(void *, adm_attrs_t *, adm_status_t *, adm_async_t *) =
                 run->mutating ? p->admit_async : p->validate_async;
@@ -452,7 +466,8 @@ void adm_async_done(adm_async_t *async, int rc, const adm_status_t *st)
 adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req, adm_arena_t *a,
                                  uint64_t deadline_ms, adm_chain_done_fn done, void *arg)
 {
-    adm_chain_run_t *run = adm_arena_calloc(a, 1, sizeof(*run));
+    /* the slots come with the run: no allocation of their own */
+    adm_chain_run_t *run = adm_arena_calloc(a, 1, sizeof(*run) + c->nstages * sizeof(run->slots[0]));
 
     if (run == NULL) {
         return NULL;

@@ -72,6 +72,8 @@ pt_result_t pt_run(adm_arena_t *a, const adm_plugin_t *p, void *state, char phas
     }
     adm_attrs_init(attrs, req, a);
     attrs->clock = &clock_now;
+    attrs->slot = adm_arena_calloc(a, 1, sizeof(*attrs->slot)); /* each run is a request of its own */
+    assert_non_null(attrs->slot);
     res.rc = hook(state, attrs, &res.status);
     res.changed = attrs->changed;
     obj = adm_attrs_object(attrs);

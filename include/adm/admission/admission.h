@@ -58,9 +58,10 @@ typedef struct adm_attrs_s {
     adm_review_annotation_t *annotations;
     size_t nannotations, annotations_cap;
     struct adm_warning_recorder_s *recorder; /* private to admission.c; NULL until a warning comes */
-    /* set by the chain before the hooks run (NULL after adm_attrs_init); plugins read the time
-       through plugin.h's adm_plugin_now_ms/_ns */
+    /* set by the chain for the hooks (NULL after adm_attrs_init); plugins use them through
+       plugin.h's adm_plugin_now_ms/_ns and adm_plugin_slot */
     const adm_clock_t *clock;
+    void **slot; /* the running plugin's own pointer for this request */
 } adm_attrs_t;
 
 /* A rejection, as metav1.Status; plugins fill it through the constructors below. */

@@ -6,7 +6,8 @@
  *
  * This header is all a plugin needs from the chain: what a hook receives (the request's
  * attributes), the time (adm_plugin_now_ms/_ns below; plugins read no clock of their own, so a
- * test can move time by hand with adm_chain_set_clock), and the asynchronous phases.
+ * test can move time by hand with adm_chain_set_clock), a pointer of its own for the request
+ * (adm_plugin_slot), and the asynchronous phases.
  */
 #ifndef ADM_PLUGIN_H
 #define ADM_PLUGIN_H
@@ -43,7 +44,6 @@ struct adm_async_s {
     uint64_t deadline_ms;       /* when the answer is due, on adm_plugin_now_ms's scale */
     unsigned round;             /* mutating phase: 0, or 1 when the chain runs again (reinvocation) */
     bool reinvoke;              /* set by a mutating plugin: a webhook changed the object, run round 1 */
-    void *webhook_ctx;          /* kept across rounds for the mutating webhook plugin */
     void (*cancel)(void *arg);  /* set by the plugin while its work is outstanding */
     void *cancel_arg;
     /* private to the chain */
@@ -107,6 +107,18 @@ static inline uint64_t adm_plugin_now_ms(const adm_attrs_t *attrs)
 static inline uint64_t adm_plugin_now_ns(const adm_attrs_t *attrs)
 {
     return attrs->clock->now_ns(attrs->clock->arg);
+}
+
+/**
+ * The running plugin's own pointer for this request (nginx's r->ctx[module.ctx_index]): NULL when
+ * the request starts, then whatever the plugin stores, which the chain never reads. Each enabled
+ * plugin has one, kept for the whole request: through both rounds of the mutating phase
+ * (reinvocation) and into the validating phase. Call it in a hook (an asynchronous hook keeps the
+ * pointer for its callbacks), and point the slot at arena memory, which lives as long.
+ */
+static inline void **adm_plugin_slot(adm_attrs_t *attrs)
+{
+    return attrs->slot;
 }
 
 #endif
