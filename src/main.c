@@ -82,12 +82,13 @@ int main(int argc, char **argv)
      */
     signal(SIGHUP, SIG_IGN);
     adm_options_defaults(&opts);
+    adm_plugin_declare_options(&opts);
     if (adm_options_parse(&opts, argc, argv, &action, err, sizeof(err)) != 0) {
         fprintf(stderr, "admitd: %s\n", err);
         return 2;
     }
     if (action == ADM_OPTIONS_HELP) {
-        adm_options_usage(stdout);
+        adm_options_usage(&opts, stdout);
         return 0;
     }
     if (action == ADM_OPTIONS_VERSION) {

@@ -155,6 +155,27 @@ static adm_chain_t *chain_new(size_t count)
     return c;
 }
 
+/* Runs p's configure on cfg, completed with the values of p's flags from opts. */
+static int configure(const adm_plugin_t *p, const adm_options_t *opts, adm_plugin_config_t *cfg, void **state,
+                     char *err, size_t err_len)
+{
+    size_t n = adm_options_count(p->options);
+    adm_opt_value_t *values = NULL;
+    int rc;
+
+    if (n > 0) {
+        values = calloc(n, sizeof(*values));
+        if (values == NULL) {
+            return ADM_ENOMEM;
+        }
+        adm_options_values(opts, p->options, values);
+    }
+    cfg->options = values;
+    rc = p->configure(cfg, state, err, err_len);
+    free(values);
+    return rc;
+}
+
 int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, size_t err_len)
 {
     return adm_chain_create_with(opts, NULL, out, err, err_len);
@@ -223,12 +244,11 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
         cfg.source = pc != NULL ? pc->source
                                 : (opts->admission_config_file != NULL ? opts->admission_config_file
                                                                        : "--admission-control-config-file");
-        cfg.opts = opts;
         cfg.webhooks = webhooks;
         st = &c->stages[c->nstages];
         st->plugin = all[i].plugin;
         if (st->plugin->configure != NULL) {
-            rc = st->plugin->configure(&cfg, &st->state, err, err_len);
+            rc = configure(st->plugin, opts, &cfg, &st->state, err, err_len);
             if (rc != 0) {
                 if (rc == ADM_ENOMEM) {
                     snprintf(err, err_len, "%s: out of memory", all[i].name);

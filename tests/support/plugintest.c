@@ -85,15 +85,13 @@ pt_result_t pt_run(adm_arena_t *a, const adm_plugin_t *p, void *state, char phas
 int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t *opts, void **state, char *err,
                  size_t err_len)
 {
-    adm_options_t defaults;
     adm_plugin_config_t cfg = {0};
+    adm_opt_value_t values[16];
     yyjson_doc *doc = NULL;
     int rc;
 
-    if (opts == NULL) {
-        adm_options_defaults(&defaults);
-        opts = &defaults;
-    }
+    assert_true(adm_options_count(p->options) <= sizeof(values) / sizeof(values[0]));
+    adm_options_values(opts, p->options, values);
     if (config != NULL) {
         doc = yyjson_read(config, strlen(config), 0);
         if (doc == NULL) {
@@ -102,7 +100,7 @@ int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t 
         cfg.config = yyjson_doc_get_root(doc);
     }
     cfg.source = "test.yaml";
-    cfg.opts = opts;
+    cfg.options = values;
     *state = NULL;
     err[0] = '\0';
     rc = p->configure != NULL ? p->configure(&cfg, state, err, err_len) : 0;

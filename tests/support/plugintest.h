@@ -53,8 +53,9 @@ pt_result_t pt_run(adm_arena_t *a, const adm_plugin_t *p, void *state, char phas
 void pt_set_clock(const adm_clock_t *clock);
 
 /**
- * Calls p->configure with config (JSON text, or NULL for none) and opts (NULL: defaults). Returns
- * what configure returned; err receives its message.
+ * Calls p->configure with config (JSON text, or NULL for none) and the values of p's flags in opts
+ * (NULL: their defaults), as the chain does. Returns what configure returned; err receives its
+ * message.
  */
 int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t *opts, void **state, char *err,
                  size_t err_len);

@@ -7,7 +7,7 @@
  * This header is all a plugin needs from the chain: what a hook receives (the request's
  * attributes), the time (adm_plugin_now_ms/_ns below; plugins read no clock of their own, so a
  * test can move time by hand with adm_chain_set_clock), a pointer of its own for the request
- * (adm_plugin_slot), and the asynchronous phases.
+ * (adm_plugin_slot), its flags (adm_plugin_t.options), and the asynchronous phases.
  */
 #ifndef ADM_PLUGIN_H
 #define ADM_PLUGIN_H
@@ -30,7 +30,12 @@ typedef struct adm_plugin_config_s {
     yyjson_val *config;
     /* Where config came from, for error messages: "FILE" or "FILE: plugins[N].configuration". */
     const char *source;
-    const adm_options_t *opts; /* the command line, for plugins configured by flags */
+    /*
+     * The values of the flags the plugin declares (adm_plugin_t.options), one per row in the
+     * table's order: as given on the command line, else the row's default. Valid only during
+     * configure.
+     */
+    const adm_opt_value_t *options;
     struct adm_webhooks_s *webhooks; /* downstream webhooks (webhooks.h), or NULL when none run */
 } adm_plugin_config_t;
 
@@ -56,6 +61,13 @@ void adm_async_done(adm_async_t *async, int rc, const adm_status_t *st);
 typedef struct adm_plugin_s {
     const char *name;    /* as kube-apiserver registers it, e.g. "DefaultTolerationSeconds" */
     unsigned operations; /* ADM_OPS_* bits the plugin handles; others skip it (admission.Handler) */
+    /*
+     * Optional. The command-line flags of the plugin (kube-apiserver's flag names, e.g.
+     * DefaultTolerationSeconds' two), a table ended by a row whose name is NULL: admitd's flag
+     * parser takes them and --help lists them (adm_plugin_declare_options), whether the plugin is
+     * enabled or not, and configure gets their values in cfg->options.
+     */
+    const adm_option_t *options;
     /*
      * Optional. Builds the plugin's state from its configuration. Returns 0, or ADM_EINVAL with one
      * line in err naming cfg->source, the field and the problem, e.g.
@@ -91,6 +103,14 @@ const adm_plugin_info_t *adm_plugin_find(const char *name);
 
 /** Prints the --list-plugins table. */
 void adm_plugin_list(FILE *out);
+
+/**
+ * Declares the flags of every implemented plugin (adm_plugin_t.options) in o, in the registry's
+ * order, so that adm_options_parse takes them and adm_options_usage lists them. Call it after
+ * adm_options_defaults. A table that cannot be declared is a programming error (assert; the
+ * unit tests declare every table).
+ */
+void adm_plugin_declare_options(adm_options_t *o);
 
 /* ---- inline accessors ---- */
 
