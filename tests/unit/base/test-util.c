@@ -44,6 +44,14 @@ static void test_uint(void **state)
     assert_int_equal(adm_parse_uint("18446744073709551615", UINT64_MAX, &v), 0);
     assert_int_equal(adm_parse_uint("18446744073709551616", UINT64_MAX, &v), ADM_EINVAL);
     assert_int_equal(adm_parse_uint("11", 10, &v), ADM_EINVAL);
+    assert_int_equal(adm_parse_uint("10", 10, &v), 0);
+    assert_int_equal(v, 10);
+    /* a single digit above a max under 10 */
+    assert_int_equal(adm_parse_uint("6", 5, &v), ADM_EINVAL);
+    assert_int_equal(adm_parse_uint("5", 5, &v), 0);
+    assert_int_equal(adm_parse_uint("1", 0, &v), ADM_EINVAL);
+    assert_int_equal(adm_parse_uint("0", 0, &v), 0);
+    assert_int_equal(adm_parse_uint("06", 5, &v), ADM_EINVAL);
     assert_int_equal(adm_parse_uint("1a", 100, &v), ADM_EINVAL);
     assert_int_equal(adm_parse_uint("", 100, &v), ADM_EINVAL);
 }
