@@ -86,8 +86,11 @@ static int each_name(const char *list, int (*fn)(const char *name, void *arg), v
         }
         memcpy(name, list, len);
         name[len] = '\0';
-        if (len > 0 && (rc = fn(name, arg)) != 0) {
-            return rc;
+        if (len > 0) {
+            rc = fn(name, arg);
+            if (rc != 0) {
+                return rc;
+            }
         }
         list = end != NULL ? end + 1 : list + strlen(list);
     }

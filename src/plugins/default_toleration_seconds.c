@@ -74,7 +74,7 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
                                       attrs->req->kind.kind[0] != '\0' ? attrs->req->kind.kind : "<nil>");
     }
     yyjson_arr_iter_init(adm_json_path(pod, "spec", "tolerations", NULL), &it);
-    while ((t = yyjson_arr_iter_next(&it)) != NULL) {
+    for (t = yyjson_arr_iter_next(&it); t != NULL; t = yyjson_arr_iter_next(&it)) {
         adm_toleration_t tol = adm_toleration_read(t);
 
         not_ready = not_ready || tolerates(&tol, "node.kubernetes.io/not-ready");

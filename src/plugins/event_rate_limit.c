@@ -493,7 +493,7 @@ static const char *decode_limit(adm_arena_t *a, yyjson_val *obj, limit_cfg_t *l)
         return type_error(a, obj, "Configuration.limits", "v1alpha1.Limit");
     }
     yyjson_obj_iter_init(obj, &it);
-    while (problem == NULL && (k = yyjson_obj_iter_next(&it)) != NULL) {
+    for (k = yyjson_obj_iter_next(&it); problem == NULL && k != NULL; k = yyjson_obj_iter_next(&it)) {
         const char *name = yyjson_get_str(k);
         yyjson_val *v = yyjson_obj_iter_get_val(k);
 
@@ -551,7 +551,8 @@ static const char *decode_limits(adm_arena_t *a, yyjson_val *v, limit_cfg_t **li
     *n = len;
     *nil = false;
     yyjson_arr_iter_init(v, &it);
-    while (problem == NULL && (item = yyjson_arr_iter_next(&it)) != NULL) {
+    for (item = yyjson_arr_iter_next(&it); problem == NULL && item != NULL;
+         item = yyjson_arr_iter_next(&it)) {
         problem = decode_limit(a, item, &(*limits)[i++]);
     }
     return problem;
@@ -582,7 +583,7 @@ static const char *check_type_meta(adm_arena_t *a, yyjson_val *root)
                              json_kind(root), find_kind));
     }
     yyjson_obj_iter_init(root, &it);
-    while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
         const char *name = yyjson_get_str(k);
         yyjson_val *v = yyjson_obj_iter_get_val(k);
         const char **slot = strcasecmp(name, "apiVersion") == 0 ? &api_version
@@ -758,7 +759,7 @@ static int configure(const adm_plugin_config_t *cfg, void **state, char *err, si
             yyjson_val *k;
 
             yyjson_obj_iter_init(cfg->config, &it);
-            while (problem == NULL && (k = yyjson_obj_iter_next(&it)) != NULL) {
+            for (k = yyjson_obj_iter_next(&it); problem == NULL && k != NULL; k = yyjson_obj_iter_next(&it)) {
                 if (strcmp(yyjson_get_str(k), "limits") == 0) {
                     problem = decode_limits(a, yyjson_obj_iter_get_val(k), &limits, &n, &cap, &nil);
                 }
