@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Table-test support for the plugins (plugintest.h): a request from a few fields, one hook run on
+ * it as the chain would run it (the clock and a fresh slot included), configure with the values
+ * of the plugin's flags, and JSON comparison for the assertions.
+ */
 #include "plugintest.h"
 
 #include "adm/base/error.h"
