@@ -82,12 +82,13 @@ int main(int argc, char **argv)
      */
     signal(SIGHUP, SIG_IGN);
     adm_options_defaults(&opts);
+    adm_plugin_declare_options(&opts);
     if (adm_options_parse(&opts, argc, argv, &action, err, sizeof(err)) != 0) {
         fprintf(stderr, "admitd: %s\n", err);
         return 2;
     }
     if (action == ADM_OPTIONS_HELP) {
-        adm_options_usage(stdout);
+        adm_options_usage(&opts, stdout);
         return 0;
     }
     if (action == ADM_OPTIONS_VERSION) {
@@ -118,6 +119,7 @@ int main(int argc, char **argv)
         adm_tls_global_cleanup();
         return rc == ADM_ENOMEM ? 1 : 2;
     }
+    adm_chain_use_loop(app.chain, &loop); /* the deadlines the endpoint computes are loop time */
     rc = adm_server_create(&loop, &opts, &app.server, err, sizeof(err));
     if (rc != 0) {
         fprintf(stderr, "admitd: %s\n", err);

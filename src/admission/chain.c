@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The admission chain: builds the enabled plugins from the flags and the AdmissionConfiguration,
+ * then runs them over one request, phase after phase, waiting where a webhook plugin answers
+ * later. Besides the request, it hands each hook the clock plugins read and the plugin's own
+ * per-request slot.
+ */
 #include "adm/admission/chain.h"
 
 #include "adm/admission/admission.h"
@@ -11,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
 typedef struct stage_s {
     const adm_plugin_t *plugin;
@@ -23,7 +30,38 @@ struct adm_chain_s {
     size_t nstages;
     const char **left_out; /* default plugins admitd does not implement yet */
     size_t nleft_out;
+    adm_clock_t clock; /* what plugins read through attrs->clock */
 };
+
+static uint64_t hrtime_ns(void *arg)
+{
+    (void)arg;
+    return uv_hrtime();
+}
+
+/* Without a loop: loop time is uv_hrtime in ms too, only not cached. */
+static uint64_t hrtime_ms(void *arg)
+{
+    (void)arg;
+    return uv_hrtime() / 1000000;
+}
+
+static uint64_t loop_ms(void *arg)
+{
+    return uv_now(arg);
+}
+
+void adm_chain_set_clock(adm_chain_t *c, const adm_clock_t *clock)
+{
+    c->clock = *clock;
+}
+
+void adm_chain_use_loop(adm_chain_t *c, struct uv_loop_s *loop)
+{
+    c->clock.now_ms = loop_ms;
+    c->clock.now_ns = hrtime_ns;
+    c->clock.arg = loop;
+}
 
 /* Calls fn for each name of a comma-separated list; stops at the first non-zero return. */
 static int each_name(const char *list, int (*fn)(const char *name, void *arg), void *arg)
@@ -48,8 +86,11 @@ static int each_name(const char *list, int (*fn)(const char *name, void *arg), v
         }
         memcpy(name, list, len);
         name[len] = '\0';
-        if (len > 0 && (rc = fn(name, arg)) != 0) {
-            return rc;
+        if (len > 0) {
+            rc = fn(name, arg);
+            if (rc != 0) {
+                return rc;
+            }
         }
         list = end != NULL ? end + 1 : list + strlen(list);
     }
@@ -97,6 +138,47 @@ static int check_name(const char *name, void *arg)
     return 0;
 }
 
+/* An empty chain with room for count stages, on the default clock; NULL when out of memory. */
+static adm_chain_t *chain_new(size_t count)
+{
+    adm_chain_t *c = calloc(1, sizeof(*c));
+
+    if (c == NULL) {
+        return NULL;
+    }
+    c->stages = calloc(count, sizeof(*c->stages));
+    c->names = calloc(count, sizeof(*c->names));
+    c->left_out = calloc(count, sizeof(*c->left_out));
+    if (c->stages == NULL || c->names == NULL || c->left_out == NULL) {
+        adm_chain_destroy(c);
+        return NULL;
+    }
+    c->clock.now_ms = hrtime_ms;
+    c->clock.now_ns = hrtime_ns;
+    return c;
+}
+
+/* Runs p's configure on cfg, completed with the values of p's flags from opts. */
+static int configure(const adm_plugin_t *p, const adm_options_t *opts, adm_plugin_config_t *cfg, void **state,
+                     char *err, size_t err_len)
+{
+    size_t n = adm_options_count(p->options);
+    adm_opt_value_t *values = NULL;
+    int rc;
+
+    if (n > 0) {
+        values = calloc(n, sizeof(*values));
+        if (values == NULL) {
+            return ADM_ENOMEM;
+        }
+        adm_options_values(opts, p->options, values);
+    }
+    cfg->options = values;
+    rc = p->configure(cfg, state, err, err_len);
+    free(values);
+    return rc;
+}
+
 int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, size_t err_len)
 {
     return adm_chain_create_with(opts, NULL, out, err, err_len);
@@ -123,11 +205,8 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
         return rc;
     }
     all = adm_plugin_registry(&count);
-    c = calloc(1, sizeof(*c));
-    if (c == NULL || (c->stages = calloc(count, sizeof(*c->stages))) == NULL ||
-        (c->names = calloc(count, sizeof(*c->names))) == NULL ||
-        (c->left_out = calloc(count, sizeof(*c->left_out))) == NULL) {
-        adm_chain_destroy(c);
+    c = chain_new(count);
+    if (c == NULL) {
         return ADM_ENOMEM;
     }
     if (opts->admission_config_file != NULL) {
@@ -168,12 +247,11 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
         cfg.source = pc != NULL ? pc->source
                                 : (opts->admission_config_file != NULL ? opts->admission_config_file
                                                                        : "--admission-control-config-file");
-        cfg.opts = opts;
         cfg.webhooks = webhooks;
         st = &c->stages[c->nstages];
         st->plugin = all[i].plugin;
         if (st->plugin->configure != NULL) {
-            rc = st->plugin->configure(&cfg, &st->state, err, err_len);
+            rc = configure(st->plugin, opts, &cfg, &st->state, err, err_len);
             if (rc != 0) {
                 if (rc == ADM_ENOMEM) {
                     snprintf(err, err_len, "%s: out of memory", all[i].name);
@@ -272,6 +350,7 @@ struct adm_chain_run_s {
     adm_status_t async_st;
     bool finished;
     int final_rc;         /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
+    void *slots[];        /* one per stage, for the whole request (adm_plugin_slot) */
 };
 
 static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
@@ -354,6 +433,7 @@ static void step(adm_chain_run_t *run)
             run->next++;
             continue;
         }
+        run->attrs.slot = &run->slots[run->next];
         if ((run->mutating ? p->admit_async : p->validate_async) != NULL) {
             int (*hook)(void *, adm_attrs_t *, adm_status_t *, adm_async_t *) =
                 run->mutating ? p->admit_async : p->validate_async;
@@ -409,7 +489,8 @@ void adm_async_done(adm_async_t *async, int rc, const adm_status_t *st)
 adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req, adm_arena_t *a,
                                  uint64_t deadline_ms, adm_chain_done_fn done, void *arg)
 {
-    adm_chain_run_t *run = adm_arena_calloc(a, 1, sizeof(*run));
+    /* the slots come with the run: no allocation of their own */
+    adm_chain_run_t *run = adm_arena_calloc(a, 1, sizeof(*run) + c->nstages * sizeof(run->slots[0]));
 
     if (run == NULL) {
         return NULL;
@@ -422,6 +503,7 @@ adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_revi
     run->async.deadline_ms = deadline_ms;
     run->mutating = (phases & ADM_PHASE_MUTATING) != 0;
     adm_attrs_init(&run->attrs, req, a);
+    run->attrs.clock = &c->clock;
     step(run);
     return run;
 }

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Table-driven flag parsing: each row names a flag, its kind, where the value goes and its help
- * line, so parsing, validation and --help come from one place.
+ * line, so parsing, validation and --help come from one place. Flags that other modules declare
+ * (adm_options_declare: a plugin's options) are seen as rows of the same kind whose value lives in
+ * adm_options_t.declared, so they parse, fail and print exactly as the built-in ones.
  */
 #include "adm/base/options.h"
 
 #include "adm/base/error.h"
 #include "adm/base/util.h"
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,9 +25,10 @@ typedef enum flag_kind_e {
     FLAG_HELP,
     FLAG_VERSION,
     FLAG_LIST_PLUGINS,
-    FLAG_LIST,   /* comma-separated names; repeated flags add to the list */
-    FLAG_PATHS,  /* a file or folder; repeated flags add to the list */
+    FLAG_LIST,  /* comma-separated names; repeated flags add to the list */
+    FLAG_PATHS, /* a file or folder; repeated flags add to the list */
     FLAG_RESOLVE,
+    FLAG_DECLARED, /* no flag: where --help lists the declared ones */
 } flag_kind_t;
 
 typedef struct flag_s {
@@ -79,7 +83,8 @@ static const flag_t flags[] = {
     {"--admission-control-config-file", FLAG_STRING, OPT(admission_config_file), NONE, 0, 0, "FILE",
      "AdmissionConfiguration (apiserver.config.k8s.io/v1 or apiserver.k8s.io/v1alpha1), YAML or JSON"},
     {"--webhook-config", FLAG_PATHS, OPT(webhook_configs), OPT(nwebhook_configs), 0, 0, "FILE|DIR",
-     "MutatingWebhookConfiguration / ValidatingWebhookConfiguration objects (admissionregistration.k8s.io/v1): "
+     "MutatingWebhookConfiguration / ValidatingWebhookConfiguration objects "
+     "(admissionregistration.k8s.io/v1): "
      "the downstream webhooks admitd calls; repeatable"},
     {"--cluster-state", FLAG_PATHS, OPT(cluster_states), OPT(ncluster_states), 0, 0, "FILE|DIR",
      "Kubernetes objects the plugins and namespace selectors read (default: namespaces default, kube-system, "
@@ -88,10 +93,7 @@ static const flag_t flags[] = {
      "connect to ADDR for downstream webhook HOST:PORT (TLS still verifies HOST); repeatable"},
     {"--allow-insecure-webhook-urls", FLAG_BOOL, OPT(allow_insecure_webhook_urls), NONE, 0, 0, NULL,
      "permit http:// downstream webhook URLs (benchmarks only)"},
-    {"--default-not-ready-toleration-seconds", FLAG_UINT, OPT(default_not_ready_toleration_seconds), NONE, 0,
-     INT64_MAX, "N", "DefaultTolerationSeconds: tolerationSeconds for node.kubernetes.io/not-ready (default 300)"},
-    {"--default-unreachable-toleration-seconds", FLAG_UINT, OPT(default_unreachable_toleration_seconds), NONE, 0,
-     INT64_MAX, "N", "DefaultTolerationSeconds: tolerationSeconds for node.kubernetes.io/unreachable (default 300)"},
+    {NULL, FLAG_DECLARED, 0, NONE, 0, 0, NULL, NULL},
     {"--list-plugins", FLAG_LIST_PLUGINS, 0, NONE, 0, 0, NULL,
      "print every admission plugin: type, on by default or not, implemented or not; then exit"},
     {"--log-format", FLAG_LOG_FORMAT, OPT(log_format), NONE, 0, 0, "text|json",
@@ -103,6 +105,22 @@ static const flag_t flags[] = {
 
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
 
+/* A declared flag's type as the kind of built-in flag that parses the same way. */
+static const flag_kind_t kind_of_type[] = {
+    [ADM_OPT_UINT] = FLAG_UINT,
+    [ADM_OPT_DURATION] = FLAG_DURATION,
+    [ADM_OPT_BOOL] = FLAG_BOOL,
+    [ADM_OPT_STRING] = FLAG_STRING,
+};
+
+/* What --help shows after a declared flag's name. */
+static const char *const placeholder_of_type[] = {
+    [ADM_OPT_UINT] = "N",
+    [ADM_OPT_DURATION] = "DURATION",
+    [ADM_OPT_BOOL] = NULL,
+    [ADM_OPT_STRING] = "VALUE",
+};
+
 void adm_options_defaults(adm_options_t *o)
 {
     memset(o, 0, sizeof(*o));
@@ -113,20 +131,171 @@ void adm_options_defaults(adm_options_t *o)
     o->max_connections = 10000;
     o->shutdown_delay_ms = 5000;
     o->shutdown_grace_ms = 20000;
-    o->default_not_ready_toleration_seconds = 300;
-    o->default_unreachable_toleration_seconds = 300;
     o->log_format = ADM_LOG_TEXT;
     o->verbosity = 0;
 }
 
-static const flag_t *find_flag(const char *arg, size_t name_len)
+/* A declared row as a built-in flag whose value is at offset in adm_options_t. */
+static void row_flag(const adm_option_t *row, size_t offset, flag_t *f)
 {
-    for (size_t i = 0; i < NFLAGS; i++) {
-        if (strlen(flags[i].name) == name_len && strncmp(flags[i].name, arg, name_len) == 0) {
-            return &flags[i];
+    assert(row->type <= ADM_OPT_STRING);
+    f->name = row->name;
+    f->kind = kind_of_type[row->type];
+    f->offset = offset;
+    f->presence = NONE;
+    f->min = row->min;
+    f->max = row->max;
+    f->value = placeholder_of_type[row->type];
+    f->help = row->help;
+}
+
+static const adm_declared_t *find_declared(const adm_options_t *o, const adm_option_t *row)
+{
+    for (size_t i = 0; i < o->ndeclared; i++) {
+        if (o->declared[i].row == row) {
+            return &o->declared[i];
         }
     }
     return NULL;
+}
+
+/* The flag named by arg's first name_len bytes: a row of the table, or a declared one made into *tmp. */
+static const flag_t *find_flag(const adm_options_t *o, const char *arg, size_t name_len, flag_t *tmp)
+{
+    for (size_t i = 0; i < NFLAGS; i++) {
+        if (flags[i].name != NULL && strlen(flags[i].name) == name_len &&
+            strncmp(flags[i].name, arg, name_len) == 0) {
+            return &flags[i];
+        }
+    }
+    for (size_t i = 0; i < o->ndeclared; i++) {
+        const char *name = o->declared[i].row->name;
+
+        if (strlen(name) == name_len && strncmp(name, arg, name_len) == 0) {
+            row_flag(o->declared[i].row, (size_t)((const char *)&o->declared[i].value - (const char *)o),
+                     tmp);
+            return tmp;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * A value of the kinds a declared flag can have into dst: a const char * (FLAG_STRING), a
+ * uint64_t (FLAG_DURATION in ms, FLAG_UINT) or a bool (FLAG_BOOL, from "true" or "false").
+ */
+static int parse_scalar(const flag_t *f, const char *value, void *dst, char *err, size_t err_len)
+{
+    uint64_t u;
+
+    switch (f->kind) {
+    case FLAG_STRING:
+        if (*value == '\0') {
+            snprintf(err, err_len, "%s: must not be empty", f->name);
+            return ADM_EINVAL;
+        }
+        *(const char **)dst = value;
+        return 0;
+    case FLAG_DURATION:
+        if (adm_parse_duration_ms(value, dst) != 0) {
+            snprintf(err, err_len, "%s %s: not a duration (e.g. 250ms, 10s, 2m)", f->name, value);
+            return ADM_EINVAL;
+        }
+        return 0;
+    case FLAG_UINT:
+        if (adm_parse_uint(value, f->max, &u) != 0 || u < f->min) {
+            snprintf(err, err_len, "%s %s: want a whole number from %llu to %llu", f->name, value,
+                     (unsigned long long)f->min, (unsigned long long)f->max);
+            return ADM_EINVAL;
+        }
+        *(uint64_t *)dst = u;
+        return 0;
+    case FLAG_BOOL:
+        if (strcmp(value, "true") != 0 && strcmp(value, "false") != 0) {
+            snprintf(err, err_len, "%s %s: want true or false", f->name, value);
+            return ADM_EINVAL;
+        }
+        *(bool *)dst = strcmp(value, "true") == 0;
+        return 0;
+    default:
+        snprintf(err, err_len, "%s: not a kind of value a declared flag can have", f->name);
+        return ADM_EINVAL;
+    }
+}
+
+int adm_options_declare(adm_options_t *o, const char *owner, const adm_option_t *rows, char *err,
+                        size_t err_len)
+{
+    for (const adm_option_t *row = rows; row != NULL && row->name != NULL; row++) {
+        flag_t f;
+        adm_declared_t *d;
+        char problem[256];
+
+        if (find_declared(o, row) != NULL) {
+            continue;
+        }
+        if (strncmp(row->name, "--", 2) != 0 || row->name[2] == '\0' || strchr(row->name, '=') != NULL) {
+            snprintf(err, err_len, "%s: \"%s\": a flag's name is --NAME", owner, row->name);
+            return ADM_EINVAL;
+        }
+        if (find_flag(o, row->name, strlen(row->name), &f) != NULL) {
+            snprintf(err, err_len, "%s: %s: there is already a flag of that name", owner, row->name);
+            return ADM_EINVAL;
+        }
+        if (row->type > ADM_OPT_STRING || (row->type == ADM_OPT_UINT && row->min > row->max)) {
+            snprintf(err, err_len, "%s: %s: no such type, or min above max", owner, row->name);
+            return ADM_EINVAL;
+        }
+        if (o->ndeclared == ADM_MAX_DECLARED) {
+            snprintf(err, err_len, "%s: %s: more than %d declared flags", owner, row->name, ADM_MAX_DECLARED);
+            return ADM_EINVAL;
+        }
+        d = &o->declared[o->ndeclared];
+        memset(d, 0, sizeof(*d));
+        d->owner = owner;
+        d->row = row;
+        row_flag(row, 0, &f);
+        if (row->def != NULL && parse_scalar(&f, row->def, &d->value, problem, sizeof(problem)) != 0) {
+            snprintf(err, err_len, "%s: the default of %s is not a valid value: %s", owner, row->name,
+                     problem);
+            return ADM_EINVAL;
+        }
+        o->ndeclared++;
+    }
+    return 0;
+}
+
+size_t adm_options_count(const adm_option_t *rows)
+{
+    size_t n = 0;
+
+    while (rows != NULL && rows[n].name != NULL) {
+        n++;
+    }
+    return n;
+}
+
+void adm_options_values(const adm_options_t *o, const adm_option_t *rows, adm_opt_value_t *out)
+{
+    size_t n = adm_options_count(rows);
+
+    for (size_t i = 0; i < n; i++) {
+        const adm_declared_t *d = o != NULL ? find_declared(o, &rows[i]) : NULL;
+        char problem[256];
+        flag_t f;
+        int rc;
+
+        memset(&out[i], 0, sizeof(out[i]));
+        if (d != NULL) {
+            out[i] = d->value;
+        } else if (rows[i].def != NULL) {
+            row_flag(&rows[i], 0, &f);
+            rc = parse_scalar(&f, rows[i].def, &out[i], problem, sizeof(problem));
+            /* adm_options_declare refuses a bad default, and the tests declare every plugin's table */
+            assert(rc == 0);
+            (void)rc;
+        }
+    }
 }
 
 /* HOST:PORT:ADDR as curl takes it; ADDR an IPv4 or [IPv6] literal. */
@@ -170,38 +339,33 @@ static int set_value(adm_options_t *o, const flag_t *f, const char *value, char 
 {
     char *base = (char *)o;
     uint64_t u;
+    int rc;
 
     switch (f->kind) {
     case FLAG_STRING:
-        if (*value == '\0') {
-            snprintf(err, err_len, "%s: must not be empty", f->name);
-            return ADM_EINVAL;
-        }
-        *(const char **)(base + f->offset) = value;
-        break;
-    case FLAG_ADDR:
-        if (adm_parse_hostport(value, (struct sockaddr_storage *)(base + f->offset)) != 0) {
-            snprintf(err, err_len, "%s %s: want HOST:PORT with an IP address (e.g. 127.0.0.1:8443 or [::1]:8443)",
-                     f->name, value);
-            return ADM_EINVAL;
-        }
-        break;
     case FLAG_DURATION:
-        if (adm_parse_duration_ms(value, (uint64_t *)(base + f->offset)) != 0) {
-            snprintf(err, err_len, "%s %s: not a duration (e.g. 250ms, 10s, 2m)", f->name, value);
-            return ADM_EINVAL;
+        rc = parse_scalar(f, value, base + f->offset, err, err_len);
+        if (rc != 0) {
+            return rc;
         }
         break;
     case FLAG_UINT:
-        if (adm_parse_uint(value, f->max, &u) != 0 || u < f->min) {
-            snprintf(err, err_len, "%s %s: want a whole number from %llu to %llu", f->name, value,
-                     (unsigned long long)f->min, (unsigned long long)f->max);
-            return ADM_EINVAL;
+        rc = parse_scalar(f, value, &u, err, err_len);
+        if (rc != 0) {
+            return rc;
         }
         if (f->offset == OPT(verbosity)) {
             o->verbosity = (int)u;
         } else {
             *(uint64_t *)(base + f->offset) = u;
+        }
+        break;
+    case FLAG_ADDR:
+        if (adm_parse_hostport(value, (struct sockaddr_storage *)(base + f->offset)) != 0) {
+            snprintf(err, err_len,
+                     "%s %s: want HOST:PORT with an IP address (e.g. 127.0.0.1:8443 or [::1]:8443)", f->name,
+                     value);
+            return ADM_EINVAL;
         }
         break;
     case FLAG_LIST: {
@@ -285,6 +449,7 @@ int adm_options_parse(adm_options_t *o, int argc, char **argv, adm_options_actio
         const char *eq = strchr(arg, '=');
         size_t name_len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
         const flag_t *f;
+        flag_t declared;
         const char *value;
         int rc;
 
@@ -292,7 +457,7 @@ int adm_options_parse(adm_options_t *o, int argc, char **argv, adm_options_actio
             snprintf(err, err_len, "%s: unexpected argument (flags start with --; see --help)", arg);
             return ADM_EINVAL;
         }
-        f = find_flag(arg, name_len);
+        f = find_flag(o, arg, name_len, &declared);
         if (f == NULL) {
             snprintf(err, err_len, "%.*s: unknown flag (see --help)", (int)name_len, arg);
             return ADM_EINVAL;
@@ -337,7 +502,24 @@ int adm_options_parse(adm_options_t *o, int argc, char **argv, adm_options_actio
     return check_combinations(o, err, err_len);
 }
 
-void adm_options_usage(FILE *out)
+/* One flag of --help: "NAME PLACEHOLDER", then "OWNER: HELP (default DEF)" (owner, def optional). */
+static void print_flag(FILE *out, const char *name, const char *placeholder, const char *owner,
+                       const char *help, const char *def)
+{
+    char left[64];
+
+    snprintf(left, sizeof(left), "%s%s%s", name, placeholder != NULL ? " " : "",
+             placeholder != NULL ? placeholder : "");
+    if (strlen(left) > 34) {
+        fprintf(out, "  %s\n  %-34s ", left, "");
+    } else {
+        fprintf(out, "  %-34s ", left);
+    }
+    fprintf(out, "%s%s%s%s%s%s\n", owner != NULL ? owner : "", owner != NULL ? ": " : "", help,
+            def != NULL ? " (default " : "", def != NULL ? def : "", def != NULL ? ")" : "");
+}
+
+void adm_options_usage(const adm_options_t *o, FILE *out)
 {
     fprintf(out, "Usage: admitd [flags]\n\n"
                  "A Kubernetes admission webhook server: one HTTPS endpoint that kube-apiserver calls.\n"
@@ -346,14 +528,15 @@ void adm_options_usage(FILE *out)
                  "Endpoints: POST /mutate /validate /admit (AdmissionReview v1 or v1beta1),\n"
                  "           GET /healthz /livez /readyz /metrics.\n\nFlags:\n");
     for (size_t i = 0; i < NFLAGS; i++) {
-        char left[64];
+        if (flags[i].kind != FLAG_DECLARED) {
+            print_flag(out, flags[i].name, flags[i].value, NULL, flags[i].help, NULL);
+            continue;
+        }
+        for (size_t k = 0; o != NULL && k < o->ndeclared; k++) {
+            const adm_option_t *row = o->declared[k].row;
 
-        snprintf(left, sizeof(left), "%s%s%s", flags[i].name, flags[i].value != NULL ? " " : "",
-                 flags[i].value != NULL ? flags[i].value : "");
-        if (strlen(left) > 34) {
-            fprintf(out, "  %s\n  %-34s %s\n", left, "", flags[i].help);
-        } else {
-            fprintf(out, "  %-34s %s\n", left, flags[i].help);
+            print_flag(out, row->name, placeholder_of_type[row->type], o->declared[k].owner, row->help,
+                       row->def);
         }
     }
     fprintf(out, "\nSignals: SIGTERM/SIGINT drain (see --shutdown-delay, --shutdown-grace) and exit 0.\n"

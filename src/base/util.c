@@ -28,7 +28,8 @@ int adm_parse_uint(const char *s, uint64_t max, uint64_t *out)
             return ADM_EINVAL;
         }
         d = (unsigned)(*s - '0');
-        if (v > (max - d) / 10) {
+        /* d > max first: max - d would wrap and let a one-digit value above a small max through */
+        if (d > max || v > (max - d) / 10) {
             return ADM_EINVAL;
         }
         v = v * 10 + d;

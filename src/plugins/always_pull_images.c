@@ -21,7 +21,7 @@ static bool image_in(yyjson_val *spec, const char *image)
         yyjson_arr_iter it;
 
         yyjson_arr_iter_init(adm_json_get(spec, container_lists[l]), &it);
-        while ((c = yyjson_arr_iter_next(&it)) != NULL) {
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
             if (strcmp(adm_json_str(c, "image"), image) == 0) {
                 return true;
             }
@@ -43,7 +43,7 @@ static bool update_with_no_new_images(adm_attrs_t *attrs, yyjson_val *pod)
         yyjson_arr_iter it;
 
         yyjson_arr_iter_init(adm_json_get(spec, container_lists[l]), &it);
-        while ((c = yyjson_arr_iter_next(&it)) != NULL) {
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
             if (!image_in(adm_json_get(old, "spec"), adm_json_str(c, "image"))) {
                 return false;
             }
@@ -76,7 +76,7 @@ static bool all_always(yyjson_val *spec)
         yyjson_arr_iter it;
 
         yyjson_arr_iter_init(adm_json_get(spec, container_lists[l]), &it);
-        while ((c = yyjson_arr_iter_next(&it)) != NULL) {
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
             if (strcmp(adm_json_str(c, "imagePullPolicy"), "Always") != 0) {
                 return false;
             }
@@ -107,7 +107,7 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
             continue;
         }
         yyjson_mut_arr_iter_init(list, &it);
-        while ((c = yyjson_mut_arr_iter_next(&it)) != NULL) {
+        for (c = yyjson_mut_arr_iter_next(&it); c != NULL; c = yyjson_mut_arr_iter_next(&it)) {
             yyjson_mut_val *policy = adm_mut_get(c, "imagePullPolicy");
 
             if (policy != NULL) {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * DefaultTolerationSeconds: gives every pod (create and update) NoExecute tolerations for the
- * not-ready and unreachable taints, for --default-{not-ready,unreachable}-toleration-seconds,
- * unless it already tolerates them. An empty key or effect counts as tolerating (kube ignores the
- * operator and value here).
+ * not-ready and unreachable taints, for --default-{not-ready,unreachable}-toleration-seconds (its
+ * two flags, declared below), unless it already tolerates them. An empty key or effect counts as
+ * tolerating (kube ignores the operator and value here).
  */
 #include "adm/base/error.h"
 #include "adm/plugins/plugin.h"
@@ -17,6 +17,25 @@ typedef struct state_s {
     int64_t unreachable_seconds;
 } state_t;
 
+/* kube-apiserver's flags for the plugin; configure gets their values in this order. */
+enum { NOT_READY, UNREACHABLE };
+
+static const adm_option_t options[] = {
+    [NOT_READY] = {.name = "--default-not-ready-toleration-seconds",
+                   .type = ADM_OPT_UINT,
+                   .def = "300",
+                   .min = 0,
+                   .max = INT64_MAX,
+                   .help = "tolerationSeconds for node.kubernetes.io/not-ready"},
+    [UNREACHABLE] = {.name = "--default-unreachable-toleration-seconds",
+                     .type = ADM_OPT_UINT,
+                     .def = "300",
+                     .min = 0,
+                     .max = INT64_MAX,
+                     .help = "tolerationSeconds for node.kubernetes.io/unreachable"},
+    {0},
+};
+
 static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
 {
     state_t *s = malloc(sizeof(*s));
@@ -24,8 +43,9 @@ static int configure(const adm_plugin_config_t *cfg, void **state, char *err, si
     if (s == NULL) {
         return ADM_ENOMEM;
     }
-    s->not_ready_seconds = cfg->opts->default_not_ready_toleration_seconds;
-    s->unreachable_seconds = cfg->opts->default_unreachable_toleration_seconds;
+    /* at most INT64_MAX (the rows' bounds) */
+    s->not_ready_seconds = (int64_t)cfg->options[NOT_READY].u;
+    s->unreachable_seconds = (int64_t)cfg->options[UNREACHABLE].u;
     *state = s;
     return 0;
 }
@@ -54,7 +74,7 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
                                       attrs->req->kind.kind[0] != '\0' ? attrs->req->kind.kind : "<nil>");
     }
     yyjson_arr_iter_init(adm_json_path(pod, "spec", "tolerations", NULL), &it);
-    while ((t = yyjson_arr_iter_next(&it)) != NULL) {
+    for (t = yyjson_arr_iter_next(&it); t != NULL; t = yyjson_arr_iter_next(&it)) {
         adm_toleration_t tol = adm_toleration_read(t);
 
         not_ready = not_ready || tolerates(&tol, "node.kubernetes.io/not-ready");
@@ -88,6 +108,7 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
 const adm_plugin_t adm_plugin_default_toleration_seconds = {
     .name = "DefaultTolerationSeconds",
     .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .options = options,
     .configure = configure,
     .free_state = free,
     .admit = admit,

@@ -14,7 +14,7 @@ static bool ip_in(yyjson_val *list, const char *ip)
     yyjson_arr_iter it;
 
     yyjson_arr_iter_init(list, &it);
-    while ((v = yyjson_arr_iter_next(&it)) != NULL) {
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
         if (yyjson_is_str(v) && strcmp(yyjson_get_str(v), ip) == 0) {
             return true;
         }
@@ -48,7 +48,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         bool subset = true;
 
         yyjson_arr_iter_init(ips, &it);
-        while (subset && (ip = yyjson_arr_iter_next(&it)) != NULL) {
+        for (ip = yyjson_arr_iter_next(&it); subset && ip != NULL; ip = yyjson_arr_iter_next(&it)) {
             subset = yyjson_is_str(ip) && ip_in(adm_json_path(old, "spec", "externalIPs", NULL), yyjson_get_str(ip));
         }
         if (subset) {

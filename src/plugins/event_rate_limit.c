@@ -10,9 +10,9 @@
  * entries) and grows by doubling up to cacheSize, so it never allocates once full. A slot's key
  * buffer is reused when the slot is, and only grows, so the steady state of a full cache allocates
  * nothing.
+ *
+ * Time is the chain's monotonic clock (adm_plugin_now_ns), so tests refill buckets by moving it.
  */
-#include "adm/plugins/eventratelimit.h"
-
 #include "adm/base/error.h"
 #include "adm/base/json.h"
 #include "adm/base/lru.h"
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <uv.h>
+#include <sys/random.h>
 
 #define API_GROUP "eventratelimit.admission.k8s.io"
 #define API_VERSION "v1alpha1"
@@ -57,8 +57,6 @@ typedef struct enforcer_s {
 } enforcer_t;
 
 typedef struct state_s {
-    adm_erl_clock_fn now;
-    void *now_arg;
     uint64_t seed[2]; /* keys are chosen by clients: a keyed hash keeps chains short */
     bool need_object;
     size_t count;
@@ -210,7 +208,7 @@ static const char *decode_limit(adm_arena_t *a, yyjson_val *obj, limit_cfg_t *l)
         return type_error(a, obj, "Configuration.limits", "v1alpha1.Limit");
     }
     yyjson_obj_iter_init(obj, &it);
-    while (problem == NULL && (k = yyjson_obj_iter_next(&it)) != NULL) {
+    for (k = yyjson_obj_iter_next(&it); problem == NULL && k != NULL; k = yyjson_obj_iter_next(&it)) {
         const char *name = yyjson_get_str(k);
         yyjson_val *v = yyjson_obj_iter_get_val(k);
 
@@ -268,7 +266,8 @@ static const char *decode_limits(adm_arena_t *a, yyjson_val *v, limit_cfg_t **li
     *n = len;
     *nil = false;
     yyjson_arr_iter_init(v, &it);
-    while (problem == NULL && (item = yyjson_arr_iter_next(&it)) != NULL) {
+    for (item = yyjson_arr_iter_next(&it); problem == NULL && item != NULL;
+         item = yyjson_arr_iter_next(&it)) {
         problem = decode_limit(a, item, &(*limits)[i++]);
     }
     return problem;
@@ -297,7 +296,7 @@ static const char *check_type_meta(adm_arena_t *a, yyjson_val *root)
                              adm_json_go_type(root)));
     }
     yyjson_obj_iter_init(root, &it);
-    while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
         const char *name = yyjson_get_str(k);
         yyjson_val *v = yyjson_obj_iter_get_val(k);
         const char **slot = strcasecmp(name, "apiVersion") == 0 ? &api_version
@@ -405,12 +404,6 @@ static const char *validate_config(adm_arena_t *a, const limit_cfg_t *limits, si
     return or_nomem(text);
 }
 
-static uint64_t monotonic_now(void *arg)
-{
-    (void)arg;
-    return uv_hrtime();
-}
-
 static void free_state(void *state)
 {
     state_t *s = state;
@@ -433,10 +426,10 @@ static int build_state(const limit_cfg_t *limits, size_t n, state_t **out)
     if (s == NULL) {
         return ADM_ENOMEM;
     }
-    s->now = monotonic_now;
-    if (uv_random(NULL, NULL, s->seed, sizeof(s->seed), 0, NULL) != 0) {
-        s->seed[0] = uv_hrtime();
-        s->seed[1] = (uint64_t)(uintptr_t)s;
+    if (getrandom(s->seed, sizeof(s->seed), 0) != (ssize_t)sizeof(s->seed)) {
+        /* no entropy to be had (a kernel before 3.17): a heap and a stack address, which ASLR varies */
+        s->seed[0] = (uint64_t)(uintptr_t)s;
+        s->seed[1] = (uint64_t)(uintptr_t)&s;
     }
     for (size_t i = 0; i < n; i++) {
         enforcer_t *e = &s->enforcers[i];
@@ -481,7 +474,7 @@ static int configure(const adm_plugin_config_t *cfg, void **state, char *err, si
             yyjson_val *k;
 
             yyjson_obj_iter_init(cfg->config, &it);
-            while (problem == NULL && (k = yyjson_obj_iter_next(&it)) != NULL) {
+            for (k = yyjson_obj_iter_next(&it); problem == NULL && k != NULL; k = yyjson_obj_iter_next(&it)) {
                 if (strcmp(yyjson_get_str(k), "limits") == 0) {
                     problem = decode_limits(a, yyjson_obj_iter_get_val(k), &limits, &n, &cap, &nil);
                 }
@@ -501,14 +494,6 @@ static int configure(const adm_plugin_config_t *cfg, void **state, char *err, si
     }
     adm_arena_destroy(a);
     return rc;
-}
-
-void adm_event_rate_limit_set_clock(void *state, adm_erl_clock_fn now, void *arg)
-{
-    state_t *s = state;
-
-    s->now = now != NULL ? now : monotonic_now;
-    s->now_arg = arg;
 }
 
 /* ---- admission ---- */
@@ -591,7 +576,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
             return ADM_ENOMEM;
         }
     }
-    now = s->now(s->now_arg);
+    now = adm_plugin_now_ns(attrs);
     for (size_t i = 0; i < s->count; i++) {
         enforcer_t *e = &s->enforcers[i];
         bucket_t *b = &e->server;

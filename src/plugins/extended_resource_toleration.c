@@ -51,13 +51,13 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
         yyjson_arr_iter it;
 
         yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
-        while ((c = yyjson_arr_iter_next(&it)) != NULL) {
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
             yyjson_val *requests = adm_json_path(c, "resources", "requests", NULL);
             yyjson_val *key;
             yyjson_obj_iter oit;
 
             yyjson_obj_iter_init(requests, &oit);
-            while ((key = yyjson_obj_iter_next(&oit)) != NULL) {
+            for (key = yyjson_obj_iter_next(&oit); key != NULL; key = yyjson_obj_iter_next(&oit)) {
                 const char *name = yyjson_get_str(key);
 
                 if (!is_extended_resource(attrs->arena, name)) {

@@ -26,7 +26,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     yyjson_arr_iter_init(adm_json_path(pod, "spec", "affinity", "podAntiAffinity",
                                        "requiredDuringSchedulingIgnoredDuringExecution", NULL),
                          &it);
-    while ((term = yyjson_arr_iter_next(&it)) != NULL) {
+    for (term = yyjson_arr_iter_next(&it); term != NULL; term = yyjson_arr_iter_next(&it)) {
         const char *key = adm_json_str(term, "topologyKey");
 
         if (strcmp(key, HOSTNAME) != 0) {

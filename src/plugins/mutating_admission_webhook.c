@@ -20,7 +20,7 @@
 
 #include <string.h>
 
-/* Kept across the two rounds of one request (adm_async_t.webhook_ctx). */
+/* Kept across the two rounds of one request, in the plugin's slot (adm_plugin_slot). */
 typedef struct reinvoke_s {
     bool *scheduled;        /* per hook: call again in round 1 */
     bool *invoked_ifneeded; /* IfNeeded hooks called since the last change */
@@ -166,7 +166,7 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
                                 adm_hook_annotation_key(attrs->arena, "failed-open.mutation.webhook.admission.k8s.io",
                                                         s->async->round, wh->index),
                                 wh->name);
-        if (uv_now(adm_webhooks_loop(s->w)) >= s->async->deadline_ms) {
+        if (adm_plugin_now_ms(attrs) >= s->async->deadline_ms) {
             return adm_hook_timeout_status(st);
         }
     }
@@ -277,7 +277,8 @@ static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_as
     adm_webhooks_t *w = state;
     const adm_webhook_set_t *set = w != NULL ? adm_webhooks_set(w) : NULL;
     serial_t *s;
-    reinvoke_t *ctx = async->webhook_ctx;
+    void **slot = adm_plugin_slot(attrs);
+    reinvoke_t *ctx = *slot;
     int rc;
 
     if (set == NULL || set->nmutating == 0 || adm_webhook_request_exempt(attrs->req)) {
@@ -285,11 +286,15 @@ static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_as
     }
     if (ctx == NULL) {
         ctx = adm_arena_calloc(attrs->arena, 1, sizeof(*ctx));
-        if (ctx == NULL || (ctx->scheduled = adm_arena_calloc(attrs->arena, set->nmutating, sizeof(bool))) == NULL ||
-            (ctx->invoked_ifneeded = adm_arena_calloc(attrs->arena, set->nmutating, sizeof(bool))) == NULL) {
+        if (ctx == NULL) {
             return adm_status_nomem(st);
         }
-        async->webhook_ctx = ctx;
+        ctx->scheduled = adm_arena_calloc(attrs->arena, set->nmutating, sizeof(bool));
+        ctx->invoked_ifneeded = adm_arena_calloc(attrs->arena, set->nmutating, sizeof(bool));
+        if (ctx->scheduled == NULL || ctx->invoked_ifneeded == NULL) {
+            return adm_status_nomem(st);
+        }
+        *slot = ctx;
     }
     if (async->round == 1 && changed_since(attrs, ctx->last_output)) {
         /* built-in plugins changed the object after this plugin's first round */

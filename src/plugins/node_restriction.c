@@ -134,14 +134,14 @@ static bool sem_equal(yyjson_val *a, yyjson_val *b, int depth)
         yyjson_obj_iter it;
 
         yyjson_obj_iter_init(a, &it);
-        while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+        for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
             if (!sem_equal(yyjson_obj_iter_get_val(k), yyjson_obj_getn(b, yyjson_get_str(k), yyjson_get_len(k)),
                            depth + 1)) {
                 return false;
             }
         }
         yyjson_obj_iter_init(b, &it);
-        while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+        for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
             if (yyjson_obj_getn(a, yyjson_get_str(k), yyjson_get_len(k)) == NULL &&
                 !absent(yyjson_obj_iter_get_val(k))) {
                 return false;
@@ -243,7 +243,7 @@ static void collect_forbidden(yyjson_val *from, yyjson_val *to, bool skip_common
     yyjson_obj_iter it;
 
     yyjson_obj_iter_init(from, &it);
-    while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
         yyjson_val *other = yyjson_obj_getn(to, yyjson_get_str(k), yyjson_get_len(k));
         yyjson_val *v = yyjson_obj_iter_get_val(k);
 
@@ -308,7 +308,7 @@ static bool labels_equal(yyjson_val *a, yyjson_val *b)
         return false;
     }
     yyjson_obj_iter_init(a, &it);
-    while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
         yyjson_val *other = yyjson_obj_getn(b, yyjson_get_str(k), yyjson_get_len(k));
 
         if (other == NULL || !yyjson_equals(yyjson_obj_iter_get_val(k), other)) {
@@ -588,7 +588,7 @@ static bool diff_paths(adm_arena_t *a, yyjson_val *x, yyjson_val *y, const char 
         yyjson_obj_iter it;
 
         yyjson_obj_iter_init(pair[side], &it);
-        while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+        for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
             const char *key = yyjson_get_str(k);
             yyjson_val *other = yyjson_obj_getn(pair[1 - side], key, yyjson_get_len(k));
             const char *sub;

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The plugin registry, generated from plugins.def. */
+/*
+ * The plugin registry, generated from plugins.def: every plugin kube-apiserver knows, in its
+ * order, and the lookups, the --list-plugins table and the declaration of the plugins' flags
+ * built on it.
+ */
 #include "adm/plugins/plugin.h"
 
+#include <assert.h>
 #include <string.h>
 
 #define IMPLEMENTED(name, def, type, sym) extern const adm_plugin_t sym;
@@ -42,5 +47,20 @@ void adm_plugin_list(FILE *out)
 
         fprintf(out, "%-37s %-21s %-8s %s\n", p->name, p->type, p->default_on ? "on" : "off",
                 p->plugin != NULL ? "yes" : "not implemented");
+    }
+}
+
+void adm_plugin_declare_options(adm_options_t *o)
+{
+    char err[256];
+    int rc;
+
+    for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
+        if (registry[i].plugin == NULL) {
+            continue;
+        }
+        rc = adm_options_declare(o, registry[i].name, registry[i].plugin->options, err, sizeof(err));
+        assert(rc == 0);
+        (void)rc;
     }
 }

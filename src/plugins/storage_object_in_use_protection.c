@@ -34,7 +34,7 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
             return ADM_OK; /* kube ignores objects it cannot convert */
         }
         yyjson_arr_iter_init(adm_json_path(obj, "metadata", "finalizers", NULL), &it);
-        while ((f = yyjson_arr_iter_next(&it)) != NULL) {
+        for (f = yyjson_arr_iter_next(&it); f != NULL; f = yyjson_arr_iter_next(&it)) {
             if (yyjson_is_str(f) && strcmp(yyjson_get_str(f), protected_kinds[i].finalizer) == 0) {
                 return ADM_OK;
             }

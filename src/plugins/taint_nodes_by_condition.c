@@ -31,7 +31,7 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
                                     attrs->req->kind.kind[0] != '\0' ? attrs->req->kind.kind : "<nil>");
     }
     yyjson_arr_iter_init(adm_json_path(node, "spec", "taints", NULL), &it);
-    while ((t = yyjson_arr_iter_next(&it)) != NULL) {
+    for (t = yyjson_arr_iter_next(&it); t != NULL; t = yyjson_arr_iter_next(&it)) {
         if (strcmp(adm_json_str(t, "key"), NOT_READY) == 0 && strcmp(adm_json_str(t, "effect"), "NoSchedule") == 0) {
             return ADM_OK;
         }

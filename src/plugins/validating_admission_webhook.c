@@ -132,8 +132,12 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
         return ADM_OK;
     }
     f = adm_arena_calloc(a, 1, sizeof(*f));
-    if (f == NULL || (f->hooks = adm_arena_calloc(a, set->nvalidating, sizeof(*f->hooks))) == NULL ||
-        (f->convert = adm_arena_calloc(a, set->nvalidating, sizeof(*f->convert))) == NULL) {
+    if (f == NULL) {
+        return adm_status_nomem(st);
+    }
+    f->hooks = adm_arena_calloc(a, set->nvalidating, sizeof(*f->hooks));
+    f->convert = adm_arena_calloc(a, set->nvalidating, sizeof(*f->convert));
+    if (f->hooks == NULL || f->convert == NULL) {
         return adm_status_nomem(st);
     }
     in.req = attrs->req;
@@ -156,7 +160,7 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
     if (f->n == 0) {
         return ADM_OK;
     }
-    if (uv_now(adm_webhooks_loop(w)) >= async->deadline_ms) {
+    if (adm_plugin_now_ms(attrs) >= async->deadline_ms) {
         return adm_hook_timeout_status(st);
     }
     f->w = w;

@@ -337,8 +337,3 @@ const adm_cluster_state_t *adm_webhooks_cluster(const adm_webhooks_t *w)
 {
     return w->cluster;
 }
-
-uv_loop_t *adm_webhooks_loop(const adm_webhooks_t *w)
-{
-    return w->loop;
-}

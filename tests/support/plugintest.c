@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Table-test support for the plugins (plugintest.h): a request from a few fields, one hook run on
+ * it as the chain would run it (the clock and a fresh slot included), configure with the values
+ * of the plugin's flags, and JSON comparison for the assertions.
+ */
 #include "plugintest.h"
 
 #include "adm/base/error.h"
@@ -13,6 +18,20 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+static uint64_t standing(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static const adm_clock_t standing_clock = {standing, standing, NULL};
+static adm_clock_t clock_now = {standing, standing, NULL};
+
+void pt_set_clock(const adm_clock_t *clock)
+{
+    clock_now = clock != NULL ? *clock : standing_clock;
+}
 
 static const char *or_empty(const char *s)
 {
@@ -57,6 +76,9 @@ pt_result_t pt_run(adm_arena_t *a, const adm_plugin_t *p, void *state, char phas
         fail_msg("test request does not decode: %s\n%s", problem, body);
     }
     adm_attrs_init(attrs, req, a);
+    attrs->clock = &clock_now;
+    attrs->slot = adm_arena_calloc(a, 1, sizeof(*attrs->slot)); /* each run is a request of its own */
+    assert_non_null(attrs->slot);
     res.rc = hook(state, attrs, &res.status);
     res.changed = attrs->changed;
     obj = adm_attrs_object(attrs);
@@ -68,15 +90,13 @@ pt_result_t pt_run(adm_arena_t *a, const adm_plugin_t *p, void *state, char phas
 int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t *opts, void **state, char *err,
                  size_t err_len)
 {
-    adm_options_t defaults;
     adm_plugin_config_t cfg = {0};
+    adm_opt_value_t values[16];
     yyjson_doc *doc = NULL;
     int rc;
 
-    if (opts == NULL) {
-        adm_options_defaults(&defaults);
-        opts = &defaults;
-    }
+    assert_true(adm_options_count(p->options) <= sizeof(values) / sizeof(values[0]));
+    adm_options_values(opts, p->options, values);
     if (config != NULL) {
         doc = yyjson_read(config, strlen(config), 0);
         if (doc == NULL) {
@@ -85,7 +105,7 @@ int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t 
         cfg.config = yyjson_doc_get_root(doc);
     }
     cfg.source = "test.yaml";
-    cfg.opts = opts;
+    cfg.options = values;
     *state = NULL;
     err[0] = '\0';
     rc = p->configure != NULL ? p->configure(&cfg, state, err, err_len) : 0;

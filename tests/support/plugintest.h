@@ -40,14 +40,22 @@ typedef struct pt_result_s {
 const char *pt_review_json(adm_arena_t *a, const pt_request_t *r);
 
 /**
- * Runs p's admit (phase 'm') or validate (phase 'v') hook with state on r. Fails the test (cmocka)
- * when the request does not decode or the hook is missing.
+ * Runs p's admit (phase 'm') or validate (phase 'v') hook with state on r, handing it the clock of
+ * pt_set_clock as the chain hands its own. Fails the test (cmocka) when the request does not
+ * decode or the hook is missing.
  */
 pt_result_t pt_run(adm_arena_t *a, const adm_plugin_t *p, void *state, char phase, const pt_request_t *r);
 
 /**
- * Calls p->configure with config (JSON text, or NULL for none) and opts (NULL: defaults). Returns
- * what configure returned; err receives its message.
+ * The clock pt_run hands to hooks from now on (copied), as adm_chain_set_clock does for a chain;
+ * NULL: a clock standing at 0, the default.
+ */
+void pt_set_clock(const adm_clock_t *clock);
+
+/**
+ * Calls p->configure with config (JSON text, or NULL for none) and the values of p's flags in opts
+ * (NULL: their defaults), as the chain does. Returns what configure returned; err receives its
+ * message.
  */
 int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t *opts, void **state, char *err,
                  size_t err_len);

@@ -26,6 +26,19 @@
 #define ADM_OPS_ALL (ADM_OPS_CREATE | ADM_OPS_UPDATE | ADM_OPS_DELETE | ADM_OPS_CONNECT)
 
 /*
+ * The time the chain hands to plugins, which read no clock of their own (plugin.h's accessors).
+ * Two readings, each on its own scale, where only differences and comparisons mean anything:
+ * now_ms is the event loop's time in milliseconds, cached by the loop once per iteration (uv_now;
+ * reading it is a load), the scale of every deadline (adm_async_t.deadline_ms); now_ns is a
+ * monotonic clock in nanoseconds, read afresh (uv_hrtime), for rates.
+ */
+typedef struct adm_clock_s {
+    uint64_t (*now_ms)(void *arg);
+    uint64_t (*now_ns)(void *arg);
+    void *arg;
+} adm_clock_t;
+
+/*
  * The attributes of the request being admitted. Plugins read req for everything the request
  * carries and use the accessors below for the object, which earlier mutating plugins may have
  * changed.
@@ -45,6 +58,10 @@ typedef struct adm_attrs_s {
     adm_review_annotation_t *annotations;
     size_t nannotations, annotations_cap;
     struct adm_warning_recorder_s *recorder; /* private to admission.c; NULL until a warning comes */
+    /* set by the chain for the hooks (NULL after adm_attrs_init); plugins use them through
+       plugin.h's adm_plugin_now_ms/_ns and adm_plugin_slot */
+    const adm_clock_t *clock;
+    void **slot; /* the running plugin's own pointer for this request */
 } adm_attrs_t;
 
 /* A rejection, as metav1.Status; plugins fill it through the constructors below. */

@@ -8,9 +8,10 @@
 #ifndef ADM_CHAIN_H
 #define ADM_CHAIN_H
 
+#include "adm/admission/admission.h"
+#include "adm/admission/review.h"
 #include "adm/base/arena.h"
 #include "adm/base/options.h"
-#include "adm/admission/review.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,6 +38,22 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
 
 void adm_chain_destroy(adm_chain_t *c);
 
+/**
+ * Makes every hook of c read time from clock (copied), from now on and in requests under way: how
+ * tests move time by hand. A new chain reads uv_hrtime for both readings (now_ms is then
+ * uv_hrtime / 1000000: tools and tests that run no loop); a server gives it its loop's time
+ * instead, adm_chain_use_loop.
+ */
+void adm_chain_set_clock(adm_chain_t *c, const adm_clock_t *clock);
+
+/**
+ * Makes c's millisecond reading the time of loop (uv_now), the scale on which the caller computes
+ * the deadlines it passes to adm_chain_start; the nanosecond reading stays uv_hrtime. loop must
+ * outlive c.
+ */
+struct uv_loop_s;
+void adm_chain_use_loop(adm_chain_t *c, struct uv_loop_s *loop);
+
 /** Logs two lines: the enabled plugins in order, and the default ones left out as not implemented. */
 void adm_chain_log_summary(const adm_chain_t *c);
 
@@ -54,8 +71,9 @@ int adm_chain_run(adm_chain_t *c, unsigned phases, const adm_review_request_t *r
 /*
  * The same, for chains whose webhook plugins call downstream webhooks: done(arg, resp) runs once
  * with the answer (possibly before adm_chain_start returns), unless the run is cancelled first.
- * deadline_ms is the loop time by which the answer is due. Everything lives in a. NULL when the
- * arena is exhausted (done never runs).
+ * deadline_ms is when the answer is due, on the scale of the chain's millisecond clock (the loop's
+ * time after adm_chain_use_loop). Everything lives in a. NULL when the arena is exhausted (done
+ * never runs).
  */
 typedef struct adm_chain_run_s adm_chain_run_t;
 typedef void (*adm_chain_done_fn)(void *arg, adm_review_response_t *resp);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * admitd's command line. Flag names follow kube-apiserver where the concept exists and are listed in
- * ../shared/INTERFACE.md; parsing is strict and every error is one line naming the flag.
+ * ../shared/INTERFACE.md; parsing is strict and every error is one line naming the flag. Besides
+ * its own flags, the parser takes the flags other modules declare in tables (a plugin's options,
+ * plugin.h), parses them the same way and lists them in --help.
  */
 #ifndef ADM_OPTIONS_H
 #define ADM_OPTIONS_H
@@ -18,6 +20,43 @@
 #define ADM_MAX_PATHS 32
 /* --resolve entries at most. */
 #define ADM_MAX_RESOLVE 32
+/* Declared flags at most, over every table (adm_options_declare). */
+#define ADM_MAX_DECLARED 32
+
+/* The kinds of value a declared flag takes; each parses, and fails, as the built-in flags of its kind. */
+typedef enum adm_opt_type_e {
+    ADM_OPT_UINT,     /* a whole number from min to max: value.u */
+    ADM_OPT_DURATION, /* Go-style, e.g. 250ms, 10s, 1m30s: value.ms */
+    ADM_OPT_BOOL,     /* --flag, --flag=true or --flag=false: value.b */
+    ADM_OPT_STRING,   /* any text but the empty one: value.s (argv's, not copied) */
+} adm_opt_type_t;
+
+typedef union adm_opt_value_u {
+    uint64_t u;
+    uint64_t ms;
+    bool b;
+    const char *s;
+} adm_opt_value_t;
+
+/*
+ * One row of a table of flags declared outside this module (Fluent Bit's config_map, nginx's
+ * ngx_command_t); a table ends with a row whose name is NULL. --help shows a row as
+ * "NAME PLACEHOLDER" (N, DURATION or VALUE by type), then "OWNER: HELP (default DEF)".
+ */
+typedef struct adm_option_s {
+    const char *name; /* with its dashes: "--default-not-ready-toleration-seconds" */
+    adm_opt_type_t type;
+    const char *def;   /* the default as it would be written after the flag; NULL: none (0, false, NULL) */
+    uint64_t min, max; /* ADM_OPT_UINT: the bounds */
+    const char *help;
+} adm_option_t;
+
+/* A declared flag and its value (private to options.c: use adm_options_values). */
+typedef struct adm_declared_s {
+    const char *owner;       /* who declared it, e.g. "DefaultTolerationSeconds" */
+    const adm_option_t *row; /* in the declarer's table */
+    adm_opt_value_t value;   /* the default until the flag is given */
+} adm_declared_t;
 
 typedef struct adm_resolve_s {
     char host[256];
@@ -52,10 +91,10 @@ typedef struct adm_options_s {
     adm_resolve_t resolve[ADM_MAX_RESOLVE];     /* --resolve HOST:PORT:ADDR */
     size_t nresolve;
     bool allow_insecure_webhook_urls;    /* --allow-insecure-webhook-urls */
-    int64_t default_not_ready_toleration_seconds;   /* --default-not-ready-toleration-seconds */
-    int64_t default_unreachable_toleration_seconds; /* --default-unreachable-toleration-seconds */
     adm_log_format_t log_format;         /* --log-format */
     int verbosity;                       /* --v */
+    adm_declared_t declared[ADM_MAX_DECLARED]; /* adm_options_declare, in the order declared */
+    size_t ndeclared;
 } adm_options_t;
 
 typedef enum adm_options_action_e {
@@ -65,8 +104,28 @@ typedef enum adm_options_action_e {
     ADM_OPTIONS_LIST_PLUGINS, /* --list-plugins was given */
 } adm_options_action_t;
 
-/** Fills the defaults of INTERFACE.md. */
+/** Fills the defaults of INTERFACE.md; no declared flags yet. */
 void adm_options_defaults(adm_options_t *o);
+
+/**
+ * Declares the flags of rows for owner, so that adm_options_parse takes them and
+ * adm_options_usage lists them; each holds its default until given. rows is retained: it must
+ * outlive o (a static table). Declaring a table again changes nothing. Returns 0, or ADM_EINVAL
+ * with one line in err when a row cannot be declared (its name is not "--..." or is taken, its
+ * default is not a valid value, more than ADM_MAX_DECLARED in all): a mistake in the table.
+ */
+int adm_options_declare(adm_options_t *o, const char *owner, const adm_option_t *rows, char *err,
+                        size_t err_len);
+
+/** The rows of a table, the row whose name is NULL not counted; 0 for rows == NULL. */
+size_t adm_options_count(const adm_option_t *rows);
+
+/**
+ * The values of the flags of rows, into out (adm_options_count(rows) of them): for each row, what
+ * the command line gave, else its default, also when rows was never declared in o or o is NULL
+ * (a chain made by a test or a tool).
+ */
+void adm_options_values(const adm_options_t *o, const adm_option_t *rows, adm_opt_value_t *out);
 
 /**
  * Parses argv (argv[0] is the program). Accepts "--flag value" and "--flag=value". Returns 0 and
@@ -75,7 +134,7 @@ void adm_options_defaults(adm_options_t *o);
 int adm_options_parse(adm_options_t *o, int argc, char **argv, adm_options_action_t *action, char *err,
                       size_t err_len);
 
-/** Writes the --help text. */
-void adm_options_usage(FILE *out);
+/** Writes the --help text: the built-in flags and those declared in o. */
+void adm_options_usage(const adm_options_t *o, FILE *out);
 
 #endif

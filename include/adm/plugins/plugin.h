@@ -3,6 +3,11 @@
  * The compiled-in admission plugins: one constant descriptor per plugin (src/plugins/<name>.c),
  * and the registry of every plugin name kube-apiserver knows, in its execution order, with its
  * default and whether admitd implements it (src/plugins/plugins.def).
+ *
+ * This header is all a plugin needs from the chain: what a hook receives (the request's
+ * attributes), the time (adm_plugin_now_ms/_ns below; plugins read no clock of their own, so a
+ * test can move time by hand with adm_chain_set_clock), a pointer of its own for the request
+ * (adm_plugin_slot), its flags (adm_plugin_t.options), and the asynchronous phases.
  */
 #ifndef ADM_PLUGIN_H
 #define ADM_PLUGIN_H
@@ -25,7 +30,12 @@ typedef struct adm_plugin_config_s {
     yyjson_val *config;
     /* Where config came from, for error messages: "FILE" or "FILE: plugins[N].configuration". */
     const char *source;
-    const adm_options_t *opts; /* the command line, for plugins configured by flags */
+    /*
+     * The values of the flags the plugin declares (adm_plugin_t.options), one per row in the
+     * table's order: as given on the command line, else the row's default. Valid only during
+     * configure.
+     */
+    const adm_opt_value_t *options;
     struct adm_webhooks_s *webhooks; /* downstream webhooks (webhooks.h), or NULL when none run */
 } adm_plugin_config_t;
 
@@ -36,10 +46,9 @@ typedef struct adm_plugin_config_s {
  */
 typedef struct adm_async_s adm_async_t;
 struct adm_async_s {
-    uint64_t deadline_ms;       /* loop time by which the whole request must be answered */
+    uint64_t deadline_ms;       /* when the answer is due, on adm_plugin_now_ms's scale */
     unsigned round;             /* mutating phase: 0, or 1 when the chain runs again (reinvocation) */
     bool reinvoke;              /* set by a mutating plugin: a webhook changed the object, run round 1 */
-    void *webhook_ctx;          /* kept across rounds for the mutating webhook plugin */
     void (*cancel)(void *arg);  /* set by the plugin while its work is outstanding */
     void *cancel_arg;
     /* private to the chain */
@@ -52,6 +61,13 @@ void adm_async_done(adm_async_t *async, int rc, const adm_status_t *st);
 typedef struct adm_plugin_s {
     const char *name;    /* as kube-apiserver registers it, e.g. "DefaultTolerationSeconds" */
     unsigned operations; /* ADM_OPS_* bits the plugin handles; others skip it (admission.Handler) */
+    /*
+     * Optional. The command-line flags of the plugin (kube-apiserver's flag names, e.g.
+     * DefaultTolerationSeconds' two), a table ended by a row whose name is NULL: admitd's flag
+     * parser takes them and --help lists them (adm_plugin_declare_options), whether the plugin is
+     * enabled or not, and configure gets their values in cfg->options.
+     */
+    const adm_option_t *options;
     /*
      * Optional. Builds the plugin's state from its configuration. Returns 0, or ADM_EINVAL with one
      * line in err naming cfg->source, the field and the problem, e.g.
@@ -87,5 +103,42 @@ const adm_plugin_info_t *adm_plugin_find(const char *name);
 
 /** Prints the --list-plugins table. */
 void adm_plugin_list(FILE *out);
+
+/**
+ * Declares the flags of every implemented plugin (adm_plugin_t.options) in o, in the registry's
+ * order, so that adm_options_parse takes them and adm_options_usage lists them. Call it after
+ * adm_options_defaults. A table that cannot be declared is a programming error (assert; the
+ * unit tests declare every table).
+ */
+void adm_plugin_declare_options(adm_options_t *o);
+
+/* ---- inline accessors ---- */
+
+/**
+ * The chain's loop time in milliseconds (adm_clock_t.now_ms): what a deadline is compared with,
+ * e.g. adm_plugin_now_ms(attrs) >= async->deadline_ms. As cheap as uv_now.
+ */
+static inline uint64_t adm_plugin_now_ms(const adm_attrs_t *attrs)
+{
+    return attrs->clock->now_ms(attrs->clock->arg);
+}
+
+/** The chain's monotonic clock in nanoseconds (adm_clock_t.now_ns), for rates; as uv_hrtime. */
+static inline uint64_t adm_plugin_now_ns(const adm_attrs_t *attrs)
+{
+    return attrs->clock->now_ns(attrs->clock->arg);
+}
+
+/**
+ * The running plugin's own pointer for this request (nginx's r->ctx[module.ctx_index]): NULL when
+ * the request starts, then whatever the plugin stores, which the chain never reads. Each enabled
+ * plugin has one, kept for the whole request: through both rounds of the mutating phase
+ * (reinvocation) and into the validating phase. Call it in a hook (an asynchronous hook keeps the
+ * pointer for its callbacks), and point the slot at arena memory, which lives as long.
+ */
+static inline void **adm_plugin_slot(adm_attrs_t *attrs)
+{
+    return attrs->slot;
+}
 
 #endif

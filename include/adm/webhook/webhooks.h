@@ -18,16 +18,16 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <uv.h>
 
 typedef struct adm_webhooks_s adm_webhooks_t;
+struct uv_loop_s; /* libuv's loop: its users include uv.h, the plugins that include this need not */
 
 /**
  * Loads --webhook-config and --cluster-state (the built-in namespaces without it) and prepares a
  * pool per upstream (TLS trust from caBundle or the system CAs, --resolve addresses). No
  * connection is opened yet. Returns 0, or ADM_EINVAL / ADM_EIO / ADM_ENOMEM with one line in err.
  */
-int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks_t **out, char *err,
+int adm_webhooks_create(struct uv_loop_s *loop, const adm_options_t *opts, adm_webhooks_t **out, char *err,
                         size_t err_len);
 
 /** Closes the pools (calls in flight end) and frees; the loop must run afterwards for the sockets. */
@@ -51,7 +51,6 @@ int adm_webhooks_configure_plugin(const struct adm_plugin_config_s *cfg, void **
 
 const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w);
 const adm_cluster_state_t *adm_webhooks_cluster(const adm_webhooks_t *w);
-uv_loop_t *adm_webhooks_loop(const adm_webhooks_t *w);
 
 /* What one call came to (spec 3.6). */
 typedef enum adm_hook_outcome_e {

@@ -2,7 +2,9 @@
 /*
  * The chain: the enabled set as kube-apiserver computes it, flag errors, AdmissionConfiguration
  * loading (every error names the file and the field), and running the phases: order, first
- * rejection wins, the patch takes the received object to the final one.
+ * rejection wins, the patch takes the received object to the final one. Then what the chain hands
+ * every hook, on chains of test plugins (this file includes chain.c to build them): the clock, and
+ * one slot per plugin for the whole request.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +16,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <uv.h>
+
+#include "../../../src/admission/chain.c"
 
 #include "adm/admission/admission_config.h"
 #include "adm/admission/chain.h"
@@ -436,6 +441,239 @@ static void test_phases(void **state)
     adm_chain_destroy(c);
 }
 
+static uint64_t hand_time_ns; /* the time a clock set by hand reads */
+
+static uint64_t hand_ns(void *arg)
+{
+    return *(const uint64_t *)arg;
+}
+
+static uint64_t hand_ms(void *arg)
+{
+    return *(const uint64_t *)arg / 1000000;
+}
+
+/*
+ * The chain's clock is the time its plugins read: EventRateLimit's bucket (one event a second,
+ * burst 1) refills on the monotonic clock by default, and only as a clock set by hand moves.
+ */
+static void test_clock(void **state)
+{
+    static const char event[] = "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e\"}}";
+    static const adm_clock_t hand = {hand_ms, hand_ns, &hand_time_ns};
+    pt_request_t r = {
+        .operation = "CREATE", .resource = "events", .kind = "Event", .name = "e", .object = event};
+    adm_review_response_t resp;
+    adm_chain_t *c;
+    char err[2048];
+    const char *path, *body;
+
+    write_file("erl-1.yaml",
+               "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\nlimits:\n"
+               "- type: Server\n  qps: 1\n  burst: 1\n");
+    path = write_file("admission-erl.yaml",
+                      "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n"
+                      "plugins:\n- name: EventRateLimit\n  path: erl-1.yaml\n");
+    adm_arena_reset(arena);
+    body = pt_review_json(arena, &r);
+
+    /* The default clock: two events in a row, the second finds no token. */
+    assert_int_equal(make_chain("EventRateLimit", NULL, path, &c, err, sizeof(err)), 0);
+    resp = run(c, ADM_PHASE_VALIDATING, body);
+    assert_true(resp.allowed);
+    resp = run(c, ADM_PHASE_VALIDATING, body);
+    assert_false(resp.allowed);
+    assert_int_equal(resp.code, 429);
+    adm_chain_destroy(c);
+
+    /* A clock set by hand: the token comes back after one second of it, however long the test takes. */
+    assert_int_equal(make_chain("EventRateLimit", NULL, path, &c, err, sizeof(err)), 0);
+    hand_time_ns = 0;
+    adm_chain_set_clock(c, &hand);
+    assert_true(run(c, ADM_PHASE_VALIDATING, body).allowed);
+    assert_false(run(c, ADM_PHASE_VALIDATING, body).allowed);
+    hand_time_ns = 500000000;
+    assert_false(run(c, ADM_PHASE_VALIDATING, body).allowed);
+    hand_time_ns = 1000000000;
+    assert_true(run(c, ADM_PHASE_VALIDATING, body).allowed);
+    adm_chain_destroy(c);
+}
+
+/* ---- what every hook is handed: chains of test plugins ---- */
+
+/* One hook call as a test plugin saw it. */
+typedef struct seen_s {
+    const char *who; /* the stage's state: its name in the test */
+    int count;       /* how many calls its slot has counted in this request */
+    uint64_t ms, ns; /* the clock's readings */
+} seen_t;
+
+static seen_t seen[32];
+static size_t nseen;
+static adm_async_t *pending; /* the deferring plugin's phase, to end by hand */
+
+static void record(void *state, adm_attrs_t *attrs)
+{
+    void **slot = adm_plugin_slot(attrs);
+    int *count = *slot;
+
+    if (count == NULL) {
+        count = adm_arena_calloc(attrs->arena, 1, sizeof(*count));
+        assert_non_null(count);
+        *slot = count;
+    }
+    (*count)++;
+    assert_true(nseen < sizeof(seen) / sizeof(seen[0]));
+    seen[nseen].who = state;
+    seen[nseen].count = *count;
+    seen[nseen].ms = adm_plugin_now_ms(attrs);
+    seen[nseen].ns = adm_plugin_now_ns(attrs);
+    nseen++;
+}
+
+static int counting_hook(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    (void)st;
+    record(state, attrs);
+    return ADM_OK;
+}
+
+/* Mutating, finishing later in round 0 after asking for a second round; at once in round 1. */
+static int deferring_hook(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
+    (void)st;
+    record(state, attrs);
+    if (async->round == 1) {
+        return ADM_OK;
+    }
+    async->reinvoke = true;
+    pending = async;
+    return ADM_AGAIN;
+}
+
+static const adm_plugin_t counting = {
+    .name = "Counting", .operations = ADM_OPS_ALL, .admit = counting_hook, .validate = counting_hook};
+static const adm_plugin_t deferring = {
+    .name = "Deferring", .operations = ADM_OPS_ALL, .admit_async = deferring_hook};
+
+/* A chain of plugins[i] with state states[i], as adm_chain_create builds one from the registry. */
+static adm_chain_t *chain_of(const adm_plugin_t *const *plugins, char *const *states, size_t n)
+{
+    adm_chain_t *c = chain_new(n);
+
+    assert_non_null(c);
+    for (size_t i = 0; i < n; i++) {
+        c->stages[i].plugin = plugins[i];
+        c->stages[i].state = states[i];
+        c->names[i] = plugins[i]->name;
+    }
+    c->nstages = n;
+    return c;
+}
+
+static void on_done(void *arg, adm_review_response_t *resp)
+{
+    *(adm_review_response_t *)arg = *resp;
+}
+
+/* Starts /admit on a pod; the answer lands in *resp (allowed stays false until it does). */
+static void start_admit(adm_chain_t *c, adm_review_response_t *resp)
+{
+    pt_request_t r = {.operation = "CREATE", .resource = "pods", .kind = "Pod", .name = "p", .object = "{}"};
+    adm_review_request_t *req = adm_arena_calloc(arena, 1, sizeof(*req));
+    const char *body = pt_review_json(arena, &r);
+    const char *problem;
+
+    assert_int_equal(adm_review_decode(arena, body, strlen(body), req, &problem), 0);
+    memset(resp, 0, sizeof(*resp));
+    nseen = 0;
+    pending = NULL;
+    assert_non_null(
+        adm_chain_start(c, ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, req, arena, UINT64_MAX, on_done, resp));
+}
+
+static void expect_seen(size_t i, const char *who, int count)
+{
+    assert_true(i < nseen);
+    assert_string_equal(seen[i].who, who);
+    assert_int_equal(seen[i].count, count);
+}
+
+/*
+ * Each plugin has one slot per request, its own, NULL at first and kept through round 0, the
+ * reinvocation round and the validating phase, also while a plugin before it waits; the next
+ * request starts afresh. Two stages of one plugin have a slot each.
+ */
+static void test_slots(void **state)
+{
+    static const adm_plugin_t *const plugins[] = {&counting, &deferring, &counting};
+    static char *const names[] = {"a", "d", "b"};
+    adm_chain_t *c = chain_of(plugins, names, 3);
+    adm_review_response_t resp;
+
+    adm_arena_reset(arena);
+    for (int request = 0; request < 2; request++) {
+        start_admit(c, &resp);
+        /* round 0 waits on the deferring plugin */
+        assert_int_equal(nseen, 2);
+        expect_seen(0, "a", 1);
+        expect_seen(1, "d", 1);
+        assert_non_null(pending);
+        assert_false(resp.allowed);
+        adm_async_done(pending, ADM_OK, NULL);
+        assert_true(resp.allowed);
+        assert_int_equal(nseen, 8);
+        expect_seen(2, "b", 1);
+        /* round 1: every plugin again, each on its own slot */
+        expect_seen(3, "a", 2);
+        expect_seen(4, "d", 2);
+        expect_seen(5, "b", 2);
+        /* the validating phase (the deferring plugin has none) */
+        expect_seen(6, "a", 3);
+        expect_seen(7, "b", 3);
+    }
+    adm_chain_destroy(c);
+}
+
+/* Every hook reads the chain's clock: the default, a loop's, and one set by hand. */
+static void test_hook_clock(void **state)
+{
+    static const adm_plugin_t *const plugins[] = {&counting};
+    static char *const names[] = {"a"};
+    static const adm_clock_t hand = {hand_ms, hand_ns, &hand_time_ns};
+    adm_chain_t *c = chain_of(plugins, names, 1);
+    adm_review_response_t resp;
+    uv_loop_t loop;
+    uint64_t before;
+
+    /* The default: uv_hrtime for both readings. */
+    adm_arena_reset(arena);
+    before = uv_hrtime();
+    start_admit(c, &resp);
+    assert_true(resp.allowed);
+    assert_int_equal(nseen, 2);
+    assert_true(seen[0].ns >= before && seen[1].ns >= seen[0].ns && seen[1].ns <= uv_hrtime());
+    assert_true(seen[0].ms >= before / 1000000 && seen[0].ms <= seen[1].ns / 1000000);
+
+    /* A loop's: its cached time in ms, the scale of the deadlines; the ns reading stays uv_hrtime. */
+    assert_int_equal(uv_loop_init(&loop), 0);
+    adm_chain_use_loop(c, &loop);
+    before = uv_hrtime();
+    start_admit(c, &resp);
+    assert_int_equal(seen[0].ms, uv_now(&loop));
+    assert_int_equal(seen[1].ms, uv_now(&loop));
+    assert_true(seen[0].ns >= before);
+    assert_int_equal(uv_loop_close(&loop), 0);
+
+    /* One set by hand. */
+    adm_chain_set_clock(c, &hand);
+    hand_time_ns = 5123456789;
+    start_admit(c, &resp);
+    assert_int_equal(seen[0].ns, 5123456789);
+    assert_int_equal(seen[0].ms, 5123);
+    adm_chain_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +682,9 @@ int main(void)
         cmocka_unit_test(test_admission_config),
         cmocka_unit_test(test_webhook_admission_config),
         cmocka_unit_test(test_phases),
+        cmocka_unit_test(test_clock),
+        cmocka_unit_test(test_slots),
+        cmocka_unit_test(test_hook_clock),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

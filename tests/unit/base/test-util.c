@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Flag value parsers and the command line. */
+/* Flag value parsers (durations, counts, host:port) and URLs; the command line is test-options.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,6 @@
 #include <netinet/in.h>
 
 #include "adm/base/error.h"
-#include "adm/base/options.h"
 #include "adm/base/util.h"
 
 static void test_durations(void **state)
@@ -44,6 +43,14 @@ static void test_uint(void **state)
     assert_int_equal(adm_parse_uint("18446744073709551615", UINT64_MAX, &v), 0);
     assert_int_equal(adm_parse_uint("18446744073709551616", UINT64_MAX, &v), ADM_EINVAL);
     assert_int_equal(adm_parse_uint("11", 10, &v), ADM_EINVAL);
+    assert_int_equal(adm_parse_uint("10", 10, &v), 0);
+    assert_int_equal(v, 10);
+    /* a single digit above a max under 10 */
+    assert_int_equal(adm_parse_uint("6", 5, &v), ADM_EINVAL);
+    assert_int_equal(adm_parse_uint("5", 5, &v), 0);
+    assert_int_equal(adm_parse_uint("1", 0, &v), ADM_EINVAL);
+    assert_int_equal(adm_parse_uint("0", 0, &v), 0);
+    assert_int_equal(adm_parse_uint("06", 5, &v), ADM_EINVAL);
     assert_int_equal(adm_parse_uint("1a", 100, &v), ADM_EINVAL);
     assert_int_equal(adm_parse_uint("", 100, &v), ADM_EINVAL);
 }
@@ -69,62 +76,6 @@ static void test_hostport(void **state)
     assert_int_equal(adm_parse_hostport("127.0.0.1:65536", &ss), ADM_EINVAL);
     assert_int_equal(adm_parse_hostport("[::1:80", &ss), ADM_EINVAL);
     assert_int_equal(adm_parse_hostport("example.com:80", &ss), ADM_EINVAL);
-}
-
-static int parse(adm_options_t *o, adm_options_action_t *action, char *err, size_t err_len, int argc, ...)
-{
-    char *argv[32] = {"admitd"};
-    va_list ap;
-
-    va_start(ap, argc);
-    for (int i = 1; i < argc; i++) {
-        argv[i] = va_arg(ap, char *);
-    }
-    va_end(ap);
-    adm_options_defaults(o);
-    return adm_options_parse(o, argc, argv, action, err, err_len);
-}
-
-static void test_options(void **state)
-{
-    adm_options_t o;
-    adm_options_action_t action;
-    char err[256];
-
-    assert_int_equal(parse(&o, &action, err, sizeof(err), 1), 0);
-    assert_int_equal(action, ADM_OPTIONS_RUN);
-    assert_int_equal(o.idle_timeout_ms, 120000);
-    assert_int_equal(o.max_request_bytes, 3145728);
-    assert_int_equal(o.shutdown_delay_ms, 5000);
-    assert_int_equal(o.shutdown_grace_ms, 20000);
-    assert_int_equal(ntohs(((struct sockaddr_in *)&o.listen)->sin_port), 8443);
-
-    assert_int_equal(parse(&o, &action, err, sizeof(err), 7, "--idle-timeout", "1s", "--max-request-bytes=65536",
-                           "--v", "4", "--insecure-http"),
-                     0);
-    assert_int_equal(o.idle_timeout_ms, 1000);
-    assert_int_equal(o.max_request_bytes, 65536);
-    assert_int_equal(o.verbosity, 4);
-    assert_true(o.insecure_http);
-
-    assert_int_equal(parse(&o, &action, err, sizeof(err), 2, "--help"), 0);
-    assert_int_equal(action, ADM_OPTIONS_HELP);
-    assert_int_equal(parse(&o, &action, err, sizeof(err), 2, "--version"), 0);
-    assert_int_equal(action, ADM_OPTIONS_VERSION);
-
-    assert_int_equal(parse(&o, &action, err, sizeof(err), 2, "--bogus"), ADM_EINVAL);
-    assert_string_equal(err, "--bogus: unknown flag (see --help)");
-    assert_int_equal(parse(&o, &action, err, sizeof(err), 3, "--idle-timeout", "soon"), ADM_EINVAL);
-    assert_non_null(strstr(err, "--idle-timeout soon: not a duration"));
-    assert_int_equal(parse(&o, &action, err, sizeof(err), 2, "--listen"), ADM_EINVAL);
-    assert_non_null(strstr(err, "--listen: needs a value"));
-    assert_int_equal(parse(&o, &action, err, sizeof(err), 3, "--listen", "nowhere"), ADM_EINVAL);
-    assert_int_equal(parse(&o, &action, err, sizeof(err), 3, "--tls-cert-file", "a.pem"), ADM_EINVAL);
-    assert_non_null(strstr(err, "go together"));
-    assert_int_equal(parse(&o, &action, err, sizeof(err), 3, "--max-connections", "0"), ADM_EINVAL);
-    assert_int_equal(parse(&o, &action, err, sizeof(err), 3, "--log-format", "xml"), ADM_EINVAL);
-    assert_int_equal(parse(&o, &action, err, sizeof(err), 2, "stray"), ADM_EINVAL);
-    assert_null(strchr(err, '\n')); /* every error is one line */
 }
 
 static void test_url_split(void **state)
@@ -161,7 +112,6 @@ int main(void)
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_uint),
         cmocka_unit_test(test_hostport),
-        cmocka_unit_test(test_options),
         cmocka_unit_test(test_url_split),
     };
 

@@ -135,14 +135,18 @@ static void test_default_toleration_seconds(void **state)
         {"pods with another kind: 400", 'm', {.operation = "CREATE", .resource = "pods", .kind = "Node", .object = "{}"},
          ADM_DECLINED, 400, "BadRequest", "expected *api.Pod but got Node", NULL},
     };
+    char *argv[] = {"admitd", "--default-not-ready-toleration-seconds=60",
+                    "--default-unreachable-toleration-seconds", "0"};
+    adm_options_action_t action;
     adm_options_t opts;
+    char err[256];
 
     run_rows(&adm_plugin_default_toleration_seconds, NULL, NULL, rows, sizeof(rows) / sizeof(rows[0]));
 
-    /* The two flags. */
+    /* The two flags, the plugin's own, from the command line. */
     adm_options_defaults(&opts);
-    opts.default_not_ready_toleration_seconds = 60;
-    opts.default_unreachable_toleration_seconds = 0;
+    adm_plugin_declare_options(&opts);
+    assert_int_equal(adm_options_parse(&opts, 4, argv, &action, err, sizeof(err)), 0);
     {
         static const row_t flag_rows[] = {
             {"flag values", 'm', PODREQ("CREATE", POD("{}")), ADM_OK, 0, NULL, NULL,
