@@ -18,9 +18,10 @@
 
 #include "adm/base/buf.h"
 #include "adm/base/error.h"
-#include "adm/net/http_client.h"
 #include "adm/base/log.h"
 #include "adm/base/util.h"
+#include "adm/net/http_client.h"
+#include "adm/net/tls_session.h"
 
 #include <netdb.h>
 #include <stdarg.h>

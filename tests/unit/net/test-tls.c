@@ -5,6 +5,10 @@
  * mTLS, records split anywhere, close_notify, garbage) runs without a socket. Certificates are
  * made at run time (tests/support/certgen.c) in a temporary directory removed at the end, and the
  * server's generated certificate is read back to check what clients will rely on.
+ *
+ * One file for both halves of the TLS module, contexts (src/net/tls.c, with selfsigned.c) and
+ * sessions (src/net/tls_session.c): a session cannot run without contexts, and a context's
+ * certificates and trust are only proven by the sessions that use them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +26,7 @@
 
 #include "adm/base/error.h"
 #include "adm/net/tls.h"
+#include "adm/net/tls_session.h"
 #include "certgen.h"
 
 #define BIG (1u << 20)
