@@ -3,7 +3,7 @@
 #ifndef ADM_WEBHOOKS_INTERNAL_H
 #define ADM_WEBHOOKS_INTERNAL_H
 
-#include "adm/net/client.h"
+#include "adm/net/upstream.h"
 #include "adm/webhook/webhooks.h"
 
 typedef struct adm_hook_client_s {
