@@ -45,8 +45,8 @@ static const struct {
     const char *name;
     uint64_t us;
 } duration_units[] = {
-    {"ns", 0}, {"us", 1}, {"\xc2\xb5s", 1}, {"ms", 1000}, {"s", 1000000}, {"m", 60000000},
-    {"h", 3600000000ULL},
+    {"ns", 0},      {"us", 1},       {"\xc2\xb5s", 1},     {"ms", 1000},
+    {"s", 1000000}, {"m", 60000000}, {"h", 3600000000ULL},
 };
 
 int adm_parse_duration_ms(const char *s, uint64_t *ms)

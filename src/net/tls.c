@@ -136,13 +136,12 @@ static int parse_certs(mbedtls_x509_crt *chain, const unsigned char *data, size_
         char text[128];
 
         mbedtls_strerror(ret, text, sizeof(text));
-        snprintf(msg, msg_len, "%s%s%s: not a valid PEM/DER certificate (%s)", flag, sep, path,
-                 text);
+        snprintf(msg, msg_len, "%s%s%s: not a valid PEM/DER certificate (%s)", flag, sep, path, text);
         return ADM_ETLS;
     }
     if (ret > 0 && strict) {
-        snprintf(msg, msg_len, "%s%s%s: %d certificate(s) in the chain could not be parsed", flag,
-                 sep, path, ret);
+        snprintf(msg, msg_len, "%s%s%s: %d certificate(s) in the chain could not be parsed", flag, sep, path,
+                 ret);
         return ADM_ETLS;
     }
     if (chain->raw.len == 0) {
@@ -152,8 +151,8 @@ static int parse_certs(mbedtls_x509_crt *chain, const unsigned char *data, size_
     return 0;
 }
 
-static int load_certs(mbedtls_x509_crt *chain, bool strict, const char *flag, const char *path,
-                      char *msg, size_t msg_len)
+static int load_certs(mbedtls_x509_crt *chain, bool strict, const char *flag, const char *path, char *msg,
+                      size_t msg_len)
 {
     adm_arena_t *a = adm_arena_create(16384);
     unsigned char *data = NULL;
@@ -173,8 +172,7 @@ static int load_certs(mbedtls_x509_crt *chain, bool strict, const char *flag, co
 }
 
 /* Loads ctx->own_key from key_path and checks that it belongs to ctx->own_cert. */
-static int load_key(adm_tls_ctx_t *ctx, const char *flag, const char *path, char *msg,
-                    size_t msg_len)
+static int load_key(adm_tls_ctx_t *ctx, const char *flag, const char *path, char *msg, size_t msg_len)
 {
     adm_arena_t *a = adm_arena_create(16384);
     unsigned char *data = NULL;
@@ -191,8 +189,7 @@ static int load_key(adm_tls_ctx_t *ctx, const char *flag, const char *path, char
         adm_arena_destroy(a);
         return ret;
     }
-    ret = mbedtls_pk_parse_key(&ctx->own_key, data, len + 1, NULL, 0, mbedtls_ctr_drbg_random,
-                               &ctx->drbg);
+    ret = mbedtls_pk_parse_key(&ctx->own_key, data, len + 1, NULL, 0, mbedtls_ctr_drbg_random, &ctx->drbg);
     /* The file held a secret; do not leave it in freed heap memory. */
     mbedtls_platform_zeroize(data, len);
     adm_arena_destroy(a);
@@ -201,8 +198,7 @@ static int load_key(adm_tls_ctx_t *ctx, const char *flag, const char *path, char
         snprintf(msg, msg_len, "%s %s: not a valid PEM/DER private key (%s)", flag, path, text);
         return ADM_ETLS;
     }
-    ret = mbedtls_pk_check_pair(&ctx->own_cert.pk, &ctx->own_key, mbedtls_ctr_drbg_random,
-                                &ctx->drbg);
+    ret = mbedtls_pk_check_pair(&ctx->own_cert.pk, &ctx->own_key, mbedtls_ctr_drbg_random, &ctx->drbg);
     if (ret != 0) {
         snprintf(msg, msg_len, "%s %s: key does not match the certificate", flag, path);
         return ADM_ETLS;
@@ -297,8 +293,8 @@ int adm_tls_server_ctx_create(const adm_tls_server_opts_t *opts, adm_tls_ctx_t *
         }
         ret = load_key(ctx, "--tls-private-key-file", opts->key_file, err, err_len);
     } else {
-        ret = adm__selfsigned_generate(&ctx->own_key, &ctx->own_cert, &ctx->drbg,
-                                       opts->self_signed_out, err, err_len);
+        ret = adm__selfsigned_generate(&ctx->own_key, &ctx->own_cert, &ctx->drbg, opts->self_signed_out, err,
+                                       err_len);
     }
     if (ret != 0) {
         goto fail;
@@ -346,8 +342,7 @@ static int parse_ca_pem(adm_tls_ctx_t *ctx, const char *pem, size_t len, char *e
     int ret;
 
     if (len > 0 && pem[len - 1] == '\0') {
-        return parse_certs(&ctx->ca, (const unsigned char *)pem, len, false, "caBundle", "", err,
-                           err_len);
+        return parse_certs(&ctx->ca, (const unsigned char *)pem, len, false, "caBundle", "", err, err_len);
     }
     copy = malloc(len + 1);
     if (copy == NULL) {
@@ -388,15 +383,13 @@ int adm_tls_client_ctx_create(const adm_tls_client_opts_t *opts, adm_tls_ctx_t *
             goto fail;
         }
         /* Without --key the key is looked for next to the certificate, as curl does. */
-        ret = load_key(ctx, "--key", opts->key_file != NULL ? opts->key_file : opts->cert_file, err,
-                       err_len);
+        ret = load_key(ctx, "--key", opts->key_file != NULL ? opts->key_file : opts->cert_file, err, err_len);
         if (ret != 0) {
             goto fail;
         }
         ret = mbedtls_ssl_conf_own_cert(&ctx->conf, &ctx->own_cert, &ctx->own_key);
         if (ret != 0) {
-            snprintf(err, err_len, "--cert %s: cannot be used for TLS (out of memory)",
-                     opts->cert_file);
+            snprintf(err, err_len, "--cert %s: cannot be used for TLS (out of memory)", opts->cert_file);
             ret = ADM_ENOMEM;
             goto fail;
         }
@@ -407,8 +400,8 @@ int adm_tls_client_ctx_create(const adm_tls_client_opts_t *opts, adm_tls_ctx_t *
     }
     ctx->verify_server = !opts->insecure;
     mbedtls_ssl_conf_ca_chain(&ctx->conf, &ctx->ca, NULL);
-    mbedtls_ssl_conf_authmode(&ctx->conf, ctx->verify_server ? MBEDTLS_SSL_VERIFY_REQUIRED
-                                                             : MBEDTLS_SSL_VERIFY_NONE);
+    mbedtls_ssl_conf_authmode(&ctx->conf,
+                              ctx->verify_server ? MBEDTLS_SSL_VERIFY_REQUIRED : MBEDTLS_SSL_VERIFY_NONE);
     if (opts->max_tls12) {
         mbedtls_ssl_conf_max_tls_version(&ctx->conf, MBEDTLS_SSL_VERSION_TLS1_2);
     }

@@ -39,8 +39,7 @@ struct adm_tls_ctx_s {
  * the certificate is also written there (PEM, mode 0644, atomically). key and crt must be
  * initialised and empty. Returns 0, or a negative code with one line in err.
  */
-int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt,
-                             mbedtls_ctr_drbg_context *rng, const char *pem_out, char *err,
-                             size_t err_len);
+int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt, mbedtls_ctr_drbg_context *rng,
+                             const char *pem_out, char *err, size_t err_len);
 
 #endif

@@ -19,21 +19,21 @@
 typedef struct adm_tls_ctx_s adm_tls_ctx_t;
 
 typedef struct adm_tls_server_opts_s {
-    const char *cert_file;      /* PEM chain; NULL (with key_file NULL) generates a self-signed cert */
-    const char *key_file;       /* PEM private key, RSA or EC */
-    const char *client_ca_file; /* PEM CA bundle: request a client certificate (optional at TLS
-                                   level, see adm_tls_session_peer_verified); NULL: no mTLS */
+    const char *cert_file;       /* PEM chain; NULL (with key_file NULL) generates a self-signed cert */
+    const char *key_file;        /* PEM private key, RSA or EC */
+    const char *client_ca_file;  /* PEM CA bundle: request a client certificate (optional at TLS
+                                    level, see adm_tls_session_peer_verified); NULL: no mTLS */
     const char *self_signed_out; /* when generating: also write the certificate here (PEM) */
 } adm_tls_server_opts_t;
 
 typedef struct adm_tls_client_opts_s {
-    const char *ca_file;      /* PEM bundle to verify the server; NULL with ca_pem NULL: system CAs */
-    const char *ca_pem;       /* the same as a NUL-terminated PEM string (a webhook's caBundle) */
-    size_t ca_pem_len;        /* bytes of ca_pem, including its NUL when PEM */
-    const char *cert_file;    /* optional client certificate */
-    const char *key_file;     /* its key */
-    bool insecure;            /* skip verification (benchmarks against self-signed targets) */
-    bool max_tls12;           /* offer TLS 1.2 only (tests and TLS 1.2 benchmarks) */
+    const char *ca_file;   /* PEM bundle to verify the server; NULL with ca_pem NULL: system CAs */
+    const char *ca_pem;    /* the same as a NUL-terminated PEM string (a webhook's caBundle) */
+    size_t ca_pem_len;     /* bytes of ca_pem, including its NUL when PEM */
+    const char *cert_file; /* optional client certificate */
+    const char *key_file;  /* its key */
+    bool insecure;         /* skip verification (benchmarks against self-signed targets) */
+    bool max_tls12;        /* offer TLS 1.2 only (tests and TLS 1.2 benchmarks) */
 } adm_tls_client_opts_t;
 
 /**
