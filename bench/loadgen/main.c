@@ -13,7 +13,7 @@
  * malformed, answer for another uid, or the transport failure, each counted apart.
  */
 #include "adm/base/arena.h"
-#include "adm/net/client.h"
+#include "adm/net/upstream.h"
 #include "adm/base/error.h"
 #include "adm/base/histogram.h"
 #include "adm/base/json.h"

@@ -12,6 +12,7 @@
 #include "adm/base/histogram.h"
 #include "adm/net/http_client.h"
 #include "adm/net/tls.h"
+#include "adm/net/tls_session.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Flag value parsers. Strict: trailing garbage, overflow and empty input are errors. */
+/*
+ * The helpers of util.h. The flag value parsers are strict: trailing garbage, overflow and empty
+ * input are errors. The uid generator keeps its state in the caller's adm_uuid_gen_t.
+ */
 #include "adm/base/util.h"
 
 #include "adm/base/error.h"
@@ -43,8 +46,8 @@ static const struct {
     const char *name;
     uint64_t us;
 } duration_units[] = {
-    {"ns", 0}, {"us", 1}, {"\xc2\xb5s", 1}, {"ms", 1000}, {"s", 1000000}, {"m", 60000000},
-    {"h", 3600000000ULL},
+    {"ns", 0},      {"us", 1},       {"\xc2\xb5s", 1},     {"ms", 1000},
+    {"s", 1000000}, {"m", 60000000}, {"h", 3600000000ULL},
 };
 
 int adm_parse_duration_ms(const char *s, uint64_t *ms)
@@ -254,23 +257,21 @@ static uint64_t splitmix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-void adm_uuid_v4(char *out)
+void adm_uuid_v4(adm_uuid_gen_t *gen, char *out)
 {
     static const char hex[] = "0123456789abcdef";
-    static uint64_t seed[2];
-    static uint64_t counter;
     uint64_t bits[2];
     int k = 0;
 
-    if (counter == 0) {
-        if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)) {
-            seed[0] = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-            seed[1] = splitmix(seed[0]);
+    if (gen->counter == 0) {
+        if (getrandom(gen->seed, sizeof(gen->seed), 0) != (ssize_t)sizeof(gen->seed)) {
+            gen->seed[0] = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+            gen->seed[1] = splitmix(gen->seed[0]);
         }
     }
-    counter++;
-    bits[0] = splitmix(seed[0] ^ counter);
-    bits[1] = splitmix(seed[1] + counter * 0xd1b54a32d192ed03ull);
+    gen->counter++;
+    bits[0] = splitmix(gen->seed[0] ^ gen->counter);
+    bits[1] = splitmix(gen->seed[1] + gen->counter * 0xd1b54a32d192ed03ull);
     for (int i = 0; i < 36; i++) {
         unsigned nibble = (unsigned)(bits[k / 16] >> (4 * (k % 16))) & 15u;
 

@@ -138,8 +138,7 @@ static int on_header_value(llhttp_t *p, const char *at, size_t n)
             hp->req.expect_continue = true;
         }
         break;
-    default:
-        break;
+    default: break;
     }
     hp->_value_started = true;
     return 0;

@@ -38,7 +38,8 @@ static int on_header_field_complete(llhttp_t *l)
 {
     adm_http_resp_parser_t *p = parser_of(l);
 
-    p->in_content_type = p->field_len == strlen("content-type") && strncasecmp(p->field, "content-type", p->field_len) == 0;
+    p->in_content_type =
+        p->field_len == strlen("content-type") && strncasecmp(p->field, "content-type", p->field_len) == 0;
     p->field_len = 0;
     if (p->in_content_type) {
         p->content_type[0] = '\0';
@@ -123,13 +124,14 @@ void adm_http_resp_parser_free(adm_http_resp_parser_t *p)
 
 static adm_http_resp_event_t fail(adm_http_resp_parser_t *p, llhttp_errno_t err)
 {
-    p->error = p->too_big ? "response body larger than the limit"
+    p->error = p->too_big        ? "response body larger than the limit"
                : err == HPE_USER ? "out of memory"
                                  : llhttp_errno_name(err);
     return ADM_HTTP_RESP_ERROR;
 }
 
-adm_http_resp_event_t adm_http_resp_parse(adm_http_resp_parser_t *p, const uint8_t *data, size_t len, size_t *used)
+adm_http_resp_event_t adm_http_resp_parse(adm_http_resp_parser_t *p, const uint8_t *data, size_t len,
+                                          size_t *used)
 {
     llhttp_errno_t err;
 
@@ -188,7 +190,8 @@ int adm_http_write_post(adm_buf_t *out, const char *host, const char *path, cons
     /* Built with plain appends, not a printf: this runs once per upstream call (and per request of
      * admitd-bench), where two vsnprintf passes were a few per cent of the client's CPU. */
     static const char mid[] = " HTTP/1.1\r\nHost: ";
-    static const char fixed[] = "\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ";
+    static const char fixed[] =
+        "\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ";
     char digits[24];
     size_t nd = sizeof(digits);
     size_t n = body_len;
@@ -206,8 +209,8 @@ int adm_http_write_post(adm_buf_t *out, const char *host, const char *path, cons
         adm_buf_append(out, mid, sizeof(mid) - 1) != 0 || adm_buf_append(out, host, strlen(host)) != 0 ||
         adm_buf_append(out, fixed, sizeof(fixed) - 1) != 0 ||
         adm_buf_append(out, digits + nd, sizeof(digits) - nd) != 0 || adm_buf_append(out, "\r\n", 2) != 0 ||
-        adm_buf_append(out, extra_headers, strlen(extra_headers)) != 0 || adm_buf_append(out, "\r\n", 2) != 0 ||
-        adm_buf_append(out, body, body_len) != 0) {
+        adm_buf_append(out, extra_headers, strlen(extra_headers)) != 0 ||
+        adm_buf_append(out, "\r\n", 2) != 0 || adm_buf_append(out, body, body_len) != 0) {
         return ADM_ENOMEM;
     }
     return 0;

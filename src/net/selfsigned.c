@@ -110,9 +110,8 @@ fail:
     return -e;
 }
 
-int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt,
-                             mbedtls_ctr_drbg_context *rng, const char *pem_out, char *err,
-                             size_t err_len)
+int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt, mbedtls_ctr_drbg_context *rng,
+                             const char *pem_out, char *err, size_t err_len)
 {
     mbedtls_x509write_cert w;
     unsigned char serial[16];
@@ -130,8 +129,7 @@ int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt,
         ret = mbed_fail(ret, "key setup", err, err_len);
         goto out;
     }
-    ret = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(*key),
-                              mbedtls_ctr_drbg_random, rng);
+    ret = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(*key), mbedtls_ctr_drbg_random, rng);
     if (ret != 0) {
         ret = mbed_fail(ret, "P-256 key generation", err, err_len);
         goto out;

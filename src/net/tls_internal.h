@@ -1,15 +1,37 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Declarations shared between tls.c and selfsigned.c and nothing else: the certificate generator
- * works on a context's key, chain and RNG, which stay private to the TLS module.
+ * Private glue of the TLS module, shared by tls.c (contexts), tls_session.c (sessions) and
+ * selfsigned.c, and by nothing else: the context's fields, which sessions read to set themselves
+ * up, and the certificate generator, which works on a context's key, chain and RNG.
  */
 #ifndef ADM_TLS_INTERNAL_H
 #define ADM_TLS_INTERNAL_H
 
+#include "adm/net/tls.h"
+
 #include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
 #include <mbedtls/pk.h>
+#include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+
+/* Written only while tls.c builds the context; read-only once a session may hold it. */
+struct adm_tls_ctx_s {
+    atomic_int refs; /* sessions on other loops may drop the last reference */
+    bool server;
+    bool wants_client_cert;
+    bool verify_server; /* clients: the server's certificate and name are checked */
+    mbedtls_ssl_config conf;
+    mbedtls_ssl_config conf_chacha; /* servers only: TLS 1.3 restricted to ChaCha20-Poly1305 */
+    mbedtls_entropy_context entropy;
+    mbedtls_ctr_drbg_context drbg; /* locked by mbedTLS itself (built with MBEDTLS_THREADING_C) */
+    mbedtls_x509_crt own_cert;
+    mbedtls_pk_context own_key;
+    mbedtls_x509_crt ca; /* client CA (servers) or trust anchors (clients) */
+};
 
 /**
  * Generates an ECDSA P-256 key and a self-signed certificate for localhost, 127.0.0.1 and ::1
@@ -17,8 +39,7 @@
  * the certificate is also written there (PEM, mode 0644, atomically). key and crt must be
  * initialised and empty. Returns 0, or a negative code with one line in err.
  */
-int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt,
-                             mbedtls_ctr_drbg_context *rng, const char *pem_out, char *err,
-                             size_t err_len);
+int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt, mbedtls_ctr_drbg_context *rng,
+                             const char *pem_out, char *err, size_t err_len);
 
 #endif

@@ -14,6 +14,7 @@
 #include "adm/base/options.h"
 #include "adm/server/server.h"
 #include "adm/net/tls.h"
+#include "adm/net/tls_session.h"
 
 #include <stdbool.h>
 #include <stdint.h>

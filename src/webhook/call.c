@@ -108,7 +108,7 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
         return NULL;
     }
     /* the text is shared by the calls of this request; the client copies it as it is posted */
-    adm_uuid_v4(call->uid);
+    adm_uuid_v4(&w->uids, call->uid);
     stamped = (char *)*text;
     memcpy(stamped + *uid_off, call->uid, 36);
     call->w = w;

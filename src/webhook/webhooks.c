@@ -8,7 +8,7 @@
  */
 #include "adm/webhook/webhooks.h"
 
-#include "adm/net/client.h"
+#include "adm/net/upstream.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/plugins/plugin.h"

@@ -3,7 +3,8 @@
 #ifndef ADM_WEBHOOKS_INTERNAL_H
 #define ADM_WEBHOOKS_INTERNAL_H
 
-#include "adm/net/client.h"
+#include "adm/base/util.h"
+#include "adm/net/upstream.h"
 #include "adm/webhook/webhooks.h"
 
 typedef struct adm_hook_client_s {
@@ -52,6 +53,7 @@ struct adm_webhooks_s {
     adm_hook_trust_t *trust;
     size_t ntrust;
     adm_hook_late_t *late; /* abandoned calls still running */
+    adm_uuid_gen_t uids;   /* every call's fresh uid (call.c); zeroed by calloc, it is ready */
 };
 
 /* call.c: the client's callback for a webhook call. */

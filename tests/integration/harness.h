@@ -9,6 +9,7 @@
 
 #include "adm/base/buf.h"
 #include "adm/net/tls.h"
+#include "adm/net/tls_session.h"
 
 #include <stdbool.h>
 #include <stddef.h>

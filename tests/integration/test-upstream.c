@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The upstream client pool (client.h) against real admitd-mockhook processes over TLS on
+ * The upstream client pool (upstream.h) against real admitd-mockhook processes over TLS on
  * 127.0.0.1: every mockhook behaviour as the pool sees it, keep-alive reuse, the connection bound,
  * parallel calls, deadlines, stale connections, connect and TLS failures, name resolution, and
  * abandoned calls. Every wait runs the loop until a condition holds, with a deadline.
  */
-#include "adm/net/client.h"
+#include "adm/net/upstream.h"
 #include "adm/base/error.h"
 #include "adm/net/tls.h"
 #include "harness.h"

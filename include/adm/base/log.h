@@ -3,6 +3,12 @@
  * Logging to stderr, one line per message, as text or JSON (--log-format), with klog-style
  * verbosity (--v N: a message at verbosity V is written when V <= N). Errors, warnings and info are
  * always written. Log where an error is handled, not at every layer it passes.
+ *
+ * The format and verbosity are process-wide: the one documented exception to the rule that mutable
+ * state lives in an object its owner holds and passes in (issue 12). Every layer logs, down to
+ * helpers that have no owner to ask, and the settings are two values written once, by
+ * adm_log_configure() at start before any loop runs (or a worker is forked), and only read after;
+ * carrying a logger through every call would cost more than it protects.
  */
 #ifndef ADM_LOG_H
 #define ADM_LOG_H

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Parsers for the values flags take: durations, sizes, host:port addresses. */
+/*
+ * Small helpers with no state of their own: parsers for the values flags take (durations, sizes,
+ * host:port addresses), Kubernetes name checks, URL splitting, and version-4 uids from a generator
+ * the caller holds.
+ */
 #ifndef ADM_UTIL_H
 #define ADM_UTIL_H
 
@@ -45,10 +49,22 @@ int adm_url_split(const char *url, bool *tls, char *host, size_t host_len, uint1
                   const char **problem);
 
 /**
- * Writes a fresh RFC 4122 version-4 UUID and a NUL into out (37 bytes): a per-process random seed
- * (getrandom) and a counter through a 64-bit mixer, so uids never repeat within a process and
- * cannot be predicted from outside it. kube-apiserver sends a fresh one with every webhook call.
+ * A UUID generator's state. Its owner holds it and passes it to adm_uuid_v4(), so no uid state is
+ * shared behind the caller's back (two owners, or two loops, never touch the same counter).
+ * Zeroed storage ({0}, or calloc) is a ready generator: it seeds itself on first use, so a
+ * generator made before a fork and first used after it still gives each process its own sequence.
  */
-void adm_uuid_v4(char *out);
+typedef struct adm_uuid_gen_s {
+    uint64_t seed[2];
+    uint64_t counter; /* uids made so far; 0: not seeded yet */
+} adm_uuid_gen_t;
+
+/**
+ * Writes a fresh RFC 4122 version-4 UUID and a NUL into out (37 bytes): gen's random seed
+ * (getrandom) and counter through a 64-bit mixer, so the uids of one generator never repeat and
+ * cannot be predicted from outside the process (generators have independent 128-bit seeds).
+ * kube-apiserver sends a fresh one with every webhook call.
+ */
+void adm_uuid_v4(adm_uuid_gen_t *gen, char *out);
 
 #endif

@@ -32,7 +32,7 @@ typedef struct adm_http_request_s {
     bool chunked;             /* Transfer-Encoding: chunked */
     bool has_content_length;
     uint64_t content_length;
-    const uint8_t *body;      /* valid after ADM_HTTP_MESSAGE until the buffer changes */
+    const uint8_t *body; /* valid after ADM_HTTP_MESSAGE until the buffer changes */
     size_t body_len;
 } adm_http_request_t;
 
@@ -46,24 +46,24 @@ typedef enum adm_http_event_e {
 typedef struct adm_http_parser_s {
     llhttp_t llhttp;
     adm_http_request_t req;
-    adm_arena_t *arena;        /* the current request's arena */
+    adm_arena_t *arena; /* the current request's arena */
     size_t max_body_bytes;
     /* error details, valid after ADM_HTTP_ERROR */
-    int error_status;          /* 400, 413 or 431 */
+    int error_status; /* 400, 413 or 431 */
     const char *error_message;
     /* private */
-    const uint8_t *_base;      /* buffer of the running parse call */
-    size_t _msg_start;         /* offset of the current message in the buffer */
-    size_t _body_rel;          /* body offset relative to _msg_start (Content-Length bodies) */
+    const uint8_t *_base; /* buffer of the running parse call */
+    size_t _msg_start;    /* offset of the current message in the buffer */
+    size_t _body_rel;     /* body offset relative to _msg_start (Content-Length bodies) */
     size_t _header_bytes;
     size_t _target_len, _ctype_len;
-    char *_target;             /* request target being assembled (arena) */
-    char *_ctype;              /* Content-Type being assembled (arena) */
-    uint8_t *_chunked_body;    /* chunked body being assembled (arena) */
+    char *_target;          /* request target being assembled (arena) */
+    char *_ctype;           /* Content-Type being assembled (arena) */
+    uint8_t *_chunked_body; /* chunked body being assembled (arena) */
     size_t _chunked_cap;
-    char _field[32];           /* header name being assembled (only short names matter) */
+    char _field[32]; /* header name being assembled (only short names matter) */
     size_t _field_len;
-    int _current_header;       /* which interesting header the value belongs to */
+    int _current_header; /* which interesting header the value belongs to */
     bool _in_message;
     bool _headers_done;
     bool _value_started;
@@ -103,9 +103,9 @@ typedef struct adm_http_response_s {
     const char *content_type; /* NULL for none */
     const void *body;
     size_t body_len;
-    const char *allow;        /* Allow header for 405, or NULL */
-    bool close;               /* send Connection: close */
-    bool omit_body;           /* HEAD: headers (with the body's length) only */
+    const char *allow; /* Allow header for 405, or NULL */
+    bool close;        /* send Connection: close */
+    bool omit_body;    /* HEAD: headers (with the body's length) only */
 } adm_http_response_t;
 
 /** Appends the status line, headers and body. Returns 0 or ADM_ENOMEM. */

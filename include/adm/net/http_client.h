@@ -26,10 +26,10 @@ typedef struct adm_http_resp_parser_s {
     size_t max_body_bytes;
     /* the response, valid after ADM_HTTP_RESP_DONE until adm_http_resp_next() */
     int status;
-    bool keep_alive;  /* the connection may carry the next request */
+    bool keep_alive; /* the connection may carry the next request */
     adm_buf_t body;
     char content_type[128]; /* the Content-Type header ("" when absent; cut at 127 bytes) */
-    const char *error; /* after ADM_HTTP_RESP_ERROR: what was wrong (static text) */
+    const char *error;      /* after ADM_HTTP_RESP_ERROR: what was wrong (static text) */
     /* private */
     bool done;
     bool too_big;
@@ -49,7 +49,8 @@ void adm_http_resp_parser_free(adm_http_resp_parser_t *p);
  * *used belong to the next response: call adm_http_resp_next() and feed them again. 1xx interim
  * responses (100 Continue) are skipped.
  */
-adm_http_resp_event_t adm_http_resp_parse(adm_http_resp_parser_t *p, const uint8_t *data, size_t len, size_t *used);
+adm_http_resp_event_t adm_http_resp_parse(adm_http_resp_parser_t *p, const uint8_t *data, size_t len,
+                                          size_t *used);
 
 /**
  * The peer closed: completes a response whose body runs to the end of the connection. Returns

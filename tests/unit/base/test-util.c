@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -106,6 +107,51 @@ static void test_url_split(void **state)
     assert_int_equal(adm_url_split("https://[::1/", &tls, host, sizeof(host), &port, &rest, &problem), ADM_EINVAL);
 }
 
+static void assert_uuid_v4(const char *u)
+{
+    assert_int_equal(strlen(u), 36);
+    for (int i = 0; i < 36; i++) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            assert_int_equal(u[i], '-');
+        } else {
+            assert_non_null(strchr("0123456789abcdef", u[i]));
+        }
+    }
+    assert_int_equal(u[14], '4');           /* version 4 */
+    assert_non_null(strchr("89ab", u[19])); /* RFC 4122 variant */
+}
+
+static int compare_uids(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+/* Uids come from a generator its owner holds: well formed, never repeated, and one generator's
+   state is its own (using one does not advance another). */
+static void test_uuid(void **state)
+{
+    static char uids[1000][37];
+    adm_uuid_gen_t a = {0};
+    adm_uuid_gen_t b = {0};
+    char other[37];
+
+    (void)state;
+    for (int i = 0; i < 1000; i++) {
+        adm_uuid_v4(&a, uids[i]);
+        assert_uuid_v4(uids[i]);
+    }
+    assert_int_equal(a.counter, 1000);
+    assert_int_equal(b.counter, 0);
+    adm_uuid_v4(&b, other);
+    assert_uuid_v4(other);
+    assert_int_equal(b.counter, 1);
+    assert_string_not_equal(other, uids[0]); /* its own seed */
+    qsort(uids, 1000, sizeof(uids[0]), compare_uids);
+    for (int i = 1; i < 1000; i++) {
+        assert_string_not_equal(uids[i - 1], uids[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -113,6 +159,7 @@ int main(void)
         cmocka_unit_test(test_uint),
         cmocka_unit_test(test_hostport),
         cmocka_unit_test(test_url_split),
+        cmocka_unit_test(test_uuid),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

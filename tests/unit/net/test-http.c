@@ -231,8 +231,12 @@ static void test_http10_and_head(void **state)
 static void test_write_response(void **state)
 {
     adm_buf_t out = ADM_BUF_INIT;
-    adm_http_response_t r = {.status = 405, .content_type = "text/plain", .body = "no\n", .body_len = 3,
-                             .allow = "POST", .close = true};
+    adm_http_response_t r = {.status = 405,
+                             .content_type = "text/plain",
+                             .body = "no\n",
+                             .body_len = 3,
+                             .allow = "POST",
+                             .close = true};
     const char *want = "HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain\r\nAllow: POST\r\n"
                        "Connection: close\r\nContent-Length: 3\r\n\r\nno\n";
 

@@ -16,7 +16,8 @@
 #include "adm/base/error.h"
 #include "adm/net/http_client.h"
 
-#define OK_JSON "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{\"allowed\":1}"
+#define OK_JSON                                                                                              \
+    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{\"allowed\":1}"
 
 /* Feeds text in pieces of step bytes; returns the final event and leaves the parser at it. */
 static adm_http_resp_event_t feed(adm_http_resp_parser_t *p, const char *text, size_t len, size_t step,
@@ -58,13 +59,15 @@ static void test_whole_and_split(void **state)
 
 static void test_back_to_back_and_interim(void **state)
 {
-    const char text[] = "HTTP/1.1 100 Continue\r\n\r\n" OK_JSON
-                        "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\nConnection: close\r\n\r\noops";
+    const char text[] =
+        "HTTP/1.1 100 Continue\r\n\r\n" OK_JSON
+        "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\nConnection: close\r\n\r\noops";
     adm_http_resp_parser_t p;
     size_t used, off = 0;
 
     adm_http_resp_parser_init(&p, 1024);
-    assert_int_equal(adm_http_resp_parse(&p, (const uint8_t *)text, sizeof(text) - 1, &used), ADM_HTTP_RESP_DONE);
+    assert_int_equal(adm_http_resp_parse(&p, (const uint8_t *)text, sizeof(text) - 1, &used),
+                     ADM_HTTP_RESP_DONE);
     assert_int_equal(p.status, 200); /* the 100 was skipped */
     off += used;
     adm_http_resp_next(&p);
@@ -79,7 +82,8 @@ static void test_back_to_back_and_interim(void **state)
 
 static void test_chunked_and_close_delimited(void **state)
 {
-    const char chunked[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+    const char chunked[] =
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
     const char until_eof[] = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it";
     const char cut[] = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort";
     adm_http_resp_parser_t p;
@@ -139,12 +143,13 @@ static void test_limits_and_garbage(void **state)
 static void test_post_text(void **state)
 {
     adm_buf_t b = ADM_BUF_INIT;
-    const char want[] = "POST /validate?timeout=10s HTTP/1.1\r\nHost: hook.example:8443\r\nContent-Type: "
-                        "application/json\r\nAccept: application/json\r\nContent-Length: 2\r\nAuthorization: Bearer t\r\n"
-                        "\r\n{}";
+    const char want[] =
+        "POST /validate?timeout=10s HTTP/1.1\r\nHost: hook.example:8443\r\nContent-Type: "
+        "application/json\r\nAccept: application/json\r\nContent-Length: 2\r\nAuthorization: Bearer t\r\n"
+        "\r\n{}";
 
-    assert_int_equal(adm_http_write_post(&b, "hook.example:8443", "/validate?timeout=10s", "Authorization: Bearer t\r\n",
-                                         "{}", 2),
+    assert_int_equal(adm_http_write_post(&b, "hook.example:8443", "/validate?timeout=10s",
+                                         "Authorization: Bearer t\r\n", "{}", 2),
                      0);
     assert_int_equal(b.len, sizeof(want) - 1);
     assert_memory_equal(b.data, want, b.len);

@@ -5,6 +5,10 @@
  * mTLS, records split anywhere, close_notify, garbage) runs without a socket. Certificates are
  * made at run time (tests/support/certgen.c) in a temporary directory removed at the end, and the
  * server's generated certificate is read back to check what clients will rely on.
+ *
+ * One file for both halves of the TLS module, contexts (src/net/tls.c, with selfsigned.c) and
+ * sessions (src/net/tls_session.c): a session cannot run without contexts, and a context's
+ * certificates and trust are only proven by the sessions that use them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +26,7 @@
 
 #include "adm/base/error.h"
 #include "adm/net/tls.h"
+#include "adm/net/tls_session.h"
 #include "certgen.h"
 
 #define BIG (1u << 20)
@@ -179,8 +184,7 @@ static void deliver(adm_tls_session_t *from, adm_tls_session_t *to, int *to_rc, 
 static void pump(pair_t *p, size_t chunk)
 {
     for (int round = 0; round < 10000; round++) {
-        if (adm_tls_session_output(p->client)->len == 0 &&
-            adm_tls_session_output(p->server)->len == 0) {
+        if (adm_tls_session_output(p->client)->len == 0 && adm_tls_session_output(p->server)->len == 0) {
             return;
         }
         deliver(p->client, p->server, &p->server_rc, &p->server_plain, chunk);
@@ -418,12 +422,10 @@ static void test_garbage(void **state)
 
     /* Plain HTTP to a TLS port. */
     pair_open(&p, NULL, selfsigned_pem, NULL, false, "localhost");
-    assert_int_equal(adm_tls_session_recv(p.server, http, sizeof(http) - 1, &p.server_plain),
-                     ADM_ETLS);
+    assert_int_equal(adm_tls_session_recv(p.server, http, sizeof(http) - 1, &p.server_plain), ADM_ETLS);
     assert_contains(adm_tls_session_error(p.server), "TLS handshake failed: ");
     /* Further input after a failure is refused, not a crash. */
-    assert_int_not_equal(adm_tls_session_recv(p.server, http, sizeof(http) - 1, &p.server_plain),
-                         0);
+    assert_int_not_equal(adm_tls_session_recv(p.server, http, sizeof(http) - 1, &p.server_plain), 0);
     pair_close(&p);
 
     /* Noise that looks like a handshake record, to both roles. */
@@ -437,10 +439,8 @@ static void test_garbage(void **state)
     noise[3] = 0x02;
     noise[4] = 0x00;
     pair_open(&p, NULL, selfsigned_pem, NULL, false, "localhost");
-    assert_int_equal(adm_tls_session_recv(p.server, noise, sizeof(noise), &p.server_plain),
-                     ADM_ETLS);
-    assert_int_equal(adm_tls_session_recv(p.client, noise, sizeof(noise), &p.client_plain),
-                     ADM_ETLS);
+    assert_int_equal(adm_tls_session_recv(p.server, noise, sizeof(noise), &p.server_plain), ADM_ETLS);
+    assert_int_equal(adm_tls_session_recv(p.client, noise, sizeof(noise), &p.client_plain), ADM_ETLS);
     assert_contains(adm_tls_session_error(p.client), "TLS handshake failed: ");
     pair_close(&p);
 
@@ -560,8 +560,8 @@ static void test_selfsigned_certificate(void **state)
     assert_int_equal(mbedtls_x509_crt_check_key_usage(&crt, MBEDTLS_X509_KU_DIGITAL_SIGNATURE |
                                                                 MBEDTLS_X509_KU_KEY_CERT_SIGN),
                      0);
-    assert_int_equal(mbedtls_x509_crt_check_extended_key_usage(
-                         &crt, MBEDTLS_OID_SERVER_AUTH, MBEDTLS_OID_SIZE(MBEDTLS_OID_SERVER_AUTH)),
+    assert_int_equal(mbedtls_x509_crt_check_extended_key_usage(&crt, MBEDTLS_OID_SERVER_AUTH,
+                                                               MBEDTLS_OID_SIZE(MBEDTLS_OID_SERVER_AUTH)),
                      0);
     assert_true(mbedtls_x509_crt_info(info, sizeof(info), "", &crt) > 0);
     assert_contains(info, "subject name      : CN=admitd");
@@ -624,14 +624,12 @@ static void test_file_errors(void **state)
     path_of(missing, sizeof(missing), "missing.pem");
 
     /* The good pair loads. */
-    assert_int_equal(
-        adm_tls_server_ctx_create(&(adm_tls_server_opts_t){.cert_file = cert, .key_file = key},
-                                  &ctx, err, sizeof(err)),
-        0);
+    assert_int_equal(adm_tls_server_ctx_create(&(adm_tls_server_opts_t){.cert_file = cert, .key_file = key},
+                                               &ctx, err, sizeof(err)),
+                     0);
     adm_tls_ctx_unref(ctx);
 
-    snprintf(want, sizeof(want), "--tls-cert-file %s: cannot read: No such file or directory",
-             missing);
+    snprintf(want, sizeof(want), "--tls-cert-file %s: cannot read: No such file or directory", missing);
     expect_server_error(&(adm_tls_server_opts_t){.cert_file = missing, .key_file = key}, want);
     snprintf(want, sizeof(want), "--tls-cert-file %s: no certificate found", text);
     expect_server_error(&(adm_tls_server_opts_t){.cert_file = text, .key_file = key}, want);
@@ -645,16 +643,14 @@ static void test_file_errors(void **state)
              "value)",
              text);
     expect_server_error(&(adm_tls_server_opts_t){.cert_file = cert, .key_file = text}, want);
-    snprintf(want, sizeof(want), "--tls-private-key-file %s: key does not match the certificate",
-             other_key);
+    snprintf(want, sizeof(want), "--tls-private-key-file %s: key does not match the certificate", other_key);
     expect_server_error(&(adm_tls_server_opts_t){.cert_file = cert, .key_file = other_key}, want);
     expect_server_error(&(adm_tls_server_opts_t){.cert_file = cert},
                         "--tls-private-key-file: --tls-cert-file and --tls-private-key-file go "
                         "together");
     snprintf(want, sizeof(want), "--client-ca-file %s: no certificate found", empty);
     expect_server_error(&(adm_tls_server_opts_t){.client_ca_file = empty}, want);
-    snprintf(want, sizeof(want), "--client-ca-file %s: cannot read: No such file or directory",
-             missing);
+    snprintf(want, sizeof(want), "--client-ca-file %s: cannot read: No such file or directory", missing);
     expect_server_error(&(adm_tls_server_opts_t){.client_ca_file = missing}, want);
     expect_server_error(&(adm_tls_server_opts_t){.self_signed_out = "/nonexistent-dir/ca.pem"},
                         "--self-signed-ca-out /nonexistent-dir/ca.pem: cannot write: No such file "
@@ -671,8 +667,7 @@ static void test_file_errors(void **state)
     expect_client_error(&(adm_tls_client_opts_t){.insecure = true, .cert_file = missing}, want);
     snprintf(want, sizeof(want), "--key %s: key does not match the certificate", key);
     path_of(cert, sizeof(cert), "client.crt.pem");
-    expect_client_error(
-        &(adm_tls_client_opts_t){.insecure = true, .cert_file = cert, .key_file = key}, want);
+    expect_client_error(&(adm_tls_client_opts_t){.insecure = true, .cert_file = cert, .key_file = key}, want);
     snprintf(want, sizeof(want), "--key %s: needs --cert", key);
     expect_client_error(&(adm_tls_client_opts_t){.insecure = true, .key_file = key}, want);
 }

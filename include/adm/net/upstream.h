@@ -15,11 +15,14 @@
  * keep-alive failure and admission webhooks are to be idempotent (kube-apiserver's reinvocation
  * already calls them twice).
  *
- * Calls and connections come from free lists: in the steady state a call costs no malloc.
+ * Calls come from a free list and connections are kept alive: in the steady state a call costs no
+ * malloc. src/net/upstream.c is the pool and its calls; src/net/upstream_conn.c, below it, the
+ * connections.
  */
-#ifndef ADM_CLIENT_H
-#define ADM_CLIENT_H
+#ifndef ADM_UPSTREAM_H
+#define ADM_UPSTREAM_H
 
+#include "adm/net/call_result.h"
 #include "adm/net/tls.h"
 
 #include <stdbool.h>
@@ -31,41 +34,18 @@
 typedef struct adm_upstream_s adm_upstream_t;
 typedef struct adm_call_s adm_call_t;
 
-typedef enum adm_call_error_e {
-    ADM_CALL_OK,
-    ADM_CALL_DNS,      /* the host did not resolve */
-    ADM_CALL_CONNECT,  /* TCP connect failed (refused, unreachable) */
-    ADM_CALL_TLS,      /* handshake or certificate verification failed */
-    ADM_CALL_IO,       /* reset, or closed before the whole answer */
-    ADM_CALL_PROTOCOL, /* malformed HTTP answer, or a body over the limit */
-    ADM_CALL_TIMEOUT,  /* the call's deadline passed */
-    ADM_CALL_NOMEM,
-} adm_call_error_t;
-
-typedef struct adm_call_result_s {
-    adm_call_error_t error;
-    /* for errors: what failed, in the words Go's net/http uses where admitd can know them
-       ("dial tcp 127.0.0.1:1: connect: connection refused", "EOF", "tls: ...") */
-    const char *detail;
-    int status;               /* HTTP status when error is ADM_CALL_OK */
-    const char *content_type; /* "" when absent */
-    const uint8_t *body;      /* valid only during the callback */
-    size_t body_len;
-    bool reused;              /* the answer came on a kept-alive connection */
-} adm_call_result_t;
-
 /* Runs once per call unless the call was abandoned. */
 typedef void (*adm_call_cb)(const adm_call_result_t *res, void *arg);
 
 typedef struct adm_upstream_opts_s {
-    const char *host;       /* the Host header's host and the name TLS verifies and sends as SNI */
+    const char *host; /* the Host header's host and the name TLS verifies and sends as SNI */
     uint16_t port;
-    const char *dial_host;  /* name or address to connect to; NULL: host */
+    const char *dial_host;       /* name or address to connect to; NULL: host */
     const struct sockaddr *addr; /* fixed address (--resolve); NULL: resolve dial_host on each dial */
-    adm_tls_ctx_t *tls;     /* client context (the upstream takes a reference); NULL: plain HTTP */
-    size_t max_conns;       /* connections at most; 0: 64 */
-    size_t max_body_bytes;  /* larger answers are ADM_CALL_PROTOCOL; 0: 10 MiB (Decision D9) */
-    uint64_t idle_timeout_ms; /* close connections idle this long; 0: 90 s (Go's default) */
+    adm_tls_ctx_t *tls;          /* client context (the upstream takes a reference); NULL: plain HTTP */
+    size_t max_conns;            /* connections at most; 0: 64 */
+    size_t max_body_bytes;       /* larger answers are ADM_CALL_PROTOCOL; 0: 10 MiB (Decision D9) */
+    uint64_t idle_timeout_ms;    /* close connections idle this long; 0: 90 s (Go's default) */
 } adm_upstream_opts_t;
 
 /** Creates an upstream on loop. Returns 0 or ADM_ENOMEM. */
@@ -84,8 +64,9 @@ void adm_upstream_close(adm_upstream_t *u);
  * Go's client default for webhooks). Returns the call (for adm_call_abandon), or NULL when out of
  * memory (then cb never runs).
  */
-adm_call_t *adm_upstream_post(adm_upstream_t *u, const char *path, const char *extra_headers, const void *body,
-                              size_t body_len, uint64_t timeout_ms, adm_call_cb cb, void *arg);
+adm_call_t *adm_upstream_post(adm_upstream_t *u, const char *path, const char *extra_headers,
+                              const void *body, size_t body_len, uint64_t timeout_ms, adm_call_cb cb,
+                              void *arg);
 
 /**
  * The caller no longer wants the answer: the callback will not run. A call that is already on a

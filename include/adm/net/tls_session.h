@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One connection's TLS (adm_tls_session_t) on a context of tls.h, driven entirely from memory
+ * buffers so the event loop never blocks: the connection hands received ciphertext to
+ * adm_tls_session_recv(), gets plaintext back, and sends whatever ciphertext the session queued in
+ * its output buffer with one socket write. No function here touches a socket or blocks, so a test
+ * can pass two sessions' output to each other without any I/O.
+ */
+#ifndef ADM_TLS_SESSION_H
+#define ADM_TLS_SESSION_H
+
+#include "adm/base/buf.h"
+#include "adm/net/tls.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct adm_tls_session_s adm_tls_session_t;
+
+/**
+ * Creates a session on ctx (taking a reference). For a client session, server_name is the host to
+ * verify and send as SNI (NULL for servers; a verifying client without one gets ADM_ETLS).
+ * Returns 0, ADM_ENOMEM or ADM_ETLS.
+ */
+int adm_tls_session_create(adm_tls_ctx_t *ctx, const char *server_name, adm_tls_session_t **out);
+
+/** Frees the session (NULL is fine) and drops its reference on the context. Sends nothing. */
+void adm_tls_session_destroy(adm_tls_session_t *s);
+
+/**
+ * Feeds len bytes of ciphertext just read from the socket, advances the handshake, and appends all
+ * plaintext that can be decrypted to plain. Leftover partial records are kept inside the session.
+ * Handshake and alert records to send are queued in adm_tls_session_output().
+ * Returns 0 (possibly with no plaintext), ADM_EOF when the peer sent close_notify (plaintext
+ * received before it is still appended), ADM_ENOMEM, or ADM_ETLS on a protocol/verification error
+ * (adm_tls_session_error() then describes it).
+ */
+int adm_tls_session_recv(adm_tls_session_t *s, const uint8_t *cipher, size_t len, adm_buf_t *plain);
+
+/**
+ * Client sessions: starts the handshake (queues the ClientHello). Servers need not call it.
+ * Returns 0 or ADM_ETLS.
+ */
+int adm_tls_session_start(adm_tls_session_t *s);
+
+/**
+ * Encrypts len bytes of plaintext into the output buffer. Only valid once the handshake is done.
+ * Returns 0, ADM_ENOMEM or ADM_ETLS.
+ */
+int adm_tls_session_send(adm_tls_session_t *s, const uint8_t *data, size_t len);
+
+/** Queues a close_notify alert. */
+int adm_tls_session_close_notify(adm_tls_session_t *s);
+
+/** Ciphertext waiting to go to the socket. The caller may take it with adm_buf_swap(). */
+adm_buf_t *adm_tls_session_output(adm_tls_session_t *s);
+
+/** True once the handshake completed; adm_tls_session_send() is valid from then on. */
+bool adm_tls_session_handshake_done(const adm_tls_session_t *s);
+
+/** Server sessions: true when the client presented a certificate that verified against the CA. */
+bool adm_tls_session_peer_verified(const adm_tls_session_t *s);
+
+/** Negotiated protocol and cipher names for logs ("TLSv1.3", "TLS1-3-AES-128-GCM-SHA256"). */
+const char *adm_tls_session_version(const adm_tls_session_t *s);
+const char *adm_tls_session_cipher(const adm_tls_session_t *s);
+
+/** Negotiated ALPN protocol ("http/1.1"), or "" when none was agreed (or not yet). */
+const char *adm_tls_session_alpn(const adm_tls_session_t *s);
+
+/** Description of the last ADM_ETLS failure on this session ("certificate verify failed: ..."). */
+const char *adm_tls_session_error(const adm_tls_session_t *s);
+
+#endif
