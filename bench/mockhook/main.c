@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * admitd-mockhook: a programmable upstream webhook for tests and benchmarks. It serves HTTPS (or
- * plain HTTP) with admitd's own server code on one libuv loop, and answers each request with the
- * behaviour of its path (--route) or the default one (--behavior), after an optional delay.
+ * plain HTTP) with admitd's own server code on one libuv loop, through one catch-all route (the
+ * server keeps the probes and /metrics), and answers each request with the behaviour of its path
+ * (--route) or the default one (--behavior), after an optional delay.
  *
  * --record FILE appends one JSON line per request ({"path","query","review"}) so tests can check
  * what an upstream was sent and how often it was called. The write is a blocking stdio write on
@@ -426,7 +427,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "admitd-mockhook: %s\n", err);
         return 2;
     }
-    adm_server_set_handler(m.server, handle, &m);
+    /* Every path of the listener but the probes and /metrics, which the server serves itself. */
+    adm_route_t route = {
+        .path = NULL,
+        .label = "webhook",
+        .listeners = ADM_ON_ADMISSION,
+        .method = ADM_ROUTE_ANY_METHOD,
+        .handler = handle,
+        .arg = &m,
+    };
+    if (adm_server_add_route(m.server, &route) != 0) {
+        fprintf(stderr, "admitd-mockhook: cannot add its route\n");
+        return 1;
+    }
     if (adm_server_start(m.server, on_done, &m, err, sizeof(err)) != 0) {
         fprintf(stderr, "admitd-mockhook: %s\n", err);
         return 2;

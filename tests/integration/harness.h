@@ -136,6 +136,13 @@ char *h_fixture(const char *name, size_t *len);
 /** True when the body is an AdmissionReview answer of apiVersion with uid and allowed. */
 bool h_is_answer(const h_response_t *r, const char *api_version, const char *uid, bool allowed);
 
+/**
+ * Sends one request on c and fails the running cmocka test unless the answer has this status and,
+ * when body_part is not NULL, a body containing it. ctype and body NULL leave them out.
+ */
+void h_expect(h_conn_t *c, const char *method, const char *path, const char *ctype, const char *body,
+              int status, const char *body_part);
+
 /** Milliseconds on a monotonic clock. */
 long long h_now_ms(void);
 
