@@ -328,29 +328,33 @@ static void begin_linger(adm_conn_t *c)
     uv_timer_start(&c->timer, on_timer, ADM_LINGER_MS, 0);
 }
 
-static void after_output_drained(adm_conn_t *c)
+/*
+ * Everything queued is on the wire: what next. Returns true when it queued more output (the TLS
+ * close_notify, or answers to requests that waited while reading was paused), which the caller
+ * writes in turn.
+ */
+static bool after_output_drained(adm_conn_t *c)
 {
     if (c->state != CONN_OPEN) {
-        return;
+        return false;
     }
     if (c->close_after_write) {
         if (c->tls != NULL && c->handshake_done && !c->close_notify_sent) {
             c->close_notify_sent = true;
             adm_tls_session_close_notify(c->tls);
-            flush(c);
-            return;
+            return true;
         }
         begin_linger(c);
-        return;
+        return false;
     }
     if (c->reading_paused && !c->awaiting) {
         c->reading_paused = false;
         resume_reading(c);
         process_input(c);
-        flush(c);
-        return;
+        return true;
     }
     arm_timer(c);
+    return false;
 }
 
 static void on_write_done(uv_write_t *req, int status)
@@ -371,41 +375,43 @@ static void on_write_done(uv_write_t *req, int status)
     flush(c);
 }
 
-/* Writes everything queued: one uv_try_write, and a uv_write for what the socket did not take. */
-static void flush(adm_conn_t *c)
+/*
+ * Writes everything queued: one uv_try_write, and a uv_write for what the socket did not take.
+ * Returns true when all of it is on the wire (or there was nothing), false when a write is in
+ * flight or the connection is closing.
+ */
+static bool write_out(adm_conn_t *c)
 {
     adm_buf_t *out = &c->pending;
     uv_buf_t b;
     int n;
 
     if (c->state == CONN_CLOSING || c->write_in_flight) {
-        return;
+        return false;
     }
     if (c->tls != NULL) {
         if (c->pending.len > 0 && c->handshake_done) {
             if (adm_tls_session_send(c->tls, c->pending.data, c->pending.len) != 0) {
                 close_now(c);
-                return;
+                return false;
             }
             c->pending.len = 0;
         }
         out = adm_tls_session_output(c->tls);
     }
     if (out->len == 0) {
-        after_output_drained(c);
-        return;
+        return true;
     }
     b = uv_buf_init((char *)out->data, (unsigned)out->len);
     n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
     if (n == (int)out->len) {
         out->len = 0;
-        after_output_drained(c);
-        return;
+        return true;
     }
     if (n < 0 && n != UV_EAGAIN) {
         adm_log_v(2, "write failed: %s", uv_strerror(n));
         close_now(c);
-        return;
+        return false;
     }
     if (n < 0) {
         n = 0;
@@ -417,10 +423,26 @@ static void flush(adm_conn_t *c)
     if (uv_write(&c->write_req, (uv_stream_t *)&c->tcp, &b, 1, on_write_done) != 0) {
         c->writing.len = 0;
         close_now(c);
-        return;
+        return false;
     }
     c->write_in_flight = true;
     arm_timer(c);
+    return false;
+}
+
+/*
+ * Writes what is queued, then whatever after_output_drained queues in turn. A loop rather than a
+ * call back into flush: the close_notify comes once (close_notify_sent), and resuming a paused
+ * connection answers requests already in its input buffer, which no read refills while this runs,
+ * so every turn but the last consumes input and the loop ends.
+ */
+static void flush(adm_conn_t *c)
+{
+    while (write_out(c)) {
+        if (!after_output_drained(c)) {
+            return;
+        }
+    }
 }
 
 static void queue_answer(adm_conn_t *c, adm_http_response_t *resp, bool keep_alive)
