@@ -254,7 +254,8 @@ static void on_timer(uv_timer_t *t)
     adm_conn_t *c = t->data;
 
     if (c->state == CONN_OPEN && (request_in_progress(c) || !c->handshake_done)) {
-        adm_log_v(1, "closing connection: request or handshake not complete within %d ms", ADM_SLOW_CLIENT_MS);
+        adm_log_v(1, "closing connection: request or handshake not complete within %d ms",
+                  ADM_SLOW_CLIENT_MS);
     } else if (c->state == CONN_OPEN) {
         adm_log_v(2, "closing idle keep-alive connection");
     }
@@ -636,8 +637,8 @@ static void process_input(adm_conn_t *c)
             char message[160];
 
             /* llhttp's own reasons ("Invalid method encountered") need saying what they are about. */
-            snprintf(message, sizeof(message), "%s%s", c->http.error_status == 400 ? "malformed HTTP request: " : "",
-                     c->http.error_message);
+            snprintf(message, sizeof(message), "%s%s",
+                     c->http.error_status == 400 ? "malformed HTTP request: " : "", c->http.error_message);
             adm_log_v(1, "bad request: %d %s", c->http.error_status, message);
             answer_error(c, c->http.error_status, message);
             break;

@@ -10,8 +10,7 @@
 /* Upper bounds in seconds: 100 µs to 10 s, where admission latencies live (kube-apiserver's own
    webhook histogram spans 5 ms to 2.5 s; admitd's answers are mostly far below 5 ms). */
 static const double bucket_bounds[ADM_METRICS_BUCKETS] = {
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-    0.05,   0.1,     0.25,   0.5,   1.0,    2.5,   5.0,   10.0,
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 };
 
 /* Label values are written without escaping: keep them to characters that never need it. */
@@ -89,8 +88,9 @@ int adm_metrics_render(const adm_metrics_t *m, adm_buf_t *out)
 {
     int err = 0;
 
-    err |= adm_buf_append_str(out, "# HELP admitd_requests_total HTTP requests answered, by endpoint and status code.\n"
-                                   "# TYPE admitd_requests_total counter\n");
+    err |= adm_buf_append_str(
+        out, "# HELP admitd_requests_total HTTP requests answered, by endpoint and status code.\n"
+             "# TYPE admitd_requests_total counter\n");
     /* Only codes seen are written: a scrape lists a handful of series, not 500 zeros per endpoint. */
     for (int ep = 0; ep < ADM_METRICS_ENDPOINTS; ep++) {
         const char *name = endpoint_name(m, ep);
@@ -109,8 +109,9 @@ int adm_metrics_render(const adm_metrics_t *m, adm_buf_t *out)
                                    (unsigned long long)m->codes[ep][ADM_METRICS_CODE_OTHER]);
         }
     }
-    err |= adm_buf_append_str(out, "# HELP admitd_request_duration_seconds Time from a request's first byte to its answer.\n"
-                                   "# TYPE admitd_request_duration_seconds histogram\n");
+    err |= adm_buf_append_str(
+        out, "# HELP admitd_request_duration_seconds Time from a request's first byte to its answer.\n"
+             "# TYPE admitd_request_duration_seconds histogram\n");
     for (int ep = 0; ep < ADM_METRICS_ENDPOINTS; ep++) {
         const char *name = endpoint_name(m, ep);
         uint64_t cumulative = 0;
@@ -131,9 +132,10 @@ int adm_metrics_render(const adm_metrics_t *m, adm_buf_t *out)
                                name, (unsigned long long)m->count[ep], name, m->sum_seconds[ep], name,
                                (unsigned long long)m->count[ep]);
     }
-    err |= adm_buf_appendf(out, "# HELP admitd_connections Open connections.\n"
-                                "# TYPE admitd_connections gauge\n"
-                                "admitd_connections{side=\"server\"} %lld\n",
+    err |= adm_buf_appendf(out,
+                           "# HELP admitd_connections Open connections.\n"
+                           "# TYPE admitd_connections gauge\n"
+                           "admitd_connections{side=\"server\"} %lld\n",
                            (long long)m->server_connections);
     return err != 0 ? ADM_ENOMEM : 0;
 }

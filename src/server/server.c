@@ -266,24 +266,18 @@ static void on_conn_freed(void *arg)
 static const char *listener_name(adm_listener_kind_t kind)
 {
     switch (kind) {
-    case ADM_LISTENER_ADMISSION:
-        return "admission";
-    case ADM_LISTENER_HEALTH:
-        return "health";
-    default:
-        return "metrics";
+    case ADM_LISTENER_ADMISSION: return "admission";
+    case ADM_LISTENER_HEALTH: return "health";
+    default: return "metrics";
     }
 }
 
 static const char *listener_flag(adm_listener_kind_t kind)
 {
     switch (kind) {
-    case ADM_LISTENER_ADMISSION:
-        return "--listen";
-    case ADM_LISTENER_HEALTH:
-        return "--health-listen";
-    default:
-        return "--metrics-listen";
+    case ADM_LISTENER_ADMISSION: return "--listen";
+    case ADM_LISTENER_HEALTH: return "--health-listen";
+    default: return "--metrics-listen";
     }
 }
 

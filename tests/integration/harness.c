@@ -515,7 +515,9 @@ static int on_field_complete(llhttp_t *p)
     parse_state_t *ps = (parse_state_t *)p;
 
     ps->field[ps->field_len] = '\0';
-    ps->which = strcasecmp(ps->field, "connection") == 0 ? 1 : strcasecmp(ps->field, "content-type") == 0 ? 2 : 0;
+    ps->which = strcasecmp(ps->field, "connection") == 0     ? 1
+                : strcasecmp(ps->field, "content-type") == 0 ? 2
+                                                             : 0;
     ps->field_len = 0;
     return 0;
 }
@@ -674,12 +676,13 @@ char *h_review(const char *uid)
 {
     adm_buf_t b = ADM_BUF_INIT;
 
-    adm_buf_appendf(&b,
-                    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"%s\","
-                    "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"ConfigMap\"},\"resource\":{\"group\":\"\","
-                    "\"version\":\"v1\",\"resource\":\"configmaps\"},\"name\":\"c\",\"namespace\":\"default\","
-                    "\"operation\":\"CREATE\",\"userInfo\":{\"username\":\"u\"},\"object\":{\"kind\":\"ConfigMap\"}}}",
-                    uid);
+    adm_buf_appendf(
+        &b,
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"%s\","
+        "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"ConfigMap\"},\"resource\":{\"group\":\"\","
+        "\"version\":\"v1\",\"resource\":\"configmaps\"},\"name\":\"c\",\"namespace\":\"default\","
+        "\"operation\":\"CREATE\",\"userInfo\":{\"username\":\"u\"},\"object\":{\"kind\":\"ConfigMap\"}}}",
+        uid);
     adm_buf_append(&b, "", 1);
     return (char *)b.data;
 }

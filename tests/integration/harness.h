@@ -22,8 +22,8 @@ typedef struct h_server_s {
     int port;        /* admission listener */
     int health_port; /* --health-listen, or 0 */
     bool tls;
-    char dir[256];   /* temporary directory: log, CA, certificates */
-    char ca[320];    /* the self-signed certificate admitd wrote */
+    char dir[256]; /* temporary directory: log, CA, certificates */
+    char ca[320];  /* the self-signed certificate admitd wrote */
     char log[320];
     bool wants_health; /* started with --health-listen: wait for that listener too */
 } h_server_t;
@@ -88,7 +88,7 @@ typedef struct h_conn_s {
 
 typedef struct h_response_s {
     int status;
-    bool close;             /* Connection: close */
+    bool close; /* Connection: close */
     char content_type[128];
     adm_buf_t body;
 } h_response_t;

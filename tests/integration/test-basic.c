@@ -4,12 +4,12 @@
  * TLS (v1 and v1beta1 reviews on /validate /mutate /admit, probes, /metrics, 404/405/415).
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -40,8 +40,8 @@ static void test_help_version_and_flag_errors(void **state)
     const char *version[] = {"--version", NULL};
     const char *bogus[] = {"--bogus", NULL};
     const char *bad_duration[] = {"--idle-timeout", "soon", NULL};
-    const char *missing[] = {"--tls-cert-file", "/nonexistent/cert.pem", "--tls-private-key-file", "/nonexistent/key.pem",
-                             NULL};
+    const char *missing[] = {"--tls-cert-file", "/nonexistent/cert.pem", "--tls-private-key-file",
+                             "/nonexistent/key.pem", NULL};
     char dir[256], junk[320];
     const char *malformed[] = {"--tls-cert-file", junk, "--tls-private-key-file", junk, NULL};
     FILE *f;

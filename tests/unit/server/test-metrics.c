@@ -45,10 +45,14 @@ static void test_render(void **state)
     assert_non_null(strstr(text, "admitd_requests_total{endpoint=\"validate\",code=\"200\"} 2\n"));
     assert_non_null(strstr(text, "admitd_requests_total{endpoint=\"validate\",code=\"400\"} 1\n"));
     assert_non_null(strstr(text, "admitd_requests_total{endpoint=\"other\",code=\"404\"} 1\n"));
-    assert_non_null(strstr(text, "admitd_request_duration_seconds_bucket{endpoint=\"validate\",le=\"0.0001\"} 1\n"));
-    assert_non_null(strstr(text, "admitd_request_duration_seconds_bucket{endpoint=\"validate\",le=\"0.0025\"} 2\n"));
-    assert_non_null(strstr(text, "admitd_request_duration_seconds_bucket{endpoint=\"validate\",le=\"10\"} 2\n"));
-    assert_non_null(strstr(text, "admitd_request_duration_seconds_bucket{endpoint=\"validate\",le=\"+Inf\"} 3\n"));
+    assert_non_null(
+        strstr(text, "admitd_request_duration_seconds_bucket{endpoint=\"validate\",le=\"0.0001\"} 1\n"));
+    assert_non_null(
+        strstr(text, "admitd_request_duration_seconds_bucket{endpoint=\"validate\",le=\"0.0025\"} 2\n"));
+    assert_non_null(
+        strstr(text, "admitd_request_duration_seconds_bucket{endpoint=\"validate\",le=\"10\"} 2\n"));
+    assert_non_null(
+        strstr(text, "admitd_request_duration_seconds_bucket{endpoint=\"validate\",le=\"+Inf\"} 3\n"));
     assert_non_null(strstr(text, "admitd_request_duration_seconds_count{endpoint=\"validate\"} 3\n"));
     assert_null(strstr(text, "endpoint=\"mutate\"")); /* nothing observed, nothing written */
     assert_non_null(strstr(text, "admitd_connections{side=\"server\"} 3\n"));
