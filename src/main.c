@@ -6,12 +6,13 @@
  * startup.
  */
 #include "adm/admission/chain.h"
+#include "adm/admission/endpoint.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/options.h"
+#include "adm/net/tls.h"
 #include "adm/plugins/plugin.h"
 #include "adm/server/server.h"
-#include "adm/net/tls.h"
 #include "adm/webhook/webhooks.h"
 
 #include <signal.h>
@@ -19,10 +20,22 @@
 #include <string.h>
 #include <uv.h>
 
+/* The admission paths (INTERFACE.md) and the phases each runs; a path's label is its name. */
+static const struct {
+    const char *path;
+    unsigned phases;
+} admission_paths[] = {
+    {"/mutate", ADM_PHASE_MUTATING},
+    {"/validate", ADM_PHASE_VALIDATING},
+    {"/admit", ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING},
+};
+#define NADMISSION_PATHS (sizeof(admission_paths) / sizeof(admission_paths[0]))
+
 typedef struct app_s {
     adm_server_t *server;
     adm_chain_t *chain;
     adm_webhooks_t *webhooks;
+    adm_admission_endpoint_t endpoints[NADMISSION_PATHS];
     uv_signal_t sigterm;
     uv_signal_t sigint;
     uv_signal_t sighup;
@@ -46,6 +59,39 @@ static void on_sighup(uv_signal_t *h, int signum)
     (void)h;
     (void)signum;
     adm_log_warn("received SIGHUP: reload not supported yet; configuration unchanged, still serving");
+}
+
+/*
+ * The admission endpoints are routes like the mockhook's: POST only, JSON only, and under
+ * --client-ca-file only for a client with a verified certificate (D11); the server refuses the
+ * rest from the request's head.
+ */
+static int add_admission_routes(app_t *app, const adm_options_t *opts)
+{
+    for (size_t i = 0; i < NADMISSION_PATHS; i++) {
+        adm_admission_endpoint_t *ep = &app->endpoints[i];
+        adm_route_t route = {
+            .path = admission_paths[i].path,
+            .label = admission_paths[i].path + 1,
+            .listeners = ADM_ON_ADMISSION,
+            .method = ADM_ROUTE_POST,
+            .method_text = "method not allowed: admission endpoints take POST\n",
+            .client_cert = true,
+            .json = true,
+            .handler = adm_admission_handle,
+            .arg = ep,
+        };
+        int rc;
+
+        ep->chain = app->chain;
+        ep->phases = admission_paths[i].phases;
+        ep->deadline_margin_ms = opts->deadline_margin_ms;
+        rc = adm_server_add_route(app->server, &route);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
 }
 
 static void on_server_done(adm_server_t *s, void *arg)
@@ -130,8 +176,12 @@ int main(int argc, char **argv)
         adm_tls_global_cleanup();
         return 2;
     }
-    adm_server_set_chain(app.server, app.chain);
-    rc = adm_server_start(app.server, on_server_done, &app, err, sizeof(err));
+    rc = add_admission_routes(&app, &opts);
+    if (rc != 0) {
+        snprintf(err, sizeof(err), "cannot serve the admission endpoints: %s", adm_strerror(rc));
+    } else {
+        rc = adm_server_start(app.server, on_server_done, &app, err, sizeof(err));
+    }
     if (rc != 0) {
         fprintf(stderr, "admitd: %s\n", err);
         uv_run(&loop, UV_RUN_DEFAULT);

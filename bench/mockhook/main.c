@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * admitd-mockhook: a programmable upstream webhook for tests and benchmarks. It serves HTTPS (or
- * plain HTTP) with admitd's own server code on one libuv loop, and answers each request with the
- * behaviour of its path (--route) or the default one (--behavior), after an optional delay.
+ * plain HTTP) with admitd's own server code on one libuv loop, through one catch-all route (the
+ * server keeps the probes and /metrics), and answers each request with the behaviour of its path
+ * (--route) or the default one (--behavior), after an optional delay.
  *
  * --record FILE appends one JSON line per request ({"path","query","review"}) so tests can check
  * what an upstream was sent and how often it was called. The write is a blocking stdio write on
@@ -11,9 +12,9 @@
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/options.h"
-#include "adm/server/server.h"
-#include "adm/net/tls.h"
 #include "adm/base/util.h"
+#include "adm/net/tls.h"
+#include "adm/server/server.h"
 #include "behavior.h"
 #include "cli.h"
 
@@ -151,7 +152,8 @@ static void record(mock_t *m, const adm_http_request_t *r)
     yyjson_mut_obj_add_str(out, root, "path", r->path);
     yyjson_mut_obj_add_str(out, root, "query", r->query);
     yyjson_mut_obj_add_val(out, root, "review",
-                           doc != NULL ? yyjson_val_mut_copy(out, yyjson_doc_get_root(doc)) : yyjson_mut_null(out));
+                           doc != NULL ? yyjson_val_mut_copy(out, yyjson_doc_get_root(doc))
+                                       : yyjson_mut_null(out));
     line = yyjson_mut_write(out, 0, NULL);
     if (line != NULL) {
         fprintf(m->record, "%s\n", line);
@@ -167,15 +169,10 @@ static void play(pending_t *p)
     adm_exchange_t *x = p->x;
 
     switch (p->behavior->kind) {
-    case MOCK_HANG:
-        return; /* the client gives up; the cancel callback then frees p */
+    case MOCK_HANG: return; /* the client gives up; the cancel callback then frees p */
     case MOCK_CLOSE:
-    case MOCK_RESET:
-        adm_exchange_abort(x, p->behavior->kind == MOCK_RESET);
-        return;
-    default:
-        adm_exchange_reply(x, &p->resp);
-        return;
+    case MOCK_RESET: adm_exchange_abort(x, p->behavior->kind == MOCK_RESET); return;
+    default: adm_exchange_reply(x, &p->resp); return;
     }
 }
 
@@ -226,17 +223,20 @@ static void handle(adm_exchange_t *x, void *arg)
     p = m->free_pending;
     if (p != NULL) {
         m->free_pending = p->next;
-    } else if ((p = calloc(1, sizeof(*p))) != NULL) {
+    } else {
+        p = calloc(1, sizeof(*p));
+        if (p == NULL) {
+            adm_exchange_abort(x, false);
+            return;
+        }
         uv_timer_init(m->loop, &p->timer);
         p->timer.data = p;
-    } else {
-        adm_exchange_abort(x, false);
-        return;
     }
     p->x = x;
     p->behavior = mock_behavior_pick(&rt->behavior, next_random(m));
     memset(&p->resp, 0, sizeof(p->resp));
-    if (p->behavior->kind != MOCK_HANG && p->behavior->kind != MOCK_CLOSE && p->behavior->kind != MOCK_RESET) {
+    if (p->behavior->kind != MOCK_HANG && p->behavior->kind != MOCK_CLOSE &&
+        p->behavior->kind != MOCK_RESET) {
         /* The body is only valid now: the answer is made at once, sent after the delay. */
         mock_behavior_answer(p->behavior, adm_exchange_arena(x), r->body, r->body_len, &p->resp);
     }
@@ -309,7 +309,8 @@ int main(int argc, char **argv)
     opts.shutdown_grace_ms = 2000;
     m.config = adm_arena_create(16 * 1024);
     m.rng = uv_hrtime() | 1;
-    if (m.config == NULL || mock_behavior_parse(m.config, "allow", &m.fallback.behavior, err, sizeof(err)) != 0) {
+    if (m.config == NULL ||
+        mock_behavior_parse(m.config, "allow", &m.fallback.behavior, err, sizeof(err)) != 0) {
         return 1;
     }
     cli_init(&cli, "admitd-mockhook", argc, argv);
@@ -318,7 +319,7 @@ int main(int argc, char **argv)
     const char *routes[MAX_ROUTES], *route_delays[MAX_ROUTES];
     size_t nroutes = 0, nroute_delays = 0;
 
-    while ((flag = cli_next(&cli)) != NULL) {
+    for (flag = cli_next(&cli); flag != NULL; flag = cli_next(&cli)) {
         if (cli_is(&cli, "--help")) {
             fputs(usage, stdout);
             return 0;
@@ -366,8 +367,9 @@ int main(int argc, char **argv)
             }
             memcpy(first, v, (size_t)(slash - v));
             first[slash - v] = '\0';
-            if (adm_parse_duration_ms(first, &m.stall_ms) != 0 || adm_parse_duration_ms(slash + 1, &stall_period_ms) != 0 ||
-                m.stall_ms == 0 || stall_period_ms <= m.stall_ms) {
+            if (adm_parse_duration_ms(first, &m.stall_ms) != 0 ||
+                adm_parse_duration_ms(slash + 1, &stall_period_ms) != 0 || m.stall_ms == 0 ||
+                stall_period_ms <= m.stall_ms) {
                 cli_fail(&cli, "--stall: \"%s\" must be DURATION/PERIOD with 0 < DURATION < PERIOD", v);
             }
         } else if (cli_is(&cli, "--idle-timeout")) {
@@ -381,7 +383,8 @@ int main(int argc, char **argv)
     if ((opts.tls_cert_file == NULL) != (opts.tls_key_file == NULL)) {
         cli_fail(&cli, "--tls-cert-file and --tls-private-key-file go together");
     }
-    if (behavior != NULL && mock_behavior_parse(m.config, behavior, &m.fallback.behavior, err, sizeof(err)) != 0) {
+    if (behavior != NULL &&
+        mock_behavior_parse(m.config, behavior, &m.fallback.behavior, err, sizeof(err)) != 0) {
         cli_fail(&cli, "--behavior: %s", err);
     }
     if (delay != NULL && parse_delay(delay, &m.fallback.delay_min_ms, &m.fallback.delay_max_ms) != 0) {
@@ -407,11 +410,15 @@ int main(int argc, char **argv)
             cli_fail(&cli, "--route-delay %s: no --route for this path", path);
         }
         if (parse_delay(v, &rt->delay_min_ms, &rt->delay_max_ms) != 0) {
-            cli_fail(&cli, "--route-delay %s: \"%s\" is not a duration or a range such as 1ms..20ms", path, v);
+            cli_fail(&cli, "--route-delay %s: \"%s\" is not a duration or a range such as 1ms..20ms", path,
+                     v);
         }
     }
-    if (record_path != NULL && (m.record = fopen(record_path, "a")) == NULL) {
-        cli_fail(&cli, "--record %s: cannot open for appending", record_path);
+    if (record_path != NULL) {
+        m.record = fopen(record_path, "a");
+        if (m.record == NULL) {
+            cli_fail(&cli, "--record %s: cannot open for appending", record_path);
+        }
     }
     adm_log_configure(ADM_LOG_TEXT, opts.verbosity);
     signal(SIGPIPE, SIG_IGN);
@@ -426,7 +433,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "admitd-mockhook: %s\n", err);
         return 2;
     }
-    adm_server_set_handler(m.server, handle, &m);
+    /* Every path of the listener but the probes and /metrics, which the server serves itself. */
+    adm_route_t route = {
+        .path = NULL,
+        .label = "webhook",
+        .listeners = ADM_ON_ADMISSION,
+        .method = ADM_ROUTE_ANY_METHOD,
+        .handler = handle,
+        .arg = &m,
+    };
+    if (adm_server_add_route(m.server, &route) != 0) {
+        fprintf(stderr, "admitd-mockhook: cannot add its route\n");
+        return 1;
+    }
     if (adm_server_start(m.server, on_done, &m, err, sizeof(err)) != 0) {
         fprintf(stderr, "admitd-mockhook: %s\n", err);
         return 2;

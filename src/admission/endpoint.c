@@ -1,49 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Maps requests to endpoints: the admission paths (/mutate, /validate, /admit), the probes
- * (/healthz, /livez, /readyz) and /metrics. Which paths a listener serves depends on its kind, so the
- * plain-HTTP health and metrics listeners never expose admission.
- *
- * Admission paths run the compiled-in plugin chain: /mutate the mutating phase, /validate the
- * validating phase, /admit both, as kube-apiserver runs them.
+ * The admission endpoints: a route handler that turns an exchange into a run of the admission
+ * chain and its answer back into an AdmissionReview. /mutate runs the mutating phase, /validate the
+ * validating phase, /admit both, as kube-apiserver runs them; which one is the route's argument.
+ * The server has chosen the route and checked the request's head; this file sees the request only
+ * through the exchange.
  */
+#include "adm/admission/endpoint.h"
+
+#include "adm/admission/review.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
-#include "adm/admission/review.h"
 #include "adm/base/util.h"
-#include "../server/server_internal.h"
 
+#include <stdbool.h>
 #include <string.h>
-#include <strings.h>
-
-#define ON_ADMISSION (1u << ADM_LISTENER_ADMISSION)
-#define ON_HEALTH (1u << ADM_LISTENER_HEALTH)
-#define ON_METRICS (1u << ADM_LISTENER_METRICS)
-
-static const struct route {
-    const char *path;
-    adm_endpoint_t endpoint;
-    unsigned listeners; /* bit per adm__listener_kind_t */
-    bool admission;     /* POST with an AdmissionReview; else GET/HEAD probe */
-} routes[] = {
-    {"/mutate", ADM_EP_MUTATE, ON_ADMISSION, true},
-    {"/validate", ADM_EP_VALIDATE, ON_ADMISSION, true},
-    {"/admit", ADM_EP_ADMIT, ON_ADMISSION, true},
-    {"/healthz", ADM_EP_HEALTHZ, ON_ADMISSION | ON_HEALTH, false},
-    {"/livez", ADM_EP_LIVEZ, ON_ADMISSION | ON_HEALTH, false},
-    {"/readyz", ADM_EP_READYZ, ON_ADMISSION | ON_HEALTH, false},
-    {"/metrics", ADM_EP_METRICS, ON_ADMISSION | ON_METRICS, false},
-};
-
-static const struct route *find_route(const adm_conn_t *c, const char *path)
-{
-    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-        if ((routes[i].listeners & (1u << c->listener->kind)) != 0 && strcmp(routes[i].path, path) == 0) {
-            return &routes[i];
-        }
-    }
-    return NULL;
-}
 
 static void text_answer(adm_http_response_t *resp, int status, const char *text)
 {
@@ -51,69 +22,6 @@ static void text_answer(adm_http_response_t *resp, int status, const char *text)
     resp->content_type = "text/plain; charset=utf-8";
     resp->body = text;
     resp->body_len = strlen(text);
-}
-
-/* "application/json", optionally with parameters ("; charset=utf-8"), any letter case. */
-static bool is_json_content_type(const char *ct)
-{
-    size_t n = strlen("application/json");
-
-    if (ct == NULL) {
-        return false;
-    }
-    while (*ct == ' ' || *ct == '\t') {
-        ct++;
-    }
-    if (strncasecmp(ct, "application/json", n) != 0) {
-        return false;
-    }
-    ct += n;
-    while (*ct == ' ' || *ct == '\t') {
-        ct++;
-    }
-    return *ct == '\0' || *ct == ';';
-}
-
-/* A handler set on the server takes every admission-listener path but the probes and /metrics. */
-static bool for_handler(const adm_conn_t *c, const struct route *rt)
-{
-    return c->server->handler != NULL && c->listener->kind == ADM_LISTENER_ADMISSION && (rt == NULL || rt->admission);
-}
-
-int adm__route_check(adm_conn_t *c, const adm_http_request_t *r, adm_http_response_t *resp)
-{
-    const struct route *rt = find_route(c, r->path);
-
-    c->endpoint = rt != NULL ? rt->endpoint : ADM_EP_OTHER;
-    if (for_handler(c, rt)) {
-        return 0;
-    }
-    if (rt == NULL) {
-        text_answer(resp, 404, "404 page not found\n");
-        return ADM_DECLINED;
-    }
-    if (rt->admission) {
-        if (r->method != HTTP_POST) {
-            text_answer(resp, 405, "method not allowed: admission endpoints take POST\n");
-            resp->allow = "POST";
-            return ADM_DECLINED;
-        }
-        if (c->server->opts->client_ca_file != NULL && !c->peer_verified) {
-            text_answer(resp, 401, "a verified client certificate is required\n");
-            return ADM_DECLINED;
-        }
-        if (!is_json_content_type(r->content_type)) {
-            text_answer(resp, 415, "Content-Type must be application/json\n");
-            return ADM_DECLINED;
-        }
-        return 0;
-    }
-    if (r->method != HTTP_GET && r->method != HTTP_HEAD) {
-        text_answer(resp, 405, "method not allowed: use GET\n");
-        resp->allow = "GET, HEAD";
-        return ADM_DECLINED;
-    }
-    return 0;
 }
 
 /* Finds NAME=VALUE in a query string; returns VALUE (arena copy) or NULL. */
@@ -136,23 +44,12 @@ static const char *query_param(adm_arena_t *a, const char *query, const char *na
     return NULL;
 }
 
-static unsigned phases_of(adm_endpoint_t endpoint)
-{
-    switch (endpoint) {
-    case ADM_EP_MUTATE:
-        return ADM_PHASE_MUTATING;
-    case ADM_EP_VALIDATE:
-        return ADM_PHASE_VALIDATING;
-    default:
-        return ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING;
-    }
-}
-
 /* An admission request while the chain runs; lives in the exchange's arena. */
 typedef struct admission_s {
     adm_exchange_t *x;
     adm_review_request_t review;
     adm_chain_run_t *run;
+    bool *answered_now; /* set while adm_chain_start runs: it may answer before it returns */
 } admission_t;
 
 static void on_chain_done(void *arg, adm_review_response_t *answer)
@@ -163,6 +60,9 @@ static void on_chain_done(void *arg, adm_review_response_t *answer)
     const char *body;
     size_t body_len;
 
+    if (ad->answered_now != NULL) {
+        *ad->answered_now = true;
+    }
     if (adm_review_encode(a, ad->review.version, ad->review.uid, answer, &body, &body_len) != 0) {
         text_answer(&resp, 500, "out of memory\n");
     } else {
@@ -185,14 +85,16 @@ static void on_exchange_cancel(void *arg)
  * Decodes the review and starts the chain; the answer goes out from on_chain_done, at once when
  * no webhook is called. Returns false with *resp filled when the request is refused up front.
  */
-static bool admission_start(adm_conn_t *c, const adm_http_request_t *r, adm_exchange_t *x, adm_http_response_t *resp)
+static bool admission_start(const adm_admission_endpoint_t *ep, adm_exchange_t *x, adm_http_response_t *resp)
 {
-    adm_arena_t *a = x->arena;
-    const adm_options_t *opts = c->server->opts;
+    const adm_http_request_t *r = adm_exchange_request(x);
+    adm_arena_t *a = adm_exchange_arena(x);
     admission_t *ad = adm_arena_calloc(a, 1, sizeof(*ad));
     const char *problem = NULL;
     const char *timeout;
     uint64_t timeout_ms = 10000, budget;
+    adm_chain_run_t *run;
+    bool answered = false;
     int rc;
 
     if (ad == NULL) {
@@ -217,84 +119,32 @@ static bool admission_start(adm_conn_t *c, const adm_http_request_t *r, adm_exch
         text_answer(resp, 400, text != NULL ? text : "bad request\n");
         return false;
     }
-    if (c->server->chain == NULL) {
-        adm_review_response_t allow = {.allowed = true};
-
-        ad->x = x;
-        on_chain_done(ad, &allow);
-        return true;
-    }
     /* answer by the caller's deadline minus the margin; a deadline shorter than the margin keeps half */
-    budget = timeout_ms > opts->deadline_margin_ms ? timeout_ms - opts->deadline_margin_ms : timeout_ms / 2;
+    budget = timeout_ms > ep->deadline_margin_ms ? timeout_ms - ep->deadline_margin_ms : timeout_ms / 2;
     ad->x = x;
+    ad->answered_now = &answered;
     adm_exchange_on_cancel(x, on_exchange_cancel, ad);
-    ad->run = adm_chain_start(c->server->chain, phases_of(c->endpoint), &ad->review, a,
-                              uv_now(c->server->loop) + budget, on_chain_done, ad);
-    if (ad->run == NULL) {
+    run = adm_chain_start(ep->chain, ep->phases, &ad->review, a, uv_now(adm_exchange_loop(x)) + budget,
+                          on_chain_done, ad);
+    if (answered) {
+        return true; /* the exchange, its arena and ad with it, is over: touch none of them */
+    }
+    ad->answered_now = NULL;
+    if (run == NULL) {
         adm_exchange_on_cancel(x, NULL, NULL);
         text_answer(resp, 500, "out of memory\n");
         return false;
     }
+    ad->run = run;
     return true;
 }
 
-static void answer_now(adm_conn_t *c, const adm_http_request_t *r, const struct route *rt, adm_arena_t *a,
-                       adm_http_response_t *resp)
+void adm_admission_handle(adm_exchange_t *x, void *arg)
 {
-    if (rt == NULL || adm__route_check(c, r, resp) != 0) {
-        if (rt == NULL) {
-            text_answer(resp, 404, "404 page not found\n");
-        }
-        return;
-    }
-    switch (rt->endpoint) {
-    case ADM_EP_MUTATE:
-    case ADM_EP_VALIDATE:
-    case ADM_EP_ADMIT:
-        break; /* adm__route_handle starts these */
-    case ADM_EP_METRICS:
-        c->server->scratch.len = 0;
-        if (adm_metrics_render(&c->server->metrics, &c->server->scratch) != 0) {
-            text_answer(resp, 500, "out of memory\n");
-            break;
-        }
-        resp->status = 200;
-        resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
-        resp->body = c->server->scratch.data;
-        resp->body_len = c->server->scratch.len;
-        break;
-    case ADM_EP_READYZ:
-        if (!c->server->ready) {
-            text_answer(resp, 503, c->server->draining ? "shutting down\n" : "not ready\n");
-            break;
-        }
-        text_answer(resp, 200, "ok");
-        break;
-    default:
-        text_answer(resp, 200, "ok");
-        break;
-    }
-    if (r->method == HTTP_HEAD) {
-        resp->omit_body = true;
-    }
-}
-
-void adm__route_handle(adm_conn_t *c, const adm_http_request_t *r, adm_exchange_t *x)
-{
-    const struct route *rt = find_route(c, r->path);
     adm_http_response_t resp = {0};
 
-    if (for_handler(c, rt)) {
-        c->server->handler(x, c->server->handler_arg);
-        return;
+    if (admission_start(arg, x, &resp)) {
+        return; /* answered now or later by on_chain_done */
     }
-    if (rt != NULL && rt->admission && adm__route_check(c, r, &resp) == 0) {
-        if (admission_start(c, r, x, &resp)) {
-            return; /* answered now or later by on_chain_done */
-        }
-        adm_exchange_reply(x, &resp);
-        return;
-    }
-    answer_now(c, r, rt, x->arena, &resp);
     adm_exchange_reply(x, &resp);
 }

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * One client connection: TLS (or plain) bytes in, HTTP requests out to the router, answers back.
+ * One client connection: TLS (or plain) bytes in, HTTP requests out to their routes' handlers,
+ * answers back. The route is chosen once, when a request's head is complete; a refusal the route
+ * declared (404, 405, 401, 415) is answered here once the body has been read and dropped, and
+ * everything else goes to the handler as an exchange.
  *
- * Reads land in the server's shared buffer, are decrypted (or copied) into the connection's input
+ * Reads land in the set's shared buffer, are decrypted (or copied) into the connection's input
  * buffer, and every complete request in that read is answered before anything is written: all
  * answers of a read go out as one TLS flight in one write, so a pipelining client costs one read and
  * one write per batch. Requests are answered strictly in order.
@@ -11,9 +14,14 @@
  * handle and its timer have both run; a write in flight is cancelled by uv_close and its callback
  * runs first.
  */
+#include "conn_internal.h"
+
+#include "adm/base/buf.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
-#include "server_internal.h"
+#include "adm/net/http.h"
+#include "adm/net/tls_session.h"
+#include "adm/server/exchange.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,14 +31,102 @@
 /* Input buffer capacity kept between requests; larger buffers are freed when idle. */
 #define IN_KEEP_BYTES (256 * 1024)
 
+struct adm_exchange_s {
+    adm_conn_t *conn;
+    const adm_route_t *route; /* chosen when the head arrived; NULL: none (404, malformed) */
+    unsigned endpoint;        /* metrics slot the answer counts in */
+    adm_arena_t *arena;       /* the request's work memory, from the set's pool */
+    void (*on_cancel)(void *arg);
+    void *cancel_arg;
+    bool keep_alive; /* the request allows another on this connection */
+};
+
+typedef enum conn_state_e {
+    CONN_OPEN,    /* handshaking or serving requests */
+    CONN_LINGER,  /* final answer written and FIN sent; discarding input until EOF */
+    CONN_CLOSING, /* uv_close called; freed when both handles have closed */
+} conn_state_t;
+
+struct adm_conn_s {
+    uv_tcp_t tcp;
+    uv_timer_t timer; /* slow-client, idle and linger deadlines */
+    uv_write_t write_req;
+    uv_shutdown_t shutdown_req;
+    adm__conns_t *set;
+    adm__listener_t *listener;
+    adm_conn_t *prev, *next; /* the set's list of open connections */
+    adm_tls_session_t *tls;  /* NULL on plain listeners */
+    adm_http_parser_t http;
+    adm_arena_t *arena; /* the current request's head, reset after each answer */
+    adm_buf_t in;       /* plaintext received; [in_off, len) not parsed yet */
+    size_t in_off;
+    adm_buf_t pending; /* plaintext answers not yet encrypted or written */
+    adm_buf_t writing; /* bytes owned by the uv_write in flight */
+    uint64_t accepted_ms;
+    uint64_t request_started_ms; /* 0 between requests */
+    uint64_t request_started_ns; /* uv_hrtime() at the same moment, for the latency histogram */
+    adm_http_response_t early;   /* refusal decided from the head (404, 405, 401, 415) */
+    adm_exchange_t x;            /* the request being answered */
+    conn_state_t state;
+    int pending_closes; /* handle close callbacks still to come */
+    bool has_early;
+    bool awaiting;    /* a handler owes the current request its answer */
+    bool dispatching; /* inside the handler's first call for the current request */
+    bool handshake_done;
+    bool peer_verified; /* mTLS client certificate verified */
+    bool write_in_flight;
+    bool close_after_write; /* last answer queued: close once it is written */
+    bool close_notify_sent;
+    bool reading_paused; /* backpressure: output is piling up */
+    bool peer_eof;
+};
+
 static void flush(adm_conn_t *c);
 static void process_input(adm_conn_t *c);
 static void resume_reading(adm_conn_t *c);
 
+void adm__conns_init(adm__conns_t *set, uv_loop_t *loop, const adm_options_t *opts, adm_metrics_t *metrics,
+                     void (*on_freed)(void *arg), void *arg)
+{
+    memset(set, 0, sizeof(*set));
+    set->loop = loop;
+    set->opts = opts;
+    set->metrics = metrics;
+    set->on_freed = on_freed;
+    set->on_freed_arg = arg;
+}
+
+void adm__conns_dispose(adm__conns_t *set)
+{
+    while (set->narena_pool > 0) {
+        adm_arena_destroy(set->arena_pool[--set->narena_pool]);
+    }
+}
+
+/* 256 KiB holds a 4 KB pod's decode, mutable copy, diff and answer many times over; pages not
+   touched cost no memory. NULL when out of memory. */
+static adm_arena_t *arena_get(adm__conns_t *set)
+{
+    if (set->narena_pool > 0) {
+        return set->arena_pool[--set->narena_pool];
+    }
+    return adm_arena_create(ADM_REQUEST_ARENA_BYTES);
+}
+
+static void arena_put(adm__conns_t *set, adm_arena_t *a)
+{
+    if (set->narena_pool == ADM_ARENA_POOL_MAX) {
+        adm_arena_destroy(a);
+        return;
+    }
+    adm_arena_reset(a);
+    set->arena_pool[set->narena_pool++] = a;
+}
+
 static void on_handle_closed(uv_handle_t *h)
 {
     adm_conn_t *c = h->data;
-    adm_server_t *s = c->server;
+    adm__conns_t *set = c->set;
 
     if (--c->pending_closes > 0) {
         return;
@@ -41,24 +137,25 @@ static void on_handle_closed(uv_handle_t *h)
     adm_buf_free(&c->pending);
     adm_buf_free(&c->writing);
     free(c);
-    adm__server_conn_freed(s);
+    set->alive--;
+    set->on_freed(set->on_freed_arg);
 }
 
 static void unlink_conn(adm_conn_t *c)
 {
-    adm_server_t *s = c->server;
+    adm__conns_t *set = c->set;
 
     if (c->prev != NULL) {
         c->prev->next = c->next;
     } else {
-        s->conns = c->next;
+        set->head = c->next;
     }
     if (c->next != NULL) {
         c->next->prev = c->prev;
     }
     c->prev = c->next = NULL;
-    s->nconns--;
-    s->metrics.server_connections--;
+    set->open--;
+    set->metrics->server_connections--;
 }
 
 /* The exchange is over (answered, aborted or cancelled): its arena goes back to the pool. */
@@ -69,7 +166,7 @@ static void end_exchange(adm_conn_t *c)
     c->awaiting = false;
     x->on_cancel = NULL;
     if (x->arena != NULL) {
-        adm__server_arena_put(c->server, x->arena);
+        arena_put(c->set, x->arena);
         x->arena = NULL;
     }
 }
@@ -93,10 +190,10 @@ static void cancel_exchange(adm_conn_t *c)
 
 static void close_conn(adm_conn_t *c, bool reset)
 {
-    if (c->state == ADM_CONN_CLOSING) {
+    if (c->state == CONN_CLOSING) {
         return;
     }
-    c->state = ADM_CONN_CLOSING;
+    c->state = CONN_CLOSING;
     unlink_conn(c);
     cancel_exchange(c);
     c->pending_closes = 2;
@@ -106,7 +203,7 @@ static void close_conn(adm_conn_t *c, bool reset)
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
 }
 
-void adm__conn_close_now(adm_conn_t *c)
+static void close_now(adm_conn_t *c)
 {
     close_conn(c, false);
 }
@@ -124,13 +221,32 @@ static bool output_pending(adm_conn_t *c)
     return c->tls != NULL && adm_tls_session_output(c->tls)->len > 0;
 }
 
-void adm__conn_close_if_idle(adm_conn_t *c)
+static void close_if_idle(adm_conn_t *c)
 {
     /* Once the listeners are closed, a connection still in its handshake has no request to finish. */
-    bool handshake_ok = c->handshake_done || c->server->stopping;
+    bool handshake_ok = c->handshake_done || c->set->stopping;
 
-    if (c->state == ADM_CONN_OPEN && handshake_ok && !request_in_progress(c) && !output_pending(c)) {
-        adm__conn_close_now(c);
+    if (c->state == CONN_OPEN && handshake_ok && !request_in_progress(c) && !output_pending(c)) {
+        close_now(c);
+    }
+}
+
+void adm__conns_close_idle(adm__conns_t *set)
+{
+    adm_conn_t *c = set->head;
+
+    while (c != NULL) {
+        adm_conn_t *next = c->next;
+
+        close_if_idle(c);
+        c = next;
+    }
+}
+
+void adm__conns_close_all(adm__conns_t *set)
+{
+    while (set->head != NULL) {
+        close_now(set->head);
     }
 }
 
@@ -138,21 +254,22 @@ static void on_timer(uv_timer_t *t)
 {
     adm_conn_t *c = t->data;
 
-    if (c->state == ADM_CONN_OPEN && (request_in_progress(c) || !c->handshake_done)) {
-        adm_log_v(1, "closing connection: request or handshake not complete within %d ms", ADM_SLOW_CLIENT_MS);
-    } else if (c->state == ADM_CONN_OPEN) {
+    if (c->state == CONN_OPEN && (request_in_progress(c) || !c->handshake_done)) {
+        adm_log_v(1, "closing connection: request or handshake not complete within %d ms",
+                  ADM_SLOW_CLIENT_MS);
+    } else if (c->state == CONN_OPEN) {
         adm_log_v(2, "closing idle keep-alive connection");
     }
-    adm__conn_close_now(c);
+    close_now(c);
 }
 
 /* Chooses the deadline for the connection's current state. */
 static void arm_timer(adm_conn_t *c)
 {
-    uint64_t now = uv_now(c->server->loop);
+    uint64_t now = uv_now(c->set->loop);
     uint64_t timeout;
 
-    if (c->state != ADM_CONN_OPEN) {
+    if (c->state != CONN_OPEN) {
         return;
     }
     if (c->awaiting) {
@@ -170,7 +287,7 @@ static void arm_timer(adm_conn_t *c)
         /* The client is not reading its answers; give it the slow-client allowance. */
         timeout = ADM_SLOW_CLIENT_MS;
     } else {
-        timeout = c->server->opts->idle_timeout_ms;
+        timeout = c->set->opts->idle_timeout_ms;
     }
     uv_timer_start(&c->timer, on_timer, timeout, 0);
 }
@@ -179,16 +296,16 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     adm_conn_t *c = h->data;
 
-    buf->base = (char *)c->server->read_buf;
-    buf->len = sizeof(c->server->read_buf);
+    buf->base = (char *)c->set->read_buf;
+    buf->len = sizeof(c->set->read_buf);
 }
 
 static void on_shutdown(uv_shutdown_t *req, int status)
 {
     adm_conn_t *c = req->data;
 
-    if (status < 0 && c->state == ADM_CONN_LINGER) {
-        adm__conn_close_now(c);
+    if (status < 0 && c->state == CONN_LINGER) {
+        close_now(c);
     }
 }
 
@@ -200,10 +317,10 @@ static void on_shutdown(uv_shutdown_t *req, int status)
 static void begin_linger(adm_conn_t *c)
 {
     cancel_exchange(c);
-    c->state = ADM_CONN_LINGER;
+    c->state = CONN_LINGER;
     c->shutdown_req.data = c;
     if (c->peer_eof || uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
-        adm__conn_close_now(c);
+        close_now(c);
         return;
     }
     if (c->reading_paused) {
@@ -213,29 +330,33 @@ static void begin_linger(adm_conn_t *c)
     uv_timer_start(&c->timer, on_timer, ADM_LINGER_MS, 0);
 }
 
-static void after_output_drained(adm_conn_t *c)
+/*
+ * Everything queued is on the wire: what next. Returns true when it queued more output (the TLS
+ * close_notify, or answers to requests that waited while reading was paused), which the caller
+ * writes in turn.
+ */
+static bool after_output_drained(adm_conn_t *c)
 {
-    if (c->state != ADM_CONN_OPEN) {
-        return;
+    if (c->state != CONN_OPEN) {
+        return false;
     }
     if (c->close_after_write) {
         if (c->tls != NULL && c->handshake_done && !c->close_notify_sent) {
             c->close_notify_sent = true;
             adm_tls_session_close_notify(c->tls);
-            flush(c);
-            return;
+            return true;
         }
         begin_linger(c);
-        return;
+        return false;
     }
     if (c->reading_paused && !c->awaiting) {
         c->reading_paused = false;
         resume_reading(c);
         process_input(c);
-        flush(c);
-        return;
+        return true;
     }
     arm_timer(c);
+    return false;
 }
 
 static void on_write_done(uv_write_t *req, int status)
@@ -244,53 +365,55 @@ static void on_write_done(uv_write_t *req, int status)
 
     c->write_in_flight = false;
     c->writing.len = 0;
-    if (c->state == ADM_CONN_CLOSING) {
+    if (c->state == CONN_CLOSING) {
         return;
     }
     if (status < 0) {
         adm_log_v(2, "write failed: %s", uv_strerror(status));
-        adm__conn_close_now(c);
+        close_now(c);
         return;
     }
     adm_buf_shrink(&c->writing, ADM_MAX_PENDING_OUTPUT);
     flush(c);
 }
 
-/* Writes everything queued: one uv_try_write, and a uv_write for what the socket did not take. */
-static void flush(adm_conn_t *c)
+/*
+ * Writes everything queued: one uv_try_write, and a uv_write for what the socket did not take.
+ * Returns true when all of it is on the wire (or there was nothing), false when a write is in
+ * flight or the connection is closing.
+ */
+static bool write_out(adm_conn_t *c)
 {
     adm_buf_t *out = &c->pending;
     uv_buf_t b;
     int n;
 
-    if (c->state == ADM_CONN_CLOSING || c->write_in_flight) {
-        return;
+    if (c->state == CONN_CLOSING || c->write_in_flight) {
+        return false;
     }
     if (c->tls != NULL) {
         if (c->pending.len > 0 && c->handshake_done) {
             if (adm_tls_session_send(c->tls, c->pending.data, c->pending.len) != 0) {
-                adm__conn_close_now(c);
-                return;
+                close_now(c);
+                return false;
             }
             c->pending.len = 0;
         }
         out = adm_tls_session_output(c->tls);
     }
     if (out->len == 0) {
-        after_output_drained(c);
-        return;
+        return true;
     }
     b = uv_buf_init((char *)out->data, (unsigned)out->len);
     n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
     if (n == (int)out->len) {
         out->len = 0;
-        after_output_drained(c);
-        return;
+        return true;
     }
     if (n < 0 && n != UV_EAGAIN) {
         adm_log_v(2, "write failed: %s", uv_strerror(n));
-        adm__conn_close_now(c);
-        return;
+        close_now(c);
+        return false;
     }
     if (n < 0) {
         n = 0;
@@ -301,24 +424,40 @@ static void flush(adm_conn_t *c)
     c->write_req.data = c;
     if (uv_write(&c->write_req, (uv_stream_t *)&c->tcp, &b, 1, on_write_done) != 0) {
         c->writing.len = 0;
-        adm__conn_close_now(c);
-        return;
+        close_now(c);
+        return false;
     }
     c->write_in_flight = true;
     arm_timer(c);
+    return false;
+}
+
+/*
+ * Writes what is queued, then whatever after_output_drained queues in turn. A loop rather than a
+ * call back into flush: the close_notify comes once (close_notify_sent), and resuming a paused
+ * connection answers requests already in its input buffer, which no read refills while this runs,
+ * so every turn but the last consumes input and the loop ends.
+ */
+static void flush(adm_conn_t *c)
+{
+    while (write_out(c)) {
+        if (!after_output_drained(c)) {
+            return;
+        }
+    }
 }
 
 static void queue_answer(adm_conn_t *c, adm_http_response_t *resp, bool keep_alive)
 {
     uint64_t started = c->request_started_ns != 0 ? c->request_started_ns : uv_hrtime();
 
-    adm_metrics_observe(&c->server->metrics, c->endpoint, resp->status, uv_hrtime() - started);
-    if (!keep_alive || c->server->draining) {
+    adm_metrics_observe(c->set->metrics, c->x.endpoint, resp->status, uv_hrtime() - started);
+    if (!keep_alive || c->set->draining) {
         resp->close = true;
     }
     if (adm_http_write_response(&c->pending, resp) != 0) {
         adm_log_error("out of memory writing an answer; closing the connection");
-        adm__conn_close_now(c);
+        close_now(c);
         return;
     }
     if (resp->close) {
@@ -339,13 +478,17 @@ static void answer_error(adm_conn_t *c, int status, const char *message)
     queue_answer(c, &resp, false);
 }
 
+/* The head is complete: the request's route is chosen here, once, and its checks made. */
 static void on_headers(adm_conn_t *c)
 {
     const adm_http_request_t *r = &c->http.req;
+    const adm__listener_t *l = c->listener;
     adm_http_response_t resp = {0};
     bool body_follows = r->chunked || r->content_length > 0;
+    bool client_ca = c->set->opts->client_ca_file != NULL;
 
-    if (adm__route_check(c, r, &resp) != 0) {
+    c->x.route = adm_route_table_find(l->routes, l->kind, r->path, &c->x.endpoint);
+    if (adm_route_check(c->x.route, r, client_ca, c->peer_verified, &resp) != 0) {
         if (body_follows && r->expect_continue) {
             /* The client waits for our word before sending the body: answer now and close. */
             queue_answer(c, &resp, false);
@@ -358,7 +501,7 @@ static void on_headers(adm_conn_t *c)
     }
     if (body_follows && r->expect_continue) {
         if (adm_http_write_continue(&c->pending) != 0) {
-            adm__conn_close_now(c);
+            close_now(c);
         }
     }
 }
@@ -370,7 +513,8 @@ static void end_request(adm_conn_t *c)
     adm_arena_reset(c->arena);
     c->request_started_ms = 0;
     c->request_started_ns = 0;
-    c->endpoint = ADM_EP_OTHER;
+    c->x.route = NULL;
+    c->x.endpoint = ADM_METRICS_OTHER;
 }
 
 static void on_message(adm_conn_t *c)
@@ -386,18 +530,18 @@ static void on_message(adm_conn_t *c)
         end_request(c);
         return;
     }
-    x->conn = c;
     x->keep_alive = r->keep_alive;
     x->on_cancel = NULL;
-    x->arena = adm__server_arena_get(c->server);
+    x->arena = arena_get(c->set);
     if (x->arena == NULL) {
         adm_log_error("out of memory for a request; closing the connection");
-        adm__conn_close_now(c);
+        close_now(c);
         return;
     }
     c->awaiting = true;
     c->dispatching = true;
-    adm__route_handle(c, r, x);
+    /* Not NULL: a request without a route was refused at its head (has_early). */
+    x->route->handler(x, x->route->arg);
     c->dispatching = false;
     if (c->awaiting) {
         arm_timer(c);
@@ -416,7 +560,17 @@ adm_arena_t *adm_exchange_arena(const adm_exchange_t *x)
 
 uv_loop_t *adm_exchange_loop(const adm_exchange_t *x)
 {
-    return x->conn->server->loop;
+    return x->conn->set->loop;
+}
+
+adm_listener_kind_t adm_exchange_listener(const adm_exchange_t *x)
+{
+    return x->conn->listener->kind;
+}
+
+bool adm_exchange_peer_verified(const adm_exchange_t *x)
+{
+    return x->conn->peer_verified;
 }
 
 void adm_exchange_on_cancel(adm_exchange_t *x, void (*fn)(void *arg), void *arg)
@@ -432,7 +586,7 @@ void adm_exchange_reply(adm_exchange_t *x, adm_http_response_t *resp)
     if (!c->awaiting) {
         return;
     }
-    if (c->state != ADM_CONN_OPEN) {
+    if (c->state != CONN_OPEN) {
         end_exchange(c);
         return;
     }
@@ -466,11 +620,11 @@ static void process_input(adm_conn_t *c)
 {
     size_t drop;
 
-    while (c->state == ADM_CONN_OPEN && !c->close_after_write && !c->reading_paused && !c->awaiting) {
+    while (c->state == CONN_OPEN && !c->close_after_write && !c->reading_paused && !c->awaiting) {
         adm_http_event_t ev = adm_http_parse(&c->http, c->arena, c->in.data, c->in.len, &c->in_off);
 
         if (c->request_started_ms == 0 && adm_http_parser_in_message(&c->http)) {
-            c->request_started_ms = uv_now(c->server->loop);
+            c->request_started_ms = uv_now(c->set->loop);
             c->request_started_ns = uv_hrtime();
         }
         if (ev == ADM_HTTP_NEED_MORE) {
@@ -484,8 +638,8 @@ static void process_input(adm_conn_t *c)
             char message[160];
 
             /* llhttp's own reasons ("Invalid method encountered") need saying what they are about. */
-            snprintf(message, sizeof(message), "%s%s", c->http.error_status == 400 ? "malformed HTTP request: " : "",
-                     c->http.error_message);
+            snprintf(message, sizeof(message), "%s%s",
+                     c->http.error_status == 400 ? "malformed HTTP request: " : "", c->http.error_message);
             adm_log_v(1, "bad request: %d %s", c->http.error_status, message);
             answer_error(c, c->http.error_status, message);
             break;
@@ -512,7 +666,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
 
 static void resume_reading(adm_conn_t *c)
 {
-    if (!c->reading_paused && c->state != ADM_CONN_CLOSING && !c->peer_eof) {
+    if (!c->reading_paused && c->state != CONN_CLOSING && !c->peer_eof) {
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
     }
 }
@@ -529,17 +683,17 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         /* EOF or error. A half-closing client still gets the answers it asked for. */
         uv_read_stop(stream);
         c->peer_eof = true;
-        if (c->awaiting && nread == UV_EOF && c->state == ADM_CONN_OPEN) {
+        if (c->awaiting && nread == UV_EOF && c->state == CONN_OPEN) {
             return; /* the answer owed closes the connection (adm_exchange_reply) */
         }
-        if (c->state == ADM_CONN_OPEN && output_pending(c) && !request_in_progress(c)) {
+        if (c->state == CONN_OPEN && output_pending(c) && !request_in_progress(c)) {
             c->close_after_write = true;
             return;
         }
-        adm__conn_close_now(c);
+        close_now(c);
         return;
     }
-    if (c->state == ADM_CONN_LINGER) {
+    if (c->state == CONN_LINGER) {
         return; /* discarding */
     }
     if (c->tls != NULL) {
@@ -564,22 +718,22 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
             uv_read_stop(stream);
         }
     } else if (adm_buf_append(&c->in, buf->base, (size_t)nread) != 0) {
-        adm__conn_close_now(c);
+        close_now(c);
         return;
     }
     process_input(c);
-    if (c->awaiting && c->state == ADM_CONN_OPEN && !c->reading_paused && c->in.len > ADM_MAX_PENDING_OUTPUT) {
+    if (c->awaiting && c->state == CONN_OPEN && !c->reading_paused && c->in.len > ADM_MAX_PENDING_OUTPUT) {
         /* Pipelined requests pile up behind an answer still owed: stop reading until it is sent. */
         c->reading_paused = true;
         uv_read_stop(stream);
     }
-    if (c->peer_eof && c->state == ADM_CONN_OPEN && c->awaiting) {
+    if (c->peer_eof && c->state == CONN_OPEN && c->awaiting) {
         flush(c);
         return;
     }
-    if (c->peer_eof && c->state == ADM_CONN_OPEN) {
+    if (c->peer_eof && c->state == CONN_OPEN) {
         if (request_in_progress(c)) {
-            adm__conn_close_now(c);
+            close_now(c);
             return;
         }
         c->close_after_write = true;
@@ -589,7 +743,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 
 void adm__conn_accept(adm__listener_t *l)
 {
-    adm_server_t *s = l->server;
+    adm__conns_t *set = l->conns;
     adm_conn_t *c = calloc(1, sizeof(*c));
     int rc;
 
@@ -597,40 +751,41 @@ void adm__conn_accept(adm__listener_t *l)
         adm_log_error("out of memory accepting a connection");
         return;
     }
-    c->server = s;
+    c->set = set;
     c->listener = l;
-    uv_tcp_init(s->loop, &c->tcp);
-    uv_timer_init(s->loop, &c->timer);
+    uv_tcp_init(set->loop, &c->tcp);
+    uv_timer_init(set->loop, &c->timer);
     c->tcp.data = c;
     c->timer.data = c;
-    c->state = ADM_CONN_OPEN;
-    c->accepted_ms = uv_now(s->loop);
-    c->handshake_done = !l->tls;
-    c->endpoint = ADM_EP_OTHER;
-    /* Link first: from here on every path ends in adm__conn_close_now, which unlinks. */
-    c->next = s->conns;
-    if (s->conns != NULL) {
-        s->conns->prev = c;
+    c->state = CONN_OPEN;
+    c->accepted_ms = uv_now(set->loop);
+    c->handshake_done = l->tls == NULL;
+    c->x.conn = c;
+    c->x.endpoint = ADM_METRICS_OTHER;
+    /* Link first: from here on every path ends in close_now, which unlinks. */
+    c->next = set->head;
+    if (set->head != NULL) {
+        set->head->prev = c;
     }
-    s->conns = c;
-    s->nconns++;
-    s->nconns_alive++;
-    s->metrics.server_connections++;
+    set->head = c;
+    set->open++;
+    set->alive++;
+    set->metrics->server_connections++;
 
     rc = uv_accept((uv_stream_t *)&l->tcp, (uv_stream_t *)&c->tcp);
     if (rc != 0) {
         adm_log_v(1, "accept failed: %s", uv_strerror(rc));
-        adm__conn_close_now(c);
+        close_now(c);
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
     c->arena = adm_arena_create(ARENA_FIRST_CHUNK);
-    if (c->arena == NULL || (l->tls && adm_tls_session_create(s->tls, NULL, &c->tls) != 0)) {
+    if (c->arena == NULL || (l->tls != NULL && adm_tls_session_create(l->tls, NULL, &c->tls) != 0)) {
         adm_log_error("cannot set up a connection: out of memory");
-        adm__conn_close_now(c);
+        close_now(c);
         return;
     }
-    adm_http_parser_init(&c->http, s->opts->max_request_bytes);
+    adm_http_parser_init(&c->http, set->opts->max_request_bytes);
     resume_reading(c);
     arm_timer(c);
 }

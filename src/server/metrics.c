@@ -4,31 +4,66 @@
 
 #include "adm/base/error.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 /* Upper bounds in seconds: 100 µs to 10 s, where admission latencies live (kube-apiserver's own
    webhook histogram spans 5 ms to 2.5 s; admitd's answers are mostly far below 5 ms). */
 static const double bucket_bounds[ADM_METRICS_BUCKETS] = {
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-    0.05,   0.1,     0.25,   0.5,   1.0,    2.5,   5.0,   10.0,
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 };
 
-static const char *const endpoint_names[ADM_EP_COUNT] = {
-    "mutate", "validate", "admit", "healthz", "livez", "readyz", "metrics", "other",
-};
-
-const char *adm_endpoint_name(adm_endpoint_t ep)
+/* Label values are written without escaping: keep them to characters that never need it. */
+static bool is_plain_label(const char *label)
 {
-    return ep < ADM_EP_COUNT ? endpoint_names[ep] : "other";
+    if (*label == '\0') {
+        return false;
+    }
+    for (const char *p = label; *p != '\0'; p++) {
+        bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                  *p == '_' || *p == '-';
+
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
 }
 
-void adm_metrics_observe(adm_metrics_t *m, adm_endpoint_t ep, int code, uint64_t duration_ns)
+int adm_metrics_endpoint(adm_metrics_t *m, const char *label)
+{
+    int slot;
+
+    if (label == NULL || strcmp(label, "other") == 0) {
+        return ADM_METRICS_OTHER;
+    }
+    if (!is_plain_label(label)) {
+        return ADM_EINVAL;
+    }
+    for (slot = 0; slot < ADM_METRICS_OTHER && m->endpoints[slot] != NULL; slot++) {
+        if (strcmp(m->endpoints[slot], label) == 0) {
+            return slot;
+        }
+    }
+    if (slot == ADM_METRICS_OTHER) {
+        return ADM_ETOOBIG;
+    }
+    m->endpoints[slot] = label;
+    return slot;
+}
+
+static const char *endpoint_name(const adm_metrics_t *m, int ep)
+{
+    return ep == ADM_METRICS_OTHER ? "other" : m->endpoints[ep];
+}
+
+void adm_metrics_observe(adm_metrics_t *m, unsigned ep, int code, uint64_t duration_ns)
 {
     double seconds = (double)duration_ns / 1e9;
     int i;
 
-    if (ep >= ADM_EP_COUNT) {
-        ep = ADM_EP_OTHER;
+    if (ep >= ADM_METRICS_ENDPOINTS || endpoint_name(m, (int)ep) == NULL) {
+        ep = ADM_METRICS_OTHER;
     }
     if (code >= ADM_METRICS_CODE_MIN && code <= ADM_METRICS_CODE_MAX) {
         m->codes[ep][code - ADM_METRICS_CODE_MIN]++;
@@ -53,25 +88,32 @@ int adm_metrics_render(const adm_metrics_t *m, adm_buf_t *out)
 {
     int err = 0;
 
-    err |= adm_buf_append_str(out, "# HELP admitd_requests_total HTTP requests answered, by endpoint and status code.\n"
-                                   "# TYPE admitd_requests_total counter\n");
+    err |= adm_buf_append_str(
+        out, "# HELP admitd_requests_total HTTP requests answered, by endpoint and status code.\n"
+             "# TYPE admitd_requests_total counter\n");
     /* Only codes seen are written: a scrape lists a handful of series, not 500 zeros per endpoint. */
-    for (int ep = 0; ep < ADM_EP_COUNT; ep++) {
+    for (int ep = 0; ep < ADM_METRICS_ENDPOINTS; ep++) {
+        const char *name = endpoint_name(m, ep);
+
+        if (name == NULL) {
+            continue;
+        }
         for (int i = 0; i < ADM_METRICS_CODE_OTHER; i++) {
             if (m->codes[ep][i] != 0) {
-                err |= adm_buf_appendf(out, "admitd_requests_total{endpoint=\"%s\",code=\"%d\"} %llu\n",
-                                       endpoint_names[ep], i + ADM_METRICS_CODE_MIN,
-                                       (unsigned long long)m->codes[ep][i]);
+                err |= adm_buf_appendf(out, "admitd_requests_total{endpoint=\"%s\",code=\"%d\"} %llu\n", name,
+                                       i + ADM_METRICS_CODE_MIN, (unsigned long long)m->codes[ep][i]);
             }
         }
         if (m->codes[ep][ADM_METRICS_CODE_OTHER] != 0) {
-            err |= adm_buf_appendf(out, "admitd_requests_total{endpoint=\"%s\",code=\"other\"} %llu\n",
-                                   endpoint_names[ep], (unsigned long long)m->codes[ep][ADM_METRICS_CODE_OTHER]);
+            err |= adm_buf_appendf(out, "admitd_requests_total{endpoint=\"%s\",code=\"other\"} %llu\n", name,
+                                   (unsigned long long)m->codes[ep][ADM_METRICS_CODE_OTHER]);
         }
     }
-    err |= adm_buf_append_str(out, "# HELP admitd_request_duration_seconds Time from a request's first byte to its answer.\n"
-                                   "# TYPE admitd_request_duration_seconds histogram\n");
-    for (int ep = 0; ep < ADM_EP_COUNT; ep++) {
+    err |= adm_buf_append_str(
+        out, "# HELP admitd_request_duration_seconds Time from a request's first byte to its answer.\n"
+             "# TYPE admitd_request_duration_seconds histogram\n");
+    for (int ep = 0; ep < ADM_METRICS_ENDPOINTS; ep++) {
+        const char *name = endpoint_name(m, ep);
         uint64_t cumulative = 0;
 
         if (m->count[ep] == 0) {
@@ -79,19 +121,21 @@ int adm_metrics_render(const adm_metrics_t *m, adm_buf_t *out)
         }
         for (int i = 0; i < ADM_METRICS_BUCKETS; i++) {
             cumulative += m->buckets[ep][i];
-            err |= adm_buf_appendf(out, "admitd_request_duration_seconds_bucket{endpoint=\"%s\",le=\"%g\"} %llu\n",
-                                   endpoint_names[ep], bucket_bounds[i], (unsigned long long)cumulative);
+            err |= adm_buf_appendf(out,
+                                   "admitd_request_duration_seconds_bucket{endpoint=\"%s\",le=\"%g\"} %llu\n",
+                                   name, bucket_bounds[i], (unsigned long long)cumulative);
         }
         err |= adm_buf_appendf(out,
                                "admitd_request_duration_seconds_bucket{endpoint=\"%s\",le=\"+Inf\"} %llu\n"
                                "admitd_request_duration_seconds_sum{endpoint=\"%s\"} %.9g\n"
                                "admitd_request_duration_seconds_count{endpoint=\"%s\"} %llu\n",
-                               endpoint_names[ep], (unsigned long long)m->count[ep], endpoint_names[ep],
-                               m->sum_seconds[ep], endpoint_names[ep], (unsigned long long)m->count[ep]);
+                               name, (unsigned long long)m->count[ep], name, m->sum_seconds[ep], name,
+                               (unsigned long long)m->count[ep]);
     }
-    err |= adm_buf_appendf(out, "# HELP admitd_connections Open connections.\n"
-                                "# TYPE admitd_connections gauge\n"
-                                "admitd_connections{side=\"server\"} %lld\n",
+    err |= adm_buf_appendf(out,
+                           "# HELP admitd_connections Open connections.\n"
+                           "# TYPE admitd_connections gauge\n"
+                           "admitd_connections{side=\"server\"} %lld\n",
                            (long long)m->server_connections);
     return err != 0 ? ADM_ENOMEM : 0;
 }

@@ -1,22 +1,50 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Listeners, the connection limit and the SIGTERM drain.
+ * Listeners, routes, the connection limit and the SIGTERM drain. The server serves the probes
+ * (/healthz /livez /readyz) and /metrics itself, as routes like any other; every other path
+ * belongs to the application, which adds its routes before the server starts (admitd's admission
+ * endpoints, admitd-mockhook's catch-all).
  *
  * The drain follows what Kubernetes needs from a webhook pod: first keep serving for
  * --shutdown-delay with /readyz failing (endpoints drop the pod meanwhile) and every answer carrying
  * Connection: close; then close the listeners and let in-flight requests finish within
  * --shutdown-grace. The done callback fires once every handle the server owns has closed.
  */
+#include "adm/server/server.h"
+
+#include "adm/base/buf.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/util.h"
-#include "server_internal.h"
+#include "adm/net/tls.h"
+#include "adm/server/metrics.h"
+#include "conn_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+struct adm_server_s {
+    uv_loop_t *loop;
+    const adm_options_t *opts;
+    adm_tls_ctx_t *tls; /* NULL under --insecure-http */
+    adm__listener_t listeners[ADM_LISTENER_KINDS];
+    int nlisteners;
+    adm_route_table_t routes; /* every listener's, the server's own included */
+    adm__conns_t conns;
+    uv_timer_t drain_timer;
+    adm_server_done_cb done;
+    void *done_arg;
+    int pending_closes;
+    bool started; /* routes are fixed from here on */
+    bool ready;   /* /readyz answers 200 */
+    bool finished;
+    adm_metrics_t metrics;
+    adm_buf_t scratch; /* reused for rendering /metrics */
+};
+
 static void maybe_finish(adm_server_t *s);
+static void on_conn_freed(void *arg);
 
 int adm_server_create(uv_loop_t *loop, const adm_options_t *opts, adm_server_t **out, char *err,
                       size_t err_len)
@@ -30,6 +58,8 @@ int adm_server_create(uv_loop_t *loop, const adm_options_t *opts, adm_server_t *
     }
     s->loop = loop;
     s->opts = opts;
+    adm_route_table_init(&s->routes);
+    adm__conns_init(&s->conns, loop, opts, &s->metrics, on_conn_freed, s);
     if (!opts->insecure_http) {
         adm_tls_server_opts_t tls_opts = {
             .cert_file = opts->tls_cert_file,
@@ -57,43 +87,144 @@ void adm_server_destroy(adm_server_t *s)
         adm_tls_ctx_unref(s->tls);
     }
     adm_buf_free(&s->scratch);
-    while (s->narena_pool > 0) {
-        adm_arena_destroy(s->arena_pool[--s->narena_pool]);
-    }
+    adm__conns_dispose(&s->conns);
     free(s);
 }
 
-/* 256 KiB holds a 4 KB pod's decode, mutable copy, diff and answer many times over; pages not
-   touched cost no memory. */
-adm_arena_t *adm__server_arena_get(adm_server_t *s)
+static void text_answer(adm_http_response_t *resp, int status, const char *text)
 {
-    if (s->narena_pool > 0) {
-        return s->arena_pool[--s->narena_pool];
-    }
-    return adm_arena_create(ADM_REQUEST_ARENA_BYTES);
+    resp->status = status;
+    resp->content_type = "text/plain; charset=utf-8";
+    resp->body = text;
+    resp->body_len = strlen(text);
 }
 
-void adm__server_arena_put(adm_server_t *s, adm_arena_t *a)
+/* The probes' and /metrics' answer: HEAD gets the headers (and the body's length) only. */
+static void reply(adm_exchange_t *x, adm_http_response_t *resp)
 {
-    if (s->narena_pool == ADM_ARENA_POOL_MAX) {
-        adm_arena_destroy(a);
-        return;
-    }
-    adm_arena_reset(a);
-    s->arena_pool[s->narena_pool++] = a;
+    resp->omit_body = adm_exchange_request(x)->method == HTTP_HEAD;
+    adm_exchange_reply(x, resp);
 }
 
-void adm_server_set_handler(adm_server_t *s, adm_handler_fn fn, void *arg)
+static void serve_alive(adm_exchange_t *x, void *arg)
 {
-    s->handler = fn;
-    s->handler_arg = arg;
+    adm_http_response_t resp = {0};
+
+    text_answer(&resp, 200, "ok");
+    reply(x, &resp);
+}
+
+static void serve_ready(adm_exchange_t *x, void *arg)
+{
+    adm_server_t *s = arg;
+    adm_http_response_t resp = {0};
+
+    if (!s->ready) {
+        text_answer(&resp, 503, s->conns.draining ? "shutting down\n" : "not ready\n");
+    } else {
+        text_answer(&resp, 200, "ok");
+    }
+    reply(x, &resp);
+}
+
+static void serve_metrics(adm_exchange_t *x, void *arg)
+{
+    adm_server_t *s = arg;
+    adm_http_response_t resp = {0};
+
+    s->scratch.len = 0;
+    if (adm_metrics_render(&s->metrics, &s->scratch) != 0) {
+        text_answer(&resp, 500, "out of memory\n");
+    } else {
+        resp.status = 200;
+        resp.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        resp.body = s->scratch.data;
+        resp.body_len = s->scratch.len;
+    }
+    reply(x, &resp);
+}
+
+/*
+ * The server's own routes: on the admission listener and on the plain listener of their kind,
+ * never asking for a client certificate (D11), so kubelet probes and scrapes work under mTLS.
+ */
+static const adm_route_t builtin_routes[] = {
+    {.path = "/healthz",
+     .label = "healthz",
+     .listeners = ADM_ON_ADMISSION | ADM_ON_HEALTH,
+     .method = ADM_ROUTE_GET,
+     .handler = serve_alive},
+    {.path = "/livez",
+     .label = "livez",
+     .listeners = ADM_ON_ADMISSION | ADM_ON_HEALTH,
+     .method = ADM_ROUTE_GET,
+     .handler = serve_alive},
+    {.path = "/readyz",
+     .label = "readyz",
+     .listeners = ADM_ON_ADMISSION | ADM_ON_HEALTH,
+     .method = ADM_ROUTE_GET,
+     .handler = serve_ready},
+    {.path = "/metrics",
+     .label = "metrics",
+     .listeners = ADM_ON_ADMISSION | ADM_ON_METRICS,
+     .method = ADM_ROUTE_GET,
+     .handler = serve_metrics},
+};
+#define NBUILTIN (sizeof(builtin_routes) / sizeof(builtin_routes[0]))
+
+_Static_assert(ADM_METRICS_ENDPOINTS > ADM_ROUTES_MAX, "a metrics label for every route, and \"other\"");
+
+static int add_route(adm_server_t *s, const adm_route_t *route)
+{
+    int endpoint = adm_metrics_endpoint(&s->metrics, route->label);
+
+    if (endpoint < 0) {
+        return endpoint;
+    }
+    return adm_route_table_add(&s->routes, route, (unsigned)endpoint);
+}
+
+int adm_server_add_route(adm_server_t *s, const adm_route_t *route)
+{
+    if (s->started) {
+        return ADM_EINVAL;
+    }
+    for (size_t i = 0; i < NBUILTIN; i++) {
+        const adm_route_t *b = &builtin_routes[i];
+
+        if (route->path != NULL && (b->listeners & route->listeners) != 0 &&
+            strcmp(b->path, route->path) == 0) {
+            return ADM_EINVAL;
+        }
+    }
+    /* The server's own are added when it starts (after the application's, so the metrics list
+       the application's endpoints first): keep room for them. */
+    if (s->routes.n + NBUILTIN >= ADM_ROUTES_MAX) {
+        return ADM_ETOOBIG;
+    }
+    return add_route(s, route);
+}
+
+static int add_builtin_routes(adm_server_t *s)
+{
+    for (size_t i = 0; i < NBUILTIN; i++) {
+        adm_route_t route = builtin_routes[i];
+        int rc;
+
+        route.arg = s;
+        rc = add_route(s, &route);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
 }
 
 static void accept_one(adm__listener_t *l)
 {
-    adm_server_t *s = l->server;
+    adm_server_t *s = l->owner;
 
-    if (s->nconns >= s->opts->max_connections) {
+    if (s->conns.open >= s->opts->max_connections) {
         /* Leave it in libuv's hands: libuv stops polling the socket until we accept. */
         if (!l->accept_pending) {
             adm_log_warn("--max-connections %llu reached: not accepting until a connection closes",
@@ -117,52 +248,48 @@ static void on_connection(uv_stream_t *stream, int status)
     accept_one(l);
 }
 
-void adm__server_conn_freed(adm_server_t *s)
+/* A connection was freed: below --max-connections again, or one step nearer the drain's end. */
+static void on_conn_freed(void *arg)
 {
-    s->nconns_alive--;
+    adm_server_t *s = arg;
+
     for (int i = 0; i < s->nlisteners; i++) {
         adm__listener_t *l = &s->listeners[i];
 
-        if (l->open && l->accept_pending && s->nconns < s->opts->max_connections) {
+        if (l->open && l->accept_pending && s->conns.open < s->opts->max_connections) {
             accept_one(l);
         }
     }
     maybe_finish(s);
 }
 
-static const char *listener_name(adm__listener_kind_t kind)
+static const char *listener_name(adm_listener_kind_t kind)
 {
     switch (kind) {
-    case ADM_LISTENER_ADMISSION:
-        return "admission";
-    case ADM_LISTENER_HEALTH:
-        return "health";
-    default:
-        return "metrics";
+    case ADM_LISTENER_ADMISSION: return "admission";
+    case ADM_LISTENER_HEALTH: return "health";
+    default: return "metrics";
     }
 }
 
-static const char *listener_flag(adm__listener_kind_t kind)
+static const char *listener_flag(adm_listener_kind_t kind)
 {
     switch (kind) {
-    case ADM_LISTENER_ADMISSION:
-        return "--listen";
-    case ADM_LISTENER_HEALTH:
-        return "--health-listen";
-    default:
-        return "--metrics-listen";
+    case ADM_LISTENER_ADMISSION: return "--listen";
+    case ADM_LISTENER_HEALTH: return "--health-listen";
+    default: return "--metrics-listen";
     }
 }
 
 static void on_listener_closed(uv_handle_t *h)
 {
-    adm_server_t *s = ((adm__listener_t *)h->data)->server;
+    adm_server_t *s = ((adm__listener_t *)h->data)->owner;
 
     s->pending_closes--;
     maybe_finish(s);
 }
 
-static int open_listener(adm_server_t *s, adm__listener_kind_t kind, const struct sockaddr_storage *addr,
+static int open_listener(adm_server_t *s, adm_listener_kind_t kind, const struct sockaddr_storage *addr,
                          bool tls, char *err, size_t err_len)
 {
     adm__listener_t *l = &s->listeners[s->nlisteners];
@@ -173,9 +300,11 @@ static int open_listener(adm_server_t *s, adm__listener_kind_t kind, const struc
 
     adm_format_addr((const struct sockaddr *)addr, where, sizeof(where));
     memset(l, 0, sizeof(*l));
-    l->server = s;
+    l->owner = s;
     l->kind = kind;
-    l->tls = tls;
+    l->tls = tls ? s->tls : NULL;
+    l->routes = &s->routes;
+    l->conns = &s->conns;
     uv_tcp_init(s->loop, &l->tcp);
     l->tcp.data = l;
     l->open = true;
@@ -219,7 +348,7 @@ static void on_drain_timer_closed(uv_handle_t *h)
 /* The drain is over once the listeners are closed and every connection has been freed. */
 static void maybe_finish(adm_server_t *s)
 {
-    if (!s->stopping || s->finished || s->nconns_alive > 0 || s->pending_closes > 0) {
+    if (!s->conns.stopping || s->finished || s->conns.alive > 0 || s->pending_closes > 0) {
         return;
     }
     s->finished = true;
@@ -227,40 +356,26 @@ static void maybe_finish(adm_server_t *s)
     uv_close((uv_handle_t *)&s->drain_timer, on_drain_timer_closed);
 }
 
-static void close_idle_connections(adm_server_t *s)
-{
-    adm_conn_t *c = s->conns;
-
-    while (c != NULL) {
-        adm_conn_t *next = c->next;
-
-        adm__conn_close_if_idle(c);
-        c = next;
-    }
-}
-
 static void on_grace_over(uv_timer_t *t)
 {
     adm_server_t *s = t->data;
 
-    if (s->nconns > 0) {
+    if (s->conns.open > 0) {
         adm_log_warn("--shutdown-grace over: closing %zu connections with requests still in progress",
-                     s->nconns);
+                     s->conns.open);
     }
-    while (s->conns != NULL) {
-        adm__conn_close_now(s->conns);
-    }
+    adm__conns_close_all(&s->conns);
     maybe_finish(s);
 }
 
 static void stop_accepting(adm_server_t *s)
 {
-    s->stopping = true;
+    s->conns.stopping = true;
     close_listeners(s);
-    close_idle_connections(s);
-    if (s->nconns > 0) {
+    adm__conns_close_idle(&s->conns);
+    if (s->conns.open > 0) {
         adm_log_info("listeners closed; waiting up to %llu ms for %zu connections",
-                     (unsigned long long)s->opts->shutdown_grace_ms, s->nconns);
+                     (unsigned long long)s->opts->shutdown_grace_ms, s->conns.open);
     }
     uv_timer_start(&s->drain_timer, on_grace_over, s->opts->shutdown_grace_ms, 0);
     maybe_finish(s);
@@ -276,17 +391,17 @@ void adm_server_shutdown(adm_server_t *s)
     if (s->finished) {
         return;
     }
-    if (!s->draining) {
-        s->draining = true;
+    if (!s->conns.draining) {
+        s->conns.draining = true;
         s->ready = false;
         adm_log_info("shutting down: /readyz now fails; serving with Connection: close for %llu ms",
                      (unsigned long long)s->opts->shutdown_delay_ms);
-        close_idle_connections(s);
+        adm__conns_close_idle(&s->conns);
         uv_timer_start(&s->drain_timer, on_delay_over, s->opts->shutdown_delay_ms, 0);
         return;
     }
     /* Asked again: skip what is left of the drain. */
-    if (!s->stopping) {
+    if (!s->conns.stopping) {
         adm_log_info("shutting down now (second signal)");
         stop_accepting(s);
     } else {
@@ -301,7 +416,14 @@ int adm_server_start(adm_server_t *s, adm_server_done_cb done, void *arg, char *
 
     uv_timer_init(s->loop, &s->drain_timer);
     s->drain_timer.data = s;
-    rc = open_listener(s, ADM_LISTENER_ADMISSION, &o->listen, !o->insecure_http, err, err_len);
+    s->started = true;
+    rc = add_builtin_routes(s);
+    if (rc != 0) {
+        snprintf(err, err_len, "too many routes: %s", adm_strerror(rc));
+    }
+    if (rc == 0) {
+        rc = open_listener(s, ADM_LISTENER_ADMISSION, &o->listen, !o->insecure_http, err, err_len);
+    }
     if (rc == 0 && o->has_health_listen) {
         rc = open_listener(s, ADM_LISTENER_HEALTH, &o->health_listen, false, err, err_len);
     }
@@ -310,8 +432,8 @@ int adm_server_start(adm_server_t *s, adm_server_done_cb done, void *arg, char *
     }
     if (rc != 0) {
         /* Close what was opened; the caller runs the loop until the handles are gone. */
-        s->draining = true;
-        s->stopping = true;
+        s->conns.draining = true;
+        s->conns.stopping = true;
         close_listeners(s);
         maybe_finish(s);
         return rc;
@@ -320,9 +442,4 @@ int adm_server_start(adm_server_t *s, adm_server_done_cb done, void *arg, char *
     s->done_arg = arg;
     s->ready = true;
     return 0;
-}
-
-void adm_server_set_chain(adm_server_t *s, adm_chain_t *chain)
-{
-    s->chain = chain;
 }

@@ -5,6 +5,13 @@
 #include "adm/base/error.h"
 #include "certgen.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -508,7 +515,9 @@ static int on_field_complete(llhttp_t *p)
     parse_state_t *ps = (parse_state_t *)p;
 
     ps->field[ps->field_len] = '\0';
-    ps->which = strcasecmp(ps->field, "connection") == 0 ? 1 : strcasecmp(ps->field, "content-type") == 0 ? 2 : 0;
+    ps->which = strcasecmp(ps->field, "connection") == 0     ? 1
+                : strcasecmp(ps->field, "content-type") == 0 ? 2
+                                                             : 0;
     ps->field_len = 0;
     return 0;
 }
@@ -667,12 +676,13 @@ char *h_review(const char *uid)
 {
     adm_buf_t b = ADM_BUF_INIT;
 
-    adm_buf_appendf(&b,
-                    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"%s\","
-                    "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"ConfigMap\"},\"resource\":{\"group\":\"\","
-                    "\"version\":\"v1\",\"resource\":\"configmaps\"},\"name\":\"c\",\"namespace\":\"default\","
-                    "\"operation\":\"CREATE\",\"userInfo\":{\"username\":\"u\"},\"object\":{\"kind\":\"ConfigMap\"}}}",
-                    uid);
+    adm_buf_appendf(
+        &b,
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"%s\","
+        "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"ConfigMap\"},\"resource\":{\"group\":\"\","
+        "\"version\":\"v1\",\"resource\":\"configmaps\"},\"name\":\"c\",\"namespace\":\"default\","
+        "\"operation\":\"CREATE\",\"userInfo\":{\"username\":\"u\"},\"object\":{\"kind\":\"ConfigMap\"}}}",
+        uid);
     adm_buf_append(&b, "", 1);
     return (char *)b.data;
 }
@@ -726,4 +736,22 @@ bool h_is_answer(const h_response_t *r, const char *api_version, const char *uid
          yyjson_get_bool(yyjson_ptr_get(root, "/response/allowed")) == allowed;
     yyjson_doc_free(doc);
     return ok;
+}
+
+void h_expect(h_conn_t *c, const char *method, const char *path, const char *ctype, const char *body,
+              int status, const char *body_part)
+{
+    size_t len;
+    char *req = h_request(method, path, ctype, body, body != NULL ? strlen(body) : 0, &len);
+    h_response_t r;
+
+    c->head = strcmp(method, "HEAD") == 0;
+    assert_int_equal(h_send(c, req, len), 0);
+    assert_int_equal(h_read(c, &r, 10000, NULL), 0);
+    if (r.status != status || (body_part != NULL && strstr((const char *)r.body.data, body_part) == NULL)) {
+        fail_msg("%s %s: got %d \"%s\", want %d with \"%s\"", method, path, r.status,
+                 (const char *)r.body.data, status, body_part != NULL ? body_part : "");
+    }
+    h_response_free(&r);
+    free(req);
 }

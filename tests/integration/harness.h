@@ -23,8 +23,8 @@ typedef struct h_server_s {
     int port;        /* admission listener */
     int health_port; /* --health-listen, or 0 */
     bool tls;
-    char dir[256];   /* temporary directory: log, CA, certificates */
-    char ca[320];    /* the self-signed certificate admitd wrote */
+    char dir[256]; /* temporary directory: log, CA, certificates */
+    char ca[320];  /* the self-signed certificate admitd wrote */
     char log[320];
     bool wants_health; /* started with --health-listen: wait for that listener too */
 } h_server_t;
@@ -89,7 +89,7 @@ typedef struct h_conn_s {
 
 typedef struct h_response_s {
     int status;
-    bool close;             /* Connection: close */
+    bool close; /* Connection: close */
     char content_type[128];
     adm_buf_t body;
 } h_response_t;
@@ -136,6 +136,13 @@ char *h_fixture(const char *name, size_t *len);
 
 /** True when the body is an AdmissionReview answer of apiVersion with uid and allowed. */
 bool h_is_answer(const h_response_t *r, const char *api_version, const char *uid, bool allowed);
+
+/**
+ * Sends one request on c and fails the running cmocka test unless the answer has this status and,
+ * when body_part is not NULL, a body containing it. ctype and body NULL leave them out.
+ */
+void h_expect(h_conn_t *c, const char *method, const char *path, const char *ctype, const char *body,
+              int status, const char *body_part);
 
 /** Milliseconds on a monotonic clock. */
 long long h_now_ms(void);

@@ -4,12 +4,12 @@
  * TLS (v1 and v1beta1 reviews on /validate /mutate /admit, probes, /metrics, 404/405/415).
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -40,8 +40,8 @@ static void test_help_version_and_flag_errors(void **state)
     const char *version[] = {"--version", NULL};
     const char *bogus[] = {"--bogus", NULL};
     const char *bad_duration[] = {"--idle-timeout", "soon", NULL};
-    const char *missing[] = {"--tls-cert-file", "/nonexistent/cert.pem", "--tls-private-key-file", "/nonexistent/key.pem",
-                             NULL};
+    const char *missing[] = {"--tls-cert-file", "/nonexistent/cert.pem", "--tls-private-key-file",
+                             "/nonexistent/key.pem", NULL};
     char dir[256], junk[320];
     const char *malformed[] = {"--tls-cert-file", junk, "--tls-private-key-file", junk, NULL};
     FILE *f;
@@ -119,43 +119,26 @@ static void test_reviews_over_tls(void **state)
     h_close(&c);
 }
 
-static void expect(h_conn_t *c, const char *method, const char *path, const char *ctype, const char *body, int status,
-                   const char *body_part)
-{
-    size_t len;
-    char *req = h_request(method, path, ctype, body, body != NULL ? strlen(body) : 0, &len);
-    h_response_t r;
-
-    c->head = strcmp(method, "HEAD") == 0;
-    assert_int_equal(h_send(c, req, len), 0);
-    assert_int_equal(h_read(c, &r, 10000, NULL), 0);
-    if (r.status != status || (body_part != NULL && strstr((const char *)r.body.data, body_part) == NULL)) {
-        fail_msg("%s %s: got %d \"%s\", want %d with \"%s\"", method, path, r.status, (const char *)r.body.data,
-                 status, body_part != NULL ? body_part : "");
-    }
-    h_response_free(&r);
-    free(req);
-}
-
 static void test_endpoints(void **state)
 {
     h_conn_t c;
     char *review = h_review("u-1");
 
     assert_int_equal(h_connect_to(&c, &server), 0);
-    expect(&c, "GET", "/healthz", NULL, NULL, 200, "ok");
-    expect(&c, "GET", "/livez", NULL, NULL, 200, "ok");
-    expect(&c, "GET", "/readyz", NULL, NULL, 200, "ok");
-    expect(&c, "HEAD", "/healthz", NULL, NULL, 200, NULL);
-    expect(&c, "GET", "/nope", NULL, NULL, 404, NULL);
-    expect(&c, "GET", "/validate", NULL, NULL, 405, NULL);
-    expect(&c, "POST", "/healthz", "application/json", "{}", 405, NULL);
-    expect(&c, "POST", "/validate", "text/plain", review, 415, "application/json");
-    expect(&c, "POST", "/validate", NULL, review, 415, NULL);
-    expect(&c, "POST", "/validate", "application/json; charset=utf-8", review, 200, "\"uid\":\"u-1\"");
-    expect(&c, "POST", "/validate?timeout=soon", "application/json", review, 400, "timeout");
-    expect(&c, "GET", "/metrics", NULL, NULL, 200, "admitd_requests_total{endpoint=\"validate\",code=\"200\"}");
-    expect(&c, "GET", "/metrics", NULL, NULL, 200, "admitd_connections{side=\"server\"} ");
+    h_expect(&c, "GET", "/healthz", NULL, NULL, 200, "ok");
+    h_expect(&c, "GET", "/livez", NULL, NULL, 200, "ok");
+    h_expect(&c, "GET", "/readyz", NULL, NULL, 200, "ok");
+    h_expect(&c, "HEAD", "/healthz", NULL, NULL, 200, NULL);
+    h_expect(&c, "GET", "/nope", NULL, NULL, 404, NULL);
+    h_expect(&c, "GET", "/validate", NULL, NULL, 405, NULL);
+    h_expect(&c, "POST", "/healthz", "application/json", "{}", 405, NULL);
+    h_expect(&c, "POST", "/validate", "text/plain", review, 415, "application/json");
+    h_expect(&c, "POST", "/validate", NULL, review, 415, NULL);
+    h_expect(&c, "POST", "/validate", "application/json; charset=utf-8", review, 200, "\"uid\":\"u-1\"");
+    h_expect(&c, "POST", "/validate?timeout=soon", "application/json", review, 400, "timeout");
+    h_expect(&c, "GET", "/metrics", NULL, NULL, 200,
+             "admitd_requests_total{endpoint=\"validate\",code=\"200\"}");
+    h_expect(&c, "GET", "/metrics", NULL, NULL, 200, "admitd_connections{side=\"server\"} ");
     h_close(&c);
     free(review);
 }
@@ -169,8 +152,8 @@ static void test_health_listener(void **state)
 
     assert_int_equal(h_start(&s, NULL, args), 0);
     assert_int_equal(h_connect(&c, s.health_port, NULL, NULL, NULL, NULL), 0);
-    expect(&c, "GET", "/readyz", NULL, NULL, 200, "ok");
-    expect(&c, "POST", "/validate", "application/json", review, 404, NULL); /* never admission here */
+    h_expect(&c, "GET", "/readyz", NULL, NULL, 200, "ok");
+    h_expect(&c, "POST", "/validate", "application/json", review, 404, NULL); /* never admission here */
     h_close(&c);
     assert_int_equal(h_stop(&s, SIGTERM, 10000), 0);
     h_cleanup(&s);

@@ -9,6 +9,10 @@
  * codes HTTP has, not by what a request can provoke; a status outside that range (none is sent
  * today) is counted under code="other". Recording is a few array updates: no allocation and no
  * locking (one loop per process).
+ *
+ * The endpoint labels are not known here: each route the server serves brings its own
+ * (adm_metrics_endpoint, once at start-up), and a request that reaches no route counts under
+ * endpoint="other", the last slot.
  */
 #ifndef ADM_METRICS_H
 #define ADM_METRICS_H
@@ -18,18 +22,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum adm_endpoint_e {
-    ADM_EP_MUTATE,
-    ADM_EP_VALIDATE,
-    ADM_EP_ADMIT,
-    ADM_EP_HEALTHZ,
-    ADM_EP_LIVEZ,
-    ADM_EP_READYZ,
-    ADM_EP_METRICS,
-    ADM_EP_OTHER, /* unknown paths and requests refused before routing */
-    ADM_EP_COUNT,
-} adm_endpoint_t;
-
 #define ADM_METRICS_BUCKETS 16
 #define ADM_METRICS_CODE_MIN 100
 #define ADM_METRICS_CODE_MAX 599
@@ -37,22 +29,37 @@ typedef enum adm_endpoint_e {
 #define ADM_METRICS_CODE_OTHER (ADM_METRICS_CODE_MAX - ADM_METRICS_CODE_MIN + 1)
 #define ADM_METRICS_CODE_SLOTS (ADM_METRICS_CODE_OTHER + 1)
 
+/* Endpoint label slots: one for each route a server can have (ADM_ROUTES_MAX), and "other". */
+#define ADM_METRICS_ENDPOINTS 17
+/* The slot of endpoint="other": unknown paths and requests refused before a route was chosen. */
+#define ADM_METRICS_OTHER (ADM_METRICS_ENDPOINTS - 1)
+
+/* All zero is an empty set of metrics with no label but "other". */
 typedef struct adm_metrics_s {
-    uint64_t codes[ADM_EP_COUNT][ADM_METRICS_CODE_SLOTS]; /* requests answered, by status code slot */
-    uint64_t buckets[ADM_EP_COUNT][ADM_METRICS_BUCKETS]; /* non-cumulative counts per bucket */
-    uint64_t over[ADM_EP_COUNT];                         /* above the last bound */
-    uint64_t count[ADM_EP_COUNT];
-    double sum_seconds[ADM_EP_COUNT];
+    const char *endpoints[ADM_METRICS_ENDPOINTS]; /* label of each slot in the order added; NULL: free */
+    uint64_t codes[ADM_METRICS_ENDPOINTS][ADM_METRICS_CODE_SLOTS]; /* requests answered, by code slot */
+    uint64_t buckets[ADM_METRICS_ENDPOINTS][ADM_METRICS_BUCKETS];  /* non-cumulative counts per bucket */
+    uint64_t over[ADM_METRICS_ENDPOINTS];                          /* above the last bound */
+    uint64_t count[ADM_METRICS_ENDPOINTS];
+    double sum_seconds[ADM_METRICS_ENDPOINTS];
     int64_t server_connections;
 } adm_metrics_t;
 
-/** Label value of an endpoint ("validate", ..., "other"). */
-const char *adm_endpoint_name(adm_endpoint_t ep);
+/**
+ * The slot of an endpoint label, added after the others when new; NULL and "other" are
+ * ADM_METRICS_OTHER. The label is kept, not copied: it must outlive m. A label is written as it is,
+ * so it takes letters, digits, '_' and '-' only. Returns the slot, ADM_EINVAL for a label with
+ * other characters or ADM_ETOOBIG when every slot is taken.
+ */
+int adm_metrics_endpoint(adm_metrics_t *m, const char *label);
 
-/** Counts one answered request: its endpoint, HTTP status and duration in nanoseconds. */
-void adm_metrics_observe(adm_metrics_t *m, adm_endpoint_t ep, int code, uint64_t duration_ns);
+/** Counts one answered request: its endpoint slot (ep), HTTP status and duration in nanoseconds. */
+void adm_metrics_observe(adm_metrics_t *m, unsigned ep, int code, uint64_t duration_ns);
 
-/** Appends the text exposition. Returns 0 or ADM_ENOMEM. */
+/**
+ * Appends the text exposition: endpoints in the order their labels were added, "other" last.
+ * Returns 0 or ADM_ENOMEM.
+ */
 int adm_metrics_render(const adm_metrics_t *m, adm_buf_t *out);
 
 #endif

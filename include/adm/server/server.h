@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The admission server: listeners (admission over HTTPS or plain HTTP, optional health and metrics
- * listeners), connections and the graceful drain, all on one libuv loop.
+ * The HTTP server under admitd and admitd-mockhook: listeners (admission over HTTPS or plain HTTP,
+ * optional health and metrics listeners), connections, the probes and /metrics, and the graceful
+ * drain, all on one libuv loop. What it serves beyond the probes and /metrics is up to the
+ * application: it adds routes whose handlers answer through an exchange (adm/server/exchange.h).
  */
 #ifndef ADM_SERVER_H
 #define ADM_SERVER_H
 
-#include "adm/base/arena.h"
-#include "adm/admission/chain.h"
-#include "adm/net/http.h"
 #include "adm/base/options.h"
+#include "adm/server/exchange.h"
+#include "adm/server/route.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,44 +41,16 @@ int adm_server_start(adm_server_t *s, adm_server_done_cb done, void *arg, char *
  */
 void adm_server_shutdown(adm_server_t *s);
 
-/** Sets the admission chain the admission endpoints run (kept by the caller, outliving the server). */
-void adm_server_set_chain(adm_server_t *s, adm_chain_t *chain);
-
-/*
- * An exchange is one request on the admission listener and the answer it is owed. A handler may
- * answer at once or later (after upstream calls or a timer): until it does, the connection reads
- * no further request, so answers stay in order. Memory for the request's work comes from the
- * exchange's arena, which lives until the answer is queued or the exchange is cancelled.
- */
-typedef struct adm_exchange_s adm_exchange_t;
-
-/** Handles one request; must eventually call adm_exchange_reply() or adm_exchange_abort(). */
-typedef void (*adm_handler_fn)(adm_exchange_t *x, void *arg);
-
 /**
- * Serves every path of the admission listener except the probes and /metrics with fn instead of
- * admitd's admission endpoints (admitd-mockhook plays its webhooks this way).
+ * Adds a route (adm/server/route.h) before the server starts: its handler answers the requests for
+ * its path on its listeners that pass its checks. The server serves /healthz, /livez, /readyz and
+ * /metrics itself; a catch-all (path NULL) takes every other path of its listeners. The route is
+ * copied; its strings and arg are kept, not copied, and must outlive the server. Returns 0;
+ * ADM_EINVAL after adm_server_start, for an invalid route, a path the server or an earlier route
+ * already serves on one of its listeners, or a label that is not [A-Za-z0-9_-]; ADM_ETOOBIG past
+ * ADM_ROUTES_MAX routes, the server's own included.
  */
-void adm_server_set_handler(adm_server_t *s, adm_handler_fn fn, void *arg);
-
-const adm_http_request_t *adm_exchange_request(const adm_exchange_t *x);
-adm_arena_t *adm_exchange_arena(const adm_exchange_t *x);
-uv_loop_t *adm_exchange_loop(const adm_exchange_t *x);
-
-/**
- * Queues the answer (its bytes are copied) and ends the exchange: the arena is released, and the
- * connection goes on with the next request. x is invalid afterwards.
- */
-void adm_exchange_reply(adm_exchange_t *x, adm_http_response_t *resp);
-
-/** Ends the exchange without an answer by closing the connection; reset: with a TCP RST. */
-void adm_exchange_abort(adm_exchange_t *x, bool reset);
-
-/**
- * fn(arg) runs if the exchange ends before an answer (the client went away, or the drain's grace
- * ran out): the handler must stop its work and never touch x again.
- */
-void adm_exchange_on_cancel(adm_exchange_t *x, void (*fn)(void *arg), void *arg);
+int adm_server_add_route(adm_server_t *s, const adm_route_t *route);
 
 /** Frees the server after done has fired (or if it was never started). */
 void adm_server_destroy(adm_server_t *s);
