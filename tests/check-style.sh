@@ -38,10 +38,11 @@ echo "check-style: no assignment inside a condition"
 if perl -0777 -ne '
     my $src = $_;
     my $text = $src;
-    $text =~ s{/\*.*?\*/}{ my $c = $&; $c =~ s/[^\n]/ /g; $c }gse;
-    $text =~ s{//[^\n]*}{ " " x length($&) }ge;
-    $text =~ s{"(?:\\.|[^"\\\n])*"}{ "\"" . (" " x (length($&) - 2)) . "\"" }ge;
-    $text =~ s{\x27(?:\\.|[^\x27\\\n])*\x27}{ "\x27" . (" " x (length($&) - 2)) . "\x27" }ge;
+    # One pass, so that "//" in a string is not a comment and a quote in a comment is not a string.
+    $text =~ s{/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\x27(?:\\.|[^\x27\\\n])*\x27}{
+        my $m = $&; my $q = substr($m, 0, 1);
+        ($q eq "\"" || $q eq "\x27") ? $q . (" " x (length($m) - 2)) . $q : do { (my $c = $m) =~ s/[^\n]/ /g; $c }
+    }gse;
     while ($text =~ /\b(?:if|while|switch)\s*\(/g) {
         my $start = pos($text);
         my ($depth, $i) = (1, $start);

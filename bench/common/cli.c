@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The flag walker of admitd-bench and admitd-mockhook (cli.h): both spellings of a flag's value,
+ * and the one-line error with exit 2 that every binary owes a bad command line.
+ */
 #include "cli.h"
 
 #include "adm/base/util.h"
@@ -90,8 +94,8 @@ uint64_t cli_uint(cli_t *c, uint64_t min, uint64_t max)
     uint64_t n;
 
     if (adm_parse_uint(v, max, &n) != 0 || n < min) {
-        cli_fail(c, "%s: \"%s\" is not a whole number between %llu and %llu", flag, v, (unsigned long long)min,
-                 (unsigned long long)max);
+        cli_fail(c, "%s: \"%s\" is not a whole number between %llu and %llu", flag, v,
+                 (unsigned long long)min, (unsigned long long)max);
     }
     return n;
 }

@@ -13,8 +13,8 @@ typedef struct cli_s {
     const char *prog;
     int argc;
     char **argv;
-    int i;              /* next argument */
-    const char *flag;   /* the flag being read, for messages */
+    int i;            /* next argument */
+    const char *flag; /* the flag being read, for messages */
 } cli_t;
 
 void cli_init(cli_t *c, const char *prog, int argc, char **argv);

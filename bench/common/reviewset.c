@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Loads a load generator's request bodies once (reviewset.h): each file is decoded by admitd's own
+ * decoder, so a bad corpus fails before the run, and re-written with a placeholder uid at a known
+ * offset, which every request overwrites in place with a fresh one.
+ */
 #include "reviewset.h"
 
 #include "adm/admission/review.h"

@@ -14,7 +14,7 @@
 #define ADM_UID_LEN 36
 
 typedef struct adm_review_body_s {
-    char *data;     /* compact JSON (malloc) */
+    char *data; /* compact JSON (malloc) */
     size_t len;
     size_t uid_off; /* where the uid's 36 characters start in data */
     char *name;     /* the file it came from */

@@ -13,16 +13,16 @@
  * malformed, answer for another uid, or the transport failure, each counted apart.
  */
 #include "adm/base/arena.h"
-#include "adm/net/upstream.h"
 #include "adm/base/error.h"
 #include "adm/base/histogram.h"
 #include "adm/base/json.h"
 #include "adm/base/log.h"
-#include "reviewset.h"
 #include "adm/base/util.h"
 #include "adm/net/tls.h"
+#include "adm/net/upstream.h"
 #include "cli.h"
 #include "report.h"
+#include "reviewset.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -52,7 +52,7 @@ typedef struct bench_s bench_t;
 
 typedef struct request_s {
     bench_t *b;
-    uint64_t start_ns;   /* intended (open loop) or actual (closed loop) send time */
+    uint64_t start_ns; /* intended (open loop) or actual (closed loop) send time */
     bool measured;
     char uid[ADM_UID_LEN + 1];
     struct request_s *next;
@@ -65,25 +65,25 @@ struct bench_s {
     adm_reviewset_t reviews;
     const char *url;
     const char *review_path;
-    char *path;             /* path and query of the URL */
+    char *path; /* path and query of the URL */
     bool closed;
     double rate;
     uint64_t connections;
     uint64_t duration_ms, warmup_ms, timeout_ms;
-    uint64_t t0_ns;          /* run start */
-    uint64_t measure_ns;     /* end of warmup */
-    uint64_t end_ns;         /* end of the measured window */
+    uint64_t t0_ns;      /* run start */
+    uint64_t measure_ns; /* end of warmup */
+    uint64_t end_ns;     /* end of the measured window */
     uint64_t seq;
     uint64_t salt;
-    uint64_t next_due;       /* open loop: requests issued so far */
+    uint64_t next_due; /* open loop: requests issued so far */
     uint64_t outstanding;
     uint64_t measured_outstanding; /* of those, sent inside the measured window */
     bool stopping;
     report_t report;
     adm_hist_t *hist;
-    adm_arena_t *scratch;    /* parsing answers, reset after each */
+    adm_arena_t *scratch; /* parsing answers, reset after each */
     request_t *free_requests;
-    uv_poll_t pacer;         /* open loop: a timerfd armed for the next request's due time */
+    uv_poll_t pacer; /* open loop: a timerfd armed for the next request's due time */
     int pacer_fd;
     bool closed_handles;
     uv_timer_t stop;
@@ -132,17 +132,12 @@ static uint64_t cpu_ns(const struct rusage *u)
 static outcome_t classify_error(adm_call_error_t e)
 {
     switch (e) {
-    case ADM_CALL_TIMEOUT:
-        return OUT_TIMEOUT;
+    case ADM_CALL_TIMEOUT: return OUT_TIMEOUT;
     case ADM_CALL_DNS:
-    case ADM_CALL_CONNECT:
-        return OUT_CONNECT;
-    case ADM_CALL_TLS:
-        return OUT_TLS;
-    case ADM_CALL_PROTOCOL:
-        return OUT_PROTOCOL;
-    default:
-        return OUT_IO;
+    case ADM_CALL_CONNECT: return OUT_CONNECT;
+    case ADM_CALL_TLS: return OUT_TLS;
+    case ADM_CALL_PROTOCOL: return OUT_PROTOCOL;
+    default: return OUT_IO;
     }
 }
 
@@ -213,7 +208,10 @@ static void issue(bench_t *b, uint64_t start_ns)
 
     if (rq != NULL) {
         b->free_requests = rq->next;
-    } else if ((rq = calloc(1, sizeof(*rq))) == NULL) {
+    } else {
+        rq = calloc(1, sizeof(*rq));
+    }
+    if (rq == NULL) {
         return;
     }
     rq->b = b;
@@ -226,7 +224,8 @@ static void issue(bench_t *b, uint64_t start_ns)
         b->report.sent++;
         b->measured_outstanding++;
     }
-    if (adm_upstream_post(b->up, b->path, NULL, body->data, body->len, b->timeout_ms, on_answer, rq) == NULL) {
+    if (adm_upstream_post(b->up, b->path, NULL, body->data, body->len, b->timeout_ms, on_answer, rq) ==
+        NULL) {
         b->outstanding--;
         if (rq->measured) {
             b->report.sent--;
@@ -431,7 +430,7 @@ int main(int argc, char **argv)
     b->duration_ms = 30000;
     b->timeout_ms = 10000;
     cli_init(&cli, "admitd-bench", argc, argv);
-    while ((flag = cli_next(&cli)) != NULL) {
+    for (flag = cli_next(&cli); flag != NULL; flag = cli_next(&cli)) {
         if (cli_is(&cli, "--help")) {
             fputs(usage, stdout);
             return 0;
@@ -506,11 +505,17 @@ int main(int argc, char **argv)
         cli_fail(&cli, "%s", err);
     }
     /* outputs are opened now: a path that cannot be written fails before the run, not after it */
-    if (json_out != NULL && (json_f = fopen(json_out, "w")) == NULL) {
-        cli_fail(&cli, "--json %s: cannot write: %s", json_out, strerror(errno));
+    if (json_out != NULL) {
+        json_f = fopen(json_out, "w");
+        if (json_f == NULL) {
+            cli_fail(&cli, "--json %s: cannot write: %s", json_out, strerror(errno));
+        }
     }
-    if (html_out != NULL && (html_f = fopen(html_out, "w")) == NULL) {
-        cli_fail(&cli, "--html %s: cannot write: %s", html_out, strerror(errno));
+    if (html_out != NULL) {
+        html_f = fopen(html_out, "w");
+        if (html_f == NULL) {
+            cli_fail(&cli, "--html %s: cannot write: %s", html_out, strerror(errno));
+        }
     }
     b->hist = calloc(1, sizeof(*b->hist));
     b->scratch = adm_arena_create(256 * 1024);
@@ -541,7 +546,8 @@ int main(int argc, char **argv)
 
         adm_reviewset_stamp(body, b->salt, b->seq++, uid);
         b->probe_done = false;
-        if (adm_upstream_post(b->up, b->path, NULL, body->data, body->len, b->timeout_ms, on_probe, b) == NULL) {
+        if (adm_upstream_post(b->up, b->path, NULL, body->data, body->len, b->timeout_ms, on_probe, b) ==
+            NULL) {
             fprintf(stderr, "admitd-bench: out of memory\n");
             return 1;
         }
@@ -550,7 +556,8 @@ int main(int argc, char **argv)
         if (b->probe.error == ADM_CALL_OK || b->probe.error == ADM_CALL_TIMEOUT) {
             break;
         }
-        if ((b->probe.error != ADM_CALL_IO && b->probe.error != ADM_CALL_PROTOCOL) || attempt + 1 == PROBE_TRIES) {
+        if ((b->probe.error != ADM_CALL_IO && b->probe.error != ADM_CALL_PROTOCOL) ||
+            attempt + 1 == PROBE_TRIES) {
             fprintf(stderr, "admitd-bench: %s: %s\n", b->url, b->probe.detail);
             discard_output(json_f, json_out);
             discard_output(html_f, html_out);
@@ -601,7 +608,8 @@ int main(int argc, char **argv)
     b->report.warmup_s = (double)b->warmup_ms / 1e3;
     b->report.reviews = b->review_path;
     b->report.nreviews = b->reviews.n;
-    b->report.throughput = b->duration_ms > 0 ? (double)b->report.completed_in_window * 1e3 / (double)b->duration_ms : 0;
+    b->report.throughput =
+        b->duration_ms > 0 ? (double)b->report.completed_in_window * 1e3 / (double)b->duration_ms : 0;
     b->report.cpu_percent =
         b->duration_ms > 0 ? (double)b->measured_cpu_ns / ((double)b->duration_ms * 1e6) * 100.0 : 0;
     b->report.hist = b->hist;

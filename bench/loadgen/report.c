@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * admitd-bench's reports (report.h): the text summary, the JSON document with the full histogram,
+ * and the HTML page whose inline SVG plots latency by percentile; all from one run's counters.
+ */
 #include "report.h"
 
 #include <math.h>
@@ -12,7 +16,8 @@ static const char *const quantile_names[] = {"p50", "p90", "p99", "p99.9"};
 const char *outcome_name(outcome_t o)
 {
     static const char *const names[OUT_COUNT] = {
-        "allowed", "denied", "http_error", "malformed", "uid_mismatch", "timeout", "connect", "tls", "io", "protocol",
+        "allowed", "denied",  "http_error", "malformed", "uid_mismatch",
+        "timeout", "connect", "tls",        "io",        "protocol",
     };
 
     return o < OUT_COUNT ? names[o] : "unknown";
@@ -42,8 +47,10 @@ void report_text(const report_t *r, FILE *out)
         fprintf(out, "mode: closed loop, %llu connections, %.1f s measured after %.1f s warmup\n",
                 (unsigned long long)r->connections, r->duration_s, r->warmup_s);
     } else {
-        fprintf(out, "mode: open loop at %.0f req/s, up to %llu connections, %.1f s measured after %.1f s warmup\n",
-                r->rate, (unsigned long long)r->connections, r->duration_s, r->warmup_s);
+        fprintf(
+            out,
+            "mode: open loop at %.0f req/s, up to %llu connections, %.1f s measured after %.1f s warmup\n",
+            r->rate, (unsigned long long)r->connections, r->duration_s, r->warmup_s);
     }
     fprintf(out, "reviews: %zu from %s\n", r->nreviews, r->reviews);
     fprintf(out, "requests: %llu sent, %llu allowed, %llu denied, %llu errors", (unsigned long long)r->sent,
@@ -102,10 +109,10 @@ int report_json(const report_t *r, FILE *f)
 
     fprintf(f, "{\n  \"url\": ");
     json_escape(f, r->url);
-    fprintf(f, ",\n  \"mode\": \"%s\",\n  \"rate\": %.3f,\n  \"connections\": %llu,\n", r->closed ? "closed" : "open",
-            r->closed ? 0.0 : r->rate, (unsigned long long)r->connections);
-    fprintf(f, "  \"duration_seconds\": %.3f,\n  \"warmup_seconds\": %.3f,\n  \"reviews\": %zu,\n", r->duration_s,
-            r->warmup_s, r->nreviews);
+    fprintf(f, ",\n  \"mode\": \"%s\",\n  \"rate\": %.3f,\n  \"connections\": %llu,\n",
+            r->closed ? "closed" : "open", r->closed ? 0.0 : r->rate, (unsigned long long)r->connections);
+    fprintf(f, "  \"duration_seconds\": %.3f,\n  \"warmup_seconds\": %.3f,\n  \"reviews\": %zu,\n",
+            r->duration_s, r->warmup_s, r->nreviews);
     fprintf(f, "  \"requests\": {\"sent\": %llu, \"unfinished\": %llu", (unsigned long long)r->sent,
             (unsigned long long)r->unfinished);
     for (int o = 0; o < OUT_COUNT; o++) {
@@ -118,11 +125,14 @@ int report_json(const report_t *r, FILE *f)
             first = false;
         }
     }
-    fprintf(f, "},\n  \"throughput_rps\": %.3f,\n  \"client_cpu_percent\": %.1f,\n", r->throughput, r->cpu_percent);
-    fprintf(f, "  \"latency_ns\": {\"count\": %llu, \"min\": %llu, \"mean\": %.0f", (unsigned long long)h->total,
-            (unsigned long long)(h->total > 0 ? h->min_ns : 0), h->total > 0 ? (double)(h->sum_ns / h->total) : 0.0);
+    fprintf(f, "},\n  \"throughput_rps\": %.3f,\n  \"client_cpu_percent\": %.1f,\n", r->throughput,
+            r->cpu_percent);
+    fprintf(f, "  \"latency_ns\": {\"count\": %llu, \"min\": %llu, \"mean\": %.0f",
+            (unsigned long long)h->total, (unsigned long long)(h->total > 0 ? h->min_ns : 0),
+            h->total > 0 ? (double)(h->sum_ns / h->total) : 0.0);
     for (size_t i = 0; i < NQ; i++) {
-        fprintf(f, ", \"%s\": %llu", quantile_names[i], (unsigned long long)adm_hist_quantile(h, quantiles[i]));
+        fprintf(f, ", \"%s\": %llu", quantile_names[i],
+                (unsigned long long)adm_hist_quantile(h, quantiles[i]));
     }
     fprintf(f, ", \"max\": %llu, \"overflow\": %llu},\n", (unsigned long long)h->max_ns,
             (unsigned long long)h->overflow);
@@ -131,8 +141,9 @@ int report_json(const report_t *r, FILE *f)
     first = true;
     for (size_t i = 0; i < ADM_HIST_BUCKETS; i++) {
         if (h->counts[i] > 0) {
-            fprintf(f, "%s\n    [%llu, %llu, %llu]", first ? "" : ",", (unsigned long long)adm_hist_bucket_low(i),
-                    (unsigned long long)adm_hist_bucket_high(i), (unsigned long long)h->counts[i]);
+            fprintf(f, "%s\n    [%llu, %llu, %llu]", first ? "" : ",",
+                    (unsigned long long)adm_hist_bucket_low(i), (unsigned long long)adm_hist_bucket_high(i),
+                    (unsigned long long)h->counts[i]);
             first = false;
         }
     }
@@ -196,14 +207,17 @@ int report_html(const report_t *r, FILE *f)
         static const char *const labels[] = {"0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"};
         double x = MARGIN_L + k * px;
 
-        fprintf(f, "<line x1=\"%.1f\" y1=\"20\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>\n", x, x, PLOT_H - MARGIN_B);
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, PLOT_H - MARGIN_B + 18, labels[k]);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"20\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>\n", x, x,
+                PLOT_H - MARGIN_B);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, PLOT_H - MARGIN_B + 18,
+                labels[k]);
     }
     for (int k = 0; k <= 5; k++) {
         double v = y_top * k / 5.0;
         double y = PLOT_H - MARGIN_B - v * py;
 
-        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", MARGIN_L, y, PLOT_W - 20, y);
+        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", MARGIN_L, y,
+                PLOT_W - 20, y);
         fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.3g ms</text>\n", MARGIN_L - 6, y + 4, v);
     }
     fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">percentile</text>\n", (PLOT_W + MARGIN_L) / 2,

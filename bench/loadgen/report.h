@@ -20,10 +20,10 @@ typedef enum outcome_e {
     OUT_MALFORMED,    /* 200 but not an AdmissionReview answer */
     OUT_UID_MISMATCH, /* an answer for another request */
     OUT_TIMEOUT,
-    OUT_CONNECT,      /* DNS or TCP connect */
+    OUT_CONNECT, /* DNS or TCP connect */
     OUT_TLS,
-    OUT_IO,           /* reset or closed mid-answer */
-    OUT_PROTOCOL,     /* malformed HTTP */
+    OUT_IO,       /* reset or closed mid-answer */
+    OUT_PROTOCOL, /* malformed HTTP */
     OUT_COUNT,
 } outcome_t;
 
@@ -35,14 +35,14 @@ typedef struct report_s {
     double duration_s, warmup_s;
     const char *reviews;
     size_t nreviews;
-    uint64_t sent;              /* measured requests sent (after warmup) */
+    uint64_t sent; /* measured requests sent (after warmup) */
     uint64_t outcomes[OUT_COUNT];
-    uint64_t http_status[600];  /* OUT_HTTP_ERROR by status */
+    uint64_t http_status[600]; /* OUT_HTTP_ERROR by status */
     uint64_t completed_in_window;
-    uint64_t unfinished;        /* still unanswered when the run gave up waiting */
-    double throughput;          /* answers per second inside the measured window */
-    double cpu_percent;         /* admitd-bench's own CPU, user + system, of one core */
-    const adm_hist_t *hist;     /* answered requests (any HTTP answer) */
+    uint64_t unfinished;    /* still unanswered when the run gave up waiting */
+    double throughput;      /* answers per second inside the measured window */
+    double cpu_percent;     /* admitd-bench's own CPU, user + system, of one core */
+    const adm_hist_t *hist; /* answered requests (any HTTP answer) */
 } report_t;
 
 const char *outcome_name(outcome_t o);

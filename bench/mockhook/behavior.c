@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * admitd-mockhook's behaviours (behavior.h): parsing B of --behavior/--route, drawing from a
+ * weighted mix, and building each answer (an AdmissionReview, an HTTP error or invalid JSON) in
+ * the request's arena.
+ */
 #include "behavior.h"
 
 #include "adm/base/json.h"
@@ -25,10 +30,17 @@ static int parse_simple(adm_arena_t *a, const char *spec, mock_behavior_t *out, 
         mock_kind_t kind;
         int arg; /* 0 none, 1 optional, 2 required */
     } names[] = {
-        {"allow", MOCK_ALLOW, 0},        {"deny", MOCK_DENY, 1},         {"patch", MOCK_PATCH, 2},
-        {"error", MOCK_ERROR, 2},        {"invalid-json", MOCK_INVALID_JSON, 0},
-        {"wrong-uid", MOCK_WRONG_UID, 0}, {"hang", MOCK_HANG, 0},         {"close", MOCK_CLOSE, 0},
-        {"reset", MOCK_RESET, 0},        {"warn", MOCK_WARN, 2},         {"annotate", MOCK_ANNOTATE, 2},
+        {"allow", MOCK_ALLOW, 0},
+        {"deny", MOCK_DENY, 1},
+        {"patch", MOCK_PATCH, 2},
+        {"error", MOCK_ERROR, 2},
+        {"invalid-json", MOCK_INVALID_JSON, 0},
+        {"wrong-uid", MOCK_WRONG_UID, 0},
+        {"hang", MOCK_HANG, 0},
+        {"close", MOCK_CLOSE, 0},
+        {"reset", MOCK_RESET, 0},
+        {"warn", MOCK_WARN, 2},
+        {"annotate", MOCK_ANNOTATE, 2},
     };
 
     memset(out, 0, sizeof(*out));
@@ -71,9 +83,10 @@ static int parse_simple(adm_arena_t *a, const char *spec, mock_behavior_t *out, 
         }
         return 0;
     }
-    return fail(err, err_len, spec,
-                "unknown; use allow, deny[:MSG], patch:JSONPATCH, error:CODE, invalid-json, wrong-uid, hang, close, "
-                "reset, warn:TEXT, annotate:KEY=VALUE or mix:B=WEIGHT,...");
+    return fail(
+        err, err_len, spec,
+        "unknown; use allow, deny[:MSG], patch:JSONPATCH, error:CODE, invalid-json, wrong-uid, hang, close, "
+        "reset, warn:TEXT, annotate:KEY=VALUE or mix:B=WEIGHT,...");
 }
 
 int mock_behavior_parse(adm_arena_t *a, const char *spec, mock_behavior_t *out, char *err, size_t err_len)
@@ -99,7 +112,8 @@ int mock_behavior_parse(adm_arena_t *a, const char *spec, mock_behavior_t *out, 
         uint64_t weight;
 
         if (eq == NULL || adm_parse_uint(eq + 1, 1000000, &weight) != 0 || weight == 0) {
-            return fail(err, err_len, spec, "each part of a mix is BEHAVIOUR=WEIGHT with a positive whole weight");
+            return fail(err, err_len, spec,
+                        "each part of a mix is BEHAVIOUR=WEIGHT with a positive whole weight");
         }
         *eq = '\0';
         if (out->nchoices == MOCK_MIX_MAX) {
@@ -217,7 +231,8 @@ void mock_behavior_answer(const mock_behavior_t *b, adm_arena_t *a, const uint8_
     yyjson_mut_obj_add_str(doc, root, "kind", "AdmissionReview");
     yyjson_mut_obj_add_val(doc, root, "response", response);
     yyjson_mut_obj_add_str(doc, response, "uid",
-                           b->kind == MOCK_WRONG_UID ? "00000000-0000-4000-8000-000000000000" : yyjson_get_str(uid));
+                           b->kind == MOCK_WRONG_UID ? "00000000-0000-4000-8000-000000000000"
+                                                     : yyjson_get_str(uid));
     yyjson_mut_obj_add_bool(doc, response, "allowed", b->kind != MOCK_DENY);
     if (b->kind == MOCK_DENY && b->text != NULL) {
         yyjson_mut_val *status = yyjson_mut_obj_add_obj(doc, response, "status");

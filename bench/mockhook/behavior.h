@@ -34,9 +34,9 @@ typedef struct mock_behavior_s mock_behavior_t;
 
 struct mock_behavior_s {
     mock_kind_t kind;
-    const char *text;   /* deny message (NULL: none), patch JSON, warning, annotation key */
-    const char *value;  /* annotation value */
-    int code;           /* error:CODE */
+    const char *text;  /* deny message (NULL: none), patch JSON, warning, annotation key */
+    const char *value; /* annotation value */
+    int code;          /* error:CODE */
     /* mix: choices with cumulative weights */
     mock_behavior_t *choices;
     unsigned *cumulative;

@@ -98,7 +98,7 @@ static int step(conn_t *c, const adm_buf_t *request)
     uint8_t buf[16384];
     ssize_t n;
 
-    while ((n = recv(c->fd, buf, sizeof(buf), 0)) > 0) {
+    for (n = recv(c->fd, buf, sizeof(buf), 0); n > 0; n = recv(c->fd, buf, sizeof(buf), 0)) {
         size_t used;
 
         if (adm_tls_session_recv(c->tls, buf, (size_t)n, &c->plain) < 0) {
@@ -146,7 +146,8 @@ int main(int argc, char **argv)
     FILE *f;
 
     if (argc < 4) {
-        fprintf(stderr, "usage: burst PORT CA_FILE REVIEW.json [CONNECTIONS=100] [BURSTS=20] [PATH=/validate]\n");
+        fprintf(stderr,
+                "usage: burst PORT CA_FILE REVIEW.json [CONNECTIONS=100] [BURSTS=20] [PATH=/validate]\n");
         return 2;
     }
     port = (int)strtol(argv[1], NULL, 10);
@@ -222,11 +223,11 @@ int main(int argc, char **argv)
         free(pfds);
         usleep(200000); /* let the server settle between bursts */
     }
-    printf("%d bursts of %d new TLS connections, one POST %s each (%zu B): %llu answers, %ld errors\n", bursts, nconns,
-           path, body_len, (unsigned long long)hist->total, errors);
+    printf("%d bursts of %d new TLS connections, one POST %s each (%zu B): %llu answers, %ld errors\n",
+           bursts, nconns, path, body_len, (unsigned long long)hist->total, errors);
     printf("time from burst start to answer: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n",
-           adm_hist_quantile(hist, 0.5) / 1e6, adm_hist_quantile(hist, 0.9) / 1e6, adm_hist_quantile(hist, 0.99) / 1e6,
-           hist->max_ns / 1e6);
+           adm_hist_quantile(hist, 0.5) / 1e6, adm_hist_quantile(hist, 0.9) / 1e6,
+           adm_hist_quantile(hist, 0.99) / 1e6, hist->max_ns / 1e6);
     adm_tls_ctx_unref(ctx);
     adm_tls_global_cleanup();
     adm_buf_free(&request);

@@ -7,12 +7,12 @@
  *
  *   chain-cost REVIEW.json [ENABLE_LIST] [ITERATIONS]
  */
-#include "adm/base/arena.h"
 #include "adm/admission/chain.h"
+#include "adm/admission/review.h"
+#include "adm/base/arena.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/options.h"
-#include "adm/admission/review.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,8 +54,8 @@ static double run(adm_chain_t *chain, adm_arena_t *a, const char *body, size_t l
         if (mode == 0) {
             continue;
         }
-        adm_chain_run(chain, mode == 1 ? ADM_PHASE_VALIDATING : ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, &req, a,
-                      &resp);
+        adm_chain_run(chain, mode == 1 ? ADM_PHASE_VALIDATING : ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING,
+                      &req, a, &resp);
         if (adm_review_encode(a, req.version, req.uid, &resp, &out, &out_len) != 0) {
             exit(1);
         }
@@ -76,7 +76,8 @@ int main(int argc, char **argv)
     size_t len, patch_len = 0;
     FILE *f;
 
-    if (argc < 2 || (f = fopen(argv[1], "rb")) == NULL) {
+    f = argc >= 2 ? fopen(argv[1], "rb") : NULL;
+    if (f == NULL) {
         fprintf(stderr, "usage: chain-cost REVIEW.json [ENABLE_LIST] [ITERATIONS]\n");
         return 2;
     }

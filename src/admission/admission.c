@@ -327,8 +327,8 @@ static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
         return *cp >= 0x800 && (*cp < 0xd800 || *cp > 0xdfff) ? 3 : 0;
     }
     if ((s[0] & 0xf8) == 0xf0 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80) {
-        *cp = ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3f) << 12) | ((uint32_t)(s[2] & 0x3f) << 6) |
-              (s[3] & 0x3f);
+        *cp = ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3f) << 12) |
+              ((uint32_t)(s[2] & 0x3f) << 6) | (s[3] & 0x3f);
         return *cp >= 0x10000 && *cp <= 0x10ffff ? 4 : 0;
     }
     return 0;
@@ -435,8 +435,8 @@ static const char *json_quote(adm_arena_t *a, const char *s)
     return adm_arena_realloc(a, out, bound, (size_t)(end - out) + 1);
 }
 
-static int forbidden(adm_status_t *st, adm_arena_t *a, const char *group, const char *resource, const char *name,
-                     const char *msg)
+static int forbidden(adm_status_t *st, adm_arena_t *a, const char *group, const char *resource,
+                     const char *name, const char *msg)
 {
     const char *gr = adm_group_resource(a, group, resource);
     const char *details;
@@ -462,10 +462,11 @@ static int forbidden(adm_status_t *st, adm_arena_t *a, const char *group, const 
         const char *jg = group[0] != '\0' ? json_quote(a, group) : NULL;
         const char *jk = resource[0] != '\0' ? json_quote(a, resource) : NULL;
 
-        details = adm_arena_printf(a, "{%s%s%s%s%s%s%s%s}", jn != NULL ? "\"name\":" : "", jn != NULL ? jn : "",
-                                   jn != NULL && (jg != NULL || jk != NULL) ? "," : "", jg != NULL ? "\"group\":" : "",
-                                   jg != NULL ? jg : "", jg != NULL && jk != NULL ? "," : "",
-                                   jk != NULL ? "\"kind\":" : "", jk != NULL ? jk : "");
+        details = adm_arena_printf(a, "{%s%s%s%s%s%s%s%s}", jn != NULL ? "\"name\":" : "",
+                                   jn != NULL ? jn : "", jn != NULL && (jg != NULL || jk != NULL) ? "," : "",
+                                   jg != NULL ? "\"group\":" : "", jg != NULL ? jg : "",
+                                   jg != NULL && jk != NULL ? "," : "", jk != NULL ? "\"kind\":" : "",
+                                   jk != NULL ? jk : "");
     }
     st->code = 403;
     st->reason = "Forbidden";
@@ -524,7 +525,8 @@ int adm_status_forbidden_named(adm_status_t *st, adm_arena_t *a, const char *gro
 }
 
 __attribute__((format(printf, 6, 0))) static int simple(adm_status_t *st, int32_t code, const char *reason,
-                                                        const char *prefix, adm_arena_t *a, const char *fmt, va_list ap)
+                                                        const char *prefix, adm_arena_t *a, const char *fmt,
+                                                        va_list ap)
 {
     char *msg = adm_arena_vprintf(a, fmt, ap);
 

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reads --admission-control-config-file (admission_config.h) as kube-apiserver does: strictly, one
+ * AdmissionConfiguration per file, each plugin's configuration inline or from a `path:` file next
+ * to it, and the legacy opaque files of ImagePolicyWebhook and PodNodeSelector.
+ */
 #include "adm/admission/admission_config.h"
 
 #include "adm/base/error.h"
@@ -14,8 +19,8 @@
 #define MAX_CONFIG_BYTES (16u << 20)
 
 /* Strict decoding: every member must be one of known[] and appear once. */
-static int check_members(yyjson_val *obj, const char *const *known, const char *file, const char *where, char *err,
-                         size_t err_len)
+static int check_members(yyjson_val *obj, const char *const *known, const char *file, const char *where,
+                         char *err, size_t err_len)
 {
     bool duplicate;
     const char *k = adm_json_check_members(obj, known, &duplicate);
@@ -41,8 +46,8 @@ static const char *dir_of(adm_arena_t *a, const char *path)
     return adm_arena_strndup(a, path, (size_t)(slash - path));
 }
 
-static int load_path(adm_arena_t *a, const char *file, size_t i, const char *rel, adm_admission_plugin_config_t *pc,
-                     char *err, size_t err_len)
+static int load_path(adm_arena_t *a, const char *file, size_t i, const char *rel,
+                     adm_admission_plugin_config_t *pc, char *err, size_t err_len)
 {
     const char *full = rel[0] == '/' ? rel : adm_arena_printf(a, "%s/%s", dir_of(a, file), rel);
     char sub[512];
@@ -97,7 +102,8 @@ static int load_plugin(adm_arena_t *a, const char *file, size_t i, yyjson_val *e
     path = yyjson_obj_get(entry, "path");
     conf = yyjson_obj_get(entry, "configuration");
     if (!yyjson_is_str(name) || yyjson_get_len(name) == 0) {
-        snprintf(err, err_len, "%s: %s.name: %s", file, where, name == NULL ? "required" : "must be a non-empty string");
+        snprintf(err, err_len, "%s: %s.name: %s", file, where,
+                 name == NULL ? "required" : "must be a non-empty string");
         return ADM_EINVAL;
     }
     if (path != NULL && !yyjson_is_null(path) && !yyjson_is_str(path)) {
@@ -172,14 +178,17 @@ int adm_admission_config_load(adm_arena_t *a, const char *path, adm_admission_co
     }
     if (ndocs != 1 || !yyjson_is_obj(docs[0])) {
         snprintf(err, err_len, "%s: want one AdmissionConfiguration object, found %s", path,
-                 ndocs == 0 ? "an empty file" : ndocs > 1 ? "several YAML documents" : "no object");
+                 ndocs == 0  ? "an empty file"
+                 : ndocs > 1 ? "several YAML documents"
+                             : "no object");
         return ADM_EINVAL;
     }
     root = docs[0];
     api_version = yyjson_obj_get(root, "apiVersion");
     kind = yyjson_obj_get(root, "kind");
     if (api_version == NULL && kind == NULL &&
-        (yyjson_obj_get(root, "imagePolicy") != NULL || yyjson_obj_get(root, "podNodeSelectorPluginConfig") != NULL)) {
+        (yyjson_obj_get(root, "imagePolicy") != NULL ||
+         yyjson_obj_get(root, "podNodeSelectorPluginConfig") != NULL)) {
         return load_legacy(a, path, root, out);
     }
     if (!yyjson_is_str(api_version) ||
@@ -187,7 +196,8 @@ int adm_admission_config_load(adm_arena_t *a, const char *path, adm_admission_co
          strcmp(yyjson_get_str(api_version), "apiserver.config.k8s.io/v1alpha1") != 0 &&
          strcmp(yyjson_get_str(api_version), "apiserver.k8s.io/v1alpha1") != 0)) {
         snprintf(err, err_len,
-                 "%s: apiVersion: want apiserver.config.k8s.io/v1 (or v1alpha1, or the legacy apiserver.k8s.io/v1alpha1)",
+                 "%s: apiVersion: want apiserver.config.k8s.io/v1 (or v1alpha1, or the legacy "
+                 "apiserver.k8s.io/v1alpha1)",
                  path);
         return ADM_EINVAL;
     }
@@ -221,7 +231,8 @@ int adm_admission_config_load(adm_arena_t *a, const char *path, adm_admission_co
     return 0;
 }
 
-const adm_admission_plugin_config_t *adm_admission_config_find(const adm_admission_config_t *c, const char *name)
+const adm_admission_plugin_config_t *adm_admission_config_find(const adm_admission_config_t *c,
+                                                               const char *name)
 {
     for (size_t i = 0; i < c->nplugins; i++) {
         if (strcmp(c->plugins[i].name, name) == 0) {

@@ -9,8 +9,8 @@
 
 #include "adm/admission/admission.h"
 #include "adm/admission/admission_config.h"
-#include "adm/base/error.h"
 #include "adm/admission/jsonpatch.h"
+#include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/plugins/plugin.h"
 
@@ -122,7 +122,8 @@ static int check_name(const char *name, void *arg)
     if (info == NULL) {
         size_t count;
         const adm_plugin_info_t *all = adm_plugin_registry(&count);
-        int n = snprintf(ctx->err, ctx->err_len, "%s: plugin \"%s\" is unknown; known plugins:", ctx->flag, name);
+        int n =
+            snprintf(ctx->err, ctx->err_len, "%s: plugin \"%s\" is unknown; known plugins:", ctx->flag, name);
 
         for (size_t i = 0; i < count && n > 0 && (size_t)n < ctx->err_len; i++) {
             n += snprintf(ctx->err + n, ctx->err_len - (size_t)n, "%s %s", i == 0 ? "" : ",", all[i].name);
@@ -131,7 +132,8 @@ static int check_name(const char *name, void *arg)
     }
     if (ctx->enabling && info->plugin == NULL) {
         snprintf(ctx->err, ctx->err_len,
-                 "%s: plugin \"%s\" is known to kube-apiserver but not implemented by admitd yet (see --list-plugins)",
+                 "%s: plugin \"%s\" is known to kube-apiserver but not implemented by admitd yet (see "
+                 "--list-plugins)",
                  ctx->flag, name);
         return ADM_EINVAL;
     }
@@ -184,8 +186,8 @@ int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, si
     return adm_chain_create_with(opts, NULL, out, err, err_len);
 }
 
-int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webhooks, adm_chain_t **out, char *err,
-                          size_t err_len)
+int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webhooks, adm_chain_t **out,
+                          char *err, size_t err_len)
 {
     check_ctx_t enable_ctx = {"--enable-admission-plugins", true, err, err_len};
     check_ctx_t disable_ctx = {"--disable-admission-plugins", false, err, err_len};
@@ -223,8 +225,9 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
         }
         for (size_t i = 0; i < config.nplugins; i++) {
             if (adm_plugin_find(config.plugins[i].name) == NULL) {
-                adm_log_warn("%s: plugins[%zu]: no admission plugin is named \"%s\"; its configuration is unused",
-                             opts->admission_config_file, i, config.plugins[i].name);
+                adm_log_warn(
+                    "%s: plugins[%zu]: no admission plugin is named \"%s\"; its configuration is unused",
+                    opts->admission_config_file, i, config.plugins[i].name);
             }
         }
     }
@@ -316,7 +319,8 @@ void adm_chain_log_summary(const adm_chain_t *c)
     join(left_out, sizeof(left_out), c->left_out, c->nleft_out);
     adm_log_info("admission plugins, in order: %s", c->nstages > 0 ? enabled : "(none)");
     if (c->nleft_out > 0) {
-        adm_log_info("left out, on by default in kube-apiserver but not implemented by admitd yet: %s", left_out);
+        adm_log_info("left out, on by default in kube-apiserver but not implemented by admitd yet: %s",
+                     left_out);
     }
 }
 
@@ -341,16 +345,16 @@ struct adm_chain_run_s {
     adm_chain_done_fn done;
     void *arg;
     adm_async_t async;
-    size_t next;          /* the next stage of the current phase */
-    bool mutating;        /* current phase */
-    bool waiting;         /* an asynchronous hook owes adm_async_done() */
-    bool in_hook;         /* inside that hook's first call: adm_async_done() only records */
+    size_t next;   /* the next stage of the current phase */
+    bool mutating; /* current phase */
+    bool waiting;  /* an asynchronous hook owes adm_async_done() */
+    bool in_hook;  /* inside that hook's first call: adm_async_done() only records */
     bool async_ready;
     int async_rc;
     adm_status_t async_st;
     bool finished;
-    int final_rc;         /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
-    void *slots[];        /* one per stage, for the whole request (adm_plugin_slot) */
+    int final_rc;  /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
+    void *slots[]; /* one per stage, for the whole request (adm_plugin_slot) */
 };
 
 static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
@@ -371,8 +375,8 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
             const char *patch;
             size_t len, nops;
 
-            rc = adm_jsonpatch_diff(attrs->req->object, yyjson_mut_doc_get_root(attrs->mdoc), attrs->arena, &patch,
-                                    &len, &nops);
+            rc = adm_jsonpatch_diff(attrs->req->object, yyjson_mut_doc_get_root(attrs->mdoc), attrs->arena,
+                                    &patch, &len, &nops);
             if (rc == 0 && nops > 0) {
                 resp->patch = (const uint8_t *)patch;
                 resp->patch_len = len;
@@ -395,8 +399,8 @@ static bool after_hook(adm_chain_run_t *run, const adm_plugin_t *p, int rc, cons
         return true;
     }
     if (rc == ADM_DECLINED) {
-        adm_log_v(2, "%s rejected %s %s/%s: %s", p->name, run->attrs.req->operation_name, run->attrs.req->namespace_,
-                  run->attrs.req->name, st->message);
+        adm_log_v(2, "%s rejected %s %s/%s: %s", p->name, run->attrs.req->operation_name,
+                  run->attrs.req->namespace_, run->attrs.req->name, st->message);
     }
     finish(run, rc == ADM_DECLINED ? rc : ADM_ENOMEM, st);
     return false;
@@ -486,8 +490,8 @@ void adm_async_done(adm_async_t *async, int rc, const adm_status_t *st)
     }
 }
 
-adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req, adm_arena_t *a,
-                                 uint64_t deadline_ms, adm_chain_done_fn done, void *arg)
+adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req,
+                                 adm_arena_t *a, uint64_t deadline_ms, adm_chain_done_fn done, void *arg)
 {
     /* the slots come with the run: no allocation of their own */
     adm_chain_run_t *run = adm_arena_calloc(a, 1, sizeof(*run) + c->nstages * sizeof(run->slots[0]));

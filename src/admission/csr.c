@@ -24,8 +24,8 @@
  * line, with a matching END line. Returns its type (arena) and the base64 body between the two
  * lines, or NULL when there is no block (or the arena is exhausted: *oom set).
  */
-static const char *first_pem_block(adm_arena_t *a, const char *data, size_t len, const char **body, size_t *body_len,
-                                   bool *oom)
+static const char *first_pem_block(adm_arena_t *a, const char *data, size_t len, const char **body,
+                                   size_t *body_len, bool *oom)
 {
     static const char begin[] = "-----BEGIN ";
     const char *p = data;
@@ -97,17 +97,26 @@ static int read_subject(adm_arena_t *a, unsigned char *der, size_t len, adm_csr_
     int version;
     int rc;
 
-    if ((rc = mbedtls_asn1_get_tag(&p, end, &n, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE)) != 0 ||
-        (rc = mbedtls_asn1_get_tag(&p, end, &n, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE)) != 0 ||
-        (rc = mbedtls_asn1_get_int(&p, end, &version)) != 0 ||
-        (rc = mbedtls_asn1_get_tag(&p, end, &n, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE)) != 0) {
+    /* the request, its info, the version, the subject Name */
+    rc = mbedtls_asn1_get_tag(&p, end, &n, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE);
+    if (rc == 0) {
+        rc = mbedtls_asn1_get_tag(&p, end, &n, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE);
+    }
+    if (rc == 0) {
+        rc = mbedtls_asn1_get_int(&p, end, &version);
+    }
+    if (rc == 0) {
+        rc = mbedtls_asn1_get_tag(&p, end, &n, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE);
+    }
+    if (rc != 0) {
         return rc;
     }
     name_end = p + n;
     while (p < name_end) { /* SEQUENCE OF SET OF AttributeTypeAndValue */
         const unsigned char *set_end;
 
-        if ((rc = mbedtls_asn1_get_tag(&p, name_end, &n, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SET)) != 0) {
+        rc = mbedtls_asn1_get_tag(&p, name_end, &n, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SET);
+        if (rc != 0) {
             return rc;
         }
         set_end = p + n;
@@ -115,11 +124,13 @@ static int read_subject(adm_arena_t *a, unsigned char *der, size_t len, adm_csr_
             const unsigned char *atv_end;
             adm_csr_attr_t attr;
 
-            if ((rc = mbedtls_asn1_get_tag(&p, set_end, &n, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE)) != 0) {
+            rc = mbedtls_asn1_get_tag(&p, set_end, &n, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE);
+            if (rc != 0) {
                 return rc;
             }
             atv_end = p + n;
-            if ((rc = mbedtls_asn1_get_tag(&p, atv_end, &attr.oid_len, MBEDTLS_ASN1_OID)) != 0) {
+            rc = mbedtls_asn1_get_tag(&p, atv_end, &attr.oid_len, MBEDTLS_ASN1_OID);
+            if (rc != 0) {
                 return rc;
             }
             attr.oid = p;
@@ -128,11 +139,13 @@ static int read_subject(adm_arena_t *a, unsigned char *der, size_t len, adm_csr_
                 return MBEDTLS_ERR_ASN1_OUT_OF_DATA;
             }
             attr.tag = *p++;
-            if ((rc = mbedtls_asn1_get_len(&p, atv_end, &attr.val_len)) != 0) {
+            rc = mbedtls_asn1_get_len(&p, atv_end, &attr.val_len);
+            if (rc != 0) {
                 return rc;
             }
             attr.val = p;
-            if ((rc = add_attr(a, out, &cap, &attr)) != 0) {
+            rc = add_attr(a, out, &cap, &attr);
+            if (rc != 0) {
                 return rc;
             }
             p = (unsigned char *)atv_end;
@@ -246,8 +259,9 @@ bool adm_csr_common_name_is(const adm_csr_t *csr, const char *want)
         int tag = attr->tag;
 
         if (oid_is(attr, MBEDTLS_OID_AT_CN, MBEDTLS_OID_SIZE(MBEDTLS_OID_AT_CN)) &&
-            (tag == MBEDTLS_ASN1_UTF8_STRING || tag == MBEDTLS_ASN1_PRINTABLE_STRING || tag == MBEDTLS_ASN1_T61_STRING ||
-             tag == MBEDTLS_ASN1_IA5_STRING || tag == 0x12 /* NumericString */ || tag == MBEDTLS_ASN1_BMP_STRING)) {
+            (tag == MBEDTLS_ASN1_UTF8_STRING || tag == MBEDTLS_ASN1_PRINTABLE_STRING ||
+             tag == MBEDTLS_ASN1_T61_STRING || tag == MBEDTLS_ASN1_IA5_STRING ||
+             tag == 0x12 /* NumericString */ || tag == MBEDTLS_ASN1_BMP_STRING)) {
             cn = attr;
         }
     }

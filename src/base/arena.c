@@ -9,8 +9,8 @@
 #include "adm/base/error.h"
 
 #include <stdint.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ALIGNMENT 16
@@ -33,7 +33,7 @@ struct adm_arena_s {
     struct chunk *first; /* kept across resets */
     struct cleanup *cleanups;
     size_t used_total;
-    void *last;          /* the last allocation, which may grow in place */
+    void *last; /* the last allocation, which may grow in place */
     size_t next_size;
 };
 

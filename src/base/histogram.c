@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The log-linear latency histogram (histogram.h): recording is an index computation and an
+ * increment, with no allocation and no floating point; percentiles are read from cumulative counts.
+ */
 #include "adm/base/histogram.h"
 
 #include <string.h>

@@ -132,11 +132,8 @@ static bool walk(scan_t *s, const unsigned char *stop, size_t max_depth)
                 s->depth--;
             }
             break;
-        case QUOTE:
-            s->in_string = true;
-            break;
-        default:
-            break;
+        case QUOTE: s->in_string = true; break;
+        default: break;
         }
     }
     s->p = p;
@@ -176,8 +173,7 @@ static inline void classify(const unsigned char *p, block_t *b)
         int shift = 16 * i;
 
         b->quote |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) << shift;
-        b->backslash |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash))
-                        << shift;
+        b->backslash |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)) << shift;
         b->open |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open)) << shift;
         b->close |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close)) << shift;
     }

@@ -46,7 +46,7 @@ static size_t timestamp(char *out, size_t cap)
 }
 
 __attribute__((format(printf, 3, 0))) static void emit(adm_log_level_t level, int v, const char *fmt,
-                                                           va_list ap)
+                                                       va_list ap)
 {
     char msg[LINE_MAX_BYTES];
     /* room for the message escaped at its longest, so a JSON line is never cut inside an escape */

@@ -34,10 +34,10 @@ typedef enum flag_kind_e {
 typedef struct flag_s {
     const char *name;
     flag_kind_t kind;
-    size_t offset;       /* into adm_options_t */
-    size_t presence;     /* offset of a bool set when given, or SIZE_MAX */
-    uint64_t min, max;   /* FLAG_UINT bounds */
-    const char *value;   /* placeholder shown in --help */
+    size_t offset;     /* into adm_options_t */
+    size_t presence;   /* offset of a bool set when given, or SIZE_MAX */
+    uint64_t min, max; /* FLAG_UINT bounds */
+    const char *value; /* placeholder shown in --help */
     const char *help;
 } flag_t;
 
@@ -314,7 +314,8 @@ static int parse_resolve(adm_options_t *o, const char *value, char *err, size_t 
     r = &o->resolve[o->nresolve];
     if (c1 == NULL || c2 == NULL || c1 == value || (size_t)(c1 - value) >= sizeof(r->host) ||
         (size_t)(c2 - c1 - 1) >= sizeof(port)) {
-        snprintf(err, err_len, "--resolve %s: want HOST:PORT:ADDR (e.g. hook.example.com:443:127.0.0.1)", value);
+        snprintf(err, err_len, "--resolve %s: want HOST:PORT:ADDR (e.g. hook.example.com:443:127.0.0.1)",
+                 value);
         return ADM_EINVAL;
     }
     memcpy(r->host, value, (size_t)(c1 - value));
@@ -399,8 +400,7 @@ static int set_value(adm_options_t *o, const flag_t *f, const char *value, char 
         paths[(*n)++] = value;
         return 0;
     }
-    case FLAG_RESOLVE:
-        return parse_resolve(o, value, err, err_len);
+    case FLAG_RESOLVE: return parse_resolve(o, value, err, err_len);
     case FLAG_LOG_FORMAT:
         if (strcmp(value, "text") == 0) {
             o->log_format = ADM_LOG_TEXT;
@@ -411,8 +411,7 @@ static int set_value(adm_options_t *o, const flag_t *f, const char *value, char 
             return ADM_EINVAL;
         }
         break;
-    default:
-        break;
+    default: break;
     }
     if (f->presence != NONE) {
         *(bool *)(base + f->presence) = true;
@@ -462,8 +461,10 @@ int adm_options_parse(adm_options_t *o, int argc, char **argv, adm_options_actio
             snprintf(err, err_len, "%.*s: unknown flag (see --help)", (int)name_len, arg);
             return ADM_EINVAL;
         }
-        if (f->kind == FLAG_HELP || f->kind == FLAG_VERSION || f->kind == FLAG_LIST_PLUGINS || f->kind == FLAG_BOOL) {
-            if (eq != NULL && f->kind == FLAG_BOOL && (strcmp(eq + 1, "true") == 0 || strcmp(eq + 1, "false") == 0)) {
+        if (f->kind == FLAG_HELP || f->kind == FLAG_VERSION || f->kind == FLAG_LIST_PLUGINS ||
+            f->kind == FLAG_BOOL) {
+            if (eq != NULL && f->kind == FLAG_BOOL &&
+                (strcmp(eq + 1, "true") == 0 || strcmp(eq + 1, "false") == 0)) {
                 *(bool *)((char *)o + f->offset) = strcmp(eq + 1, "true") == 0;
                 continue;
             }

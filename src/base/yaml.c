@@ -199,10 +199,10 @@ static bool resolve_float(const char *s, yyjson_mut_doc *doc, yyjson_mut_val **o
 
 static yyjson_mut_val *scalar_value(builder_t *b, const yaml_event_t *ev)
 {
-    static const char *const true_words[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
-                                             "on", "On", "ON", NULL};
-    static const char *const false_words[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE",
-                                              "off", "Off", "OFF", NULL};
+    static const char *const true_words[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
+                                             "True", "TRUE", "on",  "On",  "ON",  NULL};
+    static const char *const false_words[] = {"n",     "N",     "no",  "No",  "NO",  "false",
+                                              "False", "FALSE", "off", "Off", "OFF", NULL};
     static const char *const null_words[] = {"", "~", "null", "Null", "NULL", NULL};
     const char *text = (const char *)ev->data.scalar.value;
     size_t len = ev->data.scalar.length;
@@ -330,7 +330,8 @@ static int on_start(builder_t *b, const yaml_event_t *ev, bool is_map)
     b->stack[b->depth].key = NULL;
     b->stack[b->depth].anchor = NULL;
     if (anchor != NULL) {
-        b->stack[b->depth].anchor = adm_arena_strndup(b->arena, (const char *)anchor, strlen((const char *)anchor));
+        b->stack[b->depth].anchor =
+            adm_arena_strndup(b->arena, (const char *)anchor, strlen((const char *)anchor));
         if (b->stack[b->depth].anchor == NULL) {
             return ADM_ENOMEM;
         }
@@ -403,16 +404,15 @@ static int on_document_end(builder_t *b)
     }
     yyjson_mut_doc_set_root(b->doc, b->root);
     doc = yyjson_mut_doc_imut_copy(b->doc, &b->alc);
-    if (doc == NULL ||
-        !grow(b->arena, (void **)&b->docs, &b->docs_cap, b->ndocs, sizeof(yyjson_val *))) {
+    if (doc == NULL || !grow(b->arena, (void **)&b->docs, &b->docs_cap, b->ndocs, sizeof(yyjson_val *))) {
         return ADM_ENOMEM;
     }
     b->docs[b->ndocs++] = yyjson_doc_get_root(doc);
     return 0;
 }
 
-static int parse_json(adm_arena_t *a, const char *text, size_t len, yyjson_val ***docs, size_t *ndocs, char *err,
-                      size_t err_len)
+static int parse_json(adm_arena_t *a, const char *text, size_t len, yyjson_val ***docs, size_t *ndocs,
+                      char *err, size_t err_len)
 {
     yyjson_read_err rerr;
     yyjson_doc *doc;
@@ -466,7 +466,8 @@ int adm_yaml_parse(adm_arena_t *a, const char *text, size_t len, yyjson_val ***d
     while (rc == 0 && !done) {
         if (!yaml_parser_parse(&parser, &ev)) {
             snprintf(err, err_len, "line %zu column %zu: %s", parser.problem_mark.line + 1,
-                     parser.problem_mark.column + 1, parser.problem != NULL ? parser.problem : "malformed YAML");
+                     parser.problem_mark.column + 1,
+                     parser.problem != NULL ? parser.problem : "malformed YAML");
             rc = ADM_EPARSE;
             break;
         }
@@ -477,30 +478,15 @@ int adm_yaml_parse(adm_arena_t *a, const char *text, size_t len, yyjson_val ***d
             b.depth = 0;
             rc = b.doc != NULL ? 0 : ADM_ENOMEM;
             break;
-        case YAML_DOCUMENT_END_EVENT:
-            rc = on_document_end(&b);
-            break;
-        case YAML_SCALAR_EVENT:
-            rc = on_scalar(&b, &ev);
-            break;
-        case YAML_SEQUENCE_START_EVENT:
-            rc = on_start(&b, &ev, false);
-            break;
-        case YAML_MAPPING_START_EVENT:
-            rc = on_start(&b, &ev, true);
-            break;
+        case YAML_DOCUMENT_END_EVENT: rc = on_document_end(&b); break;
+        case YAML_SCALAR_EVENT: rc = on_scalar(&b, &ev); break;
+        case YAML_SEQUENCE_START_EVENT: rc = on_start(&b, &ev, false); break;
+        case YAML_MAPPING_START_EVENT: rc = on_start(&b, &ev, true); break;
         case YAML_SEQUENCE_END_EVENT:
-        case YAML_MAPPING_END_EVENT:
-            rc = on_end(&b);
-            break;
-        case YAML_ALIAS_EVENT:
-            rc = on_alias(&b, &ev);
-            break;
-        case YAML_STREAM_END_EVENT:
-            done = true;
-            break;
-        default:
-            break;
+        case YAML_MAPPING_END_EVENT: rc = on_end(&b); break;
+        case YAML_ALIAS_EVENT: rc = on_alias(&b, &ev); break;
+        case YAML_STREAM_END_EVENT: done = true; break;
+        default: break;
         }
         if (rc == 0 && b.nodes > ADM_YAML_MAX_NODES) {
             rc = fail(&b, &ev.start_mark, "more than 1000000 nodes");

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * HTTP/1.1 for admitd's outgoing calls (http_client.h): writing a POST, and reading responses with
+ * llhttp one at a time, the body gathered into a reused, bounded buffer.
+ */
 #include "adm/net/http_client.h"
 
 #include "adm/base/error.h"

@@ -5,9 +5,9 @@
  * brings no image the old pod lacked is left alone; the pods/ephemeralcontainers subresource is not
  * touched (kube's behaviour).
  */
+#include "adm/admission/podutil.h"
 #include "adm/base/error.h"
 #include "adm/plugins/plugin.h"
-#include "adm/admission/podutil.h"
 
 #include <string.h>
 
@@ -63,7 +63,8 @@ static yyjson_val *applicable_pod(adm_attrs_t *attrs, adm_status_t *st, int *rc)
     }
     pod = adm_attrs_object(attrs);
     if (pod == NULL || !adm_attrs_kind_is(attrs, "", "Pod")) {
-        *rc = adm_status_bad_request(st, attrs->arena, "Resource was marked with kind Pod but was unable to be converted");
+        *rc = adm_status_bad_request(st, attrs->arena,
+                                     "Resource was marked with kind Pod but was unable to be converted");
         return NULL;
     }
     return update_with_no_new_images(attrs, pod) ? NULL : pod;
@@ -112,7 +113,8 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
 
             if (policy != NULL) {
                 yyjson_mut_set_str(policy, "Always");
-            } else if (!yyjson_mut_is_obj(c) || !yyjson_mut_obj_add_str(attrs->mdoc, c, "imagePullPolicy", "Always")) {
+            } else if (!yyjson_mut_is_obj(c) ||
+                       !yyjson_mut_obj_add_str(attrs->mdoc, c, "imagePullPolicy", "Always")) {
                 return ADM_ENOMEM;
             }
         }

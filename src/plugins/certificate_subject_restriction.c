@@ -33,8 +33,8 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         return ADM_OK;
     }
     request = adm_json_path(csr, "spec", "request", NULL);
-    rc = adm_csr_parse(attrs->arena, yyjson_is_str(request) ? yyjson_get_str(request) : "", yyjson_get_len(request),
-                       &parsed, &error);
+    rc = adm_csr_parse(attrs->arena, yyjson_is_str(request) ? yyjson_get_str(request) : "",
+                       yyjson_get_len(request), &parsed, &error);
     if (rc == ADM_ENOMEM) {
         return rc;
     }
@@ -42,7 +42,8 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         return adm_status_forbidden(st, attrs, "failed to parse CSR: %s", error);
     }
     if (adm_csr_has_organization(&parsed, "system:masters")) {
-        return adm_status_forbidden(st, attrs, "use of %s signer with system:masters group is not allowed", SIGNER);
+        return adm_status_forbidden(st, attrs, "use of %s signer with system:masters group is not allowed",
+                                    SIGNER);
     }
     return ADM_OK;
 }

@@ -5,9 +5,9 @@
  * two flags, declared below), unless it already tolerates them. An empty key or effect counts as
  * tolerating (kube ignores the operator and value here).
  */
+#include "adm/admission/podutil.h"
 #include "adm/base/error.h"
 #include "adm/plugins/plugin.h"
-#include "adm/admission/podutil.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +52,8 @@ static int configure(const adm_plugin_config_t *cfg, void **state, char *err, si
 
 static bool tolerates(const adm_toleration_t *t, const char *key)
 {
-    return (t->key[0] == '\0' || strcmp(t->key, key) == 0) && (t->effect[0] == '\0' || strcmp(t->effect, "NoExecute") == 0);
+    return (t->key[0] == '\0' || strcmp(t->key, key) == 0) &&
+           (t->effect[0] == '\0' || strcmp(t->effect, "NoExecute") == 0);
 }
 
 static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
@@ -88,15 +89,16 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
         return ADM_ENOMEM;
     }
     if (!not_ready) {
-        adm_toleration_t add = {"node.kubernetes.io/not-ready", "Exists", "", "NoExecute", true, s->not_ready_seconds};
+        adm_toleration_t add = {
+            "node.kubernetes.io/not-ready", "Exists", "", "NoExecute", true, s->not_ready_seconds};
 
         if (adm_pod_add_or_update_toleration(attrs->mdoc, mpod, &add) < 0) {
             return ADM_ENOMEM;
         }
     }
     if (!unreachable) {
-        adm_toleration_t add = {"node.kubernetes.io/unreachable", "Exists", "", "NoExecute", true,
-                                s->unreachable_seconds};
+        adm_toleration_t add = {
+            "node.kubernetes.io/unreachable", "Exists", "", "NoExecute", true, s->unreachable_seconds};
 
         if (adm_pod_add_or_update_toleration(attrs->mdoc, mpod, &add) < 0) {
             return ADM_ENOMEM;

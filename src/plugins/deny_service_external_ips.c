@@ -37,8 +37,8 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     svc = adm_attrs_object(attrs);
     if (svc == NULL || !adm_attrs_kind_is(attrs, "", "Service")) {
         /* Go prints a GroupVersionKind as "group/version, Kind=kind". */
-        return adm_status_internal(st, attrs->arena, "Expected Service resource, got: %s/%s, Kind=%s", k->group,
-                                   k->version, k->kind);
+        return adm_status_internal(st, attrs->arena, "Expected Service resource, got: %s/%s, Kind=%s",
+                                   k->group, k->version, k->kind);
     }
     ips = adm_json_path(svc, "spec", "externalIPs", NULL);
     if (yyjson_arr_size(ips) == 0) {
@@ -49,7 +49,8 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
 
         yyjson_arr_iter_init(ips, &it);
         for (ip = yyjson_arr_iter_next(&it); subset && ip != NULL; ip = yyjson_arr_iter_next(&it)) {
-            subset = yyjson_is_str(ip) && ip_in(adm_json_path(old, "spec", "externalIPs", NULL), yyjson_get_str(ip));
+            subset = yyjson_is_str(ip) &&
+                     ip_in(adm_json_path(old, "spec", "externalIPs", NULL), yyjson_get_str(ip));
         }
         if (subset) {
             return ADM_OK;

@@ -366,9 +366,8 @@ static const char *validate_config(adm_arena_t *a, const limit_cfg_t *limits, si
 
     adm_aggregate_init(&errs, a);
     if (n == 0) {
-        adm_aggregate_add(&errs,
-                  nil ? "limits: Invalid value: []eventratelimit.Limit(nil): must not be empty"
-                      : "limits: Invalid value: []eventratelimit.Limit{}: must not be empty");
+        adm_aggregate_add(&errs, nil ? "limits: Invalid value: []eventratelimit.Limit(nil): must not be empty"
+                                     : "limits: Invalid value: []eventratelimit.Limit{}: must not be empty");
     }
     for (size_t i = 0; i < n; i++) {
         const limit_cfg_t *l = &limits[i];
@@ -376,18 +375,18 @@ static const char *validate_config(adm_arena_t *a, const limit_cfg_t *limits, si
         if (limit_type_of(l->type) < 0) {
             const char *q = adm_go_quote(a, l->type != NULL ? l->type : "");
 
-            adm_aggregate_add(&errs,
-                      q == NULL ? NULL
-                                : adm_arena_printf(
-                                      a,
-                                      "limits[%zu].type: Unsupported value: %s: supported values: "
-                                      "\"%s\", \"%s\", \"%s\", \"%s\"",
-                                      i, q, type_names[0], type_names[1], type_names[2], type_names[3]));
+            adm_aggregate_add(
+                &errs, q == NULL ? NULL
+                                 : adm_arena_printf(
+                                       a,
+                                       "limits[%zu].type: Unsupported value: %s: supported values: "
+                                       "\"%s\", \"%s\", \"%s\", \"%s\"",
+                                       i, q, type_names[0], type_names[1], type_names[2], type_names[3]));
         }
         if (l->burst <= 0) {
             adm_aggregate_add(&errs,
-                      adm_arena_printf(a, "limits[%zu].burst: Invalid value: %d: must be positive", i,
-                                       (int)l->burst));
+                              adm_arena_printf(a, "limits[%zu].burst: Invalid value: %d: must be positive", i,
+                                               (int)l->burst));
         }
         if (l->qps <= 0) {
             adm_aggregate_add(
@@ -395,9 +394,9 @@ static const char *validate_config(adm_arena_t *a, const limit_cfg_t *limits, si
                 adm_arena_printf(a, "limits[%zu].qps: Invalid value: %d: must be positive", i, (int)l->qps));
         }
         if (limit_type_of(l->type) != LIMIT_SERVER && l->cache_size < 0) {
-            adm_aggregate_add(&errs,
-                      adm_arena_printf(a, "limits[%zu].cacheSize: Invalid value: %d: must not be negative", i,
-                                       (int)l->cache_size));
+            adm_aggregate_add(
+                &errs, adm_arena_printf(a, "limits[%zu].cacheSize: Invalid value: %d: must not be negative",
+                                        i, (int)l->cache_size));
         }
     }
     text = adm_aggregate_text(&errs);
@@ -607,8 +606,9 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     for (size_t i = 0; i < nfailed; i++) {
         const enforcer_t *e = &s->enforcers[failed[i]];
 
-        adm_aggregate_add(&agg, adm_arena_printf(attrs->arena, "limit reached on type %s for key %s",
-                                                 type_names[e->type], key_of(e, attrs, sao_key, sao_len, &len)));
+        adm_aggregate_add(&agg,
+                          adm_arena_printf(attrs->arena, "limit reached on type %s for key %s",
+                                           type_names[e->type], key_of(e, attrs, sao_key, sao_len, &len)));
     }
     msg = adm_aggregate_text(&agg);
     if (msg == NULL) {

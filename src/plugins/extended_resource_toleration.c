@@ -5,10 +5,10 @@
  * away. Names are added in sorted order; an existing toleration of the same key, operator, value
  * and effect is replaced when it differs (e.g. in tolerationSeconds).
  */
-#include "adm/base/error.h"
-#include "adm/plugins/plugin.h"
 #include "adm/admission/podutil.h"
+#include "adm/base/error.h"
 #include "adm/base/util.h"
+#include "adm/plugins/plugin.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +18,8 @@ static bool is_extended_resource(adm_arena_t *a, const char *name)
 {
     const char *quota_name;
 
-    if (strchr(name, '/') == NULL || strstr(name, "kubernetes.io/") != NULL || strncmp(name, "requests.", 9) == 0) {
+    if (strchr(name, '/') == NULL || strstr(name, "kubernetes.io/") != NULL ||
+        strncmp(name, "requests.", 9) == 0) {
         return false;
     }
     quota_name = adm_arena_printf(a, "requests.%s", name);
@@ -44,7 +45,8 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     }
     pod = adm_attrs_object(attrs);
     if (pod == NULL || !adm_attrs_kind_is(attrs, "", "Pod")) {
-        return adm_status_bad_request(st, attrs->arena, "Resource was marked with kind Pod but was unable to be converted");
+        return adm_status_bad_request(st, attrs->arena,
+                                      "Resource was marked with kind Pod but was unable to be converted");
     }
     for (size_t l = 0; l < 2; l++) {
         yyjson_val *c;
@@ -65,8 +67,8 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
                 }
                 if (count == cap) {
                     size_t ncap = cap == 0 ? 8 : cap * 2;
-                    const char **grown = adm_arena_realloc(attrs->arena, names, cap * sizeof(*names),
-                                                           ncap * sizeof(*names));
+                    const char **grown =
+                        adm_arena_realloc(attrs->arena, names, cap * sizeof(*names), ncap * sizeof(*names));
 
                     if (grown == NULL) {
                         return ADM_ENOMEM;

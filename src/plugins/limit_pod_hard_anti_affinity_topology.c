@@ -21,7 +21,8 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     }
     pod = adm_attrs_object(attrs);
     if (pod == NULL || !adm_attrs_kind_is(attrs, "", "Pod")) {
-        return adm_status_bad_request(st, attrs->arena, "Resource was marked with kind Pod but was unable to be converted");
+        return adm_status_bad_request(st, attrs->arena,
+                                      "Resource was marked with kind Pod but was unable to be converted");
     }
     yyjson_arr_iter_init(adm_json_path(pod, "spec", "affinity", "podAntiAffinity",
                                        "requiredDuringSchedulingIgnoredDuringExecution", NULL),
@@ -31,12 +32,12 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
 
         if (strcmp(key, HOSTNAME) != 0) {
             /* kube names the pod by pod.Name here, without the generateName fallback. */
-            return adm_status_forbidden_named(st, attrs->arena, attrs->req->resource.group,
-                                              attrs->req->resource.resource,
-                                              adm_json_str(adm_json_get(pod, "metadata"), "name"),
-                                              "affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey %s "
-                                              "but only key %s is allowed",
-                                              key, HOSTNAME);
+            return adm_status_forbidden_named(
+                st, attrs->arena, attrs->req->resource.group, attrs->req->resource.resource,
+                adm_json_str(adm_json_get(pod, "metadata"), "name"),
+                "affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey %s "
+                "but only key %s is allowed",
+                key, HOSTNAME);
         }
     }
     return ADM_OK;

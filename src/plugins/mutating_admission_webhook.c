@@ -10,9 +10,9 @@
  * scheduled webhooks are called (never one for the first time), and if built-in plugins changed
  * the object after this plugin's first round, every IfNeeded webhook called so far is scheduled.
  */
+#include "adm/admission/jsonpatch.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
-#include "adm/admission/jsonpatch.h"
 #include "adm/base/log.h"
 #include "adm/plugins/plugin.h"
 #include "adm/webhook/match.h"
@@ -22,8 +22,8 @@
 
 /* Kept across the two rounds of one request, in the plugin's slot (adm_plugin_slot). */
 typedef struct reinvoke_s {
-    bool *scheduled;        /* per hook: call again in round 1 */
-    bool *invoked_ifneeded; /* IfNeeded hooks called since the last change */
+    bool *scheduled;         /* per hook: call again in round 1 */
+    bool *invoked_ifneeded;  /* IfNeeded hooks called since the last change */
     yyjson_val *last_output; /* the object when this plugin last finished */
 } reinvoke_t;
 
@@ -36,19 +36,21 @@ typedef struct serial_s {
     size_t i;              /* the hook being called, then the next one to look at */
     adm_hook_call_t *call; /* outstanding, or NULL */
     adm_hook_body_t body;
-    bool in_start;         /* inside admit_async: results are handled by the loop itself */
+    bool in_start; /* inside admit_async: results are handled by the loop itself */
 } serial_t;
 
 static void note_mutation(serial_t *s, const adm_webhook_t *wh, bool mutated)
 {
     adm_attrs_t *attrs = s->attrs;
-    const char *key = adm_hook_annotation_key(attrs->arena, "mutation.webhook.admission.k8s.io", s->async->round, wh->index);
-    const char *value = adm_arena_printf(attrs->arena, "{\"configuration\":\"%s\",\"webhook\":\"%s\",\"mutated\":%s}",
-                                         wh->config_name, wh->name, mutated ? "true" : "false");
+    const char *key = adm_hook_annotation_key(attrs->arena, "mutation.webhook.admission.k8s.io",
+                                              s->async->round, wh->index);
+    const char *value =
+        adm_arena_printf(attrs->arena, "{\"configuration\":\"%s\",\"webhook\":\"%s\",\"mutated\":%s}",
+                         wh->config_name, wh->name, mutated ? "true" : "false");
 
     if (key != NULL && value != NULL) {
-        adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap, key,
-                                value);
+        adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations,
+                                &attrs->annotations_cap, key, value);
     }
 }
 
@@ -82,10 +84,11 @@ static int apply_patch(serial_t *s, const adm_webhook_t *wh, const adm_hook_resu
     }
     view = adm_attrs_object(attrs);
     if (attrs->req->object == NULL || view == NULL) {
-        return adm_status_internal(st, attrs->arena,
-                                   "admission webhook \"%s\" attempted to modify the object, which is not supported for "
-                                   "this operation",
-                                   wh->name);
+        return adm_status_internal(
+            st, attrs->arena,
+            "admission webhook \"%s\" attempted to modify the object, which is not supported for "
+            "this operation",
+            wh->name);
     }
     if (res->patch_type == NULL || strcmp(res->patch_type, "JSONPatch") != 0) {
         *failure = adm_arena_printf(attrs->arena, "unsupported patch type \"%s\"",
@@ -109,7 +112,8 @@ static int apply_patch(serial_t *s, const adm_webhook_t *wh, const adm_hook_resu
                                    error);
     }
     if (rc != 0) {
-        return adm_status_internal(st, attrs->arena, "%s", error != NULL ? error : "the patch could not be applied");
+        return adm_status_internal(st, attrs->arena, "%s",
+                                   error != NULL ? error : "the patch could not be applied");
     }
     if (adm_jsonpatch_diff(view, yyjson_mut_doc_get_root(doc), attrs->arena, &diff, &len, &nops) != 0) {
         return adm_status_nomem(st);
@@ -162,10 +166,11 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
         }
         adm_webhooks_stats(s->w, wh)->failed_open++;
         adm_log_v(1, "mutating webhook %s failed open: %s", wh->name, failure);
-        adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
-                                adm_hook_annotation_key(attrs->arena, "failed-open.mutation.webhook.admission.k8s.io",
-                                                        s->async->round, wh->index),
-                                wh->name);
+        adm_hook_add_annotation(
+            attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
+            adm_hook_annotation_key(attrs->arena, "failed-open.mutation.webhook.admission.k8s.io",
+                                    s->async->round, wh->index),
+            wh->name);
         if (adm_plugin_now_ms(attrs) >= s->async->deadline_ms) {
             return adm_hook_timeout_status(st);
         }
@@ -269,7 +274,8 @@ static bool changed_since(adm_attrs_t *attrs, yyjson_val *before)
         return true;
     }
     yyjson_mut_doc_set_root(doc, adm_json_mut_share(doc, now));
-    return adm_jsonpatch_diff(before, yyjson_mut_doc_get_root(doc), attrs->arena, &diff, &len, &nops) != 0 || nops > 0;
+    return adm_jsonpatch_diff(before, yyjson_mut_doc_get_root(doc), attrs->arena, &diff, &len, &nops) != 0 ||
+           nops > 0;
 }
 
 static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)

@@ -32,9 +32,9 @@
  * their subject as Go would).
  */
 #include "adm/admission/csr.h"
+#include "adm/admission/podutil.h"
 #include "adm/base/error.h"
 #include "adm/plugins/plugin.h"
-#include "adm/admission/podutil.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -97,7 +97,8 @@ static int unexpected_type(nr_t *r, yyjson_val *obj)
     if (obj == NULL) {
         return forbid(r, "unexpected type <nil>");
     }
-    return forbid(r, "unexpected type *%.*s.%s", pkg_len > 0 ? pkg_len : 4, pkg_len > 0 ? k->group : "core", k->kind);
+    return forbid(r, "unexpected type *%.*s.%s", pkg_len > 0 ? pkg_len : 4, pkg_len > 0 ? k->group : "core",
+                  k->kind);
 }
 
 static bool present(yyjson_val *v)
@@ -135,8 +136,8 @@ static bool sem_equal(yyjson_val *a, yyjson_val *b, int depth)
 
         yyjson_obj_iter_init(a, &it);
         for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
-            if (!sem_equal(yyjson_obj_iter_get_val(k), yyjson_obj_getn(b, yyjson_get_str(k), yyjson_get_len(k)),
-                           depth + 1)) {
+            if (!sem_equal(yyjson_obj_iter_get_val(k),
+                           yyjson_obj_getn(b, yyjson_get_str(k), yyjson_get_len(k)), depth + 1)) {
                 return false;
             }
         }
@@ -215,7 +216,8 @@ static bool is_kubelet_label(const char *key, size_t ns_len)
             return true;
         }
     }
-    return in_namespace(key, ns_len, "kubelet.kubernetes.io") || in_namespace(key, ns_len, "node.kubernetes.io");
+    return in_namespace(key, ns_len, "kubelet.kubernetes.io") ||
+           in_namespace(key, ns_len, "node.kubernetes.io");
 }
 
 /* getForbiddenLabels' test of one key: node-restriction labels, and unknown kubernetes.io/k8s.io ones. */
@@ -237,7 +239,8 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Adds the forbidden keys of from that to lacks or maps to another value. */
-static void collect_forbidden(yyjson_val *from, yyjson_val *to, bool skip_common, const char **keys, size_t *n)
+static void collect_forbidden(yyjson_val *from, yyjson_val *to, bool skip_common, const char **keys,
+                              size_t *n)
 {
     yyjson_val *k;
     yyjson_obj_iter it;
@@ -341,7 +344,8 @@ static int admit_pod_create(nr_t *r)
     }
     owners = adm_json_path(pod, "metadata", "ownerReferences", NULL);
     if (yyjson_arr_size(owners) > 1) {
-        return forbid(r, "node %s can only create pods with a single owner reference set to itself", r->qnode);
+        return forbid(r, "node %s can only create pods with a single owner reference set to itself",
+                      r->qnode);
     }
     owner = yyjson_arr_get_first(owners);
     if (owner == NULL || !str_is(owner, "apiVersion", "v1") || !str_is(owner, "kind", "Node") ||
@@ -349,7 +353,8 @@ static int admit_pod_create(nr_t *r)
         return forbid(r, "node %s can only create pods with an owner reference set to itself", r->qnode);
     }
     if (!yyjson_is_true(adm_json_get(owner, "controller"))) {
-        return forbid(r, "node %s can only create pods with a controller owner reference set to itself", r->qnode);
+        return forbid(r, "node %s can only create pods with a controller owner reference set to itself",
+                      r->qnode);
     }
     if (yyjson_is_true(adm_json_get(owner, "blockOwnerDeletion"))) {
         return forbid(r, "node %s must not set blockOwnerDeletion on an owner reference", r->qnode);
@@ -380,7 +385,8 @@ static int admit_pod_delete(nr_t *r)
      * stored pod as oldObject, which decides the same question without cluster state.
      */
     if (old == NULL) {
-        /* needs cluster state: the pod, when the review lacks oldObject; a node must not delete others' pods */
+        /* needs cluster state: the pod, when the review lacks oldObject; a node must not delete others' pods
+         */
         return unverifiable(r, "the pod is bound to node %s: the review has no oldObject", r->qnode);
     }
     if (strcmp(adm_json_str(adm_json_get(old, "spec"), "nodeName"), r->node) != 0) {
@@ -399,7 +405,8 @@ static int admit_pod(nr_t *r)
     default:
         op = adm_go_quote(r->attrs->arena, r->attrs->req->operation_name);
         return op != NULL
-                   ? forbid(r, "unexpected operation %s, node %s can only create and delete mirror pods", op, r->qnode)
+                   ? forbid(r, "unexpected operation %s, node %s can only create and delete mirror pods", op,
+                            r->qnode)
                    : ADM_ENOMEM;
     }
 }
@@ -476,13 +483,15 @@ static int admit_pod_status(nr_t *r)
         return unexpected_type(r, old);
     }
     if (strcmp(adm_json_str(adm_json_get(old, "spec"), "nodeName"), r->node) != 0) {
-        return forbid(r, "node %s can only update pod status for pods with spec.nodeName set to itself", r->qnode);
+        return forbid(r, "node %s can only update pod status for pods with spec.nodeName set to itself",
+                      r->qnode);
     }
     pod = adm_attrs_object(r->attrs);
     if (pod == NULL) {
         return unexpected_type(r, pod);
     }
-    if (!labels_equal(adm_json_path(old, "metadata", "labels", NULL), adm_json_path(pod, "metadata", "labels", NULL))) {
+    if (!labels_equal(adm_json_path(old, "metadata", "labels", NULL),
+                      adm_json_path(pod, "metadata", "labels", NULL))) {
         return forbid(r, "node %s cannot update labels through pod status", r->qnode);
     }
     if (!claim_statuses_equal(adm_json_path(old, "status", "resourceClaimStatuses", NULL),
@@ -549,8 +558,11 @@ static bool pvc_ignored(const char *parent, const char *key)
 {
     static const char *const meta[] = {"resourceVersion", "managedFields"};
     /* allocatedResources and allocatedResourceStatuses: RecoverVolumeExpansionFailure is on */
-    static const char *const status[] = {"capacity", "conditions", "allocatedResources", "allocatedResourceStatuses"};
-    const char *const *list = strcmp(parent, "metadata") == 0 ? meta : strcmp(parent, "status") == 0 ? status : NULL;
+    static const char *const status[] = {"capacity", "conditions", "allocatedResources",
+                                         "allocatedResourceStatuses"};
+    const char *const *list = strcmp(parent, "metadata") == 0 ? meta
+                              : strcmp(parent, "status") == 0 ? status
+                                                              : NULL;
     size_t n = list == meta ? 2 : list == status ? 4 : 0;
 
     for (size_t i = 0; i < n; i++) {
@@ -572,8 +584,8 @@ static bool add_path(adm_arena_t *a, const char **out, const char *path)
  * Appends to *out the paths where x and y differ: objects member by member, leaving out what kube
  * clears under metadata and status; anything else whole. False when the arena is exhausted.
  */
-static bool diff_paths(adm_arena_t *a, yyjson_val *x, yyjson_val *y, const char *path, const char *top, int depth,
-                       const char **out)
+static bool diff_paths(adm_arena_t *a, yyjson_val *x, yyjson_val *y, const char *path, const char *top,
+                       int depth, const char **out)
 {
     yyjson_val *pair[2] = {x, y};
     /* metadata, spec and status are structs, not pointers: absent is the same as empty there */
@@ -598,8 +610,8 @@ static bool diff_paths(adm_arena_t *a, yyjson_val *x, yyjson_val *y, const char 
             }
             sub = path[0] != '\0' ? adm_arena_printf(a, "%s.%s", path, key) : key;
             if (sub == NULL || !diff_paths(a, side == 0 ? yyjson_obj_iter_get_val(k) : other,
-                                           side == 0 ? other : yyjson_obj_iter_get_val(k), sub, depth == 0 ? key : top,
-                                           depth + 1, out)) {
+                                           side == 0 ? other : yyjson_obj_iter_get_val(k), sub,
+                                           depth == 0 ? key : top, depth + 1, out)) {
                 return false;
             }
         }
@@ -676,9 +688,11 @@ static int admit_node_update(nr_t *r, yyjson_val *node)
     /* old kubelets may drop configSource in a status update, so only a non-nil one is compared */
     config = adm_json_path(node, "spec", "configSource", NULL);
     if (present(config) && !sem_equal(config, adm_json_path(old, "spec", "configSource", NULL), 0)) {
-        return forbid(r, "node %s is not allowed to update configSource to a new non-nil configSource", r->qnode);
+        return forbid(r, "node %s is not allowed to update configSource to a new non-nil configSource",
+                      r->qnode);
     }
-    if (!sem_equal(adm_json_path(node, "spec", "taints", NULL), adm_json_path(old, "spec", "taints", NULL), 0)) {
+    if (!sem_equal(adm_json_path(node, "spec", "taints", NULL), adm_json_path(old, "spec", "taints", NULL),
+                   0)) {
         return forbid(r, "node %s is not allowed to modify taints", r->qnode);
     }
     /* an owner a node points at and then deletes would let the garbage collector delete the Node */
@@ -708,7 +722,8 @@ static int admit_node(nr_t *r)
         }
         /* a node sees what its Node's spec names, so choosing its config source would widen that view */
         if (present(adm_json_path(node, "spec", "configSource", NULL))) {
-            return forbid(r, "node %s is not allowed to create pods with a non-nil configSource", r->qnode); /* sic */
+            return forbid(r, "node %s is not allowed to create pods with a non-nil configSource",
+                          r->qnode); /* sic */
         }
         return forbid_labels(r, adm_json_path(node, "metadata", "labels", NULL), NULL, true);
     case ADM_OP_UPDATE: return admit_node_update(r, node);
@@ -757,8 +772,8 @@ static int admit_service_account(nr_t *r)
     if (qpod == NULL || quid == NULL) {
         return ADM_ENOMEM;
     }
-    return unverifiable(r, "the bound pod %s with uid %s runs on node %s and uses the requested audience", qpod, quid,
-                        r->qnode);
+    return unverifiable(r, "the bound pod %s with uid %s runs on node %s and uses the requested audience",
+                        qpod, quid, r->qnode);
 }
 
 /* ---- pod certificate requests ---- */
@@ -784,9 +799,10 @@ static int admit_pod_certificate_request(nr_t *r)
     spec = adm_json_get(pcr, "spec");
     if (!str_is(spec, "nodeName", r->node)) {
         qname = adm_go_quote(r->attrs->arena, adm_json_str(spec, "nodeName"));
-        return qname != NULL ? forbid(r, "PodCertificateRequest.Spec.NodeName=%s, which is not the requesting node %s",
-                                      qname, r->qnode)
-                             : ADM_ENOMEM;
+        return qname != NULL
+                   ? forbid(r, "PodCertificateRequest.Spec.NodeName=%s, which is not the requesting node %s",
+                            qname, r->qnode)
+                   : ADM_ENOMEM;
     }
     /*
      * needs cluster state: kube compares spec.nodeUID with the Node's uid, reads the pod (uid, on
@@ -794,13 +810,15 @@ static int admit_pod_certificate_request(nr_t *r)
      * use the signer. Denied: admitting unchecked would let a node obtain certificates for pods and
      * service accounts that are not its own.
      */
-    pod_ref = adm_arena_printf(r->attrs->arena, "%s/%s", r->attrs->req->namespace_, adm_json_str(spec, "podName"));
+    pod_ref =
+        adm_arena_printf(r->attrs->arena, "%s/%s", r->attrs->req->namespace_, adm_json_str(spec, "podName"));
     qpod = pod_ref != NULL ? adm_go_quote(r->attrs->arena, pod_ref) : NULL;
     if (qpod == NULL) {
         return ADM_ENOMEM;
     }
-    return unverifiable(r, "pod %s runs on node %s with the node, pod and service account uids the request names", qpod,
-                        r->qnode);
+    return unverifiable(
+        r, "pod %s runs on node %s with the node, pod and service account uids the request names", qpod,
+        r->qnode);
 }
 
 /* ---- leases, CSINodes, ResourceSlices ---- */
@@ -890,7 +908,8 @@ static int admit_csr(nr_t *r)
         return unexpected_type(r, csr);
     }
     spec = adm_json_get(csr, "spec");
-    if (!str_is(spec, "signerName", KUBELET_SERVING_SIGNER) && !str_is(spec, "signerName", KUBELET_CLIENT_SIGNER)) {
+    if (!str_is(spec, "signerName", KUBELET_SERVING_SIGNER) &&
+        !str_is(spec, "signerName", KUBELET_CLIENT_SIGNER)) {
         return ADM_OK;
     }
     want = adm_arena_printf(r->attrs->arena, NODE_USER_PREFIX "%s", r->node);

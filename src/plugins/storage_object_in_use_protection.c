@@ -42,7 +42,8 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
         mobj = adm_attrs_mutable_object(attrs);
         meta = mobj != NULL ? adm_mut_ensure(attrs->mdoc, mobj, "metadata", YYJSON_TYPE_OBJ) : NULL;
         finalizers = meta != NULL ? adm_mut_ensure(attrs->mdoc, meta, "finalizers", YYJSON_TYPE_ARR) : NULL;
-        if (finalizers == NULL || !yyjson_mut_arr_add_str(attrs->mdoc, finalizers, protected_kinds[i].finalizer)) {
+        if (finalizers == NULL ||
+            !yyjson_mut_arr_add_str(attrs->mdoc, finalizers, protected_kinds[i].finalizer)) {
             return ADM_ENOMEM;
         }
         return ADM_OK;

@@ -32,7 +32,8 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     }
     yyjson_arr_iter_init(adm_json_path(node, "spec", "taints", NULL), &it);
     for (t = yyjson_arr_iter_next(&it); t != NULL; t = yyjson_arr_iter_next(&it)) {
-        if (strcmp(adm_json_str(t, "key"), NOT_READY) == 0 && strcmp(adm_json_str(t, "effect"), "NoSchedule") == 0) {
+        if (strcmp(adm_json_str(t, "key"), NOT_READY) == 0 &&
+            strcmp(adm_json_str(t, "effect"), "NoSchedule") == 0) {
             return ADM_OK;
         }
     }
@@ -42,7 +43,8 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     taints = spec != NULL ? adm_mut_ensure(doc, spec, "taints", YYJSON_TYPE_ARR) : NULL;
     taint = taints != NULL ? yyjson_mut_obj(doc) : NULL;
     if (taint == NULL || !yyjson_mut_obj_add_str(doc, taint, "key", NOT_READY) ||
-        !yyjson_mut_obj_add_str(doc, taint, "effect", "NoSchedule") || !yyjson_mut_arr_append(taints, taint)) {
+        !yyjson_mut_obj_add_str(doc, taint, "effect", "NoSchedule") ||
+        !yyjson_mut_arr_append(taints, taint)) {
         return ADM_ENOMEM;
     }
     return ADM_OK;

@@ -70,10 +70,11 @@ static void merge_answered(fanout_t *f)
         }
         adm_hook_merge_extras(attrs, r);
         if (r->outcome == ADM_HOOK_FAILED && f->hooks[i]->failure_policy == ADM_FAILURE_IGNORE) {
-            adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
-                                    adm_hook_annotation_key(attrs->arena, "failed-open.validating.webhook.admission.k8s.io",
-                                                            0, i),
-                                    f->hooks[i]->name);
+            adm_hook_add_annotation(
+                attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
+                adm_hook_annotation_key(attrs->arena, "failed-open.validating.webhook.admission.k8s.io", 0,
+                                        i),
+                f->hooks[i]->name);
         }
     }
 }
@@ -193,8 +194,8 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
             on_result(f, i, &now);
             continue;
         }
-        f->calls[i] = adm_hook_call_start(w, f->hooks[i], attrs->req, &f->body, a, async->deadline_ms, on_call_done,
-                                          slot, &now);
+        f->calls[i] = adm_hook_call_start(w, f->hooks[i], attrs->req, &f->body, a, async->deadline_ms,
+                                          on_call_done, slot, &now);
         if (f->calls[i] == NULL) {
             on_result(f, i, &now);
         }

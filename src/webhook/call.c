@@ -31,7 +31,7 @@ struct adm_hook_call_s {
     adm_hook_done_fn done;
     void *arg;
     adm_call_t *call;
-    const char *url;        /* for messages: base, path and ?timeout= */
+    const char *url; /* for messages: base, path and ?timeout= */
     char uid[37];
     adm_review_version_t version;
     uint64_t started_ns;
@@ -43,7 +43,8 @@ void adm_hook_body_init(adm_hook_body_t *body, yyjson_val *object)
     body->object = object;
 }
 
-static void failed(adm_hook_result_t *r, adm_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void failed(adm_hook_result_t *r, adm_arena_t *a, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static void failed(adm_hook_result_t *r, adm_arena_t *a, const char *fmt, ...)
 {
@@ -72,9 +73,11 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
     const char *path;
 
     memset(now, 0, sizeof(*now));
-    if (req->dry_run && (wh->side_effects == ADM_SIDE_EFFECTS_SOME || wh->side_effects == ADM_SIDE_EFFECTS_UNKNOWN)) {
+    if (req->dry_run &&
+        (wh->side_effects == ADM_SIDE_EFFECTS_SOME || wh->side_effects == ADM_SIDE_EFFECTS_UNKNOWN)) {
         now->outcome = ADM_HOOK_ERROR;
-        adm_status_bad_request(&now->status, a, "admission webhook \"%s\" does not support dry run", wh->name);
+        adm_status_bad_request(&now->status, a, "admission webhook \"%s\" does not support dry run",
+                               wh->name);
         return NULL;
     }
     if (cl->error != NULL) {
@@ -117,8 +120,8 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
     call->done = done;
     call->arg = arg;
     call->started_ns = uv_hrtime();
-    call->call = adm_upstream_post(cl->up, path, "User-Agent: admitd/" ADM_VERSION "\r\n", *text, *len, timeout_ms,
-                                   adm__hook_on_answer, call);
+    call->call = adm_upstream_post(cl->up, path, "User-Agent: admitd/" ADM_VERSION "\r\n", *text, *len,
+                                   timeout_ms, adm__hook_on_answer, call);
     if (call->call == NULL) {
         failed(now, a, "failed to call webhook: Post \"%s\": out of memory", call->url);
         return NULL;
@@ -127,9 +130,10 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
     return call;
 }
 
-adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh, const adm_review_request_t *req,
-                                     adm_hook_body_t *body, adm_arena_t *a, uint64_t deadline_ms,
-                                     adm_hook_done_fn done, void *arg, adm_hook_result_t *now)
+adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh,
+                                     const adm_review_request_t *req, adm_hook_body_t *body, adm_arena_t *a,
+                                     uint64_t deadline_ms, adm_hook_done_fn done, void *arg,
+                                     adm_hook_result_t *now)
 {
     adm_hook_client_t *cl = &w->clients[wh->type == ADM_WEBHOOK_MUTATING ? 0 : 1][wh->index];
     adm_hook_call_t *call = start(w, cl, wh, req, body, a, deadline_ms, done, arg, now);
@@ -176,7 +180,6 @@ void adm_hook_call_abandon(adm_hook_call_t *call)
     call->call = NULL;
 }
 
-
 /* ---- reading the answer -------------------------------------------------------------------- */
 
 /* client-go's message for a status outside 200-206 (apierrors.NewGenericServerResponse). */
@@ -203,7 +206,8 @@ static const char *status_message(adm_arena_t *a, int code, const char *ct, cons
         /* a metav1.Status with status Failure speaks for itself */
         doc = adm_json_read(a, (const char *)body, len, &err);
         root = yyjson_doc_get_root(doc);
-        if (strcmp(adm_json_str(root, "kind"), "Status") == 0 && strcmp(adm_json_str(root, "status"), "Failure") == 0 &&
+        if (strcmp(adm_json_str(root, "kind"), "Status") == 0 &&
+            strcmp(adm_json_str(root, "status"), "Failure") == 0 &&
             adm_json_str(root, "message")[0] != '\0') {
             return adm_json_str(root, "message");
         }
@@ -212,40 +216,32 @@ static const char *status_message(adm_arena_t *a, int code, const char *ct, cons
         return "out of memory";
     }
     switch (code) {
-    case 409:
-        return "the server reported a conflict";
-    case 404:
-        return "the server could not find the requested resource";
-    case 400:
-        return "the server rejected our request for an unknown reason";
-    case 401:
-        return "the server has asked for the client to provide credentials";
-    case 403:
-        return server;
+    case 409: return "the server reported a conflict";
+    case 404: return "the server could not find the requested resource";
+    case 400: return "the server rejected our request for an unknown reason";
+    case 401: return "the server has asked for the client to provide credentials";
+    case 403: return server;
     case 406:
     case 415:
         return server[0] == '\0' || strcmp(server, "unknown") == 0
                    ? "the server was unable to respond with a content type that the client supports"
                    : server;
-    case 405:
-        return "the server does not allow this method on the requested resource";
-    case 422:
-        return "the server rejected our request due to an error in our request";
-    case 503:
-        return "the server is currently unable to handle the request";
+    case 405: return "the server does not allow this method on the requested resource";
+    case 422: return "the server rejected our request due to an error in our request";
+    case 503: return "the server is currently unable to handle the request";
     case 504:
-        return "the server was unable to return a response in the time allotted, but may still be processing the "
+        return "the server was unable to return a response in the time allotted, but may still be processing "
+               "the "
                "request";
-    case 429:
-        return "the server has received too many requests and has asked us to try again later";
-    default:
-        break;
+    case 429: return "the server has received too many requests and has asked us to try again later";
+    default: break;
     }
     if (code >= 500) {
         return adm_arena_printf(a, "an error on the server (%s) has prevented the request from succeeding",
                                 adm_go_quote(a, server));
     }
-    return adm_arena_printf(a, "the server responded with the status code %d but did not return more information", code);
+    return adm_arena_printf(
+        a, "the server responded with the status code %d but did not return more information", code);
 }
 
 /* "admission.k8s.io/v1, Kind=AdmissionReview" as schema.GroupVersionKind prints. */
@@ -329,12 +325,14 @@ static void denied(const adm_hook_call_t *call, yyjson_val *status, adm_hook_res
     r->status.reason = reason[0] != '\0' ? reason : NULL;
     r->status.details = yyjson_is_obj(details) ? details : NULL;
     if (message[0] != '\0') {
-        r->status.message = adm_arena_printf(a, "admission webhook \"%s\" denied the request: %s", call->wh->name, message);
+        r->status.message =
+            adm_arena_printf(a, "admission webhook \"%s\" denied the request: %s", call->wh->name, message);
     } else if (reason[0] != '\0') {
-        r->status.message = adm_arena_printf(a, "admission webhook \"%s\" denied the request: %s", call->wh->name, reason);
+        r->status.message =
+            adm_arena_printf(a, "admission webhook \"%s\" denied the request: %s", call->wh->name, reason);
     } else {
-        r->status.message = adm_arena_printf(a, "admission webhook \"%s\" denied the request without explanation",
-                                             call->wh->name);
+        r->status.message = adm_arena_printf(
+            a, "admission webhook \"%s\" denied the request without explanation", call->wh->name);
     }
     if (r->status.message == NULL) {
         adm_status_nomem(&r->status);
@@ -407,8 +405,8 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
         bool has_patch = patch != NULL && yyjson_get_len(patch) > 0;
 
         if (strcmp(got_uid, call->uid) != 0) {
-            failed(r, a, "received invalid webhook response: expected response.uid=%s, got %s", adm_go_quote(a, call->uid),
-                   adm_go_quote(a, got_uid));
+            failed(r, a, "received invalid webhook response: expected response.uid=%s, got %s",
+                   adm_go_quote(a, call->uid), adm_go_quote(a, got_uid));
             return;
         }
         if (strcmp(api_version, "admission.k8s.io/v1") != 0 || strcmp(kind, "AdmissionReview") != 0) {
@@ -420,29 +418,39 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
         }
         if (mutating) {
             if (has_patch && patch_type == NULL) {
-                failed(r, a, "received invalid webhook response: webhook returned response.patch but not response.patchType");
+                failed(r, a,
+                       "received invalid webhook response: webhook returned response.patch but not "
+                       "response.patchType");
                 return;
             }
             if (!has_patch && patch_type != NULL) {
-                failed(r, a, "received invalid webhook response: webhook returned response.patchType but not response.patch");
+                failed(r, a,
+                       "received invalid webhook response: webhook returned response.patchType but not "
+                       "response.patch");
                 return;
             }
             if (has_patch && yyjson_is_str(patch_type) && yyjson_get_len(patch_type) == 0) {
-                failed(r, a, "received invalid webhook response: webhook returned invalid response.patchType of \"\"");
+                failed(
+                    r, a,
+                    "received invalid webhook response: webhook returned invalid response.patchType of \"\"");
                 return;
             }
         } else {
             if (has_patch) {
-                failed(r, a, "received invalid webhook response: validating webhook may not return response.patch");
+                failed(r, a,
+                       "received invalid webhook response: validating webhook may not return response.patch");
                 return;
             }
             if (patch_type != NULL) {
-                failed(r, a, "received invalid webhook response: validating webhook may not return response.patchType");
+                failed(r, a,
+                       "received invalid webhook response: validating webhook may not return "
+                       "response.patchType");
                 return;
             }
         }
     } else if (api_version[0] != '\0' && strcmp(api_version, "admission.k8s.io/v1beta1") != 0) {
-        failed(r, a, "failed to call webhook: couldn't decode the response as admission.k8s.io/v1beta1, got %s",
+        failed(r, a,
+               "failed to call webhook: couldn't decode the response as admission.k8s.io/v1beta1, got %s",
                gvk_text(a, api_version, kind));
         return;
     }
@@ -460,8 +468,9 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
         char *raw = adm_arena_alloc(a, yyjson_get_len(patch) + 1);
         yyjson_doc *pdoc;
 
-        if (raw == NULL || mbedtls_base64_decode((unsigned char *)raw, yyjson_get_len(patch) + 1, &n,
-                                                 (const unsigned char *)yyjson_get_str(patch), yyjson_get_len(patch)) != 0) {
+        if (raw == NULL ||
+            mbedtls_base64_decode((unsigned char *)raw, yyjson_get_len(patch) + 1, &n,
+                                  (const unsigned char *)yyjson_get_str(patch), yyjson_get_len(patch)) != 0) {
             failed(r, a, "failed to call webhook: illegal base64 data in response.patch");
             return;
         }
@@ -485,8 +494,8 @@ static void interpret(const adm_hook_call_t *call, const adm_call_result_t *res,
     }
 }
 
-void adm__hook_interpret(adm_arena_t *a, const adm_webhook_t *wh, adm_review_version_t version, const char *uid,
-                         const adm_call_result_t *res, adm_hook_result_t *r)
+void adm__hook_interpret(adm_arena_t *a, const adm_webhook_t *wh, adm_review_version_t version,
+                         const char *uid, const adm_call_result_t *res, adm_hook_result_t *r)
 {
     adm_hook_call_t call = {0};
 
@@ -576,8 +585,8 @@ void adm__hook_on_answer(const adm_call_result_t *res, void *arg)
 
 /* ---- merging ------------------------------------------------------------------------------- */
 
-void adm_hook_add_annotation(adm_arena_t *a, adm_review_annotation_t **list, size_t *n, size_t *cap, const char *key,
-                             const char *value)
+void adm_hook_add_annotation(adm_arena_t *a, adm_review_annotation_t **list, size_t *n, size_t *cap,
+                             const char *key, const char *value)
 {
     for (size_t k = 0; k < *n; k++) {
         if (strcmp((*list)[k].key, key) == 0) {
@@ -586,7 +595,8 @@ void adm_hook_add_annotation(adm_arena_t *a, adm_review_annotation_t **list, siz
     }
     if (*n == *cap) {
         size_t ncap = *cap == 0 ? 8 : *cap * 2;
-        adm_review_annotation_t *g = adm_arena_realloc(a, *list, *cap * sizeof(**list), ncap * sizeof(**list));
+        adm_review_annotation_t *g =
+            adm_arena_realloc(a, *list, *cap * sizeof(**list), ncap * sizeof(**list));
 
         if (g == NULL) {
             return;
@@ -605,8 +615,8 @@ void adm_hook_merge_extras(adm_attrs_t *attrs, const adm_hook_result_t *r)
         adm_attrs_add_warning(attrs, r->warnings[k]);
     }
     for (size_t k = 0; k < r->nannotations; k++) {
-        adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap,
-                                r->annotations[k].key, r->annotations[k].value);
+        adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations,
+                                &attrs->annotations_cap, r->annotations[k].key, r->annotations[k].value);
     }
 }
 

@@ -434,7 +434,7 @@ static int add_object(loader_t *L, const char *file, size_t docno, const char *w
                         name);
         }
         yyjson_obj_iter_init(labels, &it);
-        while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+        for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
             v = yyjson_obj_iter_get_val(k);
             if (!yyjson_is_str(v)) {
                 return fail(L, ADM_EINVAL, file, where, "%s \"%s\": metadata.labels.%s must be a string",
@@ -599,7 +599,10 @@ int adm_cluster_state_load(const char *const *paths, size_t npaths, adm_cluster_
     if (err_len > 0) {
         err[0] = '\0';
     }
-    if (cs == NULL || (cs->arena = adm_arena_create(1u << 16)) == NULL) {
+    if (cs != NULL) {
+        cs->arena = adm_arena_create(1u << 16);
+    }
+    if (cs == NULL || cs->arena == NULL) {
         free(cs);
         return ADM_ENOMEM;
     }

@@ -167,11 +167,13 @@ adm_wh_match_t adm_webhook_match(const adm_webhook_t *wh, const adm_match_input_
             } else {
                 labels = adm_json_path(in->object, "metadata", "labels", NULL);
             }
-        } else if ((ns_obj = adm_cluster_state_get(in->cluster, "", "Namespace", "", req->namespace_)) ==
-                   NULL) {
-            pending = PENDING_NS_NOT_FOUND;
         } else {
-            labels = adm_json_path(ns_obj, "metadata", "labels", NULL);
+            ns_obj = adm_cluster_state_get(in->cluster, "", "Namespace", "", req->namespace_);
+            if (ns_obj == NULL) {
+                pending = PENDING_NS_NOT_FOUND;
+            } else {
+                labels = adm_json_path(ns_obj, "metadata", "labels", NULL);
+            }
         }
         if (pending == PENDING_NONE && !adm_selector_matches(&wh->namespace_selector, labels)) {
             return ADM_WH_SKIP;

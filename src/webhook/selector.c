@@ -139,7 +139,7 @@ static int parse_match_labels(ctx_t *c, yyjson_val *labels, adm_selector_req_t *
     yyjson_val *key;
 
     yyjson_obj_iter_init(labels, &it);
-    while ((key = yyjson_obj_iter_next(&it)) != NULL) {
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
         yyjson_val *val = yyjson_obj_iter_get_val(key);
         const char *msg;
         adm_selector_req_t *r = &reqs[*nreqs];

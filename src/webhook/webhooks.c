@@ -8,12 +8,12 @@
  */
 #include "adm/webhook/webhooks.h"
 
-#include "adm/net/upstream.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
-#include "adm/plugins/plugin.h"
-#include "adm/net/tls.h"
 #include "adm/base/util.h"
+#include "adm/net/tls.h"
+#include "adm/net/upstream.h"
+#include "adm/plugins/plugin.h"
 #include "webhooks_internal.h"
 
 #include <stdio.h>
@@ -135,7 +135,10 @@ static int make_client(adm_webhooks_t *w, const adm_webhook_t *wh, adm_hook_clie
     if (cl->url_base == NULL || cl->path == NULL) {
         return ADM_ENOMEM;
     }
-    if (tls && (ctx = trust_for(w, wh, err, sizeof(err))) == NULL) {
+    if (tls) {
+        ctx = trust_for(w, wh, err, sizeof(err));
+    }
+    if (tls && ctx == NULL) {
         char text[400];
 
         snprintf(text, sizeof(text), "could not get REST client: %s", err);
@@ -166,7 +169,8 @@ static int make_client(adm_webhooks_t *w, const adm_webhook_t *wh, adm_hook_clie
     return 0;
 }
 
-int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks_t **out, char *err, size_t err_len)
+int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks_t **out, char *err,
+                        size_t err_len)
 {
     adm_webhooks_t *w = calloc(1, sizeof(*w));
     size_t total;
@@ -179,8 +183,8 @@ int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks
     w->loop = loop;
     w->opts = opts;
     if (opts->nwebhook_configs > 0) {
-        rc = adm_webhook_set_load(opts->webhook_configs, opts->nwebhook_configs, opts->allow_insecure_webhook_urls,
-                                  &w->set, err, err_len);
+        rc = adm_webhook_set_load(opts->webhook_configs, opts->nwebhook_configs,
+                                  opts->allow_insecure_webhook_urls, &w->set, err, err_len);
     } else {
         rc = adm_webhook_set_load(NULL, 0, false, &w->set, err, err_len);
     }
@@ -260,8 +264,9 @@ void adm_webhooks_log_summary(const adm_webhooks_t *w)
     for (size_t i = 0; i < w->set->nwarnings; i++) {
         adm_log_warn("%s", w->set->warnings[i]);
     }
-    adm_log_info("downstream webhooks: %zu mutating, %zu validating, on %zu upstreams; cluster state: %zu objects",
-                 w->set->nmutating, w->set->nvalidating, w->nupstreams, adm_cluster_state_count(w->cluster));
+    adm_log_info(
+        "downstream webhooks: %zu mutating, %zu validating, on %zu upstreams; cluster state: %zu objects",
+        w->set->nmutating, w->set->nvalidating, w->nupstreams, adm_cluster_state_count(w->cluster));
     for (size_t i = 0; i < w->set->nmutating + w->set->nvalidating; i++) {
         bool mutating = i < w->set->nmutating;
         size_t k = mutating ? i : i - w->set->nmutating;
@@ -269,7 +274,8 @@ void adm_webhooks_log_summary(const adm_webhooks_t *w)
         const adm_webhook_t *wh = mutating ? &w->set->mutating[k] : &w->set->validating[k];
 
         if (cl->error != NULL) {
-            adm_log_warn("webhook %s: %s (every call to it fails until a reload fixes it)", wh->name, cl->error);
+            adm_log_warn("webhook %s: %s (every call to it fails until a reload fixes it)", wh->name,
+                         cl->error);
         }
     }
 }
@@ -300,13 +306,14 @@ int adm_webhooks_configure_plugin(const adm_plugin_config_t *cfg, void **state, 
     api_version = yyjson_get_str(yyjson_obj_get(cfg->config, "apiVersion"));
     kind = yyjson_get_str(yyjson_obj_get(cfg->config, "kind"));
     if (api_version == NULL || (strcmp(api_version, v1) != 0 && strcmp(api_version, v1alpha1) != 0)) {
-        snprintf(err, err_len, "%s: apiVersion: want %s or %s (WebhookAdmissionConfiguration)", cfg->source, v1,
-                 v1alpha1);
+        snprintf(err, err_len, "%s: apiVersion: want %s or %s (WebhookAdmissionConfiguration)", cfg->source,
+                 v1, v1alpha1);
         return ADM_EINVAL;
     }
     if (kind == NULL || (strcmp(kind, "WebhookAdmissionConfiguration") != 0 &&
                          (strcmp(api_version, v1alpha1) != 0 || strcmp(kind, "WebhookAdmission") != 0))) {
-        snprintf(err, err_len, "%s: kind: want WebhookAdmissionConfiguration (or, in %s, the legacy WebhookAdmission)",
+        snprintf(err, err_len,
+                 "%s: kind: want WebhookAdmissionConfiguration (or, in %s, the legacy WebhookAdmission)",
                  cfg->source, v1alpha1);
         return ADM_EINVAL;
     }
@@ -317,12 +324,13 @@ int adm_webhooks_configure_plugin(const adm_plugin_config_t *cfg, void **state, 
     }
     file = yyjson_is_str(v) ? yyjson_get_str(v) : "";
     if (file[0] != '/') {
-        snprintf(err, err_len, "%s: kubeConfigFile: Invalid value: \"%s\": must be an absolute file path", cfg->source,
-                 file);
+        snprintf(err, err_len, "%s: kubeConfigFile: Invalid value: \"%s\": must be an absolute file path",
+                 cfg->source, file);
         return ADM_EINVAL;
     }
     snprintf(err, err_len,
-             "%s: kubeConfigFile: downstream client credentials (WebhookAdmissionConfiguration, INTERFACE D13) are "
+             "%s: kubeConfigFile: downstream client credentials (WebhookAdmissionConfiguration, INTERFACE "
+             "D13) are "
              "not supported yet",
              cfg->source);
     return ADM_EINVAL;

@@ -8,10 +8,10 @@
 #include "adm/webhook/webhooks.h"
 
 typedef struct adm_hook_client_s {
-    adm_upstream_t *up;  /* NULL when error is set */
-    char *error;         /* "could not get REST client: ..." for every call, or NULL */
-    char *url_base;      /* "https://host[:port]" as Go prints the URL in errors */
-    char *path;          /* cleaned path the webhook is posted to */
+    adm_upstream_t *up; /* NULL when error is set */
+    char *error;        /* "could not get REST client: ..." for every call, or NULL */
+    char *url_base;     /* "https://host[:port]" as Go prints the URL in errors */
+    char *path;         /* cleaned path the webhook is posted to */
     adm_hook_stats_t stats;
 } adm_hook_client_t;
 
@@ -60,7 +60,7 @@ struct adm_webhooks_s {
 void adm__hook_on_answer(const adm_call_result_t *res, void *arg);
 
 /* call.c: reads an answer as a call would (for the fuzzer). */
-void adm__hook_interpret(adm_arena_t *a, const adm_webhook_t *wh, adm_review_version_t version, const char *uid,
-                         const adm_call_result_t *res, adm_hook_result_t *r);
+void adm__hook_interpret(adm_arena_t *a, const adm_webhook_t *wh, adm_review_version_t version,
+                         const char *uid, const adm_call_result_t *res, adm_hook_result_t *r);
 
 #endif

@@ -4,15 +4,15 @@
  * implemented plugin (mutating and validating phases). Plugins meet objects of any shape; each
  * answer must encode, and a patch must take the received object to the object the plugins built.
  */
-#include "adm/base/arena.h"
 #include "adm/admission/chain.h"
+#include "adm/admission/jsonpatch.h"
+#include "adm/admission/review.h"
+#include "adm/base/arena.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
-#include "adm/admission/jsonpatch.h"
 #include "adm/base/log.h"
 #include "adm/base/options.h"
 #include "adm/plugins/plugin.h"
-#include "adm/admission/review.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -9,10 +9,10 @@
  * as the request a downstream webhook would get, which must be strict JSON with the uid
  * placeholder where the encoder says (or refused as too many members).
  */
+#include "adm/admission/review.h"
 #include "adm/base/arena.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
-#include "adm/admission/review.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,8 +22,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check_answer(adm_arena_t *a, const adm_review_request_t *r,
-                         const adm_review_response_t *resp)
+static void check_answer(adm_arena_t *a, const adm_review_request_t *r, const adm_review_response_t *resp)
 {
     const char *out;
     size_t len;
@@ -47,11 +46,26 @@ static void check_answer(adm_arena_t *a, const adm_review_request_t *r,
 static void check_strings(const adm_review_request_t *r)
 {
     const char *const all[] = {
-        r->uid, r->kind.group, r->kind.version, r->kind.kind, r->resource.group,
-        r->resource.version, r->resource.resource, r->sub_resource, r->request_kind.group,
-        r->request_kind.version, r->request_kind.kind, r->request_resource.group,
-        r->request_resource.version, r->request_resource.resource, r->request_sub_resource,
-        r->name, r->namespace_, r->operation_name, r->user_info.username, r->user_info.uid,
+        r->uid,
+        r->kind.group,
+        r->kind.version,
+        r->kind.kind,
+        r->resource.group,
+        r->resource.version,
+        r->resource.resource,
+        r->sub_resource,
+        r->request_kind.group,
+        r->request_kind.version,
+        r->request_kind.kind,
+        r->request_resource.group,
+        r->request_resource.version,
+        r->request_resource.resource,
+        r->request_sub_resource,
+        r->name,
+        r->namespace_,
+        r->operation_name,
+        r->user_info.username,
+        r->user_info.uid,
     };
 
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {

@@ -5,8 +5,8 @@
  * and every webhook that loads is matched against a pod request with that state. Never a crash, a
  * leak, a hang or undefined behaviour.
  */
-#include "adm/webhook/cluster_state.h"
 #include "adm/admission/review.h"
+#include "adm/webhook/cluster_state.h"
 #include "adm/webhook/config.h"
 #include "adm/webhook/match.h"
 
@@ -20,7 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char review[] =
     "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
-    "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"resource\":{\"group\":\"\",\"version\":\"v1\","
+    "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"resource\":{\"group\":\"\",\"version\":"
+    "\"v1\","
     "\"resource\":\"pods\"},\"name\":\"p\",\"namespace\":\"prod\",\"operation\":\"CREATE\",\"userInfo\":{},"
     "\"object\":{\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":\"web\",\"t\":\"x\"}}}}}";
 

@@ -6,9 +6,9 @@
  * Never a crash, a leak or undefined behaviour.
  */
 #include "../../src/webhook/webhooks_internal.h"
+#include "adm/admission/jsonpatch.h"
 #include "adm/base/arena.h"
 #include "adm/base/json.h"
-#include "adm/admission/jsonpatch.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,8 +16,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char pod[] = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"}},"
-                          "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}";
+static const char pod[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"}},"
+    "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -17,8 +17,8 @@
 #include <mbedtls/base64.h>
 #include <yyjson.h>
 
-#include "adm/base/arena.h"
 #include "adm/admission/jsonpatch.h"
+#include "adm/base/arena.h"
 #include "certgen.h"
 #include "harness.h"
 #include "plugintest.h"
@@ -28,7 +28,8 @@ static h_server_t server;
 static int setup(void **state)
 {
     static const char *const args[] = {"--enable-admission-plugins",
-                                       "AlwaysPullImages,DenyServiceExternalIPs,ExtendedResourceToleration", NULL};
+                                       "AlwaysPullImages,DenyServiceExternalIPs,ExtendedResourceToleration",
+                                       NULL};
 
     return adm_tls_global_init() != 0 || h_start(&server, NULL, args) != 0;
 }
@@ -113,8 +114,10 @@ static void assert_patched(const answer_t *a, const char *object, const char *wa
     patch = yyjson_read(a->patch, strlen(a->patch), 0);
     assert_non_null(patch);
     yyjson_mut_doc_set_root(doc, yyjson_val_mut_copy(doc, yyjson_doc_get_root(obj)));
-    /* kube-apiserver applies webhook patches in its (json-patch v4) mode; the result must not depend on it. */
-    assert_int_equal(adm_jsonpatch_apply(doc, yyjson_doc_get_root(patch), ADM_JSONPATCH_STRICT, arena, &error), 0);
+    /* kube-apiserver applies webhook patches in its (json-patch v4) mode; the result must not depend on it.
+     */
+    assert_int_equal(
+        adm_jsonpatch_apply(doc, yyjson_doc_get_root(patch), ADM_JSONPATCH_STRICT, arena, &error), 0);
     got = yyjson_mut_write(doc, 0, NULL);
     assert_json_equal(got, want);
     free(got);
@@ -124,25 +127,33 @@ static void assert_patched(const answer_t *a, const char *object, const char *wa
     adm_arena_destroy(arena);
 }
 
-#define POD_SENT                                                                                                    \
-    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"gpu-1\",\"namespace\":\"ml\"},"                \
-    "\"spec\":{\"initContainers\":[{\"name\":\"init\",\"image\":\"busybox\",\"imagePullPolicy\":\"IfNotPresent\"}]," \
-    "\"containers\":[{\"name\":\"train\",\"image\":\"trainer:v2\",\"imagePullPolicy\":\"Never\","                  \
+#define POD_SENT                                                                                             \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"gpu-1\",\"namespace\":\"ml\"},"        \
+    "\"spec\":{\"initContainers\":[{\"name\":\"init\",\"image\":\"busybox\",\"imagePullPolicy\":"            \
+    "\"IfNotPresent\"}],"                                                                                    \
+    "\"containers\":[{\"name\":\"train\",\"image\":\"trainer:v2\",\"imagePullPolicy\":\"Never\","            \
     "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\",\"cpu\":\"2\"}}}]}}"
-#define POD_FINAL                                                                                                   \
-    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"gpu-1\",\"namespace\":\"ml\"},"                \
-    "\"spec\":{\"initContainers\":[{\"name\":\"init\",\"image\":\"busybox\",\"imagePullPolicy\":\"Always\"}],"       \
-    "\"containers\":[{\"name\":\"train\",\"image\":\"trainer:v2\",\"imagePullPolicy\":\"Always\","                 \
-    "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\",\"cpu\":\"2\"}}}],"                                      \
-    "\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\",\"effect\":\"NoExecute\","  \
-    "\"tolerationSeconds\":300},{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\","              \
-    "\"effect\":\"NoExecute\",\"tolerationSeconds\":300},{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\","     \
+#define POD_FINAL                                                                                            \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"gpu-1\",\"namespace\":\"ml\"},"        \
+    "\"spec\":{\"initContainers\":[{\"name\":\"init\",\"image\":\"busybox\",\"imagePullPolicy\":\"Always\"}" \
+    "],"                                                                                                     \
+    "\"containers\":[{\"name\":\"train\",\"image\":\"trainer:v2\",\"imagePullPolicy\":\"Always\","           \
+    "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\",\"cpu\":\"2\"}}}],"                               \
+    "\"tolerations\":[{\"key\":\"node.kubernetes.io/"                                                        \
+    "not-ready\",\"operator\":\"Exists\",\"effect\":\"NoExecute\","                                          \
+    "\"tolerationSeconds\":300},{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\","        \
+    "\"effect\":\"NoExecute\",\"tolerationSeconds\":300},{\"key\":\"nvidia.com/"                             \
+    "gpu\",\"operator\":\"Exists\","                                                                         \
     "\"effect\":\"NoSchedule\"}]}}"
 
 static void test_pod_through_each_endpoint(void **state)
 {
     static const char *const versions[] = {"admission.k8s.io/v1", "admission.k8s.io/v1beta1"};
-    pt_request_t r = {.operation = "CREATE", .resource = "pods", .kind = "Pod", .namespace_ = "ml", .name = "gpu-1",
+    pt_request_t r = {.operation = "CREATE",
+                      .resource = "pods",
+                      .kind = "Pod",
+                      .namespace_ = "ml",
+                      .name = "gpu-1",
                       .object = POD_SENT};
     adm_arena_t *arena = adm_arena_create(65536);
 
@@ -153,7 +164,8 @@ static void test_pod_through_each_endpoint(void **state)
         /* /mutate: DefaultTolerationSeconds, AlwaysPullImages, ExtendedResourceToleration in kube's order. */
         a = post("/mutate", body);
         assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
-        assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_doc_get_root(a.doc), "apiVersion")), versions[v]);
+        assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_doc_get_root(a.doc), "apiVersion")),
+                            versions[v]);
         assert_patched(&a, POD_SENT, POD_FINAL);
         answer_free(&a);
 
@@ -163,7 +175,8 @@ static void test_pod_through_each_endpoint(void **state)
         assert_patched(&a, POD_SENT, POD_FINAL);
         answer_free(&a);
 
-        /* /validate alone sees the received policies: AlwaysPullImages' aggregate, HTTP 500 without a reason. */
+        /* /validate alone sees the received policies: AlwaysPullImages' aggregate, HTTP 500 without a reason.
+         */
         a = post("/validate", body);
         assert_false(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
         assert_null(a.patch);
@@ -172,11 +185,12 @@ static void test_pod_through_each_endpoint(void **state)
 
             assert_int_equal(yyjson_get_int(yyjson_obj_get(status, "code")), 500);
             assert_null(yyjson_obj_get(status, "reason"));
-            assert_string_equal(yyjson_get_str(yyjson_obj_get(status, "message")),
-                                "[pods \"gpu-1\" is forbidden: spec.initContainers[0].imagePullPolicy: Unsupported "
-                                "value: \"IfNotPresent\": supported values: \"Always\", pods \"gpu-1\" is forbidden: "
-                                "spec.containers[0].imagePullPolicy: Unsupported value: \"Never\": supported values: "
-                                "\"Always\"]");
+            assert_string_equal(
+                yyjson_get_str(yyjson_obj_get(status, "message")),
+                "[pods \"gpu-1\" is forbidden: spec.initContainers[0].imagePullPolicy: Unsupported "
+                "value: \"IfNotPresent\": supported values: \"Always\", pods \"gpu-1\" is forbidden: "
+                "spec.containers[0].imagePullPolicy: Unsupported value: \"Never\": supported values: "
+                "\"Always\"]");
         }
         answer_free(&a);
 
@@ -198,11 +212,18 @@ static void test_pod_through_each_endpoint(void **state)
 static void test_service_and_node(void **state)
 {
     adm_arena_t *arena = adm_arena_create(65536);
-    pt_request_t svc = {.operation = "UPDATE", .resource = "services", .kind = "Service", .namespace_ = "web",
-                        .name = "front",
-                        .object = "{\"metadata\":{\"name\":\"front\"},\"spec\":{\"externalIPs\":[\"203.0.113.9\"]}}",
-                        .old_object = "{\"metadata\":{\"name\":\"front\"},\"spec\":{}}"};
-    pt_request_t node = {.operation = "CREATE", .resource = "nodes", .kind = "Node", .name = "n1",
+    pt_request_t svc = {
+        .operation = "UPDATE",
+        .resource = "services",
+        .kind = "Service",
+        .namespace_ = "web",
+        .name = "front",
+        .object = "{\"metadata\":{\"name\":\"front\"},\"spec\":{\"externalIPs\":[\"203.0.113.9\"]}}",
+        .old_object = "{\"metadata\":{\"name\":\"front\"},\"spec\":{}}"};
+    pt_request_t node = {.operation = "CREATE",
+                         .resource = "nodes",
+                         .kind = "Node",
+                         .name = "n1",
                          .object = "{\"metadata\":{\"name\":\"n1\"}}"};
     answer_t a;
     yyjson_val *status;
@@ -213,9 +234,11 @@ static void test_service_and_node(void **state)
     assert_string_equal(yyjson_get_str(yyjson_obj_get(status, "status")), "Failure");
     assert_int_equal(yyjson_get_int(yyjson_obj_get(status, "code")), 403);
     assert_string_equal(yyjson_get_str(yyjson_obj_get(status, "reason")), "Forbidden");
-    assert_string_equal(yyjson_get_str(yyjson_obj_get(status, "message")),
-                        "services \"front\" is forbidden: Use of external IPs is denied by admission control");
-    assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_obj_get(status, "details"), "kind")), "services");
+    assert_string_equal(
+        yyjson_get_str(yyjson_obj_get(status, "message")),
+        "services \"front\" is forbidden: Use of external IPs is denied by admission control");
+    assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_obj_get(status, "details"), "kind")),
+                        "services");
     answer_free(&a);
     /* A validating plugin does nothing in the mutating phase. */
     a = post("/mutate", pt_review_json(arena, &svc));
@@ -225,9 +248,10 @@ static void test_service_and_node(void **state)
 
     a = post("/mutate", pt_review_json(arena, &node));
     assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
-    assert_patched(&a, node.object,
-                   "{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/not-ready\","
-                   "\"effect\":\"NoSchedule\"}]}}");
+    assert_patched(
+        &a, node.object,
+        "{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/not-ready\","
+        "\"effect\":\"NoSchedule\"}]}}");
     answer_free(&a);
     adm_arena_destroy(arena);
 }
@@ -243,22 +267,27 @@ static void test_flag_and_config_errors(void **state)
     FILE *f;
 
     assert_int_equal(h_run(list, out, sizeof(out), 10000), 0);
-    assert_non_null(strstr(out, "DefaultTolerationSeconds              mutating              on       yes\n"));
-    assert_non_null(strstr(out, "PodSecurity                           validating            on       not implemented\n"));
+    assert_non_null(
+        strstr(out, "DefaultTolerationSeconds              mutating              on       yes\n"));
+    assert_non_null(strstr(
+        out, "PodSecurity                           validating            on       not implemented\n"));
 
     assert_int_equal(h_run(unknown, out, sizeof(out), 10000), 2);
-    assert_non_null(strstr(out, "admitd: --enable-admission-plugins: plugin \"Nope\" is unknown; known plugins: "));
+    assert_non_null(
+        strstr(out, "admitd: --enable-admission-plugins: plugin \"Nope\" is unknown; known plugins: "));
     assert_ptr_equal(strchr(out, '\n'), out + strlen(out) - 1); /* one line */
 
     assert_int_equal(h_run(unimplemented, out, sizeof(out), 10000), 2);
-    assert_string_equal(out, "admitd: --enable-admission-plugins: plugin \"PodSecurity\" is known to kube-apiserver "
-                             "but not implemented by admitd yet (see --list-plugins)\n");
+    assert_string_equal(
+        out, "admitd: --enable-admission-plugins: plugin \"PodSecurity\" is known to kube-apiserver "
+             "but not implemented by admitd yet (see --list-plugins)\n");
 
     assert_int_equal(certgen_tempdir(dir, sizeof(dir)), 0);
     snprintf(bad, sizeof(bad), "%s/admission.yaml", dir);
     f = fopen(bad, "w");
     assert_non_null(f);
-    fputs("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: AlwaysAdmit\n"
+    fputs("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: "
+          "AlwaysAdmit\n"
           "  path: [oops]\n",
           f);
     fclose(f);
@@ -269,8 +298,8 @@ static void test_flag_and_config_errors(void **state)
     /* A plugin configuration with a field of the wrong type: the plugin's file, field and problem. */
     {
         char erl[320];
-        const char *erl_args[] = {"--enable-admission-plugins", "EventRateLimit", "--admission-control-config-file",
-                                  bad, NULL};
+        const char *erl_args[] = {"--enable-admission-plugins", "EventRateLimit",
+                                  "--admission-control-config-file", bad, NULL};
 
         snprintf(erl, sizeof(erl), "%s/erl.yaml", dir);
         f = fopen(erl, "w");
@@ -286,8 +315,10 @@ static void test_flag_and_config_errors(void **state)
               f);
         fclose(f);
         assert_int_equal(h_run(erl_args, out, sizeof(out), 10000), 2);
-        snprintf(path, sizeof(path),
-                 "admitd: %s: json: cannot unmarshal string into Go struct field Limit.limits.qps of type int32\n", erl);
+        snprintf(
+            path, sizeof(path),
+            "admitd: %s: json: cannot unmarshal string into Go struct field Limit.limits.qps of type int32\n",
+            erl);
         assert_string_equal(out, path);
         remove(erl);
     }
@@ -297,10 +328,12 @@ static void test_flag_and_config_errors(void **state)
 
         f = fopen(bad, "w");
         assert_non_null(f);
-        fputs("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n"
-              "- name: ValidatingAdmissionWebhook\n  configuration:\n    apiVersion: apiserver.config.k8s.io/v1\n"
-              "    kind: WebhookAdmissionConfiguration\n    kubeConfigFile: /etc/kubernetes/kubeconfig.yaml\n",
-              f);
+        fputs(
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n"
+            "- name: ValidatingAdmissionWebhook\n  configuration:\n    apiVersion: "
+            "apiserver.config.k8s.io/v1\n"
+            "    kind: WebhookAdmissionConfiguration\n    kubeConfigFile: /etc/kubernetes/kubeconfig.yaml\n",
+            f);
         fclose(f);
         assert_int_equal(h_run(hook_args, out, sizeof(out), 10000), 2);
         snprintf(path, sizeof(path),
@@ -317,12 +350,16 @@ static void test_flag_and_config_errors(void **state)
 static void test_event_rate_limit(void **state)
 {
     char dir[256], config[320];
-    const char *args[] = {"--enable-admission-plugins", "EventRateLimit", "--admission-control-config-file", config,
-                          NULL};
+    const char *args[] = {"--enable-admission-plugins", "EventRateLimit", "--admission-control-config-file",
+                          config, NULL};
     h_server_t limited;
     adm_arena_t *arena = adm_arena_create(16384);
-    pt_request_t ev = {.operation = "CREATE", .resource = "events", .kind = "Event", .namespace_ = "busy",
-                       .name = "e", .object = "{\"metadata\":{\"name\":\"e\"}}"};
+    pt_request_t ev = {.operation = "CREATE",
+                       .resource = "events",
+                       .kind = "Event",
+                       .namespace_ = "busy",
+                       .name = "e",
+                       .object = "{\"metadata\":{\"name\":\"e\"}}"};
     h_server_t saved = server;
     FILE *f;
 
@@ -330,8 +367,10 @@ static void test_event_rate_limit(void **state)
     snprintf(config, sizeof(config), "%s/admission.yaml", dir);
     f = fopen(config, "w");
     assert_non_null(f);
-    fputs("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: EventRateLimit\n"
-          "  configuration:\n    apiVersion: eventratelimit.admission.k8s.io/v1alpha1\n    kind: Configuration\n"
+    fputs("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: "
+          "EventRateLimit\n"
+          "  configuration:\n    apiVersion: eventratelimit.admission.k8s.io/v1alpha1\n    kind: "
+          "Configuration\n"
           "    limits:\n    - {type: Namespace, qps: 1, burst: 2}\n",
           f);
     fclose(f);

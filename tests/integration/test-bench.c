@@ -32,15 +32,15 @@
 #define RUN_TIMEOUT_MS 30000
 #define MAX_ARGS 48
 
-static h_server_t mock;        /* TLS, one route per behaviour */
-static char review_file[512];  /* one AdmissionReview */
-static char review_dir[512];   /* the bench corpus */
-static char url_base[64];      /* https://127.0.0.1:PORT */
+static h_server_t mock;       /* TLS, one route per behaviour */
+static char review_file[512]; /* one AdmissionReview */
+static char review_dir[512];  /* the bench corpus */
+static char url_base[64];     /* https://127.0.0.1:PORT */
 
 typedef struct run_s {
-    int rc;                    /* exit code, 128+signal, or -1 when it did not finish in time */
+    int rc; /* exit code, 128+signal, or -1 when it did not finish in time */
     long long elapsed_ms;
-    char err[8192];            /* its stderr */
+    char err[8192]; /* its stderr */
     int err_lines;
 } run_t;
 
@@ -101,7 +101,8 @@ static void run_bench(const char *const *args, run_t *r, int timeout_ms)
         pid_t w = waitpid(pid, &status, WNOHANG);
 
         if (w == pid) {
-            r->rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+            r->rc =
+                WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
             break;
         }
         if (h_now_ms() >= deadline) {
@@ -124,8 +125,8 @@ static void run_bench(const char *const *args, run_t *r, int timeout_ms)
 static void expect_one_line(const run_t *r, int want, const char *needle)
 {
     if (r->rc != want || r->err_lines != 1 || strstr(r->err, needle) == NULL) {
-        fprintf(stderr, "exit %d (want %d), %d lines (want 1) containing \"%s\":\n%s", r->rc, want, r->err_lines,
-                needle, r->err);
+        fprintf(stderr, "exit %d (want %d), %d lines (want 1) containing \"%s\":\n%s", r->rc, want,
+                r->err_lines, needle, r->err);
     }
     assert_int_equal(r->rc, want);
     assert_int_equal(r->err_lines, 1);
@@ -190,7 +191,8 @@ static void check_accounting(yyjson_doc *d)
 }
 
 /* Runs against mock's path with --cacert and --json; appends extra (NULL-terminated). */
-static yyjson_doc *run_json(const char *path, const char *review, const char *const *extra, int want_rc, run_t *r)
+static yyjson_doc *run_json(const char *path, const char *review, const char *const *extra, int want_rc,
+                            run_t *r)
 {
     char url[256], out[400];
     const char *args[MAX_ARGS];
@@ -221,9 +223,13 @@ static yyjson_doc *run_json(const char *path, const char *review, const char *co
 
 static int setup(void **state)
 {
-    const char *args[] = {"--route", "/deny=deny:x", "--route", "/error=error:500", "--route",
-                          "/garbage=invalid-json", "--route", "/wrong-uid=wrong-uid", "--route", "/hang=hang",
-                          "--route", "/mix=mix:allow=60,deny=10,close=10,reset=10,error:503=10", NULL};
+    const char *args[] = {"--route", "/deny=deny:x",
+                          "--route", "/error=error:500",
+                          "--route", "/garbage=invalid-json",
+                          "--route", "/wrong-uid=wrong-uid",
+                          "--route", "/hang=hang",
+                          "--route", "/mix=mix:allow=60,deny=10,close=10,reset=10,error:503=10",
+                          NULL};
     const char *dir = getenv("ADM_BENCH_REVIEWS");
 
     (void)state;
@@ -359,8 +365,8 @@ static void test_flags(void **state)
     }
     {
         /* an output that cannot be written is found before the run, not after it */
-        const char *args[] = {"--url",    url,      "--cacert", mock.ca, "--review", review_file,
-                              "--json",   json_bad, "--duration", "30s", NULL};
+        const char *args[] = {"--url",  url,      "--cacert",   mock.ca, "--review", review_file,
+                              "--json", json_bad, "--duration", "30s",   NULL};
 
         run_bench(args, &r, RUN_TIMEOUT_MS);
         expect_one_line(&r, 2, "--json");
@@ -455,7 +461,8 @@ static void test_bad_targets(void **state)
     /* http:// to the TLS server: no HTTP answer comes back */
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/", mock.port);
     {
-        const char *args[] = {"--url", url, "--review", review_file, "--duration", "2s", "--timeout", "2s", NULL};
+        const char *args[] = {"--url", url,         "--review", review_file, "--duration",
+                              "2s",    "--timeout", "2s",       NULL};
 
         run_bench(args, &r, RUN_TIMEOUT_MS);
         expect_one_line(&r, 1, url);
@@ -466,7 +473,8 @@ static void test_bad_targets(void **state)
     garbage = start_garbage_server(&port);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
     {
-        const char *args[] = {"--url", url, "--review", review_file, "--duration", "2s", "--timeout", "2s", NULL};
+        const char *args[] = {"--url", url,         "--review", review_file, "--duration",
+                              "2s",    "--timeout", "2s",       NULL};
 
         run_bench(args, &r, RUN_TIMEOUT_MS);
         kill(garbage, SIGKILL);
@@ -536,9 +544,11 @@ static void test_mixed_outcomes(void **state)
         assert_true(count(d, "denied") > 0);
         assert_true(count(d, "http_error") > 0);
         assert_true(count(d, "io") > 0);
-        assert_int_equal(count(d, "malformed") + count(d, "uid_mismatch") + count(d, "tls") + count(d, "connect"), 0);
-        assert_int_equal(yyjson_get_uint(yyjson_obj_get(yyjson_obj_get(yyjson_doc_get_root(d), "http_errors"), "503")),
-                         count(d, "http_error"));
+        assert_int_equal(
+            count(d, "malformed") + count(d, "uid_mismatch") + count(d, "tls") + count(d, "connect"), 0);
+        assert_int_equal(
+            yyjson_get_uint(yyjson_obj_get(yyjson_obj_get(yyjson_doc_get_root(d), "http_errors"), "503")),
+            count(d, "http_error"));
         yyjson_doc_free(d);
     }
 }
@@ -574,8 +584,8 @@ static void test_fresh_uids(void **state)
     snprintf(out, sizeof(out), "%s/uids.json", mock.dir);
     /* two runs against the same server: uids are fresh across runs too, the first request included */
     for (int i = 0; i < 2; i++) {
-        const char *args[] = {"--url",  url,  "--cacert",   rec.ca, "--review", review_dir, "--rate", "300",
-                              "--json", out, "--duration", "700ms", NULL};
+        const char *args[] = {"--url", url,      "--cacert", rec.ca,       "--review", review_dir, "--rate",
+                              "300",   "--json", out,        "--duration", "700ms",    NULL};
         run_t r;
         yyjson_doc *d;
 
@@ -655,8 +665,9 @@ static void test_coordinated_omission(void **state)
     snprintf(out, sizeof(out), "%s/co.json", stall.dir);
     {
         /* open loop: the requests due during a 200 ms pause wait up to 200 ms from their due time */
-        const char *args[] = {"--url",   url, "--cacert",   stall.ca, "--review",      review_file, "--rate", "200",
-                              "--json", out, "--duration", "3s",     "--connections", "4",         NULL};
+        const char *args[] = {"--url",      url,      "--cacert",      stall.ca, "--review",
+                              review_file,  "--rate", "200",           "--json", out,
+                              "--duration", "3s",     "--connections", "4",      NULL};
         run_t r;
         yyjson_doc *d;
 
@@ -688,8 +699,8 @@ static void test_coordinated_omission(void **state)
         yyjson_doc_free(d);
     }
     fprintf(stderr, "open loop p99 %.1f ms max %.1f ms; closed loop p99 %.1f ms max %.1f ms over %llu\n",
-            (double)open_p99 / 1e6, (double)open_max / 1e6, (double)closed_p99 / 1e6, (double)closed_max / 1e6,
-            (unsigned long long)closed_count);
+            (double)open_p99 / 1e6, (double)open_max / 1e6, (double)closed_p99 / 1e6,
+            (double)closed_max / 1e6, (unsigned long long)closed_count);
     /* both runs met the pauses ... */
     assert_true(open_max >= 150000000ull);
     assert_true(closed_max >= 100000000ull);
@@ -706,9 +717,9 @@ static void test_coordinated_omission(void **state)
 static void test_html(void **state)
 {
     char url[128], out[400], html_path[400];
-    const char *args[] = {"--url",  url, "--cacert", mock.ca,   "--review",   review_file, "--rate", "300",
-                          "--json", out, "--html",   html_path, "--duration", "1s",        "--warmup",
-                          "300ms",  NULL};
+    const char *args[] = {"--url",      url,   "--cacert", mock.ca, "--review", review_file,
+                          "--rate",     "300", "--json",   out,     "--html",   html_path,
+                          "--duration", "1s",  "--warmup", "300ms", NULL};
     const char *xmlns = "xmlns=\"http://www.w3.org/2000/svg\"";
     char *page, *points, *p;
     size_t len, npoints = 0;
@@ -766,9 +777,9 @@ static void test_html(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_flags),         cmocka_unit_test(test_bad_targets),
-        cmocka_unit_test(test_outcomes),      cmocka_unit_test(test_mixed_outcomes),
-        cmocka_unit_test(test_fresh_uids),    cmocka_unit_test(test_coordinated_omission),
+        cmocka_unit_test(test_flags),      cmocka_unit_test(test_bad_targets),
+        cmocka_unit_test(test_outcomes),   cmocka_unit_test(test_mixed_outcomes),
+        cmocka_unit_test(test_fresh_uids), cmocka_unit_test(test_coordinated_omission),
         cmocka_unit_test(test_html),
     };
 

@@ -5,12 +5,12 @@
  * the --max-connections limit.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -147,13 +147,15 @@ static void test_expect_continue(void **state)
     h_response_t r;
     int interim = 0;
 
-    adm_buf_appendf(&head, "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                           "Content-Length: %zu\r\nExpect: 100-continue\r\n\r\n", strlen(body));
+    adm_buf_appendf(&head,
+                    "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    "Content-Length: %zu\r\nExpect: 100-continue\r\n\r\n",
+                    strlen(body));
     assert_int_equal(h_connect_to(&c, &server), 0);
     assert_int_equal(h_send(&c, head.data, head.len), 0);
     /* The interim answer must come before the body is sent: wait for it alone. */
     assert_int_equal(h_read(&c, &r, 2000, &interim), -1); /* no final answer yet... */
-    assert_int_equal(interim, 1);                            /* ...but 100 Continue */
+    assert_int_equal(interim, 1);                         /* ...but 100 Continue */
     assert_int_equal(h_send(&c, body, strlen(body)), 0);
     assert_int_equal(h_read(&c, &r, 10000, NULL), 0);
     assert_true(h_is_answer(&r, "admission.k8s.io/v1", "expect-1", true));
@@ -161,8 +163,10 @@ static void test_expect_continue(void **state)
 
     /* Refused from the head alone (wrong content type): the final answer comes at once, no 100. */
     head.len = 0;
-    adm_buf_appendf(&head, "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
-                           "Content-Length: %zu\r\nExpect: 100-continue\r\n\r\n", strlen(body));
+    adm_buf_appendf(&head,
+                    "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+                    "Content-Length: %zu\r\nExpect: 100-continue\r\n\r\n",
+                    strlen(body));
     assert_int_equal(h_send(&c, head.data, head.len), 0);
     assert_int_equal(h_read(&c, &r, 10000, &interim), 0);
     assert_int_equal(interim, 0);

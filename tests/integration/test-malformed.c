@@ -4,12 +4,12 @@
  * close behaviour; between cases a "victim" connection opened at the start must keep working.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -117,7 +117,8 @@ static void test_http_errors(void **state)
                                     "Transfer-Encoding: chunked\r\n\r\nzz\r\n";
     char *review = h_review("ct");
     size_t len;
-    char *req = h_request("POST", "/validate", "application/x-www-form-urlencoded", review, strlen(review), &len);
+    char *req =
+        h_request("POST", "/validate", "application/x-www-form-urlencoded", review, strlen(review), &len);
 
     expect_answer(wrong_method, strlen(wrong_method), 405, NULL, false);
     expect_answer(unknown_path, strlen(unknown_path), 404, NULL, false);
@@ -296,12 +297,9 @@ static void test_slow_client(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_reviews),
-        cmocka_unit_test(test_http_errors),
-        cmocka_unit_test(test_body_limit),
-        cmocka_unit_test(test_header_limit),
-        cmocka_unit_test(test_deep_json),
-        cmocka_unit_test(test_not_tls_and_abrupt_close),
+        cmocka_unit_test(test_bad_reviews), cmocka_unit_test(test_http_errors),
+        cmocka_unit_test(test_body_limit),  cmocka_unit_test(test_header_limit),
+        cmocka_unit_test(test_deep_json),   cmocka_unit_test(test_not_tls_and_abrupt_close),
         cmocka_unit_test(test_slow_client),
     };
 

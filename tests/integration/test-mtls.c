@@ -4,13 +4,13 @@
  * probes do not; a server certificate given with --tls-cert-file is served.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -29,7 +29,8 @@ static void file(char *out, size_t len, const char *name)
 static int setup(void **state)
 {
     char ca[320], cert[320], key[320];
-    const char *args[] = {"--client-ca-file", ca, "--tls-cert-file", cert, "--tls-private-key-file", key, NULL};
+    const char *args[] = {
+        "--client-ca-file", ca, "--tls-cert-file", cert, "--tls-private-key-file", key, NULL};
 
     if (adm_tls_global_init() != 0 || certgen_tempdir(dir, sizeof(dir)) != 0 ||
         certgen_make(dir, "ca", "test CA", NULL, false) != 0 ||

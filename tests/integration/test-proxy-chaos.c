@@ -73,19 +73,21 @@ static char *ca_bundle(const char *path)
     return out;
 }
 
-static void hook(adm_buf_t *b, const char *name, int port, const char *ca, const char *path, const char *policy)
+static void hook(adm_buf_t *b, const char *name, int port, const char *ca, const char *path,
+                 const char *policy)
 {
-    assert_int_equal(adm_buf_appendf(b,
-                                     "- name: %s\n"
-                                     "  clientConfig: {url: \"https://127.0.0.1:%d%s\", caBundle: \"%s\"}\n"
-                                     "  rules: [{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [\"*\"], "
-                                     "resources: [\"*\"]}]\n"
-                                     "  sideEffects: None\n"
-                                     "  admissionReviewVersions: [\"v1\"]\n"
-                                     "  timeoutSeconds: 1\n"
-                                     "  failurePolicy: %s\n",
-                                     name, port, path, ca, policy),
-                     0);
+    assert_int_equal(
+        adm_buf_appendf(b,
+                        "- name: %s\n"
+                        "  clientConfig: {url: \"https://127.0.0.1:%d%s\", caBundle: \"%s\"}\n"
+                        "  rules: [{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [\"*\"], "
+                        "resources: [\"*\"]}]\n"
+                        "  sideEffects: None\n"
+                        "  admissionReviewVersions: [\"v1\"]\n"
+                        "  timeoutSeconds: 1\n"
+                        "  failurePolicy: %s\n",
+                        name, port, path, ca, policy),
+        0);
 }
 
 static void write_file(const char *path, const adm_buf_t *b)
@@ -99,10 +101,11 @@ static void write_file(const char *path, const adm_buf_t *b)
 
 static int setup(void **state)
 {
-    const char *chaos[] = {"--behavior", CHAOS_MIX, "--delay", "1ms..5ms",
-                           /* a mutating webhook that always patches (the mix cannot hold a patch) */
-                           "--route", "/patch=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/chaos\",\"value\":\"yes\"}]",
-                           NULL};
+    const char *chaos[] = {
+        "--behavior", CHAOS_MIX, "--delay", "1ms..5ms",
+        /* a mutating webhook that always patches (the mix cannot hold a patch) */
+        "--route", "/patch=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/chaos\",\"value\":\"yes\"}]",
+        NULL};
     const char *plain[] = {NULL};
     h_server_t gone;
     char config[320], *ca1, *ca2, *ca3;
@@ -183,8 +186,10 @@ static void drive(counts_t *c, const char *label, const char *duration)
     char url[128], json[320], out[8192];
     const char *review = getenv("ADM_BENCH_REVIEWS");
     char review_path[512];
-    const char *args[] = {"--url", url, "--cacert", admitd.ca, "--review", review_path, "--closed", "--connections",
-                          CONNECTIONS, "--duration", duration, "--timeout", "10s", "--json", json, NULL};
+    const char *args[] = {"--url",     url,          "--cacert", admitd.ca,
+                          "--review",  review_path,  "--closed", "--connections",
+                          CONNECTIONS, "--duration", duration,   "--timeout",
+                          "10s",       "--json",     json,       NULL};
     yyjson_doc *doc;
     yyjson_val *req, *key, *val;
     yyjson_obj_iter it;
@@ -203,7 +208,7 @@ static void drive(counts_t *c, const char *label, const char *duration)
     assert_true(yyjson_is_obj(req));
     memset(c, 0, sizeof(*c));
     yyjson_obj_iter_init(req, &it);
-    while ((key = yyjson_obj_iter_next(&it)) != NULL) {
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
         const char *k = yyjson_get_str(key);
         long long n;
 
@@ -283,8 +288,8 @@ static void admit_counts(long long *ok, long long *other)
 
 static void check(const counts_t *c, const char *label)
 {
-    print_message("%s: sent %lld = allowed %lld + denied %lld; errors %lld%s; unfinished %lld\n", label, c->sent,
-                  c->allowed, c->denied, c->errors, c->error_text, c->unfinished);
+    print_message("%s: sent %lld = allowed %lld + denied %lld; errors %lld%s; unfinished %lld\n", label,
+                  c->sent, c->allowed, c->denied, c->errors, c->error_text, c->unfinished);
     assert_true(c->sent > 0);
     assert_int_equal(c->errors, 0);
     assert_int_equal(c->unfinished, 0);
@@ -320,8 +325,9 @@ static void test_every_request_answered_memory_flat(void **state)
      */
     admit_counts(&total, &other);
     sent = warm.sent + first.sent + second.sent;
-    print_message("admitd answered %lld /admit requests with 200 and %lld otherwise; admitd-bench sent %lld\n",
-                  total, other, sent);
+    print_message(
+        "admitd answered %lld /admit requests with 200 and %lld otherwise; admitd-bench sent %lld\n", total,
+        other, sent);
     assert_int_equal(other, 0);
     assert_true(total >= sent + 3);
     assert_true(total <= sent + 3 + 3 * CONNECTIONS_N);
@@ -342,9 +348,10 @@ static void test_every_request_answered_memory_flat(void **state)
     if (UNDER_ASAN) {
         bound = step_bound = 256 * 1024;
     }
-    print_message("admitd VmRSS: %ld KiB after the warm-up, %ld after run 1 (%+ld), %ld after run 2 (%+ld; bounds %ld, "
-                  "%ld over both)\n",
-                  rss_warm, rss_first, rss_first - rss_warm, rss_after, rss_after - rss_first, step_bound, bound);
+    print_message(
+        "admitd VmRSS: %ld KiB after the warm-up, %ld after run 1 (%+ld), %ld after run 2 (%+ld; bounds %ld, "
+        "%ld over both)\n",
+        rss_warm, rss_first, rss_first - rss_warm, rss_after, rss_after - rss_first, step_bound, bound);
     assert_true(rss_after - rss_first < step_bound);
     assert_true(growth < bound);
 
@@ -409,8 +416,8 @@ static void test_cancel_after_immediate_dial_failure(void **state)
     write_file(config, &b);
     adm_buf_free(&b);
     {
-        const char *args[] = {"--webhook-config", config, "--insecure-http", "--shutdown-delay", "0s", "--v", "1",
-                              NULL};
+        const char *args[] = {
+            "--webhook-config", config, "--insecure-http", "--shutdown-delay", "0s", "--v", "1", NULL};
 
         assert_int_equal(h_start(&ad, NULL, args), 0);
     }

@@ -5,18 +5,18 @@
  * in flight (half a body, a pipelined batch) are all answered, and admitd exits 0. SIGHUP (reload
  * does not exist yet) is logged and changes nothing.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
-#include <stdbool.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
-#include <poll.h>
 #include <string.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,7 +182,8 @@ static void test_sighup_keeps_serving(void **state)
  */
 static void test_sighup_during_startup(void **state)
 {
-    static const char config[] = "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins: []\n";
+    static const char config[] =
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins: []\n";
     char dir[256], fifo[320];
     const char *args[] = {"--admission-control-config-file", fifo, "--shutdown-delay", "0s", NULL};
     h_server_t s;

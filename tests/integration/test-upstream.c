@@ -5,9 +5,9 @@
  * parallel calls, deadlines, stale connections, connect and TLS failures, name resolution, and
  * abandoned calls. Every wait runs the loop until a condition holds, with a deadline.
  */
-#include "adm/net/upstream.h"
 #include "adm/base/error.h"
 #include "adm/net/tls.h"
+#include "adm/net/upstream.h"
 #include "harness.h"
 
 #include <setjmp.h>
@@ -31,7 +31,7 @@ typedef struct result_s {
 
 static uv_loop_t loop;
 static h_server_t mock;
-static adm_tls_ctx_t *trusting;   /* trusts the mockhook's certificate */
+static adm_tls_ctx_t *trusting; /* trusts the mockhook's certificate */
 
 static void on_result(const adm_call_result_t *res, void *arg)
 {
@@ -41,7 +41,8 @@ static void on_result(const adm_call_result_t *res, void *arg)
     r->done = true;
     r->res = *res;
     snprintf(r->detail, sizeof(r->detail), "%s", res->detail != NULL ? res->detail : "");
-    snprintf(r->content_type, sizeof(r->content_type), "%s", res->content_type != NULL ? res->content_type : "");
+    snprintf(r->content_type, sizeof(r->content_type), "%s",
+             res->content_type != NULL ? res->content_type : "");
     memcpy(r->body, res->body != NULL ? (const char *)res->body : "", n);
     r->body[n] = '\0';
     r->at_ms = h_now_ms();
@@ -124,12 +125,31 @@ static void post(adm_upstream_t *u, const char *path, uint64_t timeout_ms, resul
 
 static int setup(void **state)
 {
-    const char *args[] = {"--route", "/deny=deny:not today", "--route", "/deny-bare=deny", "--route",
+    const char *args[] = {"--route",
+                          "/deny=deny:not today",
+                          "--route",
+                          "/deny-bare=deny",
+                          "--route",
                           "/patch=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/x\",\"value\":\"y\"}]",
-                          "--route", "/error=error:500", "--route", "/garbage=invalid-json", "--route",
-                          "/wrong-uid=wrong-uid", "--route", "/hang=hang", "--route", "/close=close", "--route",
-                          "/reset=reset", "--route", "/slow=allow", "--route-delay", "/slow=200ms",
-                          "--idle-timeout", "1s", NULL};
+                          "--route",
+                          "/error=error:500",
+                          "--route",
+                          "/garbage=invalid-json",
+                          "--route",
+                          "/wrong-uid=wrong-uid",
+                          "--route",
+                          "/hang=hang",
+                          "--route",
+                          "/close=close",
+                          "--route",
+                          "/reset=reset",
+                          "--route",
+                          "/slow=allow",
+                          "--route-delay",
+                          "/slow=200ms",
+                          "--idle-timeout",
+                          "1s",
+                          NULL};
     adm_tls_client_opts_t o = {0};
     char err[256];
 
@@ -172,7 +192,8 @@ static void test_behaviours(void **state)
     }
     assert_int_equal(r[0].res.status, 200);
     assert_non_null(strstr(r[0].body, "\"uid\":\"2b9c7a34-58a5-4c50-9a5f-9f0f8f0c1d11\",\"allowed\":true"));
-    assert_non_null(strstr(r[1].body, "\"allowed\":false,\"status\":{\"code\":403,\"message\":\"not today\"}"));
+    assert_non_null(
+        strstr(r[1].body, "\"allowed\":false,\"status\":{\"code\":403,\"message\":\"not today\"}"));
     assert_non_null(strstr(r[2].body, "\"patchType\":\"JSONPatch\",\"patch\":\""));
     assert_int_equal(r[3].res.status, 500);
     assert_string_equal(r[3].content_type, "text/plain; charset=utf-8");

@@ -97,12 +97,12 @@ static const char *deep_route(struct deep_route *r)
 /* ---- the configuration -------------------------------------------------------------------- */
 
 typedef struct hook_s {
-    const char *t;      /* value of the pod label "t" that selects this webhook */
+    const char *t; /* value of the pod label "t" that selects this webhook */
     const char *name;
-    const char *path;   /* on the mockhook */
-    const char *extra;  /* more YAML lines of the webhook, each "  key: value\n" */
-    int port;           /* 0: the mockhook */
-    const char *ca;     /* NULL: the mockhook's CA */
+    const char *path;  /* on the mockhook */
+    const char *extra; /* more YAML lines of the webhook, each "  key: value\n" */
+    int port;          /* 0: the mockhook */
+    const char *ca;    /* NULL: the mockhook's CA */
 } hook_t;
 
 static void write_hook(FILE *f, const hook_t *h)
@@ -110,7 +110,8 @@ static void write_hook(FILE *f, const hook_t *h)
     fprintf(f, "- name: %s\n  clientConfig:\n    url: https://127.0.0.1:%d%s\n    caBundle: %s\n", h->name,
             h->port != 0 ? h->port : mock.port, h->path, h->ca != NULL ? h->ca : mock_ca_b64);
     if (h->extra == NULL || strstr(h->extra, "rules:") == NULL) {
-        fprintf(f, "  rules: [{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [\"*\"], resources: [\"*/*\"]}]\n");
+        fprintf(f, "  rules: [{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [\"*\"], resources: "
+                   "[\"*/*\"]}]\n");
     }
     if (h->extra == NULL || strstr(h->extra, "objectSelector:") == NULL) {
         fprintf(f, "  objectSelector: {matchLabels: {t: %s}}\n", h->t);
@@ -147,12 +148,15 @@ static const struct failure_case {
     const char *path;
     const char *reason; /* expected in the message */
 } failures[] = {
-    {"e500", "/error", "failed to call webhook: an error on the server (\"admitd-mockhook: error 500\") has prevented "
-                       "the request from succeeding"},
-    {"garbage", "/garbage", "failed to call webhook: couldn't get version/kind; json parse error: invalid character 't' "
-                            "looking for beginning of value"},
+    {"e500", "/error",
+     "failed to call webhook: an error on the server (\"admitd-mockhook: error 500\") has prevented "
+     "the request from succeeding"},
+    {"garbage", "/garbage",
+     "failed to call webhook: couldn't get version/kind; json parse error: invalid character 't' "
+     "looking for beginning of value"},
     {"wronguid", "/wrong-uid", "received invalid webhook response: expected response.uid=\""},
-    {"vpatch", "/patch", "received invalid webhook response: validating webhook may not return response.patch"},
+    {"vpatch", "/patch",
+     "received invalid webhook response: validating webhook may not return response.patch"},
     {"eof", "/close", "\": EOF"},
     {"reset", "/reset", "connection reset by peer"},
     {"timeout", "/hang", "?timeout=1s\": context deadline exceeded"},
@@ -168,11 +172,16 @@ static void build_hooks(void)
         for (int p = 0; p < 2; p++) {
             hook_t *h = &validating[nvalidating++];
 
-            snprintf(failure_names[i][p], sizeof(failure_names[i][p]), "%s-%s.hooks.example.com", failures[i].id,
+            snprintf(failure_names[i][p], sizeof(failure_names[i][p]), "%s-%s.hooks.example.com",
+                     failures[i].id, p == 0 ? "fail" : "ignore");
+            snprintf(failure_ts[i][p], sizeof(failure_ts[i][p]), "%s-%s", failures[i].id,
                      p == 0 ? "fail" : "ignore");
-            snprintf(failure_ts[i][p], sizeof(failure_ts[i][p]), "%s-%s", failures[i].id, p == 0 ? "fail" : "ignore");
-            *h = (hook_t){failure_ts[i][p], failure_names[i][p], failures[i].path,
-                          p == 0 ? FAIL_POLICY ONE_SECOND : IGNORE_POLICY ONE_SECOND, 0, NULL};
+            *h = (hook_t){failure_ts[i][p],
+                          failure_names[i][p],
+                          failures[i].path,
+                          p == 0 ? FAIL_POLICY ONE_SECOND : IGNORE_POLICY ONE_SECOND,
+                          0,
+                          NULL};
             if (strcmp(failures[i].id, "refused") == 0) {
                 h->port = dead_port;
             } else if (strcmp(failures[i].id, "tls") == 0) {
@@ -210,21 +219,25 @@ static void build_hooks(void)
     add(validating, &nvalidating, "ns", "ns-prod.hooks.example.com", "/ns-prod",
         "  namespaceSelector: {matchLabels: {env: prod}}\n");
     add(validating, &nvalidating, "obj", "obj.hooks.example.com", "/obj-web",
-        "  objectSelector: {matchExpressions: [{key: t, operator: In, values: [obj]}, {key: app, operator: In, "
+        "  objectSelector: {matchExpressions: [{key: t, operator: In, values: [obj]}, {key: app, operator: "
+        "In, "
         "values: [web]}]}\n");
     add(validating, &nvalidating, "rules", "rules-delete.hooks.example.com", "/rules-delete",
         "  rules: [{operations: [DELETE], apiGroups: [\"\"], apiVersions: [v1], resources: [pods]}]\n");
     add(validating, &nvalidating, "rules", "rules-create.hooks.example.com", "/rules-create",
         "  rules: [{operations: [CREATE], apiGroups: [\"\"], apiVersions: [v1], resources: [pods]}]\n");
     add(validating, &nvalidating, "dry", "dry-none.hooks.example.com", "/dry-none", NULL);
-    add(validating, &nvalidating, "drysome", "dry-some.hooks.example.com", "/dry-some", "  sideEffects: Some\n");
+    add(validating, &nvalidating, "drysome", "dry-some.hooks.example.com", "/dry-some",
+        "  sideEffects: Some\n");
     add(validating, &nvalidating, "query", "query.hooks.example.com", "/query", NULL);
     add(validating, &nvalidating, "cancel", "cancel.hooks.example.com", "/hang-cancel", NULL);
-    add(validating, &nvalidating, "deadline", "deadline.hooks.example.com", "/hang", "  timeoutSeconds: 30\n");
+    add(validating, &nvalidating, "deadline", "deadline.hooks.example.com", "/hang",
+        "  timeoutSeconds: 30\n");
 
     add(mutating, &nmutating, "patch", "patch.hooks.example.com", "/patch", NULL);
     add(mutating, &nmutating, "badpatch-fail", "bad-patch-fail.hooks.example.com", "/bad-patch", FAIL_POLICY);
-    add(mutating, &nmutating, "badpatch-ignore", "bad-patch-ignore.hooks.example.com", "/bad-patch", IGNORE_POLICY);
+    add(mutating, &nmutating, "badpatch-ignore", "bad-patch-ignore.hooks.example.com", "/bad-patch",
+        IGNORE_POLICY);
     add(mutating, &nmutating, "mfail-ignore", "m-error.hooks.example.com", "/error", IGNORE_POLICY);
     add(mutating, &nmutating, "mdeny", "m-deny.hooks.example.com", "/deny", NULL);
     add(mutating, &nmutating, "reinv", "reinv-a.hooks.example.com", "/reinv-a-ifneeded",
@@ -235,7 +248,8 @@ static void build_hooks(void)
     /* a change, then an IfNeeded webhook after it: round 1 calls it again only if built-in
        plugins change the object between the rounds */
     add(mutating, &nmutating, "intree", "intree-b.hooks.example.com", "/rm-tolerations", NULL);
-    add(mutating, &nmutating, "intree", "intree-a.hooks.example.com", "/intree-a", "  reinvocationPolicy: IfNeeded\n");
+    add(mutating, &nmutating, "intree", "intree-a.hooks.example.com", "/intree-a",
+        "  reinvocationPolicy: IfNeeded\n");
     add(mutating, &nmutating, "nointree", "nointree-b.hooks.example.com", "/patch-b", NULL);
     add(mutating, &nmutating, "nointree", "nointree-a.hooks.example.com", "/nointree-a",
         "  reinvocationPolicy: IfNeeded\n");
@@ -257,11 +271,14 @@ static void write_config(const char *path)
     for (size_t i = 0; i < nvalidating; i++) {
         write_hook(f, &validating[i]);
     }
-    fprintf(f, "- name: service.hooks.example.com\n  clientConfig:\n    service: {namespace: hooks, name: mock, "
-               "port: %d, path: /svc-path/}\n    caBundle: %s\n"
-               "  rules: [{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [\"*\"], resources: [\"*/*\"]}]\n"
-               "  objectSelector: {matchLabels: {t: service}}\n  sideEffects: None\n  admissionReviewVersions: [v1]\n",
-            svc_mock.port, svc_ca_b64);
+    fprintf(
+        f,
+        "- name: service.hooks.example.com\n  clientConfig:\n    service: {namespace: hooks, name: mock, "
+        "port: %d, path: /svc-path/}\n    caBundle: %s\n"
+        "  rules: [{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [\"*\"], resources: [\"*/*\"]}]\n"
+        "  objectSelector: {matchLabels: {t: service}}\n  sideEffects: None\n  admissionReviewVersions: "
+        "[v1]\n",
+        svc_mock.port, svc_ca_b64);
     fprintf(f, "---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n"
                "metadata: {name: mutating}\nwebhooks:\n");
     for (size_t i = 0; i < nmutating; i++) {
@@ -292,7 +309,8 @@ static void file_b64(const char *path, char *out, size_t out_len)
     pem = calloc(1, 16384);
     len = fread(pem, 1, 16383, f);
     fclose(f);
-    assert_int_equal(mbedtls_base64_encode((unsigned char *)out, out_len, &olen, (unsigned char *)pem, len), 0);
+    assert_int_equal(mbedtls_base64_encode((unsigned char *)out, out_len, &olen, (unsigned char *)pem, len),
+                     0);
     free(pem);
 }
 
@@ -306,12 +324,14 @@ static char *review(const char *t, const char *ns, bool dry_run, const char *app
     yyjson_doc *doc = yyjson_read(text, len, 0);
     yyjson_mut_doc *m = yyjson_doc_mut_copy(doc, NULL);
     yyjson_mut_val *req = yyjson_mut_obj_get(yyjson_mut_doc_get_root(m), "request");
-    yyjson_mut_val *labels = yyjson_mut_obj_get(yyjson_mut_obj_get(yyjson_mut_obj_get(req, "object"), "metadata"), "labels");
+    yyjson_mut_val *labels =
+        yyjson_mut_obj_get(yyjson_mut_obj_get(yyjson_mut_obj_get(req, "object"), "metadata"), "labels");
     char *out;
 
     yyjson_mut_obj_put(labels, yyjson_mut_strcpy(m, "t"), yyjson_mut_strcpy(m, t));
     yyjson_mut_obj_put(labels, yyjson_mut_strcpy(m, "app"), yyjson_mut_strcpy(m, app != NULL ? app : "web"));
-    yyjson_mut_obj_put(req, yyjson_mut_strcpy(m, "namespace"), yyjson_mut_strcpy(m, ns != NULL ? ns : "default"));
+    yyjson_mut_obj_put(req, yyjson_mut_strcpy(m, "namespace"),
+                       yyjson_mut_strcpy(m, ns != NULL ? ns : "default"));
     yyjson_mut_obj_put(req, yyjson_mut_strcpy(m, "dryRun"), yyjson_mut_bool(m, dry_run));
     out = yyjson_mut_write(m, 0, NULL);
     yyjson_mut_doc_free(m);
@@ -351,9 +371,10 @@ static void ask(const char *path, char *body, answer_t *a)
     a->allowed = yyjson_get_bool(yyjson_obj_get(a->response, "allowed"));
     status = yyjson_obj_get(a->response, "status");
     a->code = (int)yyjson_get_int(yyjson_obj_get(status, "code"));
-    snprintf(a->message, sizeof(a->message), "%s", yyjson_get_str(yyjson_obj_get(status, "message")) != NULL
-                                                        ? yyjson_get_str(yyjson_obj_get(status, "message"))
-                                                        : "");
+    snprintf(a->message, sizeof(a->message), "%s",
+             yyjson_get_str(yyjson_obj_get(status, "message")) != NULL
+                 ? yyjson_get_str(yyjson_obj_get(status, "message"))
+                 : "");
     patch = yyjson_obj_get(a->response, "patch");
     if (yyjson_is_str(patch)) {
         size_t olen = 0;
@@ -464,7 +485,8 @@ static int setup(void **state)
     /* a webhook named by service: its certificate is for mock.hooks.svc, reached through --resolve */
     {
         char cert[320], key[320], ca[320];
-        const char *svc_args[] = {"--tls-cert-file", cert, "--tls-private-key-file", key, "--record", svc_record, NULL};
+        const char *svc_args[] = {"--tls-cert-file", cert, "--tls-private-key-file", key, "--record",
+                                  svc_record,        NULL};
 
         snprintf(cert, sizeof(cert), "%s/svc.crt.pem", dir);
         snprintf(key, sizeof(key), "%s/svc.key.pem", dir);
@@ -482,8 +504,8 @@ static int setup(void **state)
     write_cluster_state(cluster);
     {
         char resolve[128];
-        const char *args[] = {"--webhook-config", config, "--cluster-state", cluster, "--resolve", resolve,
-                              "--v", "1", NULL};
+        const char *args[] = {
+            "--webhook-config", config, "--cluster-state", cluster, "--resolve", resolve, "--v", "1", NULL};
 
         snprintf(resolve, sizeof(resolve), "mock.hooks.svc:%d:127.0.0.1", svc_mock.port);
 
@@ -535,7 +557,9 @@ static void test_allow_and_deny(void **state)
     ask("/validate", review("denybare", NULL, false, NULL), &a);
     assert_false(a.allowed);
     assert_int_equal(a.code, 400); /* no status: kube's code for a denial without one */
-    assert_string_equal(a.message, "admission webhook \"deny-bare.hooks.example.com\" denied the request without explanation");
+    assert_string_equal(
+        a.message,
+        "admission webhook \"deny-bare.hooks.example.com\" denied the request without explanation");
     done(&a);
 
     /* a webhook that speaks v1beta1 gets v1beta1 */
@@ -560,10 +584,12 @@ static void test_call_failures_under_fail_and_ignore(void **state)
 
         /* Fail: 500 Internal error naming the webhook and the reason */
         ask("/validate", review(failure_ts[i][0], NULL, false, NULL), &a);
-        snprintf(expect, sizeof(expect), "Internal error occurred: failed calling webhook \"%s\": ", failure_names[i][0]);
+        snprintf(expect, sizeof(expect),
+                 "Internal error occurred: failed calling webhook \"%s\": ", failure_names[i][0]);
         if (a.allowed || a.code != 500 || strncmp(a.message, expect, strlen(expect)) != 0 ||
             strstr(a.message, failures[i].reason) == NULL) {
-            fail_msg("%s under Fail: allowed %d code %d message %s", failures[i].id, a.allowed, a.code, a.message);
+            fail_msg("%s under Fail: allowed %d code %d message %s", failures[i].id, a.allowed, a.code,
+                     a.message);
         }
         done(&a);
 
@@ -586,8 +612,10 @@ static void test_mutating_patches(void **state)
     (void)state;
     ask("/admit", review("patch", NULL, false, NULL), &a);
     assert_true(a.allowed);
-    assert_non_null(strstr(a.patch, "{\"op\":\"add\",\"path\":\"/metadata/labels/added\",\"value\":\"yes\"}"));
-    assert_non_null(strstr(annotation(&a, "mutation.webhook.admission.k8s.io.round_0_index_0"), "\"mutated\":true"));
+    assert_non_null(
+        strstr(a.patch, "{\"op\":\"add\",\"path\":\"/metadata/labels/added\",\"value\":\"yes\"}"));
+    assert_non_null(
+        strstr(annotation(&a, "mutation.webhook.admission.k8s.io.round_0_index_0"), "\"mutated\":true"));
     done(&a);
 
     /* a patch that cannot be applied is a 500 under either policy */
@@ -722,7 +750,8 @@ static void test_dry_run(void **state)
     ask("/validate", review("drysome", NULL, true, NULL), &a);
     assert_false(a.allowed);
     assert_int_equal(a.code, 400);
-    assert_string_equal(a.message, "admission webhook \"dry-some.hooks.example.com\" does not support dry run");
+    assert_string_equal(a.message,
+                        "admission webhook \"dry-some.hooks.example.com\" does not support dry run");
     done(&a);
     assert_int_equal(calls("/dry-some"), some);
     /* not a dry run: called */

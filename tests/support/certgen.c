@@ -57,7 +57,8 @@ int certgen_make(const char *dir, const char *name, const char *cn, const char *
         ret = mbedtls_pk_setup(&key, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY));
     }
     if (ret == 0) {
-        ret = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(key), mbedtls_ctr_drbg_random, &rng);
+        ret =
+            mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(key), mbedtls_ctr_drbg_random, &rng);
     }
     if (ret == 0 && issuer != NULL) {
         snprintf(path, sizeof(path), "%s/%s.crt.pem", dir, issuer);
@@ -98,7 +99,8 @@ int certgen_make(const char *dir, const char *name, const char *cn, const char *
         memset(&eku, 0, sizeof(eku));
         eku.buf.tag = MBEDTLS_ASN1_OID;
         eku.buf.p = (unsigned char *)(client_auth ? MBEDTLS_OID_CLIENT_AUTH : MBEDTLS_OID_SERVER_AUTH);
-        eku.buf.len = client_auth ? MBEDTLS_OID_SIZE(MBEDTLS_OID_CLIENT_AUTH) : MBEDTLS_OID_SIZE(MBEDTLS_OID_SERVER_AUTH);
+        eku.buf.len = client_auth ? MBEDTLS_OID_SIZE(MBEDTLS_OID_CLIENT_AUTH)
+                                  : MBEDTLS_OID_SIZE(MBEDTLS_OID_SERVER_AUTH);
         ret = mbedtls_x509write_crt_set_ext_key_usage(&w, &eku);
     }
     if (ret == 0 && issuer != NULL && !client_auth) {
@@ -159,7 +161,7 @@ void certgen_rmdir(const char *dir)
     if (d == NULL) {
         return;
     }
-    while ((e = readdir(d)) != NULL) {
+    for (e = readdir(d); e != NULL; e = readdir(d)) {
         char path[1024];
 
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {

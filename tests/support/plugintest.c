@@ -6,9 +6,9 @@
  */
 #include "plugintest.h"
 
+#include "adm/admission/review.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
-#include "adm/admission/review.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -87,8 +87,8 @@ pt_result_t pt_run(adm_arena_t *a, const adm_plugin_t *p, void *state, char phas
     return res;
 }
 
-int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t *opts, void **state, char *err,
-                 size_t err_len)
+int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t *opts, void **state,
+                 char *err, size_t err_len)
 {
     adm_plugin_config_t cfg = {0};
     adm_opt_value_t values[16];

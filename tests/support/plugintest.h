@@ -14,12 +14,12 @@
 
 /* The request to build; NULL strings mean absent (empty), NULL JSON means no object. */
 typedef struct pt_request_s {
-    const char *operation;  /* "CREATE", "UPDATE", "DELETE", "CONNECT" */
-    const char *group;      /* resource and kind group, "" for core */
-    const char *version;    /* "v1" when NULL */
-    const char *resource;   /* "pods" */
+    const char *operation; /* "CREATE", "UPDATE", "DELETE", "CONNECT" */
+    const char *group;     /* resource and kind group, "" for core */
+    const char *version;   /* "v1" when NULL */
+    const char *resource;  /* "pods" */
     const char *sub_resource;
-    const char *kind;       /* "Pod" */
+    const char *kind; /* "Pod" */
     const char *namespace_;
     const char *name;
     const char *username;
@@ -57,8 +57,8 @@ void pt_set_clock(const adm_clock_t *clock);
  * (NULL: their defaults), as the chain does. Returns what configure returned; err receives its
  * message.
  */
-int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t *opts, void **state, char *err,
-                 size_t err_len);
+int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t *opts, void **state,
+                 char *err, size_t err_len);
 
 /** True when JSON texts a and b are equal as JSON values (member order ignored). */
 bool pt_json_equal(const char *a, const char *b);

@@ -9,8 +9,8 @@
 #ifndef ADM_ADMISSION_H
 #define ADM_ADMISSION_H
 
-#include "adm/base/arena.h"
 #include "adm/admission/review.h"
+#include "adm/base/arena.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -47,10 +47,10 @@ typedef struct adm_attrs_s {
     const adm_review_request_t *req;
     adm_arena_t *arena;
     /* private to admission.c and the chain */
-    yyjson_val *object_view;   /* current object, immutable (NULL: none) */
-    yyjson_mut_doc *mdoc;      /* mutable copy, made on the first change */
-    bool view_stale;           /* mdoc changed since object_view was made */
-    bool changed;              /* some plugin asked for the mutable object */
+    yyjson_val *object_view; /* current object, immutable (NULL: none) */
+    yyjson_mut_doc *mdoc;    /* mutable copy, made on the first change */
+    bool view_stale;         /* mdoc changed since object_view was made */
+    bool changed;            /* some plugin asked for the mutable object */
     /* what the answer carries besides the decision (webhooks' warnings and audit annotations);
        warnings only through adm_attrs_add_warning, which keeps kube-apiserver's limits */
     const char **warnings;
@@ -66,8 +66,8 @@ typedef struct adm_attrs_s {
 
 /* A rejection, as metav1.Status; plugins fill it through the constructors below. */
 typedef struct adm_status_s {
-    int32_t code;        /* HTTP code: 400, 403, 404, 422, 429, 500 ... */
-    const char *reason;  /* "Forbidden", "BadRequest" ...; NULL for kube's empty (Unknown) reason */
+    int32_t code;       /* HTTP code: 400, 403, 404, 422, 429, 500 ... */
+    const char *reason; /* "Forbidden", "BadRequest" ...; NULL for kube's empty (Unknown) reason */
     const char *message;
     yyjson_val *details; /* metav1.StatusDetails, or NULL */
 } adm_status_t;
@@ -140,7 +140,8 @@ int adm_status_internal(adm_status_t *st, adm_arena_t *a, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /** A plain Go error reaching the API: 500 with an empty reason and the message verbatim. */
-int adm_status_plain(adm_status_t *st, adm_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int adm_status_plain(adm_status_t *st, adm_arena_t *a, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /** apierrors.NewTooManyRequestsError: 429 TooManyRequests, `Too many requests: <msg>`. */
 int adm_status_too_many_requests(adm_status_t *st, adm_arena_t *a, const char *fmt, ...)
@@ -154,7 +155,7 @@ typedef struct adm_aggregate_s {
     adm_arena_t *arena;
     const char **msgs; /* distinct messages, in order */
     size_t n, cap;
-    bool failed;       /* an allocation failed (or a NULL message was added) */
+    bool failed; /* an allocation failed (or a NULL message was added) */
 } adm_aggregate_t;
 
 void adm_aggregate_init(adm_aggregate_t *agg, adm_arena_t *a);

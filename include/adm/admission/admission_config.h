@@ -14,9 +14,9 @@
 #include <yyjson.h>
 
 typedef struct adm_admission_plugin_config_s {
-    const char *name;    /* plugin name as written */
-    yyjson_val *config;  /* inline configuration or the parsed path file; NULL when neither */
-    const char *source;  /* "FILE: plugins[N].configuration" or the path file's name */
+    const char *name;   /* plugin name as written */
+    yyjson_val *config; /* inline configuration or the parsed path file; NULL when neither */
+    const char *source; /* "FILE: plugins[N].configuration" or the path file's name */
 } adm_admission_plugin_config_t;
 
 typedef struct adm_admission_config_s {
@@ -33,6 +33,7 @@ int adm_admission_config_load(adm_arena_t *a, const char *path, adm_admission_co
                               size_t err_len);
 
 /** The entry for name (the first, as kube-apiserver takes it), or NULL. */
-const adm_admission_plugin_config_t *adm_admission_config_find(const adm_admission_config_t *c, const char *name);
+const adm_admission_plugin_config_t *adm_admission_config_find(const adm_admission_config_t *c,
+                                                               const char *name);
 
 #endif

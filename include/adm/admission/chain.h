@@ -33,8 +33,8 @@ int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, si
 
 /** As adm_chain_create, with the downstream webhooks the webhook plugins call (NULL: none). */
 struct adm_webhooks_s;
-int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webhooks, adm_chain_t **out, char *err,
-                          size_t err_len);
+int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webhooks, adm_chain_t **out,
+                          char *err, size_t err_len);
 
 void adm_chain_destroy(adm_chain_t *c);
 
@@ -78,8 +78,8 @@ int adm_chain_run(adm_chain_t *c, unsigned phases, const adm_review_request_t *r
 typedef struct adm_chain_run_s adm_chain_run_t;
 typedef void (*adm_chain_done_fn)(void *arg, adm_review_response_t *resp);
 
-adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req, adm_arena_t *a,
-                                 uint64_t deadline_ms, adm_chain_done_fn done, void *arg);
+adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req,
+                                 adm_arena_t *a, uint64_t deadline_ms, adm_chain_done_fn done, void *arg);
 
 /** The caller is gone: outstanding webhook calls are dropped and done will not run. */
 void adm_chain_cancel(adm_chain_run_t *run);

@@ -16,7 +16,7 @@
 typedef struct adm_csr_attr_s {
     const unsigned char *oid; /* the attribute type's OID bytes, e.g. 55 04 03 for CN */
     size_t oid_len;
-    int tag;                  /* the value's ASN.1 string type (UTF8String, PrintableString, BMPString ...) */
+    int tag; /* the value's ASN.1 string type (UTF8String, PrintableString, BMPString ...) */
     const unsigned char *val;
     size_t val_len;
 } adm_csr_attr_t;

@@ -38,7 +38,7 @@ int adm_jsonpatch_apply(yyjson_mut_doc *doc, yyjson_val *patch, adm_jsonpatch_mo
  * the common cases (changed members, common prefixes and suffixes of arrays kept). The text is
  * arena memory; "[]" with *nops 0 when the two are equal. Returns 0 or ADM_ENOMEM.
  */
-int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, const char **out, size_t *out_len,
-                       size_t *nops);
+int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, const char **out,
+                       size_t *out_len, size_t *nops);
 
 #endif

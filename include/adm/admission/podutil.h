@@ -13,7 +13,10 @@
 #include <yyjson.h>
 
 /* The container lists of a PodSpec in kube's visiting order (VisitContainersWithPath). */
-#define ADM_POD_CONTAINER_LISTS {"initContainers", "containers", "ephemeralContainers"}
+#define ADM_POD_CONTAINER_LISTS                                                                              \
+    {                                                                                                        \
+        "initContainers", "containers", "ephemeralContainers"                                                \
+    }
 
 /* A toleration as kube's core.Toleration; strings "" when unset. */
 typedef struct adm_toleration_s {

@@ -50,27 +50,27 @@ typedef struct adm_user_info_s {
     const char *uid;
     const char **groups; /* ngroups entries */
     size_t ngroups;
-    yyjson_val *extra;   /* object of string arrays, or NULL */
+    yyjson_val *extra; /* object of string arrays, or NULL */
 } adm_user_info_t;
 
 typedef struct adm_review_request_s {
     adm_review_version_t version;
-    yyjson_doc *doc;           /* the whole parsed body (arena) */
-    const char *uid;           /* never empty after a successful decode */
+    yyjson_doc *doc; /* the whole parsed body (arena) */
+    const char *uid; /* never empty after a successful decode */
     adm_gvk_t kind;
     adm_gvr_t resource;
     const char *sub_resource;
-    adm_gvk_t request_kind;    /* requestKind; equals kind when the request omits it */
-    adm_gvr_t request_resource; /* requestResource; equals resource when omitted */
+    adm_gvk_t request_kind;           /* requestKind; equals kind when the request omits it */
+    adm_gvr_t request_resource;       /* requestResource; equals resource when omitted */
     const char *request_sub_resource; /* requestSubResource; equals sub_resource when omitted */
     const char *name;
     const char *namespace_;
     adm_operation_t operation;
     const char *operation_name; /* as sent: "CREATE", ... */
     adm_user_info_t user_info;
-    yyjson_val *object;        /* NULL when absent or JSON null */
-    yyjson_val *old_object;    /* NULL when absent or JSON null */
-    yyjson_val *options;       /* NULL when absent or JSON null */
+    yyjson_val *object;     /* NULL when absent or JSON null */
+    yyjson_val *old_object; /* NULL when absent or JSON null */
+    yyjson_val *options;    /* NULL when absent or JSON null */
     bool dry_run;
 } adm_review_request_t;
 
@@ -82,12 +82,12 @@ typedef struct adm_review_annotation_s {
 typedef struct adm_review_response_s {
     bool allowed;
     /* status: written when allowed is false or code is non-zero */
-    int32_t code;              /* HTTP-style code, e.g. 403 */
-    const char *reason;        /* "Forbidden", "Invalid", ... or NULL */
-    const char *message;       /* or NULL */
-    yyjson_val *details;       /* Status.details as JSON, or NULL */
-    const uint8_t *patch;      /* raw JSON Patch text; encoded base64 with patchType JSONPatch */
-    size_t patch_len;          /* 0: no patch */
+    int32_t code;         /* HTTP-style code, e.g. 403 */
+    const char *reason;   /* "Forbidden", "Invalid", ... or NULL */
+    const char *message;  /* or NULL */
+    yyjson_val *details;  /* Status.details as JSON, or NULL */
+    const uint8_t *patch; /* raw JSON Patch text; encoded base64 with patchType JSONPatch */
+    size_t patch_len;     /* 0: no patch */
     const char *const *warnings;
     size_t nwarnings;
     const adm_review_annotation_t *audit_annotations;

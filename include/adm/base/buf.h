@@ -16,7 +16,10 @@ typedef struct adm_buf_s {
     size_t cap; /* bytes allocated */
 } adm_buf_t;
 
-#define ADM_BUF_INIT {NULL, 0, 0}
+#define ADM_BUF_INIT                                                                                         \
+    {                                                                                                        \
+        NULL, 0, 0                                                                                           \
+    }
 
 /** Makes room for at least extra more bytes; returns 0 or ADM_ENOMEM. */
 int adm_buf_reserve(adm_buf_t *b, size_t extra);

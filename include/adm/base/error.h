@@ -8,15 +8,15 @@
 #define ADM_ERROR_H
 
 #define ADM_OK 0
-#define ADM_AGAIN (-1000)       /* would block: the caller resumes on a callback */
-#define ADM_DECLINED (-1001)    /* not mine: try the next handler */
-#define ADM_ENOMEM (-1002)      /* allocation failed */
-#define ADM_EINVAL (-1003)      /* invalid argument or input */
-#define ADM_ETLS (-1004)        /* TLS protocol or crypto failure */
-#define ADM_EOF (-1005)         /* peer closed cleanly (TLS close_notify or FIN) */
-#define ADM_ETOOBIG (-1006)     /* a size limit was exceeded */
-#define ADM_EIO (-1007)         /* file could not be read or written */
-#define ADM_EPARSE (-1008)      /* malformed data */
+#define ADM_AGAIN (-1000)    /* would block: the caller resumes on a callback */
+#define ADM_DECLINED (-1001) /* not mine: try the next handler */
+#define ADM_ENOMEM (-1002)   /* allocation failed */
+#define ADM_EINVAL (-1003)   /* invalid argument or input */
+#define ADM_ETLS (-1004)     /* TLS protocol or crypto failure */
+#define ADM_EOF (-1005)      /* peer closed cleanly (TLS close_notify or FIN) */
+#define ADM_ETOOBIG (-1006)  /* a size limit was exceeded */
+#define ADM_EIO (-1007)      /* file could not be read or written */
+#define ADM_EPARSE (-1008)   /* malformed data */
 
 /** Returns a static English description of an ADM_E* or -errno code. Never NULL. */
 const char *adm_strerror(int err);

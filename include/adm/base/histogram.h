@@ -17,8 +17,8 @@
 
 typedef struct adm_hist_s {
     uint64_t counts[ADM_HIST_BUCKETS];
-    uint64_t total;    /* values recorded */
-    uint64_t overflow; /* values above ADM_HIST_MAX_NS (counted in the last bucket too) */
+    uint64_t total;          /* values recorded */
+    uint64_t overflow;       /* values above ADM_HIST_MAX_NS (counted in the last bucket too) */
     uint64_t min_ns, max_ns; /* exact, as recorded */
     long double sum_ns;      /* for the mean */
 } adm_hist_t;

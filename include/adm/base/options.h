@@ -65,42 +65,42 @@ typedef struct adm_resolve_s {
 } adm_resolve_t;
 
 typedef struct adm_options_s {
-    struct sockaddr_storage listen;      /* --listen */
+    struct sockaddr_storage listen; /* --listen */
     bool has_health_listen;
     struct sockaddr_storage health_listen; /* --health-listen */
     bool has_metrics_listen;
     struct sockaddr_storage metrics_listen; /* --metrics-listen */
-    const char *tls_cert_file;           /* --tls-cert-file */
-    const char *tls_key_file;            /* --tls-private-key-file */
-    const char *self_signed_ca_out;      /* --self-signed-ca-out */
-    const char *client_ca_file;          /* --client-ca-file */
-    bool insecure_http;                  /* --insecure-http */
-    uint64_t idle_timeout_ms;            /* --idle-timeout */
-    uint64_t deadline_margin_ms;         /* --deadline-margin */
-    uint64_t max_request_bytes;          /* --max-request-bytes */
-    uint64_t max_connections;            /* --max-connections */
-    uint64_t shutdown_delay_ms;          /* --shutdown-delay */
-    uint64_t shutdown_grace_ms;          /* --shutdown-grace */
-    char enable_plugins[2048];           /* --enable-admission-plugins, repeated flags joined by commas */
-    char disable_plugins[2048];          /* --disable-admission-plugins */
-    const char *admission_config_file;   /* --admission-control-config-file */
+    const char *tls_cert_file;              /* --tls-cert-file */
+    const char *tls_key_file;               /* --tls-private-key-file */
+    const char *self_signed_ca_out;         /* --self-signed-ca-out */
+    const char *client_ca_file;             /* --client-ca-file */
+    bool insecure_http;                     /* --insecure-http */
+    uint64_t idle_timeout_ms;               /* --idle-timeout */
+    uint64_t deadline_margin_ms;            /* --deadline-margin */
+    uint64_t max_request_bytes;             /* --max-request-bytes */
+    uint64_t max_connections;               /* --max-connections */
+    uint64_t shutdown_delay_ms;             /* --shutdown-delay */
+    uint64_t shutdown_grace_ms;             /* --shutdown-grace */
+    char enable_plugins[2048];              /* --enable-admission-plugins, repeated flags joined by commas */
+    char disable_plugins[2048];             /* --disable-admission-plugins */
+    const char *admission_config_file;      /* --admission-control-config-file */
     const char *webhook_configs[ADM_MAX_PATHS]; /* --webhook-config, in the order given */
     size_t nwebhook_configs;
-    const char *cluster_states[ADM_MAX_PATHS];  /* --cluster-state */
+    const char *cluster_states[ADM_MAX_PATHS]; /* --cluster-state */
     size_t ncluster_states;
-    adm_resolve_t resolve[ADM_MAX_RESOLVE];     /* --resolve HOST:PORT:ADDR */
+    adm_resolve_t resolve[ADM_MAX_RESOLVE]; /* --resolve HOST:PORT:ADDR */
     size_t nresolve;
-    bool allow_insecure_webhook_urls;    /* --allow-insecure-webhook-urls */
-    adm_log_format_t log_format;         /* --log-format */
-    int verbosity;                       /* --v */
+    bool allow_insecure_webhook_urls;          /* --allow-insecure-webhook-urls */
+    adm_log_format_t log_format;               /* --log-format */
+    int verbosity;                             /* --v */
     adm_declared_t declared[ADM_MAX_DECLARED]; /* adm_options_declare, in the order declared */
     size_t ndeclared;
 } adm_options_t;
 
 typedef enum adm_options_action_e {
-    ADM_OPTIONS_RUN,     /* start the server */
-    ADM_OPTIONS_HELP,    /* --help was given */
-    ADM_OPTIONS_VERSION, /* --version was given */
+    ADM_OPTIONS_RUN,          /* start the server */
+    ADM_OPTIONS_HELP,         /* --help was given */
+    ADM_OPTIONS_VERSION,      /* --version was given */
     ADM_OPTIONS_LIST_PLUGINS, /* --list-plugins was given */
 } adm_options_action_t;
 

@@ -46,10 +46,10 @@ typedef struct adm_plugin_config_s {
  */
 typedef struct adm_async_s adm_async_t;
 struct adm_async_s {
-    uint64_t deadline_ms;       /* when the answer is due, on adm_plugin_now_ms's scale */
-    unsigned round;             /* mutating phase: 0, or 1 when the chain runs again (reinvocation) */
-    bool reinvoke;              /* set by a mutating plugin: a webhook changed the object, run round 1 */
-    void (*cancel)(void *arg);  /* set by the plugin while its work is outstanding */
+    uint64_t deadline_ms;      /* when the answer is due, on adm_plugin_now_ms's scale */
+    unsigned round;            /* mutating phase: 0, or 1 when the chain runs again (reinvocation) */
+    bool reinvoke;             /* set by a mutating plugin: a webhook changed the object, run round 1 */
+    void (*cancel)(void *arg); /* set by the plugin while its work is outstanding */
     void *cancel_arg;
     /* private to the chain */
     void *run;

@@ -18,8 +18,9 @@
  * Validation follows kube-apiserver's create path (spec/webhook-dispatch.md section 8):
  * admissionReviewVersions must name v1 or v1beta1, unique webhook names. One exception:
  * sideEffects Some and Unknown, which kube-apiserver keeps on objects from v1beta1 days, load with
- * a warning (dry-run requests to such a webhook are then refused, as kube-apiserver refuses them). matchConditions (CEL) are refused while admitd has no CEL engine: a condition
- * ignored would call the webhook for requests it excluded.
+ * a warning (dry-run requests to such a webhook are then refused, as kube-apiserver refuses them).
+ * matchConditions (CEL) are refused while admitd has no CEL engine: a condition ignored would call the
+ * webhook for requests it excluded.
  *
  * Only the first problem found is reported, as one line: "FILE: KIND \"NAME\": FIELD: PROBLEM",
  * with the field path and problem text of kube-apiserver's field errors where there is one.

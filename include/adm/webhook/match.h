@@ -11,9 +11,9 @@
 #define ADM_WEBHOOK_MATCH_H
 
 #include "adm/admission/admission.h"
+#include "adm/admission/review.h"
 #include "adm/base/arena.h"
 #include "adm/webhook/cluster_state.h"
-#include "adm/admission/review.h"
 #include "adm/webhook/webhook.h"
 
 #include <stdbool.h>

@@ -25,7 +25,7 @@ typedef enum adm_webhook_type_e {
 } adm_webhook_type_t;
 
 typedef enum adm_failure_policy_e {
-    ADM_FAILURE_FAIL,   /* default */
+    ADM_FAILURE_FAIL, /* default */
     ADM_FAILURE_IGNORE,
 } adm_failure_policy_t;
 
@@ -104,15 +104,15 @@ typedef struct adm_webhook_service_s {
 
 typedef struct adm_webhook_s {
     adm_webhook_type_t type;
-    const char *config_name;  /* metadata.name of the configuration */
-    const char *name;         /* the webhook's name (what messages quote) */
-    const char *id;           /* "<configName>/<webhookName>/<n>", n counting earlier same names */
-    size_t index;             /* position in the full hook list of its type */
+    const char *config_name; /* metadata.name of the configuration */
+    const char *name;        /* the webhook's name (what messages quote) */
+    const char *id;          /* "<configName>/<webhookName>/<n>", n counting earlier same names */
+    size_t index;            /* position in the full hook list of its type */
     /* clientConfig: exactly one of url / service */
-    const char *url;          /* "https://host[:port][/path]" as written, or NULL */
+    const char *url;                      /* "https://host[:port][/path]" as written, or NULL */
     const adm_webhook_service_t *service; /* or NULL */
-    const char *ca_bundle;    /* PEM text (decoded from base64), NUL-terminated; NULL: system CAs */
-    size_t ca_bundle_len;     /* bytes of ca_bundle without the NUL */
+    const char *ca_bundle; /* PEM text (decoded from base64), NUL-terminated; NULL: system CAs */
+    size_t ca_bundle_len;  /* bytes of ca_bundle without the NUL */
     adm_rule_t *rules;
     size_t nrules;
     adm_failure_policy_t failure_policy;
@@ -120,7 +120,7 @@ typedef struct adm_webhook_s {
     adm_selector_t namespace_selector;
     adm_selector_t object_selector;
     adm_side_effects_t side_effects;
-    uint32_t timeout_seconds; /* 1..30, default 10 */
+    uint32_t timeout_seconds;            /* 1..30, default 10 */
     adm_review_version_t review_version; /* first of admissionReviewVersions that admitd speaks */
     adm_reinvocation_t reinvocation;     /* mutating only */
 } adm_webhook_t;

@@ -10,11 +10,11 @@
 #define ADM_WEBHOOKS_H
 
 #include "adm/admission/admission.h"
-#include "adm/webhook/cluster_state.h"
 #include "adm/base/histogram.h"
 #include "adm/base/options.h"
-#include "adm/webhook/webhook.h"
+#include "adm/webhook/cluster_state.h"
 #include "adm/webhook/config.h"
+#include "adm/webhook/webhook.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,7 +47,8 @@ struct adm_plugin_config_s;
  * would accept with "SOURCE: kubeConfigFile: ... not supported yet". Without a configuration it
  * returns 0. Errors are ADM_EINVAL with one line in err.
  */
-int adm_webhooks_configure_plugin(const struct adm_plugin_config_s *cfg, void **state, char *err, size_t err_len);
+int adm_webhooks_configure_plugin(const struct adm_plugin_config_s *cfg, void **state, char *err,
+                                  size_t err_len);
 
 const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w);
 const adm_cluster_state_t *adm_webhooks_cluster(const adm_webhooks_t *w);
@@ -55,18 +56,18 @@ const adm_cluster_state_t *adm_webhooks_cluster(const adm_webhooks_t *w);
 /* What one call came to (spec 3.6). */
 typedef enum adm_hook_outcome_e {
     ADM_HOOK_ALLOWED,
-    ADM_HOOK_DENIED,  /* status: the webhook's rejection, made user-visible (spec 3.5) */
-    ADM_HOOK_FAILED,  /* a call failure: reason; failurePolicy decides */
-    ADM_HOOK_ERROR,   /* status: not subject to failurePolicy (dry run refused, ...) */
+    ADM_HOOK_DENIED, /* status: the webhook's rejection, made user-visible (spec 3.5) */
+    ADM_HOOK_FAILED, /* a call failure: reason; failurePolicy decides */
+    ADM_HOOK_ERROR,  /* status: not subject to failurePolicy (dry run refused, ...) */
 } adm_hook_outcome_t;
 
 typedef struct adm_hook_result_s {
     adm_hook_outcome_t outcome;
     adm_status_t status;
-    const char *reason;       /* FAILED: the text after `failed calling webhook "NAME": ` */
-    yyjson_val *patch;        /* ALLOWED from a mutating webhook: the JSON Patch array, or NULL */
-    const char *patch_type;   /* with patch: as the webhook sent it (v1beta1: "JSONPatch") */
-    const char **warnings;    /* as returned (checked, deduplicated and cut by adm_attrs_add_warning) */
+    const char *reason;     /* FAILED: the text after `failed calling webhook "NAME": ` */
+    yyjson_val *patch;      /* ALLOWED from a mutating webhook: the JSON Patch array, or NULL */
+    const char *patch_type; /* with patch: as the webhook sent it (v1beta1: "JSONPatch") */
+    const char **warnings;  /* as returned (checked, deduplicated and cut by adm_attrs_add_warning) */
     size_t nwarnings;
     adm_review_annotation_t *annotations; /* keys already "NAME.KEY" and valid */
     size_t nannotations;
@@ -82,10 +83,10 @@ typedef struct adm_hook_call_s adm_hook_call_t;
  * each call stamps its own fresh uid into a copy.
  */
 typedef struct adm_hook_body_s {
-    const char *v1, *v1beta1;   /* the serialised AdmissionReviews (lazily, NULL until needed) */
+    const char *v1, *v1beta1; /* the serialised AdmissionReviews (lazily, NULL until needed) */
     size_t v1_len, v1beta1_len;
     size_t v1_uid_off, v1beta1_uid_off;
-    yyjson_val *object;         /* the object the body carries */
+    yyjson_val *object; /* the object the body carries */
 } adm_hook_body_t;
 
 /**
@@ -93,9 +94,10 @@ typedef struct adm_hook_body_s {
  * (loop time). Memory from a. Returns the call, with done to run once later; or NULL with *now
  * filled when the outcome is known without a call (a dry run refused, no time left, no client).
  */
-adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh, const adm_review_request_t *req,
-                                     adm_hook_body_t *body, adm_arena_t *a, uint64_t deadline_ms,
-                                     adm_hook_done_fn done, void *arg, adm_hook_result_t *now);
+adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh,
+                                     const adm_review_request_t *req, adm_hook_body_t *body, adm_arena_t *a,
+                                     uint64_t deadline_ms, adm_hook_done_fn done, void *arg,
+                                     adm_hook_result_t *now);
 
 /**
  * The result is no longer wanted (the request was answered or cancelled): done will not run. The
@@ -108,8 +110,8 @@ void adm_hook_call_abandon(adm_hook_call_t *call);
 void adm_hook_body_init(adm_hook_body_t *body, yyjson_val *object);
 
 /** Appends an annotation (key, value), dropping a key already present with another value. */
-void adm_hook_add_annotation(adm_arena_t *a, adm_review_annotation_t **list, size_t *n, size_t *cap, const char *key,
-                             const char *value);
+void adm_hook_add_annotation(adm_arena_t *a, adm_review_annotation_t **list, size_t *n, size_t *cap,
+                             const char *key, const char *value);
 
 /** Adds a webhook result's warnings and audit annotations to what the answer will carry. */
 void adm_hook_merge_extras(adm_attrs_t *attrs, const adm_hook_result_t *r);
@@ -122,11 +124,11 @@ const char *adm_hook_annotation_key(adm_arena_t *a, const char *prefix, unsigned
  * observability work (INTERFACE.md admitd_webhook_*), and readable by tests and tools.
  */
 typedef struct adm_hook_stats_s {
-    uint64_t calls;                /* calls that reached the network */
-    uint64_t outcomes[4];          /* by adm_hook_outcome_t, calls and immediate outcomes alike */
-    uint64_t rejected;             /* answers that rejected (denied, refused, failed closed) */
-    uint64_t failed_open;          /* call failures ignored under failurePolicy Ignore */
-    adm_hist_t latency;            /* of the calls, in ns */
+    uint64_t calls;       /* calls that reached the network */
+    uint64_t outcomes[4]; /* by adm_hook_outcome_t, calls and immediate outcomes alike */
+    uint64_t rejected;    /* answers that rejected (denied, refused, failed closed) */
+    uint64_t failed_open; /* call failures ignored under failurePolicy Ignore */
+    adm_hist_t latency;   /* of the calls, in ns */
 } adm_hook_stats_t;
 
 /** The statistics of wh (a webhook of w's set). */

@@ -22,11 +22,11 @@
 
 #include "adm/admission/admission_config.h"
 #include "adm/admission/chain.h"
+#include "adm/admission/jsonpatch.h"
+#include "adm/admission/review.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
-#include "adm/admission/jsonpatch.h"
 #include "adm/plugins/plugin.h"
-#include "adm/admission/review.h"
 #include "certgen.h"
 #include "plugintest.h"
 
@@ -63,8 +63,8 @@ static const char *write_file(const char *name, const char *text)
     return p;
 }
 
-static int make_chain(const char *enable, const char *disable, const char *config_file, adm_chain_t **c, char *err,
-                      size_t err_len)
+static int make_chain(const char *enable, const char *disable, const char *config_file, adm_chain_t **c,
+                      char *err, size_t err_len)
 {
     adm_options_t o;
 
@@ -100,19 +100,22 @@ static void test_enabled_set(void **state)
     adm_chain_destroy(c);
 
     /* Flag order does not matter; a name in both lists is enabled; defaults can be disabled. */
-    assert_int_equal(make_chain("AlwaysDeny, AlwaysPullImages,DenyServiceExternalIPs",
-                                "DefaultTolerationSeconds,DenyServiceExternalIPs,TaintNodesByCondition,PodSecurity",
-                                NULL, &c, err, sizeof(err)),
-                     0);
+    assert_int_equal(
+        make_chain("AlwaysDeny, AlwaysPullImages,DenyServiceExternalIPs",
+                   "DefaultTolerationSeconds,DenyServiceExternalIPs,TaintNodesByCondition,PodSecurity", NULL,
+                   &c, err, sizeof(err)),
+        0);
     names = adm_chain_plugins(c, &n);
     {
         const char *order[16];
         size_t k = 0;
 
         for (size_t i = 0; i < count; i++) {
-            if (strcmp(all[i].name, "AlwaysPullImages") == 0 || strcmp(all[i].name, "DenyServiceExternalIPs") == 0 ||
+            if (strcmp(all[i].name, "AlwaysPullImages") == 0 ||
+                strcmp(all[i].name, "DenyServiceExternalIPs") == 0 ||
                 strcmp(all[i].name, "AlwaysDeny") == 0 ||
-                (all[i].default_on && all[i].plugin != NULL && strcmp(all[i].name, "DefaultTolerationSeconds") != 0 &&
+                (all[i].default_on && all[i].plugin != NULL &&
+                 strcmp(all[i].name, "DefaultTolerationSeconds") != 0 &&
                  strcmp(all[i].name, "TaintNodesByCondition") != 0)) {
                 order[k++] = all[i].name;
             }
@@ -133,13 +136,15 @@ static void test_flag_errors(void **state)
 
     assert_int_equal(make_chain("Bogus", NULL, NULL, &c, err, sizeof(err)), ADM_EINVAL);
     assert_null(c);
-    assert_non_null(strstr(err, "--enable-admission-plugins: plugin \"Bogus\" is unknown; known plugins: AlwaysAdmit, "));
+    assert_non_null(
+        strstr(err, "--enable-admission-plugins: plugin \"Bogus\" is unknown; known plugins: AlwaysAdmit, "));
     assert_non_null(strstr(err, ", ResourceQuota, AlwaysDeny"));
     assert_int_equal(make_chain(NULL, "alwaysdeny", NULL, &c, err, sizeof(err)), ADM_EINVAL);
     assert_non_null(strstr(err, "--disable-admission-plugins: plugin \"alwaysdeny\" is unknown"));
     assert_int_equal(make_chain("ResourceQuota", NULL, NULL, &c, err, sizeof(err)), ADM_EINVAL);
-    assert_string_equal(err, "--enable-admission-plugins: plugin \"ResourceQuota\" is known to kube-apiserver but not "
-                             "implemented by admitd yet (see --list-plugins)");
+    assert_string_equal(
+        err, "--enable-admission-plugins: plugin \"ResourceQuota\" is known to kube-apiserver but not "
+             "implemented by admitd yet (see --list-plugins)");
     /* Disabling a known, unimplemented plugin is fine. */
     assert_int_equal(make_chain(NULL, "ResourceQuota,PodSecurity", NULL, &c, err, sizeof(err)), 0);
     adm_chain_destroy(c);
@@ -166,31 +171,35 @@ static void test_admission_config(void **state)
     char err[1024];
     const char *path;
 
-    write_file("erl.yaml", "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\nlimits:\n"
-                           "- type: Server\n  qps: 5\n  burst: 10\n");
-    path = write_file("admission.yaml", "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n"
-                                        "plugins:\n- name: EventRateLimit\n  path: erl.yaml\n"
-                                        "- name: PodSecurity\n  configuration:\n    defaults: {enforce: baseline}\n"
-                                        "  path: ignored-when-inline.yaml\n"
-                                        "- name: AlwaysAdmit\n");
+    write_file("erl.yaml",
+               "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\nlimits:\n"
+               "- type: Server\n  qps: 5\n  burst: 10\n");
+    path = write_file("admission.yaml",
+                      "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n"
+                      "plugins:\n- name: EventRateLimit\n  path: erl.yaml\n"
+                      "- name: PodSecurity\n  configuration:\n    defaults: {enforce: baseline}\n"
+                      "  path: ignored-when-inline.yaml\n"
+                      "- name: AlwaysAdmit\n");
     adm_arena_reset(arena);
     assert_int_equal(adm_admission_config_load(arena, path, &cfg, err, sizeof(err)), 0);
     assert_int_equal(cfg.nplugins, 3);
     assert_string_equal(cfg.plugins[0].name, "EventRateLimit");
-    assert_int_equal(yyjson_get_int(yyjson_obj_get(yyjson_arr_get(yyjson_obj_get(cfg.plugins[0].config, "limits"), 0),
-                                                   "burst")),
+    assert_int_equal(yyjson_get_int(yyjson_obj_get(
+                         yyjson_arr_get(yyjson_obj_get(cfg.plugins[0].config, "limits"), 0), "burst")),
                      10);
     assert_non_null(strstr(cfg.plugins[0].source, "/erl.yaml"));
-    assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_obj_get(cfg.plugins[1].config, "defaults"), "enforce")),
-                        "baseline");
+    assert_string_equal(
+        yyjson_get_str(yyjson_obj_get(yyjson_obj_get(cfg.plugins[1].config, "defaults"), "enforce")),
+        "baseline");
     assert_non_null(strstr(cfg.plugins[1].source, "admission.yaml: plugins[1].configuration"));
     assert_null(cfg.plugins[2].config);
     assert_ptr_equal(adm_admission_config_find(&cfg, "PodSecurity"), &cfg.plugins[1]);
     assert_null(adm_admission_config_find(&cfg, "LimitRanger"));
 
     /* JSON, the older apiVersions, and the legacy opaque file all load. */
-    path = write_file("a.json", "{\"apiVersion\":\"apiserver.k8s.io/v1alpha1\",\"kind\":\"AdmissionConfiguration\","
-                                "\"plugins\":[{\"name\":\"AlwaysAdmit\",\"configuration\":{\"a\":1}}]}");
+    path = write_file("a.json",
+                      "{\"apiVersion\":\"apiserver.k8s.io/v1alpha1\",\"kind\":\"AdmissionConfiguration\","
+                      "\"plugins\":[{\"name\":\"AlwaysAdmit\",\"configuration\":{\"a\":1}}]}");
     assert_int_equal(adm_admission_config_load(arena, path, &cfg, err, sizeof(err)), 0);
     assert_int_equal(cfg.nplugins, 1);
     path = write_file("legacy.yaml", "podNodeSelectorPluginConfig:\n  clusterDefaultNodeSelector: a=b\n");
@@ -203,30 +212,37 @@ static void test_admission_config(void **state)
         adm_chain_t *c;
         char e[2048];
 
-        path = write_file("ok.yaml", "apiVersion: apiserver.config.k8s.io/v1alpha1\nkind: AdmissionConfiguration\n"
-                                     "plugins:\n- name: AlwaysAdmit\n  configuration: {}\n");
+        path = write_file("ok.yaml",
+                          "apiVersion: apiserver.config.k8s.io/v1alpha1\nkind: AdmissionConfiguration\n"
+                          "plugins:\n- name: AlwaysAdmit\n  configuration: {}\n");
         assert_int_equal(make_chain(NULL, NULL, path, &c, e, sizeof(e)), 0);
         adm_chain_destroy(c);
     }
 
     config_error("apiVersion: [\n", "line 2 column 1: did not find expected node content");
-    config_error("apiVersion: v1\nkind: AdmissionConfiguration\n",
-                 "apiVersion: want apiserver.config.k8s.io/v1 (or v1alpha1, or the legacy apiserver.k8s.io/v1alpha1)");
-    config_error("apiVersion: apiserver.config.k8s.io/v1\nkind: Config\n", "kind: want AdmissionConfiguration");
+    config_error(
+        "apiVersion: v1\nkind: AdmissionConfiguration\n",
+        "apiVersion: want apiserver.config.k8s.io/v1 (or v1alpha1, or the legacy apiserver.k8s.io/v1alpha1)");
+    config_error("apiVersion: apiserver.config.k8s.io/v1\nkind: Config\n",
+                 "kind: want AdmissionConfiguration");
     config_error("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugin: []\n",
                  "unknown field \"plugin\"");
     config_error("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins: {}\n",
                  "plugins: must be a list");
-    config_error("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- path: x\n",
-                 "plugins[0].name: required");
-    config_error("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: A\n  path: 5\n",
+    config_error(
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- path: x\n",
+        "plugins[0].name: required");
+    config_error("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: "
+                 "A\n  path: 5\n",
                  "plugins[0].path: must be a string");
     config_error("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: A\n"
                  "- name: B\n  configuration: [1]\n",
                  "plugins[1].configuration: must be an object");
-    config_error("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: A\n  nme: B\n",
+    config_error("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: "
+                 "A\n  nme: B\n",
                  "plugins[0]: unknown field \"nme\"");
-    config_error("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: A\n  name: B\n",
+    config_error("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: "
+                 "A\n  name: B\n",
                  "plugins[0]: duplicate field \"name\"");
     config_error("", "want one AdmissionConfiguration object, found an empty file");
     {
@@ -234,10 +250,12 @@ static void test_admission_config(void **state)
         char e[2048];
         char want[1024];
 
-        path = write_file("missing.yaml", "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n"
-                                          "plugins:\n- name: AlwaysAdmit\n  path: nope.yaml\n");
+        path = write_file("missing.yaml",
+                          "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n"
+                          "plugins:\n- name: AlwaysAdmit\n  path: nope.yaml\n");
         assert_int_equal(make_chain(NULL, NULL, path, &c, e, sizeof(e)), ADM_EINVAL);
-        snprintf(want, sizeof(want), "%s: plugins[0].path: %s/nope.yaml: No such file or directory", path, dir);
+        snprintf(want, sizeof(want), "%s: plugins[0].path: %s/nope.yaml: No such file or directory", path,
+                 dir);
         assert_string_equal(e, want);
         snprintf(want, sizeof(want), "%s/absent.yaml", dir);
         assert_int_equal(make_chain(NULL, NULL, want, &c, e, sizeof(e)), ADM_EINVAL);
@@ -269,10 +287,11 @@ static void webhook_config_error(const char *disable, const char *text, const ch
 
 static void test_webhook_admission_config(void **state)
 {
-    static const char head[] = "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n";
-    static const char unsupported[] =
-        "kubeConfigFile: downstream client credentials (WebhookAdmissionConfiguration, INTERFACE D13) are not "
-        "supported yet";
+    static const char head[] =
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n";
+    static const char unsupported[] = "kubeConfigFile: downstream client credentials "
+                                      "(WebhookAdmissionConfiguration, INTERFACE D13) are not "
+                                      "supported yet";
     char text[2048];
     char kubeconfig_path[512];
     adm_chain_t *c = NULL;
@@ -291,7 +310,8 @@ static void test_webhook_admission_config(void **state)
     assert_int_equal(make_chain(NULL, "ValidatingAdmissionWebhook", path, &c, err, sizeof(err)), 0);
     adm_chain_destroy(c);
     /* an entry without configuration is kube's default: no kubeconfig */
-    snprintf(text, sizeof(text), "%s- name: ValidatingAdmissionWebhook\n- name: MutatingAdmissionWebhook\n", head);
+    snprintf(text, sizeof(text), "%s- name: ValidatingAdmissionWebhook\n- name: MutatingAdmissionWebhook\n",
+             head);
     path = write_file("webhook-admission.yaml", text);
     assert_int_equal(make_chain(NULL, NULL, path, &c, err, sizeof(err)), 0);
     adm_chain_destroy(c);
@@ -302,11 +322,14 @@ static void test_webhook_admission_config(void **state)
                                 "kubeConfigFile: /etc/kubernetes/admission-kubeconfig.yaml\n");
     snprintf(text, sizeof(text), "%s- name: MutatingAdmissionWebhook\n  path: mutating.yaml\n", head);
     webhook_config_error(NULL, text, kubeconfig_path, unsupported);
-    snprintf(text, sizeof(text), "%s- name: MutatingAdmissionWebhook\n  path: mutating.yaml\n"
-             "- name: ValidatingAdmissionWebhook\n  path: mutating.yaml\n", head);
+    snprintf(text, sizeof(text),
+             "%s- name: MutatingAdmissionWebhook\n  path: mutating.yaml\n"
+             "- name: ValidatingAdmissionWebhook\n  path: mutating.yaml\n",
+             head);
     path = write_file("webhook-admission.yaml", text);
-    assert_int_equal(make_chain(NULL, "MutatingAdmissionWebhook,ValidatingAdmissionWebhook", path, &c, err,
-                                sizeof(err)), 0);
+    assert_int_equal(
+        make_chain(NULL, "MutatingAdmissionWebhook,ValidatingAdmissionWebhook", path, &c, err, sizeof(err)),
+        0);
     adm_chain_destroy(c);
     /* v1alpha1 also takes the new kind */
     snprintf(text, sizeof(text),
@@ -337,17 +360,20 @@ static void test_webhook_admission_config(void **state)
              head);
     webhook_config_error(NULL, text, ": plugins[0].configuration", "kubeConfigFile: must be a string");
     /* ... and a type it does not know: the legacy kind exists only in v1alpha1 */
-    snprintf(text, sizeof(text),
-             "%s- name: ValidatingAdmissionWebhook\n  configuration:\n"
-             "    apiVersion: apiserver.config.k8s.io/v1\n    kind: WebhookAdmission\n    kubeConfigFile: /k\n",
-             head);
-    webhook_config_error(NULL, text, ": plugins[0].configuration",
-                         "kind: want WebhookAdmissionConfiguration (or, in apiserver.config.k8s.io/v1alpha1, the "
-                         "legacy WebhookAdmission)");
-    snprintf(text, sizeof(text),
-             "%s- name: ValidatingAdmissionWebhook\n  configuration:\n"
-             "    apiVersion: apiserver.k8s.io/v1alpha1\n    kind: WebhookAdmission\n    kubeConfigFile: /k\n",
-             head);
+    snprintf(
+        text, sizeof(text),
+        "%s- name: ValidatingAdmissionWebhook\n  configuration:\n"
+        "    apiVersion: apiserver.config.k8s.io/v1\n    kind: WebhookAdmission\n    kubeConfigFile: /k\n",
+        head);
+    webhook_config_error(
+        NULL, text, ": plugins[0].configuration",
+        "kind: want WebhookAdmissionConfiguration (or, in apiserver.config.k8s.io/v1alpha1, the "
+        "legacy WebhookAdmission)");
+    snprintf(
+        text, sizeof(text),
+        "%s- name: ValidatingAdmissionWebhook\n  configuration:\n"
+        "    apiVersion: apiserver.k8s.io/v1alpha1\n    kind: WebhookAdmission\n    kubeConfigFile: /k\n",
+        head);
     webhook_config_error(NULL, text, ": plugins[0].configuration",
                          "apiVersion: want apiserver.config.k8s.io/v1 or apiserver.config.k8s.io/v1alpha1 "
                          "(WebhookAdmissionConfiguration)");
@@ -377,9 +403,10 @@ static const char *apply_patch(const char *object, const adm_review_response_t *
     assert_non_null(patch);
     doc = yyjson_mut_doc_new(&alc);
     yyjson_mut_doc_set_root(
-        doc, yyjson_val_mut_copy(doc, yyjson_doc_get_root(yyjson_read_opts((char *)object, strlen(object), 0, &alc,
-                                                                           NULL))));
-    assert_int_equal(adm_jsonpatch_apply(doc, yyjson_doc_get_root(patch), ADM_JSONPATCH_STRICT, arena, &error), 0);
+        doc, yyjson_val_mut_copy(
+                 doc, yyjson_doc_get_root(yyjson_read_opts((char *)object, strlen(object), 0, &alc, NULL))));
+    assert_int_equal(
+        adm_jsonpatch_apply(doc, yyjson_doc_get_root(patch), ADM_JSONPATCH_STRICT, arena, &error), 0);
     return yyjson_mut_write_opts(doc, 0, &alc, NULL, NULL);
 }
 
@@ -401,9 +428,10 @@ static void test_phases(void **state)
     resp = run(c, ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, body);
     assert_true(resp.allowed);
     assert_true(resp.patch_len > 0);
-    assert_json_equal(apply_patch(pod, &resp), "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"image\":"
-                                               "\"a\",\"imagePullPolicy\":\"Always\"}],\"tolerations\":[{\"operator\":"
-                                               "\"Exists\"}]}}");
+    assert_json_equal(apply_patch(pod, &resp),
+                      "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"image\":"
+                      "\"a\",\"imagePullPolicy\":\"Always\"}],\"tolerations\":[{\"operator\":"
+                      "\"Exists\"}]}}");
     /* /validate alone sees the policy as received and rejects. */
     resp = run(c, ADM_PHASE_VALIDATING, body);
     assert_false(resp.allowed);
@@ -415,7 +443,8 @@ static void test_phases(void **state)
     assert_true(resp.patch_len > 0);
     /* A plugin sees only the operations it handles: AlwaysPullImages would answer 400 to a DELETE. */
     {
-        pt_request_t del = {.operation = "DELETE", .resource = "pods", .kind = "Pod", .name = "p", .old_object = pod};
+        pt_request_t del = {
+            .operation = "DELETE", .resource = "pods", .kind = "Pod", .name = "p", .old_object = pod};
 
         resp = run(c, ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, pt_review_json(arena, &del));
         assert_true(resp.allowed);
@@ -436,7 +465,8 @@ static void test_phases(void **state)
     resp = run(c, ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, body);
     assert_false(resp.allowed);
     assert_int_equal(resp.code, 403);
-    assert_string_equal(resp.message, "pods \"p\" is forbidden: admission control is denying all modifications");
+    assert_string_equal(resp.message,
+                        "pods \"p\" is forbidden: admission control is denying all modifications");
     assert_null(resp.patch);
     adm_chain_destroy(c);
 }

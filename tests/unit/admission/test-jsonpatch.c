@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
+#include "adm/admission/jsonpatch.h"
 #include "adm/base/arena.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
-#include "adm/admission/jsonpatch.h"
 
 static adm_arena_t *arena;
 
@@ -53,7 +53,8 @@ static bool same_json(const char *text, yyjson_val *expected)
     yyjson_doc *got = yyjson_read(text, strlen(text), 0);
     yyjson_mut_doc *a = yyjson_mut_doc_new(NULL);
     yyjson_mut_doc *b = yyjson_mut_doc_new(NULL);
-    bool same = yyjson_mut_equals(yyjson_val_mut_copy(a, yyjson_doc_get_root(got)), yyjson_val_mut_copy(b, expected));
+    bool same =
+        yyjson_mut_equals(yyjson_val_mut_copy(a, yyjson_doc_get_root(got)), yyjson_val_mut_copy(b, expected));
 
     yyjson_doc_free(got);
     yyjson_mut_doc_free(a);
@@ -71,8 +72,10 @@ static const struct {
     bool kube_succeeds;
 } kube_differences[] = {
     {NULL, "[{\"op\":\"add\",\"path\":\"/bar/-1\",\"value\":\"5\"}]", true},
-    {"test with bad array number that has leading zeros", "[{\"op\":\"test\",\"path\":\"/00\",\"value\":\"foo\"}]", true},
-    {"test with bad array number that has leading zeros", "[{\"op\":\"test\",\"path\":\"/01\",\"value\":\"bar\"}]", true},
+    {"test with bad array number that has leading zeros",
+     "[{\"op\":\"test\",\"path\":\"/00\",\"value\":\"foo\"}]", true},
+    {"test with bad array number that has leading zeros",
+     "[{\"op\":\"test\",\"path\":\"/01\",\"value\":\"bar\"}]", true},
 };
 
 static int kube_expectation(yyjson_val *record, yyjson_val *patch)
@@ -118,7 +121,7 @@ static void run_suite(const char *file, int *records, int *kube_checked)
         skip();
     }
     yyjson_arr_iter_init(yyjson_doc_get_root(suite), &it);
-    while ((record = yyjson_arr_iter_next(&it)) != NULL) {
+    for (record = yyjson_arr_iter_next(&it); record != NULL; record = yyjson_arr_iter_next(&it)) {
         yyjson_val *doc = yyjson_obj_get(record, "doc");
         yyjson_val *patch = yyjson_obj_get(record, "patch");
         yyjson_val *expected = yyjson_obj_get(record, "expected");
@@ -218,19 +221,22 @@ static void test_kube_mode(void **state)
                 "[{\"op\":\"add\",\"path\":\"/metadata/labels/app.kubernetes.io~1name\",\"value\":\"web\"},"
                 "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"a~b\":\"c\"}},"
                 "{\"op\":\"copy\",\"from\":\"/metadata/annotations/a~0b\",\"path\":\"/metadata/labels/-\"}]",
-                "{\"metadata\":{\"labels\":{\"app.kubernetes.io/name\":\"web\",\"-\":\"c\"},\"annotations\":{\"a~b\":\"c\"}}}");
+                "{\"metadata\":{\"labels\":{\"app.kubernetes.io/"
+                "name\":\"web\",\"-\":\"c\"},\"annotations\":{\"a~b\":\"c\"}}}");
 }
 
 static void test_error_messages(void **state)
 {
     yyjson_doc *doc = yyjson_read("{\"a\":[1]}", 9, 0);
-    const char *patch_json = "[{\"op\":\"test\",\"path\":\"/a/0\",\"value\":1},{\"op\":\"remove\",\"path\":\"/nope\"}]";
+    const char *patch_json =
+        "[{\"op\":\"test\",\"path\":\"/a/0\",\"value\":1},{\"op\":\"remove\",\"path\":\"/nope\"}]";
     yyjson_doc *patch = yyjson_read(patch_json, strlen(patch_json), 0);
     const char *error = NULL;
     char *out = NULL;
 
-    assert_int_equal(run(yyjson_doc_get_root(doc), yyjson_doc_get_root(patch), ADM_JSONPATCH_STRICT, &out, &error),
-                     ADM_EINVAL);
+    assert_int_equal(
+        run(yyjson_doc_get_root(doc), yyjson_doc_get_root(patch), ADM_JSONPATCH_STRICT, &out, &error),
+        ADM_EINVAL);
     assert_string_equal(error, "operation 1 (remove /nope): missing value");
     yyjson_doc_free(doc);
     yyjson_doc_free(patch);
@@ -463,7 +469,7 @@ static yyjson_mut_val *mutate(yyjson_mut_doc *d, yyjson_mut_val *v, int depth)
         yyjson_mut_val *key;
 
         yyjson_mut_obj_iter_init(v, &it);
-        while ((key = yyjson_mut_obj_iter_next(&it)) != NULL) {
+        for (key = yyjson_mut_obj_iter_next(&it); key != NULL; key = yyjson_mut_obj_iter_next(&it)) {
             uint32_t r = rnd(6);
 
             if (r == 0) {
@@ -510,15 +516,16 @@ static void check_pair(yyjson_doc *a, yyjson_mut_doc *b, uint64_t seed)
     yyjson_mut_doc *expect = yyjson_mut_doc_new(NULL);
 
     adm_arena_reset(arena);
-    assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &patch_text,
-                                        &patch_len, &nops), 0);
+    assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena,
+                                        &patch_text, &patch_len, &nops),
+                     0);
     patch = yyjson_read(patch_text, patch_len, 0);
     assert_non_null(patch);
     assert_int_equal(yyjson_arr_size(yyjson_doc_get_root(patch)), nops);
     yyjson_mut_doc_set_root(work, yyjson_val_mut_copy(work, yyjson_doc_get_root(a)));
     if (adm_jsonpatch_apply(work, yyjson_doc_get_root(patch), ADM_JSONPATCH_STRICT, arena, &error) != 0) {
-        fail_msg("seed %llu: patch %.*s does not apply: %s", (unsigned long long)seed, (int)patch_len, patch_text,
-                 error);
+        fail_msg("seed %llu: patch %.*s does not apply: %s", (unsigned long long)seed, (int)patch_len,
+                 patch_text, error);
     }
     yyjson_mut_doc_set_root(expect, yyjson_mut_val_mut_copy(expect, yyjson_mut_doc_get_root(b)));
     if (!yyjson_mut_equals(yyjson_mut_doc_get_root(work), yyjson_mut_doc_get_root(expect))) {
@@ -553,8 +560,9 @@ static void test_diff_property(void **state)
         }
         check_pair(a, b, seed);
         adm_arena_reset(arena);
-        assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(gen), arena, &text, &len,
-                                            &nops), 0);
+        assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(gen), arena,
+                                            &text, &len, &nops),
+                         0);
         assert_int_equal(nops, 0); /* a document against itself */
         assert_memory_equal(text, "[]", 2);
         total_ops += yyjson_mut_equals(yyjson_mut_doc_get_root(b), yyjson_mut_doc_get_root(gen)) ? 0 : 1;
@@ -581,7 +589,8 @@ static void test_diff_is_small(void **state)
                        "{\"op\":\"add\",\"path\":\"/spec/containers/2\",\"value\":{\"name\":\"sidecar\"}}]";
 
     yyjson_mut_obj_add_str(b, labels, "team/owner", "web");
-    yyjson_mut_obj_put(yyjson_mut_arr_get(containers, 0), yyjson_mut_str(b, "image"), yyjson_mut_str(b, "x:2"));
+    yyjson_mut_obj_put(yyjson_mut_arr_get(containers, 0), yyjson_mut_str(b, "image"),
+                       yyjson_mut_str(b, "x:2"));
     {
         yyjson_mut_val *sidecar = yyjson_mut_obj(b);
 
@@ -589,8 +598,8 @@ static void test_diff_is_small(void **state)
         yyjson_mut_arr_append(containers, sidecar);
     }
     adm_arena_reset(arena);
-    assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &text, &len, &nops),
-                     0);
+    assert_int_equal(
+        adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &text, &len, &nops), 0);
     assert_int_equal(nops, 3);
     assert_int_equal(len, strlen(want));
     assert_memory_equal(text, want, len);
@@ -638,7 +647,8 @@ static void test_diff_duplicate_keys(void **state)
 {
     static const char *const docs[] = {
         "{\"o\":{\"x\":1,\"x\":2},\"keep\":true}",
-        "{\"o\":{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,\"a\":0},\"keep\":true}",
+        "{\"o\":{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,\"a\":0},\"keep\":"
+        "true}",
     };
 
     for (size_t i = 0; i < 2; i++) {
@@ -650,9 +660,9 @@ static void test_diff_duplicate_keys(void **state)
 
         yyjson_mut_obj_add_str(b, o, "added", "v");
         adm_arena_reset(arena);
-        assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &text, &len,
-                                            &nops),
-                         0);
+        assert_int_equal(
+            adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &text, &len, &nops),
+            0);
         assert_int_equal(nops, 1);
         assert_non_null(strstr(text, "\"op\":\"replace\",\"path\":\"/o\""));
         check_pair(a, b, i);

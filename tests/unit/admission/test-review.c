@@ -15,10 +15,10 @@
 
 #include <cmocka.h>
 
+#include "adm/admission/review.h"
 #include "adm/base/arena.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
-#include "adm/admission/review.h"
 
 #define HEAD_V1 "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
 #define REQ_V1(members) HEAD_V1 "\"request\":{\"uid\":\"u\",\"operation\":\"CREATE\"," members "}}"
@@ -50,24 +50,24 @@ static int decode(const char *body, adm_review_request_t *r, const char **proble
 
 /* ---- decoding ---- */
 
-#define FULL_REQUEST                                                                               \
-    "\"request\":{"                                                                                \
-    "\"uid\":\"705ab4f5-6393-11e8-b7cc-42010a800002\","                                            \
-    "\"kind\":{\"group\":\"autoscaling\",\"version\":\"v1\",\"kind\":\"Scale\"},"                  \
-    "\"resource\":{\"group\":\"apps\",\"version\":\"v1\",\"resource\":\"deployments\"},"           \
-    "\"subResource\":\"scale\","                                                                   \
-    "\"requestKind\":{\"group\":\"autoscaling\",\"version\":\"v1beta1\",\"kind\":\"ScaleB\"},"     \
-    "\"requestResource\":{\"group\":\"extensions\",\"version\":\"v1beta1\","                       \
-    "\"resource\":\"deploymentsb\"},"                                                              \
-    "\"requestSubResource\":\"scaleb\","                                                           \
-    "\"name\":\"my-deployment\",\"namespace\":\"my-namespace\",\"operation\":\"UPDATE\","          \
-    "\"userInfo\":{\"username\":\"admin\",\"uid\":\"014fbff9a07c\","                               \
-    "\"groups\":[\"system:authenticated\",\"my-admin-group\"],"                                    \
-    "\"extra\":{\"some-key\":[\"some-value1\",\"some-value2\"]}},"                                 \
-    "\"object\":{\"apiVersion\":\"autoscaling/v1\",\"kind\":\"Scale\"},"                           \
-    "\"oldObject\":{\"apiVersion\":\"autoscaling/v1\",\"kind\":\"Scale\","                        \
-    "\"spec\":{\"replicas\":1}},"                                                                  \
-    "\"options\":{\"apiVersion\":\"meta.k8s.io/v1\",\"kind\":\"UpdateOptions\"},"                  \
+#define FULL_REQUEST                                                                                         \
+    "\"request\":{"                                                                                          \
+    "\"uid\":\"705ab4f5-6393-11e8-b7cc-42010a800002\","                                                      \
+    "\"kind\":{\"group\":\"autoscaling\",\"version\":\"v1\",\"kind\":\"Scale\"},"                            \
+    "\"resource\":{\"group\":\"apps\",\"version\":\"v1\",\"resource\":\"deployments\"},"                     \
+    "\"subResource\":\"scale\","                                                                             \
+    "\"requestKind\":{\"group\":\"autoscaling\",\"version\":\"v1beta1\",\"kind\":\"ScaleB\"},"               \
+    "\"requestResource\":{\"group\":\"extensions\",\"version\":\"v1beta1\","                                 \
+    "\"resource\":\"deploymentsb\"},"                                                                        \
+    "\"requestSubResource\":\"scaleb\","                                                                     \
+    "\"name\":\"my-deployment\",\"namespace\":\"my-namespace\",\"operation\":\"UPDATE\","                    \
+    "\"userInfo\":{\"username\":\"admin\",\"uid\":\"014fbff9a07c\","                                         \
+    "\"groups\":[\"system:authenticated\",\"my-admin-group\"],"                                              \
+    "\"extra\":{\"some-key\":[\"some-value1\",\"some-value2\"]}},"                                           \
+    "\"object\":{\"apiVersion\":\"autoscaling/v1\",\"kind\":\"Scale\"},"                                     \
+    "\"oldObject\":{\"apiVersion\":\"autoscaling/v1\",\"kind\":\"Scale\","                                   \
+    "\"spec\":{\"replicas\":1}},"                                                                            \
+    "\"options\":{\"apiVersion\":\"meta.k8s.io/v1\",\"kind\":\"UpdateOptions\"},"                            \
     "\"dryRun\":true,\"unknownField\":[1,2,3]}}"
 
 static void test_decode_every_field(void **state)
@@ -76,8 +76,7 @@ static void test_decode_every_field(void **state)
         const char *body;
         adm_review_version_t version;
     } cases[] = {
-        {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"," FULL_REQUEST,
-         ADM_REVIEW_V1},
+        {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"," FULL_REQUEST, ADM_REVIEW_V1},
         {"{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1beta1\"," FULL_REQUEST,
          ADM_REVIEW_V1BETA1},
     };
@@ -115,8 +114,7 @@ static void test_decode_every_field(void **state)
         assert_string_equal(r.user_info.groups[0], "system:authenticated");
         assert_string_equal(r.user_info.groups[1], "my-admin-group");
         assert_non_null(r.user_info.extra);
-        assert_string_equal(yyjson_get_str(yyjson_ptr_get(r.user_info.extra, "/some-key/1")),
-                            "some-value2");
+        assert_string_equal(yyjson_get_str(yyjson_ptr_get(r.user_info.extra, "/some-key/1")), "some-value2");
         assert_string_equal(yyjson_get_str(yyjson_obj_get(r.object, "kind")), "Scale");
         assert_int_equal(yyjson_get_int(yyjson_ptr_get(r.old_object, "/spec/replicas")), 1);
         assert_string_equal(yyjson_get_str(yyjson_obj_get(r.options, "kind")), "UpdateOptions");
@@ -134,8 +132,7 @@ static void test_decode_operations(void **state)
         {HEAD_V1 "\"request\":{\"uid\":\"u\",\"operation\":\"CREATE\"}}", ADM_OP_CREATE, "CREATE"},
         {HEAD_V1 "\"request\":{\"uid\":\"u\",\"operation\":\"UPDATE\"}}", ADM_OP_UPDATE, "UPDATE"},
         {HEAD_V1 "\"request\":{\"uid\":\"u\",\"operation\":\"DELETE\"}}", ADM_OP_DELETE, "DELETE"},
-        {HEAD_V1 "\"request\":{\"uid\":\"u\",\"operation\":\"CONNECT\"}}", ADM_OP_CONNECT,
-         "CONNECT"},
+        {HEAD_V1 "\"request\":{\"uid\":\"u\",\"operation\":\"CONNECT\"}}", ADM_OP_CONNECT, "CONNECT"},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -240,22 +237,19 @@ static void test_decode_errors(void **state)
         "request body is not an AdmissionReview: apiVersion must be admission.k8s.io/v1 or v1beta1";
     static const char *const not_review_kind =
         "request body is not an AdmissionReview: kind must be AdmissionReview";
-    static const char *const not_object =
-        "request body is not an AdmissionReview: not a JSON object";
+    static const char *const not_object = "request body is not an AdmissionReview: not a JSON object";
     static const struct {
         const char *body;
         const char *problem;
     } cases[] = {
         /* not JSON, truncated JSON: yyjson's message and the byte position */
         {"", "request body is not valid JSON: input length is 0 at byte 0"},
-        {"not json",
-         "request body is not valid JSON: invalid literal, expected a valid literal such as "
-         "'null' at byte 0"},
+        {"not json", "request body is not valid JSON: invalid literal, expected a valid literal such as "
+                     "'null' at byte 0"},
         {"{\"apiVersion\":\"admission.k8s.io/v1\"",
          "request body is not valid JSON: unexpected end of data at byte 35"},
-        {"{\"a\":}",
-         "request body is not valid JSON: unexpected character, expected a valid JSON value "
-         "at byte 5"},
+        {"{\"a\":}", "request body is not valid JSON: unexpected character, expected a valid JSON value "
+                     "at byte 5"},
         {"{}x", "request body is not valid JSON: unexpected content after document at byte 2"},
         {"{\"a\":\"\xff\"}", "request body is not valid JSON: invalid UTF-8 encoding in string at "
                              "byte 6"},
@@ -272,13 +266,11 @@ static void test_decode_errors(void **state)
         {"{\"apiVersion\":\"v1\",\"kind\":\"AdmissionReview\"}", not_review_api},
         {"{\"apiVersion\":\"admission.k8s.io/v2\",\"kind\":\"AdmissionReview\"}", not_review_api},
         {"{\"apiVersion\":\"admission.k8s.io/v1 \",\"kind\":\"AdmissionReview\"}", not_review_api},
-        {"{\"apiVersion\":\"admission.k8s.io/v1\\u0000\",\"kind\":\"AdmissionReview\"}",
-         not_review_api},
+        {"{\"apiVersion\":\"admission.k8s.io/v1\\u0000\",\"kind\":\"AdmissionReview\"}", not_review_api},
         {"{\"apiVersion\":7,\"kind\":\"AdmissionReview\"}", not_review_api},
         {"{\"apiVersion\":\"admission.k8s.io/v1\"}", not_review_kind},
         {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Pod\"}", not_review_kind},
-        {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":[\"AdmissionReview\"]}",
-         not_review_kind},
+        {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":[\"AdmissionReview\"]}", not_review_kind},
         /* request */
         {HEAD_V1 "\"response\":{}}", "AdmissionReview has no request"},
         {HEAD_V1 "\"request\":null}", "AdmissionReview has no request"},
@@ -290,10 +282,8 @@ static void test_decode_errors(void **state)
          "AdmissionReview request has no uid"},
         {HEAD_V1 "\"request\":{\"uid\":\"\",\"operation\":\"CREATE\"}}",
          "AdmissionReview request has no uid"},
-        {HEAD_V1 "\"request\":{\"uid\":5,\"operation\":\"CREATE\"}}",
-         "request.uid must be a string"},
-        {HEAD_V1 "\"request\":{\"uid\":[\"u\"],\"operation\":\"CREATE\"}}",
-         "request.uid must be a string"},
+        {HEAD_V1 "\"request\":{\"uid\":5,\"operation\":\"CREATE\"}}", "request.uid must be a string"},
+        {HEAD_V1 "\"request\":{\"uid\":[\"u\"],\"operation\":\"CREATE\"}}", "request.uid must be a string"},
         {HEAD_V1 "\"request\":{\"uid\":\"a\\u0000b\",\"operation\":\"CREATE\"}}",
          "request.uid must not contain a NUL character"},
         /* operation */
@@ -316,16 +306,12 @@ static void test_decode_errors(void **state)
         {REQ_V1("\"subResource\":2"), "request.subResource must be a string"},
         {REQ_V1("\"requestKind\":true"), "request.requestKind must be an object"},
         {REQ_V1("\"requestKind\":{\"group\":1}"), "request.requestKind.group must be a string"},
-        {REQ_V1("\"requestKind\":{\"version\":true}"),
-         "request.requestKind.version must be a string"},
+        {REQ_V1("\"requestKind\":{\"version\":true}"), "request.requestKind.version must be a string"},
         {REQ_V1("\"requestKind\":{\"kind\":2}"), "request.requestKind.kind must be a string"},
         {REQ_V1("\"requestResource\":\"pods\""), "request.requestResource must be an object"},
-        {REQ_V1("\"requestResource\":{\"group\":0}"),
-         "request.requestResource.group must be a string"},
-        {REQ_V1("\"requestResource\":{\"version\":0}"),
-         "request.requestResource.version must be a string"},
-        {REQ_V1("\"requestResource\":{\"resource\":0}"),
-         "request.requestResource.resource must be a string"},
+        {REQ_V1("\"requestResource\":{\"group\":0}"), "request.requestResource.group must be a string"},
+        {REQ_V1("\"requestResource\":{\"version\":0}"), "request.requestResource.version must be a string"},
+        {REQ_V1("\"requestResource\":{\"resource\":0}"), "request.requestResource.resource must be a string"},
         {REQ_V1("\"requestSubResource\":{}"), "request.requestSubResource must be a string"},
         {REQ_V1("\"name\":1"), "request.name must be a string"},
         {REQ_V1("\"name\":\"a\\u0000b\""), "request.name must not contain a NUL character"},
@@ -333,14 +319,12 @@ static void test_decode_errors(void **state)
         {REQ_V1("\"userInfo\":\"bob\""), "request.userInfo must be an object"},
         {REQ_V1("\"userInfo\":{\"username\":1}"), "request.userInfo.username must be a string"},
         {REQ_V1("\"userInfo\":{\"uid\":1}"), "request.userInfo.uid must be a string"},
-        {REQ_V1("\"userInfo\":{\"groups\":\"a\"}"),
-         "request.userInfo.groups must be an array of strings"},
+        {REQ_V1("\"userInfo\":{\"groups\":\"a\"}"), "request.userInfo.groups must be an array of strings"},
         {REQ_V1("\"userInfo\":{\"groups\":[\"a\",1]}"),
          "request.userInfo.groups must be an array of strings"},
         {REQ_V1("\"userInfo\":{\"groups\":[[\"a\"]]}"),
          "request.userInfo.groups must be an array of strings"},
-        {REQ_V1("\"userInfo\":{\"extra\":[]}"),
-         "request.userInfo.extra must be an object of string arrays"},
+        {REQ_V1("\"userInfo\":{\"extra\":[]}"), "request.userInfo.extra must be an object of string arrays"},
         {REQ_V1("\"userInfo\":{\"extra\":{\"k\":\"v\"}}"),
          "request.userInfo.extra must be an object of string arrays"},
         {REQ_V1("\"userInfo\":{\"extra\":{\"k\":[\"v\",2]}}"),
@@ -367,8 +351,7 @@ static void test_decode_errors(void **state)
             fail_msg("case %zu: rc %d, want ADM_EPARSE with \"%s\"", i, rc, want);
         }
         if (want[strlen(want) - 1] == '*') {
-            if (strncmp(problem, want, strlen(want) - 1) != 0 ||
-                strstr(problem, " at byte ") == NULL) {
+            if (strncmp(problem, want, strlen(want) - 1) != 0 || strstr(problem, " at byte ") == NULL) {
                 fail_msg("case %zu: got \"%s\", want \"%s\"", i, problem, want);
             }
         } else if (strcmp(problem, want) != 0) {
@@ -508,14 +491,14 @@ static void test_fixtures(void **state)
         bool object, old_object;
         const char *options_kind;
     } cases[] = {
-        {"pod-create.v1.review.json", ADM_REVIEW_V1, ADM_OP_CREATE, "Pod", "pods",
-         "web-7d9f8b6c5-x2k4p", true, false, "CreateOptions"},
+        {"pod-create.v1.review.json", ADM_REVIEW_V1, ADM_OP_CREATE, "Pod", "pods", "web-7d9f8b6c5-x2k4p",
+         true, false, "CreateOptions"},
         {"pod-create.v1beta1.review.json", ADM_REVIEW_V1BETA1, ADM_OP_CREATE, "Pod", "pods",
          "web-7d9f8b6c5-x2k4p", true, false, "CreateOptions"},
-        {"pod-update.v1.review.json", ADM_REVIEW_V1, ADM_OP_UPDATE, "Pod", "pods", NULL, true,
-         true, "UpdateOptions"},
-        {"configmap-delete.v1.review.json", ADM_REVIEW_V1, ADM_OP_DELETE, "ConfigMap",
-         "configmaps", "web-config", false, true, "DeleteOptions"},
+        {"pod-update.v1.review.json", ADM_REVIEW_V1, ADM_OP_UPDATE, "Pod", "pods", NULL, true, true,
+         "UpdateOptions"},
+        {"configmap-delete.v1.review.json", ADM_REVIEW_V1, ADM_OP_DELETE, "ConfigMap", "configmaps",
+         "web-config", false, true, "DeleteOptions"},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -548,8 +531,7 @@ static void test_fixtures(void **state)
         assert_true(strlen(r.user_info.username) > 0);
         assert_int_equal(r.object != NULL, cases[i].object);
         assert_int_equal(r.old_object != NULL, cases[i].old_object);
-        assert_string_equal(yyjson_get_str(yyjson_obj_get(r.options, "kind")),
-                            cases[i].options_kind);
+        assert_string_equal(yyjson_get_str(yyjson_obj_get(r.options, "kind")), cases[i].options_kind);
         assert_false(r.dry_run);
 
         /* The answer echoes uid and version. */
@@ -558,8 +540,7 @@ static void test_fixtures(void **state)
         assert_non_null(doc);
         assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_doc_get_root(doc), "apiVersion")),
                             adm_review_api_version(cases[i].version));
-        assert_string_equal(
-            yyjson_get_str(yyjson_ptr_get(yyjson_doc_get_root(doc), "/response/uid")), r.uid);
+        assert_string_equal(yyjson_get_str(yyjson_ptr_get(yyjson_doc_get_root(doc), "/response/uid")), r.uid);
         yyjson_doc_free(doc);
         free(body);
     }
@@ -567,8 +548,8 @@ static void test_fixtures(void **state)
 
 /* ---- encoding ---- */
 
-static const char *encode(adm_review_version_t v, const char *uid,
-                          const adm_review_response_t *resp, size_t *len)
+static const char *encode(adm_review_version_t v, const char *uid, const adm_review_response_t *resp,
+                          size_t *len)
 {
     const char *out = NULL;
 
@@ -578,8 +559,8 @@ static const char *encode(adm_review_version_t v, const char *uid,
 }
 
 /* Encodes, checks the output is strict JSON and returns its "response" object. */
-static yyjson_val *encode_parse(adm_review_version_t v, const char *uid,
-                                const adm_review_response_t *resp, yyjson_doc **doc)
+static yyjson_val *encode_parse(adm_review_version_t v, const char *uid, const adm_review_response_t *resp,
+                                yyjson_doc **doc)
 {
     size_t len;
     const char *out = encode(v, uid, resp, &len);
@@ -590,8 +571,7 @@ static yyjson_val *encode_parse(adm_review_version_t v, const char *uid,
         fail_msg("not valid JSON: %.*s", (int)len, out);
     }
     root = yyjson_doc_get_root(*doc);
-    assert_string_equal(yyjson_get_str(yyjson_obj_get(root, "apiVersion")),
-                        adm_review_api_version(v));
+    assert_string_equal(yyjson_get_str(yyjson_obj_get(root, "apiVersion")), adm_review_api_version(v));
     assert_string_equal(yyjson_get_str(yyjson_obj_get(root, "kind")), "AdmissionReview");
     assert_int_equal(yyjson_obj_size(root), 3);
     return yyjson_obj_get(root, "response");
@@ -607,35 +587,47 @@ static void test_encode_exact(void **state)
         adm_review_response_t resp;
         const char *want;
     } cases[] = {
-        {ADM_REVIEW_V1, {.allowed = true},
+        {ADM_REVIEW_V1,
+         {.allowed = true},
          "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
          "\"response\":{\"uid\":\"abc\",\"allowed\":true}}"},
-        {ADM_REVIEW_V1BETA1, {.allowed = true},
+        {ADM_REVIEW_V1BETA1,
+         {.allowed = true},
          "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\","
          "\"response\":{\"uid\":\"abc\",\"allowed\":true}}"},
-        {ADM_REVIEW_V1, {.allowed = false, .code = 403, .reason = "Forbidden", .message = "no"},
+        {ADM_REVIEW_V1,
+         {.allowed = false, .code = 403, .reason = "Forbidden", .message = "no"},
          "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
          "\"response\":{\"uid\":\"abc\",\"allowed\":false,\"status\":{\"metadata\":{},"
          "\"status\":\"Failure\",\"message\":\"no\",\"reason\":\"Forbidden\",\"code\":403}}}"},
-        {ADM_REVIEW_V1, {.allowed = false},
+        {ADM_REVIEW_V1,
+         {.allowed = false},
          "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
          "\"response\":{\"uid\":\"abc\",\"allowed\":false,\"status\":{\"metadata\":{},"
          "\"status\":\"Failure\"}}}"},
-        {ADM_REVIEW_V1, {.allowed = false, .message = "", .reason = ""},
+        {ADM_REVIEW_V1,
+         {.allowed = false, .message = "", .reason = ""},
          "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
          "\"response\":{\"uid\":\"abc\",\"allowed\":false,\"status\":{\"metadata\":{},"
          "\"status\":\"Failure\"}}}"},
-        {ADM_REVIEW_V1, {.allowed = true, .code = 200},
+        {ADM_REVIEW_V1,
+         {.allowed = true, .code = 200},
          "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
          "\"response\":{\"uid\":\"abc\",\"allowed\":true,\"status\":{\"code\":200}}}"},
-        {ADM_REVIEW_V1, {.allowed = false, .code = -2147483647 - 1},
+        {ADM_REVIEW_V1,
+         {.allowed = false, .code = -2147483647 - 1},
          "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
          "\"response\":{\"uid\":\"abc\",\"allowed\":false,\"status\":{\"metadata\":{},"
          "\"status\":\"Failure\",\"code\":-2147483648}}}"},
         /* every member, in AdmissionResponse's order */
         {ADM_REVIEW_V1,
-         {.allowed = true, .patch = patch, .patch_len = 2, .warnings = warnings, .nwarnings = 2,
-          .audit_annotations = notes, .naudit_annotations = 2},
+         {.allowed = true,
+          .patch = patch,
+          .patch_len = 2,
+          .warnings = warnings,
+          .nwarnings = 2,
+          .audit_annotations = notes,
+          .naudit_annotations = 2},
          "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
          "\"response\":{\"uid\":\"abc\",\"allowed\":true,\"patch\":\"W10=\","
          "\"patchType\":\"JSONPatch\",\"auditAnnotations\":{\"k1\":\"v1\",\"k2\":\"v2\"},"
@@ -661,8 +653,7 @@ static void test_encode_deny_everything(void **state)
         {"admitd.example.key", "va\\lue"},
         {"other", "x\ny"},
     };
-    static const uint8_t patch[] =
-        "[{\"op\":\"add\",\"path\":\"/metadata/labels/a\",\"value\":\"b\"}]";
+    static const uint8_t patch[] = "[{\"op\":\"add\",\"path\":\"/metadata/labels/a\",\"value\":\"b\"}]";
     const char *details_json = "{\"name\":\"web-1\",\"kind\":\"pods\",\"causes\":"
                                "[{\"reason\":\"FieldValueInvalid\",\"field\":\"spec\"}]}";
     yyjson_doc *details = yyjson_read(details_json, strlen(details_json), 0);
@@ -703,8 +694,7 @@ static void test_encode_deny_everything(void **state)
     assert_string_equal(yyjson_get_str(yyjson_obj_get(r, "patchType")), "JSONPatch");
     assert_int_equal(yyjson_arr_size(yyjson_obj_get(r, "warnings")), 3);
     for (size_t i = 0; i < 3; i++) {
-        assert_string_equal(yyjson_get_str(yyjson_arr_get(yyjson_obj_get(r, "warnings"), i)),
-                            warnings[i]);
+        assert_string_equal(yyjson_get_str(yyjson_arr_get(yyjson_obj_get(r, "warnings"), i)), warnings[i]);
     }
     assert_int_equal(yyjson_obj_size(yyjson_obj_get(r, "auditAnnotations")), 2);
     for (size_t i = 0; i < 2; i++) {
@@ -720,30 +710,43 @@ static void test_encode_strings(void **state)
 {
     /* Every string the caller can hand in must come back as it was (or repaired, below). */
     static const char *const strings[] = {
-        "", "plain-uid-705ab4f5-6393-11e8-b7cc-42010a800002",
-        "\"", "\\", "\"\\\"\\", "a\"b\\c/d",
+        "",
+        "plain-uid-705ab4f5-6393-11e8-b7cc-42010a800002",
+        "\"",
+        "\\",
+        "\"\\\"\\",
+        "a\"b\\c/d",
         ("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16"
          "\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f"),
-        "\x7f", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e \xef\xbf\xbf \xf4\x8f\xbf\xbf",
+        "\x7f",
+        "caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e \xef\xbf\xbf \xf4\x8f\xbf\xbf",
         "0123456789abcdef\"0123456789abcdef\\0123456789abcdef\n0123456789",
         "\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97\xe7\xac\xa6\xe4\xb8\xb2\xe5\xbe\x88\xe9\x95\xbf",
     };
     static const struct {
         const char *in, *out; /* invalid UTF-8: each bad byte becomes U+FFFD */
     } repaired[] = {
-        {"a\xff" "b", "a\xef\xbf\xbd" "b"},
+        {"a\xff"
+         "b",
+         "a\xef\xbf\xbd"
+         "b"},
         {"\x80", "\xef\xbf\xbd"},
-        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},                 /* overlong '/' */
-        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* UTF-16 surrogate */
-        {"\xe2\x82", "\xef\xbf\xbd\xef\xbf\xbd"},                 /* truncated */
+        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},                                 /* overlong '/' */
+        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},                 /* UTF-16 surrogate */
+        {"\xe2\x82", "\xef\xbf\xbd\xef\xbf\xbd"},                                 /* truncated */
         {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* > U+10FFFF */
         {"\xf0\x8f\xbf\xbf", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* overlong */
-        {"abcdefgh\xfe" "abcdefgh", "abcdefgh\xef\xbf\xbd" "abcdefgh"},
+        {"abcdefgh\xfe"
+         "abcdefgh",
+         "abcdefgh\xef\xbf\xbd"
+         "abcdefgh"},
     };
 
     for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
-        adm_review_response_t resp = {.allowed = false, .message = strings[i],
-                                      .reason = strings[i], .warnings = &strings[i],
+        adm_review_response_t resp = {.allowed = false,
+                                      .message = strings[i],
+                                      .reason = strings[i],
+                                      .warnings = &strings[i],
                                       .nwarnings = 1};
         yyjson_doc *doc;
         yyjson_val *r;
@@ -783,8 +786,7 @@ static void test_encode_strings(void **state)
 
     for (size_t i = 0; i < sizeof(repaired) / sizeof(repaired[0]); i++) {
         adm_review_annotation_t note = {repaired[i].in, repaired[i].in};
-        adm_review_response_t resp = {.allowed = true, .audit_annotations = &note,
-                                      .naudit_annotations = 1};
+        adm_review_response_t resp = {.allowed = true, .audit_annotations = &note, .naudit_annotations = 1};
         yyjson_doc *doc;
         yyjson_val *r;
 
@@ -801,8 +803,7 @@ static void test_encode_strings(void **state)
 /* Standard base64 with padding, decoded here independently of the encoder. Returns the length. */
 static size_t base64_decode(const char *in, uint8_t *out)
 {
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     size_t n = strlen(in);
     size_t o = 0;
 
@@ -839,14 +840,15 @@ static void test_encode_patch_base64(void **state)
 {
     static const struct {
         const char *in, *out;
-    } vectors[] = {{"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="},
-                   {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}, {"\xff\xfe\xfd", "//79"}};
+    } vectors[] = {{"f", "Zg=="},           {"fo", "Zm8="},        {"foo", "Zm9v"},
+                   {"foob", "Zm9vYg=="},    {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+                   {"\xff\xfe\xfd", "//79"}};
     uint8_t bytes[300];
     uint8_t back[300];
 
     for (size_t i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++) {
-        adm_review_response_t resp = {.allowed = true, .patch = (const uint8_t *)vectors[i].in,
-                                      .patch_len = strlen(vectors[i].in)};
+        adm_review_response_t resp = {
+            .allowed = true, .patch = (const uint8_t *)vectors[i].in, .patch_len = strlen(vectors[i].in)};
         yyjson_doc *doc;
         yyjson_val *r;
 
@@ -900,8 +902,7 @@ static void test_encode_details_repaired(void **state)
     resp.details = yyjson_doc_get_root(details);
     adm_arena_reset(arena);
     r = encode_parse(ADM_REVIEW_V1, "u", &resp, &doc);
-    assert_string_equal(yyjson_get_str(yyjson_ptr_get(r, "/status/details/name")),
-                        "bad\xef\xbf\xbd");
+    assert_string_equal(yyjson_get_str(yyjson_ptr_get(r, "/status/details/name")), "bad\xef\xbf\xbd");
     assert_string_equal(yyjson_get_str(yyjson_ptr_get(r, "/status/details/kind")), "caf\xc3\xa9");
     yyjson_doc_free(doc);
     yyjson_doc_free(details);
@@ -914,8 +915,7 @@ static void test_encode_large(void **state)
     size_t n = 200000;
     char *big = malloc(n + 1);
     const char *warnings[64];
-    adm_review_response_t resp = {.allowed = false, .code = 500, .warnings = warnings,
-                                  .nwarnings = 64};
+    adm_review_response_t resp = {.allowed = false, .code = 500, .warnings = warnings, .nwarnings = 64};
     yyjson_doc *doc;
     yyjson_val *r;
 

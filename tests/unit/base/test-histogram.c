@@ -95,8 +95,8 @@ static void test_quantiles_within_one_percent(void **state)
             double err = fabs((double)got - (double)exact) / (double)exact;
 
             if (err > 0.01) {
-                fail_msg("round %d q %.4f: got %llu, exact %llu (%.3f%%)", round, qs[k], (unsigned long long)got,
-                         (unsigned long long)exact, err * 100);
+                fail_msg("round %d q %.4f: got %llu, exact %llu (%.3f%%)", round, qs[k],
+                         (unsigned long long)got, (unsigned long long)exact, err * 100);
             }
         }
         assert_int_equal(adm_hist_quantile(h, 0), v[0]);

@@ -95,14 +95,14 @@ static void test_too_deep_table(void **state)
         {"[1,[2],[3],[4],[5]]", 2, false}, /* siblings do not add up */
         {"[\"[[[[[[\"]", 1, false},
         {"[\"{{{{{{\"]", 1, false},
-        {"[\"\\\"[[[[[[\"]", 1, false},          /* escaped quote does not end the string */
-        {"[\"\\\\\",[[]]]", 2, true},            /* escaped backslash: the next quote ends it */
+        {"[\"\\\"[[[[[[\"]", 1, false}, /* escaped quote does not end the string */
+        {"[\"\\\\\",[[]]]", 2, true},   /* escaped backslash: the next quote ends it */
         {"[\"\\\\\",[]]", 2, false},
         {"[\"a\\u005b[[[[[[[[[[[[[[\"]", 1, false}, /* \u escape, then brackets in the string */
         {"[\"[[[[[[[[[[[[[[[[[[[[[[[[", 1, false},  /* unterminated string */
-        {"[\"abc\\", 0, true},                       /* one level over 0 before the string */
-        {"[\"abcdefghijklmnop\\", 1, false},         /* ends on a backslash */
-        {"]]]]]][[[", 2, true},                      /* closers never go below zero */
+        {"[\"abc\\", 0, true},                      /* one level over 0 before the string */
+        {"[\"abcdefghijklmnop\\", 1, false},        /* ends on a backslash */
+        {"]]]]]][[[", 2, true},                     /* closers never go below zero */
         {"]]]]]][[", 2, false},
         {"[\"\xc3\xa9\xe2\x82\xac[[[[[[[[[[\",[[]]]", 2, true}, /* UTF-8 in the string */
         {"{\"k\":\"a string of more than eight bytes [[[[ {{{{\",\"x\":[[1]]}", 3, false},
@@ -237,8 +237,7 @@ static void test_too_deep_matches_reference(void **state)
     /* Long texts that drift deeper (more openers than closers), rare backslashes, and limits
        on both sides of the depth reached: covers the 64-byte blocks, settled or walked. */
     compare_random("[[[{{]}\"\"\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,:1", 3000, 120, 50000);
-    compare_random("[[[{{]}\"\"\"\\aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 3000, 120,
-                   50000);
+    compare_random("[[[{{]}\"\"\"\\aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 3000, 120, 50000);
     /* Balanced-ish text: the depth stays low, so blocks meet the zero floor. */
     compare_random("[]{}[]{}\"aaaaaaaaaaaaaaaaaaaaaaaa", 3000, 8, 50000);
 }

@@ -20,8 +20,8 @@ static void test_durations(void **state)
         const char *in;
         uint64_t ms;
     } good[] = {
-        {"0", 0}, {"250ms", 250}, {"10s", 10000}, {"1m30s", 90000}, {"1.5s", 1500}, {"2h", 7200000},
-        {"100us", 1}, {"1ns", 1}, {"0s", 0}, {"1h2m3s4ms", 3723004}, {"0.001s", 1},
+        {"0", 0},     {"250ms", 250}, {"10s", 10000}, {"1m30s", 90000},       {"1.5s", 1500}, {"2h", 7200000},
+        {"100us", 1}, {"1ns", 1},     {"0s", 0},      {"1h2m3s4ms", 3723004}, {"0.001s", 1},
     };
     static const char *const bad[] = {"", "10", "s", "1.s.", "-1s", "1x", "1s ", "99999999999999999999h"};
     uint64_t ms;
@@ -87,7 +87,9 @@ static void test_url_split(void **state)
     bool tls;
 
     (void)state;
-    assert_int_equal(adm_url_split("https://hook.example.com/validate", &tls, host, sizeof(host), &port, &rest, &problem), 0);
+    assert_int_equal(
+        adm_url_split("https://hook.example.com/validate", &tls, host, sizeof(host), &port, &rest, &problem),
+        0);
     assert_true(tls);
     assert_string_equal(host, "hook.example.com");
     assert_int_equal(port, 443);
@@ -99,12 +101,16 @@ static void test_url_split(void **state)
     assert_string_equal(rest, "");
     assert_int_equal(adm_url_split("ftp://x/", &tls, host, sizeof(host), &port, &rest, &problem), ADM_EINVAL);
     assert_string_equal(problem, "must start with https:// or http://");
-    assert_int_equal(adm_url_split("https://:443/", &tls, host, sizeof(host), &port, &rest, &problem), ADM_EINVAL);
+    assert_int_equal(adm_url_split("https://:443/", &tls, host, sizeof(host), &port, &rest, &problem),
+                     ADM_EINVAL);
     assert_string_equal(problem, "has no host");
-    assert_int_equal(adm_url_split("https://h:0/", &tls, host, sizeof(host), &port, &rest, &problem), ADM_EINVAL);
-    assert_int_equal(adm_url_split("https://h:70000/", &tls, host, sizeof(host), &port, &rest, &problem), ADM_EINVAL);
+    assert_int_equal(adm_url_split("https://h:0/", &tls, host, sizeof(host), &port, &rest, &problem),
+                     ADM_EINVAL);
+    assert_int_equal(adm_url_split("https://h:70000/", &tls, host, sizeof(host), &port, &rest, &problem),
+                     ADM_EINVAL);
     assert_string_equal(problem, "bad port");
-    assert_int_equal(adm_url_split("https://[::1/", &tls, host, sizeof(host), &port, &rest, &problem), ADM_EINVAL);
+    assert_int_equal(adm_url_split("https://[::1/", &tls, host, sizeof(host), &port, &rest, &problem),
+                     ADM_EINVAL);
 }
 
 static void assert_uuid_v4(const char *u)
@@ -155,11 +161,8 @@ static void test_uuid(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_durations),
-        cmocka_unit_test(test_uint),
-        cmocka_unit_test(test_hostport),
-        cmocka_unit_test(test_url_split),
-        cmocka_unit_test(test_uuid),
+        cmocka_unit_test(test_durations), cmocka_unit_test(test_uint), cmocka_unit_test(test_hostport),
+        cmocka_unit_test(test_url_split), cmocka_unit_test(test_uuid),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,8 +92,7 @@ static void test_scalars(void **state)
            "[{\"a\":\"1\",\"b\":\"true\",\"c\":\"5\",\"d\":\"x\\ny\\n\",\"e\":\"p q\"}]");
     expect("a: 1.2.3\nb: 12abc\nc: +\nd: 0x\ne: -x\n",
            "[{\"a\":\"1.2.3\",\"b\":\"12abc\",\"c\":\"+\",\"d\":\"0x\",\"e\":\"-x\"}]");
-    expect("a: 18446744073709551615\nb: 99999999999999999999\n",
-           "[{\"a\":18446744073709551615,\"b\":1e20}]");
+    expect("a: 18446744073709551615\nb: 99999999999999999999\n", "[{\"a\":18446744073709551615,\"b\":1e20}]");
     expect("a: .inf\nb: -.Inf\nc: .nan\n", "[{\"a\":null,\"b\":null,\"c\":null}]");
 }
 
@@ -124,7 +123,8 @@ static void test_aliases(void **state)
     size_t off = 0;
 
     expect("base: &b {x: 1, y: [1, 2]}\ncopy: *b\nname: &n hello\nother: *n\n*n : k\n",
-           "[{\"base\":{\"x\":1,\"y\":[1,2]},\"copy\":{\"x\":1,\"y\":[1,2]},\"name\":\"hello\",\"other\":\"hello\","
+           "[{\"base\":{\"x\":1,\"y\":[1,2]},\"copy\":{\"x\":1,\"y\":[1,2]},\"name\":\"hello\",\"other\":"
+           "\"hello\","
            "\"hello\":\"k\"}]");
     expect_error("a: *missing\n", "alias names no anchor");
     /* A "billion laughs": each level doubles ten times over; refused, not expanded. */
@@ -132,8 +132,9 @@ static void test_aliases(void **state)
     assert_non_null(bomb);
     off += (size_t)snprintf(bomb + off, 4096 - off, "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
     for (int i = 1; i < 9; i++) {
-        off += (size_t)snprintf(bomb + off, 4096 - off, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i,
-                               i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+        off += (size_t)snprintf(bomb + off, 4096 - off,
+                                "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i,
+                                i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
     }
     expect_error(bomb, "1000000 nodes");
     free(bomb);

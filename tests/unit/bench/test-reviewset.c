@@ -14,11 +14,11 @@
 
 #include <cmocka.h>
 
+#include "adm/admission/review.h"
 #include "adm/base/arena.h"
 #include "adm/base/error.h"
-#include "adm/admission/review.h"
-#include "reviewset.h"
 #include "certgen.h"
+#include "reviewset.h"
 
 static const char *fixtures(void)
 {
@@ -38,7 +38,7 @@ static void test_directory_and_stamps(void **state)
     char err[512];
     adm_arena_t *a = adm_arena_create(65536);
     enum { N = 20000 };
-    char (*uids)[ADM_UID_LEN + 1] = malloc(N * sizeof(*uids));
+    char(*uids)[ADM_UID_LEN + 1] = malloc(N * sizeof(*uids));
 
     assert_non_null(uids);
     assert_int_equal(adm_reviewset_load(fixtures(), &set, err, sizeof(err)), 0);

@@ -41,7 +41,8 @@ static int setup(void **state)
     mbedtls_pk_init(&key);
     return arena == NULL || mbedtls_ctr_drbg_seed(&rng, mbedtls_entropy_func, &entropy, NULL, 0) != 0 ||
            mbedtls_pk_setup(&key, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY)) != 0 ||
-           mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(key), mbedtls_ctr_drbg_random, &rng) != 0;
+           mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(key), mbedtls_ctr_drbg_random, &rng) !=
+               0;
 }
 
 static int teardown(void **state)
@@ -77,15 +78,21 @@ static const char *b64_of(const char *text)
     unsigned char *b64 = adm_arena_alloc(arena, strlen(text) * 2 + 8);
     size_t olen = 0;
 
-    assert_int_equal(mbedtls_base64_encode(b64, strlen(text) * 2 + 8, &olen, (const unsigned char *)text, strlen(text)),
-                     0);
+    assert_int_equal(
+        mbedtls_base64_encode(b64, strlen(text) * 2 + 8, &olen, (const unsigned char *)text, strlen(text)),
+        0);
     return (const char *)b64;
 }
 
-static pt_result_t check(const char *signer, const char *request_b64, const char *op, const char *sub_resource)
+static pt_result_t check(const char *signer, const char *request_b64, const char *op,
+                         const char *sub_resource)
 {
-    pt_request_t r = {.operation = op, .group = "certificates.k8s.io", .resource = "certificatesigningrequests",
-                      .sub_resource = sub_resource, .kind = "CertificateSigningRequest", .name = "csr-1"};
+    pt_request_t r = {.operation = op,
+                      .group = "certificates.k8s.io",
+                      .resource = "certificatesigningrequests",
+                      .sub_resource = sub_resource,
+                      .kind = "CertificateSigningRequest",
+                      .name = "csr-1"};
 
     r.object = adm_arena_printf(arena,
                                 "{\"metadata\":{\"name\":\"csr-1\"},\"spec\":{\"signerName\":\"%s\","
@@ -103,8 +110,9 @@ static void expect_parse_failure(const char *request_b64, const char *reason_pre
 
     assert_int_equal(res.rc, ADM_DECLINED);
     assert_int_equal(res.status.code, 403);
-    snprintf(want, sizeof(want), "certificatesigningrequests.certificates.k8s.io \"csr-1\" is forbidden: "
-                                 "failed to parse CSR: %s",
+    snprintf(want, sizeof(want),
+             "certificatesigningrequests.certificates.k8s.io \"csr-1\" is forbidden: "
+             "failed to parse CSR: %s",
              reason_prefix);
     if (strncmp(res.status.message, want, strlen(want)) != 0) {
         fail_msg("got  %s\nwant %s...", res.status.message, want);
@@ -120,15 +128,17 @@ static void test_masters_refused(void **state)
     assert_int_equal(res.rc, ADM_DECLINED);
     assert_int_equal(res.status.code, 403);
     assert_string_equal(res.status.reason, "Forbidden");
-    assert_string_equal(res.status.message, "certificatesigningrequests.certificates.k8s.io \"csr-1\" is forbidden: "
-                                            "use of kubernetes.io/kube-apiserver-client signer with system:masters "
-                                            "group is not allowed");
+    assert_string_equal(res.status.message,
+                        "certificatesigningrequests.certificates.k8s.io \"csr-1\" is forbidden: "
+                        "use of kubernetes.io/kube-apiserver-client signer with system:masters "
+                        "group is not allowed");
     {
         yyjson_alc alc;
 
         adm_json_alc_init(&alc, arena);
-        assert_json_equal(yyjson_val_write_opts(res.status.details, 0, &alc, NULL, NULL),
-                          "{\"name\":\"csr-1\",\"group\":\"certificates.k8s.io\",\"kind\":\"certificatesigningrequests\"}");
+        assert_json_equal(
+            yyjson_val_write_opts(res.status.details, 0, &alc, NULL, NULL),
+            "{\"name\":\"csr-1\",\"group\":\"certificates.k8s.io\",\"kind\":\"certificatesigningrequests\"}");
     }
     /* Among other attributes (mbedTLS's writer keeps one value per attribute type, so one O). */
     res = check(CLIENT, csr_b64("CN=bob,OU=devs,O=system:masters,L=Berlin,C=DE"), "CREATE", NULL);
@@ -139,11 +149,12 @@ static void test_others_admitted(void **state)
 {
     adm_arena_reset(arena);
     assert_int_equal(check(CLIENT, csr_b64("CN=alice,O=devs"), "CREATE", NULL).rc, ADM_OK);
-    assert_int_equal(check(CLIENT, csr_b64("CN=system:masters"), "CREATE", NULL).rc, ADM_OK); /* CN is not O */
+    assert_int_equal(check(CLIENT, csr_b64("CN=system:masters"), "CREATE", NULL).rc,
+                     ADM_OK); /* CN is not O */
     assert_int_equal(check(CLIENT, csr_b64("CN=alice,O=system:masters2"), "CREATE", NULL).rc, ADM_OK);
     /* Other signers are not this plugin's business, even with garbage. */
-    assert_int_equal(check("kubernetes.io/kubelet-serving", csr_b64("CN=x,O=system:masters"), "CREATE", NULL).rc,
-                     ADM_OK);
+    assert_int_equal(
+        check("kubernetes.io/kubelet-serving", csr_b64("CN=x,O=system:masters"), "CREATE", NULL).rc, ADM_OK);
     assert_int_equal(check("example.com/signer", "bm90IGEgQ1NS", "CREATE", NULL).rc, ADM_OK);
     /* Subresources (approval, status) are skipped; only CREATE is handled at all. */
     assert_int_equal(check(CLIENT, "bm90IGEgQ1NS", "UPDATE", "approval").rc, ADM_OK);
@@ -163,23 +174,23 @@ static const char *ed25519_csr_b64(const char *org)
     char pem[512];
 
     assert_int_equal(strlen(org), 14);
-#define PUT(...)                                                                                                   \
-    do {                                                                                                           \
-        const unsigned char b_[] = {__VA_ARGS__};                                                                  \
-        memcpy(der + n, b_, sizeof(b_));                                                                           \
-        n += sizeof(b_);                                                                                           \
+#define PUT(...)                                                                                             \
+    do {                                                                                                     \
+        const unsigned char b_[] = {__VA_ARGS__};                                                            \
+        memcpy(der + n, b_, sizeof(b_));                                                                     \
+        n += sizeof(b_);                                                                                     \
     } while (0)
-    PUT(0x30, 0x81, 0x98);                               /* CertificationRequest */
-    PUT(0x30, 0x4c);                                     /* CertificationRequestInfo */
-    PUT(0x02, 0x01, 0x00);                               /* version 0 */
+    PUT(0x30, 0x81, 0x98); /* CertificationRequest */
+    PUT(0x30, 0x4c);       /* CertificationRequestInfo */
+    PUT(0x02, 0x01, 0x00); /* version 0 */
     PUT(0x30, 0x19, 0x31, 0x17, 0x30, 0x15, 0x06, 0x03, 0x55, 0x04, 0x0a, 0x0c, 0x0e); /* Name: O= */
     memcpy(der + n, org, 14);
     n += 14;
     PUT(0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00); /* SPKI: id-Ed25519 */
     memset(der + n, 0x11, 32);
     n += 32;
-    PUT(0xa0, 0x00);                                     /* no attributes */
-    PUT(0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70);       /* signatureAlgorithm */
+    PUT(0xa0, 0x00);                               /* no attributes */
+    PUT(0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70); /* signatureAlgorithm */
     PUT(0x03, 0x41, 0x00);
     memset(der + n, 0x22, 64);
     n += 64;
@@ -198,7 +209,8 @@ static void test_keys_mbedtls_cannot_parse(void **state)
     adm_arena_reset(arena);
     res = check(CLIENT, ed25519_csr_b64("system:masters"), "CREATE", NULL);
     assert_int_equal(res.rc, ADM_DECLINED);
-    assert_non_null(strstr(res.status.message, "use of kubernetes.io/kube-apiserver-client signer with system:masters"));
+    assert_non_null(
+        strstr(res.status.message, "use of kubernetes.io/kube-apiserver-client signer with system:masters"));
     assert_int_equal(check(CLIENT, ed25519_csr_b64("system:devs-ok"), "CREATE", NULL).rc, ADM_OK);
 }
 
@@ -218,12 +230,13 @@ static void test_unparsable(void **state)
                          "PEM block type must be CERTIFICATE REQUEST");
     expect_parse_failure(b64_of("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n"),
                          "PEM block type must be CERTIFICATE REQUEST");
-    expect_parse_failure(b64_of("-----BEGIN CERTIFICATE REQUEST-----\nMAMCAQA=\n-----END CERTIFICATE REQUEST-----\n"),
-                         "x509: malformed certificate request");
+    expect_parse_failure(
+        b64_of("-----BEGIN CERTIFICATE REQUEST-----\nMAMCAQA=\n-----END CERTIFICATE REQUEST-----\n"),
+        "x509: malformed certificate request");
     /* A real CSR cut short inside its DER. */
     good = csr_b64("CN=alice,O=system:masters");
-    assert_int_equal(mbedtls_base64_decode(der_pem, sizeof(der_pem), &olen, (const unsigned char *)good, strlen(good)),
-                     0);
+    assert_int_equal(
+        mbedtls_base64_decode(der_pem, sizeof(der_pem), &olen, (const unsigned char *)good, strlen(good)), 0);
     der_pem[olen] = '\0';
     pem = strstr((char *)der_pem, "\n-----END");
     assert_non_null(pem);
@@ -234,23 +247,29 @@ static void test_unparsable(void **state)
     {
         char *with_text = adm_arena_alloc(arena, olen + 64);
 
-        assert_int_equal(mbedtls_base64_decode(der_pem, sizeof(der_pem), &olen, (const unsigned char *)good,
-                                               strlen(good)),
-                         0);
+        assert_int_equal(
+            mbedtls_base64_decode(der_pem, sizeof(der_pem), &olen, (const unsigned char *)good, strlen(good)),
+            0);
         der_pem[olen] = '\0';
         snprintf(with_text, olen + 64, "Certificate request:\n%s", der_pem);
         assert_int_equal(check(CLIENT, b64_of(with_text), "CREATE", NULL).rc, ADM_DECLINED);
-        assert_non_null(strstr(check(CLIENT, b64_of(with_text), "CREATE", NULL).status.message, "system:masters group"));
+        assert_non_null(
+            strstr(check(CLIENT, b64_of(with_text), "CREATE", NULL).status.message, "system:masters group"));
     }
     /* Not a CSR object at all. */
     {
-        pt_request_t r = {.operation = "CREATE", .group = "certificates.k8s.io",
-                          .resource = "certificatesigningrequests", .kind = "Pod", .name = "x", .object = "{}"};
+        pt_request_t r = {.operation = "CREATE",
+                          .group = "certificates.k8s.io",
+                          .resource = "certificatesigningrequests",
+                          .kind = "Pod",
+                          .name = "x",
+                          .object = "{}"};
         pt_result_t res = pt_run(arena, &adm_plugin_certificate_subject_restriction, NULL, 'v', &r);
 
         assert_int_equal(res.rc, ADM_DECLINED);
-        assert_string_equal(res.status.message, "certificatesigningrequests.certificates.k8s.io \"x\" is forbidden: "
-                                                "expected type CertificateSigningRequest, got: Pod");
+        assert_string_equal(res.status.message,
+                            "certificatesigningrequests.certificates.k8s.io \"x\" is forbidden: "
+                            "expected type CertificateSigningRequest, got: Pod");
     }
 }
 

@@ -29,23 +29,23 @@ extern const adm_plugin_t adm_plugin_event_rate_limit;
 #define ALL_TYPES "supported values: \"Server\", \"Namespace\", \"User\", \"SourceAndObject\""
 
 /* Events for the SourceAndObject key: kubeletnode-1Podns1pod-1uid-1v1 and a second object. */
-#define EVENT_X                                                                                                        \
-    "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"x.1\",\"namespace\":\"ns1\"},"              \
-    "\"source\":{\"component\":\"kubelet\",\"host\":\"node-1\"},"                                                      \
-    "\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"ns1\",\"name\":\"pod-1\",\"uid\":\"uid-1\","               \
+#define EVENT_X                                                                                              \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"x.1\",\"namespace\":\"ns1\"},"       \
+    "\"source\":{\"component\":\"kubelet\",\"host\":\"node-1\"},"                                            \
+    "\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"ns1\",\"name\":\"pod-1\",\"uid\":\"uid-1\","       \
     "\"apiVersion\":\"v1\",\"resourceVersion\":\"7\",\"fieldPath\":\"spec\"},\"reason\":\"Started\"}"
-#define EVENT_Y                                                                                                        \
-    "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"y.1\",\"namespace\":\"ns1\"},"              \
-    "\"source\":{\"component\":\"kubelet\",\"host\":\"node-1\"},"                                                      \
-    "\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"ns1\",\"name\":\"pod-2\",\"uid\":\"uid-2\","               \
+#define EVENT_Y                                                                                              \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"y.1\",\"namespace\":\"ns1\"},"       \
+    "\"source\":{\"component\":\"kubelet\",\"host\":\"node-1\"},"                                            \
+    "\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"ns1\",\"name\":\"pod-2\",\"uid\":\"uid-2\","       \
     "\"apiVersion\":\"v1\"}}"
 /* Names that differ only after an escaped NUL: Go keeps the whole string, so they are two keys. */
-#define EVENT_NUL(c)                                                                                                   \
-    "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"source\":{\"component\":\"kubelet\",\"host\":\"node-1\"},"   \
+#define EVENT_NUL(c)                                                                                         \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"source\":{\"component\":\"kubelet\",\"host\":\"node-1\"},"  \
     "\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"ns1\",\"name\":\"p\\u0000" c "\"}}"
-#define EVENT_NO_SOURCE                                                                                                \
-    "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"z.1\"},"                                     \
-    "\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"ns1\",\"name\":\"pod-1\",\"uid\":\"uid-1\","               \
+#define EVENT_NO_SOURCE                                                                                      \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"z.1\"},"                             \
+    "\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"ns1\",\"name\":\"pod-1\",\"uid\":\"uid-1\","       \
     "\"apiVersion\":\"v1\"}}"
 
 static adm_arena_t *arena;
@@ -127,7 +127,8 @@ static void expect(void *st, const pt_request_t *r, const char *want, const char
     }
     assert_int_equal(res.status.code, 429);
     assert_string_equal(res.status.reason, "TooManyRequests");
-    if (strncmp(res.status.message, "Too many requests: ", 19) != 0 || strcmp(res.status.message + 19, want) != 0) {
+    if (strncmp(res.status.message, "Too many requests: ", 19) != 0 ||
+        strcmp(res.status.message + 19, want) != 0) {
         fail_msg("%s:\n  got:  %s\n  want: Too many requests: %s", what, res.status.message, want);
     }
     assert_false(res.changed);
@@ -176,7 +177,8 @@ static const config_case_t config_cases[] = {
     /* burst, qps */
     {CONFIG("[{\"type\":\"Server\",\"qps\":1,\"burst\":0}]"),
      "test.yaml: limits[0].burst: Invalid value: 0: must be positive"},
-    {CONFIG("[{\"type\":\"Server\",\"qps\":1}]"), "test.yaml: limits[0].burst: Invalid value: 0: must be positive"},
+    {CONFIG("[{\"type\":\"Server\",\"qps\":1}]"),
+     "test.yaml: limits[0].burst: Invalid value: 0: must be positive"},
     {CONFIG("[{\"type\":\"User\",\"qps\":1,\"burst\":-3}]"),
      "test.yaml: limits[0].burst: Invalid value: -3: must be positive"},
     {CONFIG("[{\"type\":\"Server\",\"qps\":0,\"burst\":1}]"),
@@ -193,7 +195,8 @@ static const config_case_t config_cases[] = {
     /* several errors: the ErrorList aggregate, in validation order, with the limit's index */
     {CONFIG("[{\"type\":\"Server\",\"qps\":5,\"burst\":5},{\"type\":\"X\",\"cacheSize\":-1}]"),
      "test.yaml: [limits[1].type: Unsupported value: \"X\": " ALL_TYPES
-     ", limits[1].burst: Invalid value: 0: must be positive, limits[1].qps: Invalid value: 0: must be positive, "
+     ", limits[1].burst: Invalid value: 0: must be positive, limits[1].qps: Invalid value: 0: must be "
+     "positive, "
      "limits[1].cacheSize: Invalid value: -1: must not be negative]"},
     {CONFIG("[{\"type\":\"User\",\"qps\":0,\"burst\":1},{\"type\":\"Server\",\"qps\":1,\"burst\":0}]"),
      "test.yaml: [limits[0].qps: Invalid value: 0: must be positive, "
@@ -213,34 +216,41 @@ static const config_case_t config_cases[] = {
     {CONFIG("[{\"type\":\"Server\",\"qps\":1,\"burst\":1.5}]"),
      "test.yaml: json: cannot unmarshal number 1.5 into Go struct field Limit.limits.burst of type int32"},
     {CONFIG("[{\"type\":\"Server\",\"qps\":2147483648,\"burst\":1}]"),
-     "test.yaml: json: cannot unmarshal number 2147483648 into Go struct field Limit.limits.qps of type int32"},
+     "test.yaml: json: cannot unmarshal number 2147483648 into Go struct field Limit.limits.qps of type "
+     "int32"},
     {CONFIG("[{\"type\":\"Server\",\"qps\":1,\"burst\":-2147483649}]"),
-     "test.yaml: json: cannot unmarshal number -2147483649 into Go struct field Limit.limits.burst of type int32"},
+     "test.yaml: json: cannot unmarshal number -2147483649 into Go struct field Limit.limits.burst of type "
+     "int32"},
     {CONFIG("[{\"type\":\"Server\",\"qps\":1e10,\"burst\":1}]"),
-     "test.yaml: json: cannot unmarshal number 10000000000 into Go struct field Limit.limits.qps of type int32"},
+     "test.yaml: json: cannot unmarshal number 10000000000 into Go struct field Limit.limits.qps of type "
+     "int32"},
     {CONFIG("[{\"type\":\"Server\",\"qps\":1,\"burst\":2.5e21}]"),
-     "test.yaml: json: cannot unmarshal number 2.5e+21 into Go struct field Limit.limits.burst of type int32"},
+     "test.yaml: json: cannot unmarshal number 2.5e+21 into Go struct field Limit.limits.burst of type "
+     "int32"},
     {CONFIG("[{\"type\":\"Server\",\"qps\":1,\"burst\":-1.25e-7}]"),
-     "test.yaml: json: cannot unmarshal number -1.25e-7 into Go struct field Limit.limits.burst of type int32"},
+     "test.yaml: json: cannot unmarshal number -1.25e-7 into Go struct field Limit.limits.burst of type "
+     "int32"},
     {CONFIG("[{\"type\":\"Server\",\"qps\":0.1,\"burst\":1}]"),
      "test.yaml: json: cannot unmarshal number 0.1 into Go struct field Limit.limits.qps of type int32"},
     {CONFIG("[{\"type\":5,\"qps\":1,\"burst\":1}]"),
-     "test.yaml: json: cannot unmarshal number into Go struct field Limit.limits.type of type v1alpha1.LimitType"},
+     "test.yaml: json: cannot unmarshal number into Go struct field Limit.limits.type of type "
+     "v1alpha1.LimitType"},
     {CONFIG("[{\"type\":\"Server\",\"qps\":\"x\",\"burst\":\"y\"}]"),
      "test.yaml: json: cannot unmarshal string into Go struct field Limit.limits.qps of type int32"},
-    {CONFIG("{\"type\":\"Server\"}"),
-     "test.yaml: json: cannot unmarshal object into Go struct field Configuration.limits of type []v1alpha1.Limit"},
-    {CONFIG("\"Server\""),
-     "test.yaml: json: cannot unmarshal string into Go struct field Configuration.limits of type []v1alpha1.Limit"},
-    {CONFIG("[\"Server\"]"),
-     "test.yaml: json: cannot unmarshal string into Go struct field Configuration.limits of type v1alpha1.Limit"},
-    {CONFIG("[[]]"),
-     "test.yaml: json: cannot unmarshal array into Go struct field Configuration.limits of type v1alpha1.Limit"},
+    {CONFIG("{\"type\":\"Server\"}"), "test.yaml: json: cannot unmarshal object into Go struct field "
+                                      "Configuration.limits of type []v1alpha1.Limit"},
+    {CONFIG("\"Server\""), "test.yaml: json: cannot unmarshal string into Go struct field "
+                           "Configuration.limits of type []v1alpha1.Limit"},
+    {CONFIG("[\"Server\"]"), "test.yaml: json: cannot unmarshal string into Go struct field "
+                             "Configuration.limits of type v1alpha1.Limit"},
+    {CONFIG("[[]]"), "test.yaml: json: cannot unmarshal array into Go struct field Configuration.limits of "
+                     "type v1alpha1.Limit"},
     /* apiVersion and kind */
     {"{\"kind\":\"Configuration\",\"limits\":[]}",
      "test.yaml: Object 'apiVersion' is missing in '{\"kind\":\"Configuration\",\"limits\":[]}'"},
     {"{\"apiVersion\":\"eventratelimit.admission.k8s.io/v1alpha1\"}",
-     "test.yaml: Object 'Kind' is missing in '{\"apiVersion\":\"eventratelimit.admission.k8s.io/v1alpha1\"}'"},
+     "test.yaml: Object 'Kind' is missing in "
+     "'{\"apiVersion\":\"eventratelimit.admission.k8s.io/v1alpha1\"}'"},
     {"{}", "test.yaml: Object 'Kind' is missing in '{}'"},
     {"{\"apiVersion\":\"eventratelimit.admission.k8s.io/\",\"kind\":\"Configuration\"}",
      "test.yaml: Object 'apiVersion' is missing in "
@@ -248,18 +258,22 @@ static const config_case_t config_cases[] = {
     {"{\"apiVersion\":\"eventratelimit.admission.k8s.io/v1\",\"kind\":\"Configuration\",\"limits\":[]}",
      "test.yaml: no kind \"Configuration\" is registered for version \"eventratelimit.admission.k8s.io/v1\""},
     {"{\"apiVersion\":\"eventratelimit.admission.k8s.io/v1alpha1\",\"kind\":\"EventRateLimit\"}",
-     "test.yaml: no kind \"EventRateLimit\" is registered for version \"eventratelimit.admission.k8s.io/v1alpha1\""},
+     "test.yaml: no kind \"EventRateLimit\" is registered for version "
+     "\"eventratelimit.admission.k8s.io/v1alpha1\""},
     {"{\"apiVersion\":\"v1alpha1\",\"kind\":\"Configuration\"}",
      "test.yaml: no kind \"Configuration\" is registered for version \"v1alpha1\""},
     {"{\"apiVersion\":\"/v1alpha1\",\"kind\":\"Configuration\"}",
      "test.yaml: no kind \"Configuration\" is registered for version \"v1alpha1\""},
-    {"{\"apiVersion\":\"a/b/c\",\"kind\":\"Configuration\"}", "test.yaml: unexpected GroupVersion string: a/b/c"},
+    {"{\"apiVersion\":\"a/b/c\",\"kind\":\"Configuration\"}",
+     "test.yaml: unexpected GroupVersion string: a/b/c"},
     {"{\"apiVersion\":1,\"kind\":\"Configuration\"}",
-     "test.yaml: couldn't get version/kind; json parse error: json: cannot unmarshal number into Go struct field "
+     "test.yaml: couldn't get version/kind; json parse error: json: cannot unmarshal number into Go struct "
+     "field "
      ".apiVersion of type string"},
-    {"[]", "test.yaml: couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of "
-           "type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; "
-           "Kind string \"json:\\\"kind,omitempty\\\"\" }"},
+    {"[]",
+     "test.yaml: couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of "
+     "type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; "
+     "Kind string \"json:\\\"kind,omitempty\\\"\" }"},
     /* encoding/json matches apiVersion and kind case-insensitively; the limits are case-sensitive */
     {"{\"APIVERSION\":\"eventratelimit.admission.k8s.io/v1alpha1\",\"Kind\":\"Configuration\","
      "\"limits\":[{\"type\":\"Server\",\"qps\":1,\"burst\":1}]}",
@@ -269,7 +283,8 @@ static const config_case_t config_cases[] = {
     {"{" HEAD ",\"Limits\":[{\"type\":\"Server\",\"qps\":5,\"burst\":1}]}",
      "test.yaml: limits: Invalid value: []eventratelimit.Limit(nil): must not be empty"},
     /* kube decodes this configuration non-strictly: unknown members are ignored */
-    {"{" HEAD ",\"extra\":{\"a\":1},\"limits\":[{\"type\":\"Server\",\"qps\":1,\"burst\":1,\"bogus\":true}]}", NULL},
+    {"{" HEAD ",\"extra\":{\"a\":1},\"limits\":[{\"type\":\"Server\",\"qps\":1,\"burst\":1,\"bogus\":true}]}",
+     NULL},
     /* YAML numbers arrive as reals; integral ones are int32s */
     {CONFIG("[{\"type\":\"Namespace\",\"qps\":5.0,\"burst\":10.0,\"cacheSize\":100.0}]"), NULL},
     /* null leaves a member at its zero value; a repeated member: the last one counts */
@@ -279,8 +294,9 @@ static const config_case_t config_cases[] = {
     {CONFIG("[{\"type\":\"Server\",\"qps\":1,\"burst\":1}],\"limits\":[]"),
      "test.yaml: limits: Invalid value: []eventratelimit.Limit{}: must not be empty"},
     /* every type, at once */
-    {CONFIG("[{\"type\":\"Server\",\"qps\":1,\"burst\":1},{\"type\":\"Namespace\",\"qps\":1,\"burst\":1},"
-            "{\"type\":\"User\",\"qps\":1,\"burst\":1},{\"type\":\"SourceAndObject\",\"qps\":1,\"burst\":1}]"),
+    {CONFIG(
+         "[{\"type\":\"Server\",\"qps\":1,\"burst\":1},{\"type\":\"Namespace\",\"qps\":1,\"burst\":1},"
+         "{\"type\":\"User\",\"qps\":1,\"burst\":1},{\"type\":\"SourceAndObject\",\"qps\":1,\"burst\":1}]"),
      NULL},
 };
 
@@ -311,14 +327,16 @@ static void test_not_limited(void **state)
     void *st = start(CONFIG("[{\"type\":\"Server\",\"qps\":1,\"burst\":1}]"));
     pt_request_t core = event(NULL, "ns1", "u", NULL);
     pt_request_t others[6];
-    const char *what[6] = {"events.k8s.io Event", "Pod", "core kind Events", "dry-run CREATE", "dry-run UPDATE",
-                           "core Event sent as another resource"};
+    const char *what[6] = {"events.k8s.io Event", "Pod",
+                           "core kind Events",    "dry-run CREATE",
+                           "dry-run UPDATE",      "core Event sent as another resource"};
 
     for (size_t i = 0; i < 6; i++) {
         others[i] = event(NULL, "ns1", "u", NULL);
     }
     others[0].group = "events.k8s.io";
-    others[0].object = "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e\"}}";
+    others[0].object =
+        "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e\"}}";
     others[1].resource = "pods";
     others[1].kind = "Pod";
     others[1].object = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"}}";
@@ -343,13 +361,13 @@ static void test_not_limited(void **state)
 /* ---- per-type burst and refill ---- */
 
 typedef struct step_s {
-    uint64_t at;        /* clock, ns */
-    const char *op;     /* NULL: CREATE */
-    const char *ns;     /* NULL ends the scenario */
+    uint64_t at;    /* clock, ns */
+    const char *op; /* NULL: CREATE */
+    const char *ns; /* NULL ends the scenario */
     const char *user;
     const char *object; /* NULL: EVENT_X */
     const char *old_object;
-    const char *want;   /* NULL: allowed */
+    const char *want; /* NULL: allowed */
 } step_t;
 
 typedef struct scenario_s {
@@ -423,11 +441,13 @@ static const scenario_t scenarios[] = {
       {0, "UPDATE", "ns1", "u", EVENT_Y, EVENT_X,
        "limit reached on type SourceAndObject for key kubeletnode-1Podns1pod-2uid-2v1"},
       {0, NULL, "ns1", "u", EVENT_NO_SOURCE, NULL, NULL},
-      {0, NULL, "ns1", "u", EVENT_NO_SOURCE, NULL, "limit reached on type SourceAndObject for key Podns1pod-1uid-1v1"},
+      {0, NULL, "ns1", "u", EVENT_NO_SOURCE, NULL,
+       "limit reached on type SourceAndObject for key Podns1pod-1uid-1v1"},
       {0, NULL, "ns1", "u", EVENT_NUL("a"), NULL, NULL},
       {0, NULL, "ns1", "u", EVENT_NUL("b"), NULL, NULL},
       /* the Status message is a C string: it ends at the NUL */
-      {0, NULL, "ns1", "u", EVENT_NUL("a"), NULL, "limit reached on type SourceAndObject for key kubeletnode-1Podns1p"},
+      {0, NULL, "ns1", "u", EVENT_NUL("a"), NULL,
+       "limit reached on type SourceAndObject for key kubeletnode-1Podns1p"},
       {SEC, NULL, "ns1", "u", EVENT_X, NULL, NULL},
       {0}}},
     {"UPDATE is charged like CREATE",

@@ -8,10 +8,10 @@
  * JSON in the tables is written with single quotes and turned into JSON before use.
  */
 #include "adm/admission/admission.h"
+#include "adm/admission/review.h"
 #include "adm/base/arena.h"
 #include "adm/base/error.h"
 #include "adm/plugins/plugin.h"
-#include "adm/admission/review.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,12 +85,13 @@ static nr_result_t run(adm_arena_t *a, const nr_case_t *c)
     const char *body = adm_arena_printf(
         a,
         "{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview','request':{'uid':'u-1',"
-        "'kind':{'group':'%s','version':'v1','kind':'%s'},'resource':{'group':'%s','version':'v1','resource':'%s'},"
+        "'kind':{'group':'%s','version':'v1','kind':'%s'},'resource':{'group':'%s','version':'v1','resource':"
+        "'%s'},"
         "'subResource':'%s','name':'%s','namespace':'%s','operation':'%s',"
         "'userInfo':{'username':'%s','groups':%s},'object':%s,'oldObject':%s}}",
         c->kind_group != NULL ? c->kind_group : or_empty(c->group), or_empty(c->kind), or_empty(c->group),
-        or_empty(c->resource), or_empty(c->sub), or_empty(c->name), or_empty(c->ns), c->op != NULL ? c->op : "CREATE",
-        c->user != NULL ? c->user : "system:node:n1",
+        or_empty(c->resource), or_empty(c->sub), or_empty(c->name), or_empty(c->ns),
+        c->op != NULL ? c->op : "CREATE", c->user != NULL ? c->user : "system:node:n1",
         c->groups != NULL ? c->groups : "['system:nodes','system:authenticated']",
         c->object != NULL ? c->object : "null", c->old != NULL ? c->old : "null");
     adm_review_request_t *req = adm_arena_calloc(a, 1, sizeof(*req));
@@ -153,8 +154,8 @@ static void run_table(const nr_case_t *rows, size_t n)
 #define OWNER_OK "{'apiVersion':'v1','kind':'Node','name':'n1','uid':'u1','controller':true}"
 #define OWNERS(list) ",'ownerReferences':[" list "]"
 #define MIRROR_ANN ",'annotations':{'kubernetes.io/config.mirror':'x'}"
-#define POD_OBJ(ann, owners, node, spec)                                                                               \
-    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p1','namespace':'ns'" ann owners "},"                         \
+#define POD_OBJ(ann, owners, node, spec)                                                                     \
+    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p1','namespace':'ns'" ann owners "},"               \
     "'spec':{'nodeName':'" node "','containers':[{'name':'c','image':'i'}]" spec "}}"
 #define MIRROR(spec) POD_OBJ(MIRROR_ANN, OWNERS(OWNER_OK), "n1", spec)
 #define VOL(v) ",'volumes':[{'name':'v'," v "}]"
@@ -167,16 +168,18 @@ static void test_who_is_a_node(void **state)
     static const nr_case_t rows[] = {
         {"node user without system:nodes", .op = "UPDATE", POD_CREATE, .name = "p1",
          .groups = "['system:authenticated']", .object = MIRROR(""), .old = MIRROR("")},
-        {"system:nodes member without the node prefix", .op = "UPDATE", POD_CREATE, .name = "p1", .user = "alice",
-         .groups = "['system:nodes']", .object = MIRROR(""), .old = MIRROR("")},
+        {"system:nodes member without the node prefix", .op = "UPDATE", POD_CREATE, .name = "p1",
+         .user = "alice", .groups = "['system:nodes']", .object = MIRROR(""), .old = MIRROR("")},
         {"ordinary user creates a plain pod", POD_CREATE, .user = "alice", .groups = "[]",
          .object = POD_OBJ("", "", "n2", ",'serviceAccountName':'sa'")},
-        {"empty node name", .op = "UPDATE", POD_CREATE, .name = "p1", .user = "system:node:", .object = MIRROR(""),
-         .old = MIRROR(""), .want = P1 "could not determine node from user \"system:node:\""},
-        {"a node updates a pod", .op = "UPDATE", POD_CREATE, .name = "p1", .object = MIRROR(""), .old = MIRROR(""),
+        {"empty node name", .op = "UPDATE", POD_CREATE, .name = "p1",
+         .user = "system:node:", .object = MIRROR(""), .old = MIRROR(""),
+         .want = P1 "could not determine node from user \"system:node:\""},
+        {"a node updates a pod", .op = "UPDATE", POD_CREATE, .name = "p1", .object = MIRROR(""),
+         .old = MIRROR(""),
          .want = P1 "unexpected operation \"UPDATE\", node \"n1\" can only create and delete mirror pods"},
-        {"a node creates an object the plugin does not restrict", .resource = "configmaps", .kind = "ConfigMap",
-         .ns = "ns", .object = "{'metadata':{'name':'cm'}}"},
+        {"a node creates an object the plugin does not restrict", .resource = "configmaps",
+         .kind = "ConfigMap", .ns = "ns", .object = "{'metadata':{'name':'cm'}}"},
     };
 
     RUN_TABLE(rows);
@@ -189,8 +192,9 @@ static void test_mirror_pods(void **state)
         {"mirror annotation with an empty value", POD_CREATE,
          .object = POD_OBJ(",'annotations':{'kubernetes.io/config.mirror':''}", OWNERS(OWNER_OK), "n1", "")},
         {"not a mirror pod", POD_CREATE, .object = POD_OBJ("", OWNERS(OWNER_OK), "n1", ""),
-         .want = P1 "pod does not have \"kubernetes.io/config.mirror\" annotation, node \"n1\" can only create "
-                    "mirror pods"},
+         .want =
+             P1 "pod does not have \"kubernetes.io/config.mirror\" annotation, node \"n1\" can only create "
+                "mirror pods"},
         {"bound to another node", POD_CREATE, .object = POD_OBJ(MIRROR_ANN, OWNERS(OWNER_OK), "n2", ""),
          .want = P1 "node \"n1\" can only create pods with spec.nodeName set to itself"},
         {"not bound", POD_CREATE, .object = POD_OBJ(MIRROR_ANN, OWNERS(OWNER_OK), "", ""),
@@ -200,23 +204,24 @@ static void test_mirror_pods(void **state)
         {"no owner", POD_CREATE, .object = POD_OBJ(MIRROR_ANN, "", "n1", ""),
          .want = P1 "node \"n1\" can only create pods with an owner reference set to itself"},
         {"owner apiVersion", POD_CREATE,
-         .object =
-             POD_OBJ(MIRROR_ANN, OWNERS("{'apiVersion':'v2','kind':'Node','name':'n1','controller':true}"), "n1", ""),
+         .object = POD_OBJ(
+             MIRROR_ANN, OWNERS("{'apiVersion':'v2','kind':'Node','name':'n1','controller':true}"), "n1", ""),
          .want = P1 "node \"n1\" can only create pods with an owner reference set to itself"},
         {"owner kind", POD_CREATE,
-         .object =
-             POD_OBJ(MIRROR_ANN, OWNERS("{'apiVersion':'v1','kind':'Pod','name':'n1','controller':true}"), "n1", ""),
+         .object = POD_OBJ(
+             MIRROR_ANN, OWNERS("{'apiVersion':'v1','kind':'Pod','name':'n1','controller':true}"), "n1", ""),
          .want = P1 "node \"n1\" can only create pods with an owner reference set to itself"},
         {"owner name", POD_CREATE,
-         .object =
-             POD_OBJ(MIRROR_ANN, OWNERS("{'apiVersion':'v1','kind':'Node','name':'n2','controller':true}"), "n1", ""),
+         .object = POD_OBJ(
+             MIRROR_ANN, OWNERS("{'apiVersion':'v1','kind':'Node','name':'n2','controller':true}"), "n1", ""),
          .want = P1 "node \"n1\" can only create pods with an owner reference set to itself"},
         {"owner not controller", POD_CREATE,
          .object = POD_OBJ(MIRROR_ANN, OWNERS("{'apiVersion':'v1','kind':'Node','name':'n1'}"), "n1", ""),
          .want = P1 "node \"n1\" can only create pods with a controller owner reference set to itself"},
         {"owner controller false", POD_CREATE,
          .object =
-             POD_OBJ(MIRROR_ANN, OWNERS("{'apiVersion':'v1','kind':'Node','name':'n1','controller':false}"), "n1", ""),
+             POD_OBJ(MIRROR_ANN, OWNERS("{'apiVersion':'v1','kind':'Node','name':'n1','controller':false}"),
+                     "n1", ""),
          .want = P1 "node \"n1\" can only create pods with a controller owner reference set to itself"},
         {"blockOwnerDeletion true", POD_CREATE,
          .object = POD_OBJ(MIRROR_ANN,
@@ -230,9 +235,10 @@ static void test_mirror_pods(void **state)
                                   "'blockOwnerDeletion':false}"),
                            "n1", "")},
         {"owner uid is not checked (needs cluster state)", POD_CREATE,
-         .object = POD_OBJ(MIRROR_ANN,
-                           OWNERS("{'apiVersion':'v1','kind':'Node','name':'n1','uid':'other','controller':true}"),
-                           "n1", "")},
+         .object =
+             POD_OBJ(MIRROR_ANN,
+                     OWNERS("{'apiVersion':'v1','kind':'Node','name':'n1','uid':'other','controller':true}"),
+                     "n1", "")},
         {"owner checked before references", POD_CREATE,
          .object = POD_OBJ(MIRROR_ANN, "", "n1", ",'serviceAccountName':'sa'"),
          .want = P1 "node \"n1\" can only create pods with an owner reference set to itself"},
@@ -246,10 +252,12 @@ static void test_mirror_pods(void **state)
 static void test_mirror_pod_references(void **state)
 {
     static const nr_case_t rows[] = {
-        {"service account", POD_CREATE, .object = MIRROR(",'serviceAccountName':'sa'"), .want = REFS "serviceaccounts"},
+        {"service account", POD_CREATE, .object = MIRROR(",'serviceAccountName':'sa'"),
+         .want = REFS "serviceaccounts"},
         {"image pull secret", POD_CREATE, .object = MIRROR(",'imagePullSecrets':[{'name':'s'}]"),
          .want = REFS "secrets"},
-        {"image pull secret without a name", POD_CREATE, .object = MIRROR(",'imagePullSecrets':[{'name':''}]")},
+        {"image pull secret without a name", POD_CREATE,
+         .object = MIRROR(",'imagePullSecrets':[{'name':''}]")},
         {"env secretKeyRef in an init container", POD_CREATE,
          .object = MIRROR(",'initContainers':[{'name':'i','env':[{'name':'E','valueFrom':{'secretKeyRef':"
                           "{'name':'s','key':'k'}}}]}]"),
@@ -265,26 +273,31 @@ static void test_mirror_pod_references(void **state)
          .object = MIRROR(",'initContainers':[{'name':'i','envFrom':[{'configMapRef':{'name':'c'}}]}]"),
          .want = REFS "configmaps"},
         {"secret before configmap", POD_CREATE,
-         .object = MIRROR(",'imagePullSecrets':[{'name':'s'}],'volumes':[{'name':'v','configMap':{'name':'c'}}]"),
+         .object =
+             MIRROR(",'imagePullSecrets':[{'name':'s'}],'volumes':[{'name':'v','configMap':{'name':'c'}}]"),
          .want = REFS "secrets"},
         {"service account before secret", POD_CREATE,
          .object = MIRROR(",'serviceAccountName':'sa','imagePullSecrets':[{'name':'s'}]"),
          .want = REFS "serviceaccounts"},
-        {"secret volume", POD_CREATE, .object = MIRROR(VOL("'secret':{'secretName':'s'}")), .want = REFS "secrets"},
+        {"secret volume", POD_CREATE, .object = MIRROR(VOL("'secret':{'secretName':'s'}")),
+         .want = REFS "secrets"},
         {"secret volume without a name", POD_CREATE, .object = MIRROR(VOL("'secret':{}")),
          .want = REFS "secrets (via secret volumes)"},
-        {"configMap volume", POD_CREATE, .object = MIRROR(VOL("'configMap':{'name':'c'}")), .want = REFS "configmaps"},
+        {"configMap volume", POD_CREATE, .object = MIRROR(VOL("'configMap':{'name':'c'}")),
+         .want = REFS "configmaps"},
         {"configMap volume without a name", POD_CREATE, .object = MIRROR(VOL("'configMap':{}")),
          .want = REFS "configmaps (via configmap volumes)"},
-        {"projected secret", POD_CREATE, .object = MIRROR(VOL("'projected':{'sources':[{'secret':{'name':'s'}}]}")),
-         .want = REFS "secrets"},
+        {"projected secret", POD_CREATE,
+         .object = MIRROR(VOL("'projected':{'sources':[{'secret':{'name':'s'}}]}")), .want = REFS "secrets"},
         {"projected configMap", POD_CREATE,
-         .object = MIRROR(VOL("'projected':{'sources':[{'configMap':{'name':'c'}}]}")), .want = REFS "configmaps"},
+         .object = MIRROR(VOL("'projected':{'sources':[{'configMap':{'name':'c'}}]}")),
+         .want = REFS "configmaps"},
         {"projected configMap without a name", POD_CREATE,
          .object = MIRROR(VOL("'projected':{'sources':[{'configMap':{}}]}")),
          .want = REFS "configmaps (via projected volumes)"},
         {"projected service account token", POD_CREATE,
-         .object = MIRROR(VOL("'projected':{'sources':[{'downwardAPI':{}},{'serviceAccountToken':{'path':'t'}}]}")),
+         .object =
+             MIRROR(VOL("'projected':{'sources':[{'downwardAPI':{}},{'serviceAccountToken':{'path':'t'}}]}")),
          .want = REFS "serviceaccounts (via projected volumes)"},
         {"projected cluster trust bundle", POD_CREATE,
          .object = MIRROR(VOL("'projected':{'sources':[{'clusterTrustBundle':{'name':'b','path':'p'}}]}")),
@@ -295,41 +308,50 @@ static void test_mirror_pod_references(void **state)
         {"projected downward API only", POD_CREATE,
          .object = MIRROR(VOL("'projected':{'sources':[{'downwardAPI':{'items':[]}}]}"))},
         {"projected unknown source", POD_CREATE, .object = MIRROR(VOL("'projected':{'sources':[{}]}")),
-         .want = P1 "error checking mirror pod for API references: unknown source for projected volume \"v\""},
+         .want =
+             P1 "error checking mirror pod for API references: unknown source for projected volume \"v\""},
         {"CSI volume", POD_CREATE, .object = MIRROR(VOL("'csi':{'driver':'d'}")),
          .want = REFS "csidrivers (via CSI volumes)"},
         {"CSI volume with a publish secret", POD_CREATE,
-         .object = MIRROR(VOL("'csi':{'driver':'d','nodePublishSecretRef':{'name':'s'}}")), .want = REFS "secrets"},
+         .object = MIRROR(VOL("'csi':{'driver':'d','nodePublishSecretRef':{'name':'s'}}")),
+         .want = REFS "secrets"},
         {"glusterfs volume", POD_CREATE, .object = MIRROR(VOL("'glusterfs':{'endpoints':'e','path':'p'}")),
          .want = REFS "endpoints (via glusterFS volumes)"},
         {"PVC volume", POD_CREATE, .object = MIRROR(VOL("'persistentVolumeClaim':{'claimName':'c'}")),
          .want = REFS "persistentvolumeclaims"},
-        {"ephemeral volume", POD_CREATE, .object = MIRROR(VOL("'ephemeral':{'volumeClaimTemplate':{'spec':{}}}")),
+        {"ephemeral volume", POD_CREATE,
+         .object = MIRROR(VOL("'ephemeral':{'volumeClaimTemplate':{'spec':{}}}")),
          .want = REFS "persistentvolumeclaims (via ephemeral volumes)"},
-        {"azureFile volume", POD_CREATE, .object = MIRROR(VOL("'azureFile':{'secretName':'s','shareName':'x'}")),
-         .want = REFS "secrets"},
-        {"azureFile volume without a secret", POD_CREATE, .object = MIRROR(VOL("'azureFile':{'shareName':'x'}")),
+        {"azureFile volume", POD_CREATE,
+         .object = MIRROR(VOL("'azureFile':{'secretName':'s','shareName':'x'}")), .want = REFS "secrets"},
+        {"azureFile volume without a secret", POD_CREATE,
+         .object = MIRROR(VOL("'azureFile':{'shareName':'x'}")),
          .want = REFS "secrets (via azureFile volumes)"},
-        {"cephfs secretRef", POD_CREATE, .object = MIRROR(VOL("'cephfs':{'monitors':['m'],'secretRef':{'name':'s'}}")),
+        {"cephfs secretRef", POD_CREATE,
+         .object = MIRROR(VOL("'cephfs':{'monitors':['m'],'secretRef':{'name':'s'}}")),
          .want = REFS "secrets"},
         {"rbd secretRef", POD_CREATE, .object = MIRROR(VOL("'rbd':{'image':'i','secretRef':{'name':'s'}}")),
          .want = REFS "secrets"},
         {"iscsi secretRef", POD_CREATE, .object = MIRROR(VOL("'iscsi':{'iqn':'q','secretRef':{'name':'s'}}")),
          .want = REFS "secrets"},
         {"flexVolume secretRef", POD_CREATE,
-         .object = MIRROR(VOL("'flexVolume':{'driver':'d','secretRef':{'name':'s'}}")), .want = REFS "secrets"},
+         .object = MIRROR(VOL("'flexVolume':{'driver':'d','secretRef':{'name':'s'}}")),
+         .want = REFS "secrets"},
         {"cephfs without a secret", POD_CREATE, .object = MIRROR(VOL("'cephfs':{'monitors':['m']}"))},
         {"the first source set decides, as kube's switch", POD_CREATE,
          .object = MIRROR(VOL("'cephfs':{'monitors':['m']},'secret':{'secretName':'s'}"))},
-        {"resource claims", POD_CREATE, .object = MIRROR(",'resourceClaims':[{'name':'r','resourceClaimName':'c'}]"),
+        {"resource claims", POD_CREATE,
+         .object = MIRROR(",'resourceClaims':[{'name':'r','resourceClaimName':'c'}]"),
          .want = REFS "resourceclaims"},
         {"resource claims before volumes", POD_CREATE,
-         .object = MIRROR(",'resourceClaims':[{'name':'r'}]" VOL("'persistentVolumeClaim':{'claimName':'c'}")),
+         .object =
+             MIRROR(",'resourceClaims':[{'name':'r'}]" VOL("'persistentVolumeClaim':{'claimName':'c'}")),
          .want = REFS "resourceclaims"},
         {"local volumes", POD_CREATE,
          .object = MIRROR(",'volumes':[{'name':'a','hostPath':{'path':'/x'}},{'name':'b','emptyDir':{}},"
                           "{'name':'c','image':{'reference':'r'}},{'name':'d','downwardAPI':{}}]")},
-        {"a volume with no source is a defaulted emptyDir", POD_CREATE, .object = MIRROR(",'volumes':[{'name':'v'}]")},
+        {"a volume with no source is a defaulted emptyDir", POD_CREATE,
+         .object = MIRROR(",'volumes':[{'name':'v'}]")},
         {"unknown volume type", POD_CREATE, .object = MIRROR(VOL("'fancy':{}")),
          .want = P1 "error checking mirror pod for API references: unknown volume type for volume  \"v\""},
     };
@@ -337,21 +359,25 @@ static void test_mirror_pod_references(void **state)
     RUN_TABLE(rows);
 }
 
-#define STATUS_POD(node, labels, status)                                                                               \
-    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p1','namespace':'ns'" labels "},'spec':{'nodeName':'" node    \
-    "'},'status':{'phase':'Running'" status "}}"
-#define POD_STATUS .op = "UPDATE", .resource = "pods", .sub = "status", .kind = "Pod", .ns = "ns", .name = "p1"
+#define STATUS_POD(node, labels, status)                                                                     \
+    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p1','namespace':'ns'" labels                        \
+    "},'spec':{'nodeName':'" node "'},'status':{'phase':'Running'" status "}}"
+#define POD_STATUS                                                                                           \
+    .op = "UPDATE", .resource = "pods", .sub = "status", .kind = "Pod", .ns = "ns", .name = "p1"
 #define CLAIMS(list) ",'resourceClaimStatuses':[" list "]"
 #define EXT(s) ",'extendedResourceClaimStatus':" s
-#define EXT_A "{'resourceClaimName':'x','requestMappings':[{'containerName':'c','resourceName':'r','requestName':'q'}]}"
+#define EXT_A                                                                                                \
+    "{'resourceClaimName':'x','requestMappings':[{'containerName':'c','resourceName':'r','requestName':'q'}" \
+    "]}"
 
 static void test_pod_status(void **state)
 {
     static const nr_case_t rows[] = {
         {"own pod, status changed", POD_STATUS, .old = STATUS_POD("n1", ",'labels':{'a':'1'}", ""),
-         .object =
-             "{'metadata':{'name':'p1','labels':{'a':'1'}},'spec':{'nodeName':'n1'},'status':{'phase':'Failed'}}"},
-        {"another node's pod", POD_STATUS, .old = STATUS_POD("n2", "", ""), .object = STATUS_POD("n1", "", ""),
+         .object = "{'metadata':{'name':'p1','labels':{'a':'1'}},'spec':{'nodeName':'n1'},'status':{'phase':'"
+                   "Failed'}}"},
+        {"another node's pod", POD_STATUS, .old = STATUS_POD("n2", "", ""),
+         .object = STATUS_POD("n1", "", ""),
          .want = P1 "node \"n1\" can only update pod status for pods with spec.nodeName set to itself"},
         {"label changed", POD_STATUS, .old = STATUS_POD("n1", ",'labels':{'a':'1'}", ""),
          .object = STATUS_POD("n1", ",'labels':{'a':'2'}", ""),
@@ -373,7 +399,8 @@ static void test_pod_status(void **state)
          .want = P1 "node \"n1\" cannot update resource claim statues"},
         {"claim name null equals absent", POD_STATUS, .old = STATUS_POD("n1", "", CLAIMS("{'name':'a'}")),
          .object = STATUS_POD("n1", "", CLAIMS("{'name':'a','resourceClaimName':null}"))},
-        {"claim name empty differs from absent", POD_STATUS, .old = STATUS_POD("n1", "", CLAIMS("{'name':'a'}")),
+        {"claim name empty differs from absent", POD_STATUS,
+         .old = STATUS_POD("n1", "", CLAIMS("{'name':'a'}")),
          .object = STATUS_POD("n1", "", CLAIMS("{'name':'a','resourceClaimName':''}")),
          .want = P1 "node \"n1\" cannot update resource claim statues"},
         {"extended claim status unchanged", POD_STATUS, .old = STATUS_POD("n1", "", EXT(EXT_A)),
@@ -382,12 +409,14 @@ static void test_pod_status(void **state)
          .object = STATUS_POD("n1", "", EXT(EXT_A)),
          .want = P1 "node \"n1\" cannot update extended resource claim status"},
         {"extended claim mapping changed", POD_STATUS, .old = STATUS_POD("n1", "", EXT(EXT_A)),
-         .object = STATUS_POD("n1", "",
-                              EXT("{'resourceClaimName':'x','requestMappings':[{'containerName':'c','resourceName':'r',"
-                                  "'requestName':'other'}]}")),
+         .object = STATUS_POD(
+             "n1", "",
+             EXT("{'resourceClaimName':'x','requestMappings':[{'containerName':'c','resourceName':'r',"
+                 "'requestName':'other'}]}")),
          .want = P1 "node \"n1\" cannot update extended resource claim status"},
-        {"delete through status", .op = "DELETE", .resource = "pods", .sub = "status", .kind = "Pod", .ns = "ns",
-         .name = "p1", .old = STATUS_POD("n1", "", ""), .want = P1 "unexpected operation \"DELETE\""},
+        {"delete through status", .op = "DELETE", .resource = "pods", .sub = "status", .kind = "Pod",
+         .ns = "ns", .name = "p1", .old = STATUS_POD("n1", "", ""),
+         .want = P1 "unexpected operation \"DELETE\""},
         {"no old pod", POD_STATUS, .object = STATUS_POD("n1", "", ""), .want = P1 "unexpected type <nil>"},
     };
 
@@ -395,31 +424,38 @@ static void test_pod_status(void **state)
 }
 
 #define EVICTION .resource = "pods", .sub = "eviction", .kind_group = "policy", .kind = "Eviction", .ns = "ns"
-#define EVICT_OBJ(name) "{'apiVersion':'policy/v1','kind':'Eviction','metadata':{'name':'" name "','namespace':'ns'}}"
+#define EVICT_OBJ(name)                                                                                      \
+    "{'apiVersion':'policy/v1','kind':'Eviction','metadata':{'name':'" name "','namespace':'ns'}}"
 
 static void test_pod_delete_eviction_subresources(void **state)
 {
     static const nr_case_t rows[] = {
-        {"delete own pod (oldObject)", .op = "DELETE", POD_CREATE, .name = "p1", .old = STATUS_POD("n1", "", "")},
-        {"delete another node's pod", .op = "DELETE", POD_CREATE, .name = "p1", .old = STATUS_POD("n2", "", ""),
+        {"delete own pod (oldObject)", .op = "DELETE", POD_CREATE, .name = "p1",
+         .old = STATUS_POD("n1", "", "")},
+        {"delete another node's pod", .op = "DELETE", POD_CREATE, .name = "p1",
+         .old = STATUS_POD("n2", "", ""),
          .want = P1 "node \"n1\" can only delete pods with spec.nodeName set to itself"},
         {"delete without oldObject", .op = "DELETE", POD_CREATE, .name = "p1",
-         .want = P1 "admitd cannot verify without cluster state that the pod is bound to node \"n1\": the review has "
-                    "no oldObject"},
+         .want = P1
+         "admitd cannot verify without cluster state that the pod is bound to node \"n1\": the review has "
+         "no oldObject"},
         {"evict (needs cluster state)", EVICTION, .name = "p1", .object = EVICT_OBJ("p1"),
          .want = P1 "admitd cannot verify without cluster state that pod \"p1\" is bound to node \"n1\""},
         {"evict, pod named by the object", EVICTION, .object = EVICT_OBJ("p2"),
-         .want = "pods \"p2\" is forbidden: admitd cannot verify without cluster state that pod \"p2\" is bound to "
+         .want = "pods \"p2\" is forbidden: admitd cannot verify without cluster state that pod \"p2\" is "
+                 "bound to "
                  "node \"n1\""},
-        {"evict, pod named nowhere", EVICTION, .object = "{'apiVersion':'policy/v1','kind':'Eviction','metadata':{}}",
+        {"evict, pod named nowhere", EVICTION,
+         .object = "{'apiVersion':'policy/v1','kind':'Eviction','metadata':{}}",
          .want = "pods \"Unknown\" is forbidden: could not determine pod from request data"},
-        {"evict with another type", .resource = "pods", .sub = "eviction", .kind = "Pod", .ns = "ns", .name = "p1",
-         .object = STATUS_POD("n1", "", ""), .want = P1 "unexpected type *core.Pod"},
+        {"evict with another type", .resource = "pods", .sub = "eviction", .kind = "Pod", .ns = "ns",
+         .name = "p1", .object = STATUS_POD("n1", "", ""), .want = P1 "unexpected type *core.Pod"},
         {"update an eviction", .op = "UPDATE", EVICTION, .name = "p1", .object = EVICT_OBJ("p1"),
          .old = EVICT_OBJ("p1"), .want = P1 "unexpected operation UPDATE"},
         {"other subresource", .op = "UPDATE", .resource = "pods", .sub = "ephemeralcontainers", .kind = "Pod",
          .ns = "ns", .name = "p1", .object = STATUS_POD("n1", "", ""), .old = STATUS_POD("n1", "", ""),
-         .want = P1 "unexpected pod subresource \"ephemeralcontainers\", only 'status' and 'eviction' are allowed"},
+         .want = P1
+         "unexpected pod subresource \"ephemeralcontainers\", only 'status' and 'eviction' are allowed"},
         {"binding subresource", POD_CREATE, .sub = "binding", .name = "p1",
          .object = "{'metadata':{'name':'p1'},'target':{'kind':'Node','name':'n1'}}",
          .want = P1 "unexpected pod subresource \"binding\", only 'status' and 'eviction' are allowed"},
@@ -430,21 +466,23 @@ static void test_pod_delete_eviction_subresources(void **state)
 
 /* ---- nodes ---- */
 
-#define NODE_OBJ(name, labels, spec)                                                                                   \
+#define NODE_OBJ(name, labels, spec)                                                                         \
     "{'apiVersion':'v1','kind':'Node','metadata':{'name':'" name "'" labels "},'spec':{" spec "}}"
-#define NODE_OWNED(owner)                                                                                              \
+#define NODE_OWNED(owner)                                                                                    \
     "{'apiVersion':'v1','kind':'Node','metadata':{'name':'n1','ownerReferences':[" owner "]},'spec':{}}"
 #define NODES .resource = "nodes", .kind = "Node"
 #define NODE_N1 "nodes \"n1\" is forbidden: "
 #define CONFIG_A "'configSource':{'configMap':{'name':'a','namespace':'kube-system','kubeletConfigKey':'k'}}"
 #define CONFIG_B "'configSource':{'configMap':{'name':'b','namespace':'kube-system','kubeletConfigKey':'k'}}"
 #define TAINT_A "'taints':[{'key':'a','effect':'NoSchedule'}]"
-#define OK_LABELS                                                                                                      \
-    ",'labels':{'kubernetes.io/hostname':'n1','kubernetes.io/os':'linux','kubernetes.io/arch':'amd64',"                \
-    "'beta.kubernetes.io/os':'linux','beta.kubernetes.io/arch':'amd64','beta.kubernetes.io/instance-type':'m',"        \
-    "'node.kubernetes.io/instance-type':'m','topology.kubernetes.io/zone':'z','topology.kubernetes.io/region':'r',"    \
-    "'failure-domain.beta.kubernetes.io/zone':'z','failure-domain.beta.kubernetes.io/region':'r',"                     \
-    "'node.kubernetes.io/exclude-from-external-load-balancers':'','x.kubelet.kubernetes.io/y':'1',"                    \
+#define OK_LABELS                                                                                            \
+    ",'labels':{'kubernetes.io/hostname':'n1','kubernetes.io/os':'linux','kubernetes.io/arch':'amd64',"      \
+    "'beta.kubernetes.io/os':'linux','beta.kubernetes.io/arch':'amd64','beta.kubernetes.io/"                 \
+    "instance-type':'m',"                                                                                    \
+    "'node.kubernetes.io/instance-type':'m','topology.kubernetes.io/zone':'z','topology.kubernetes.io/"      \
+    "region':'r',"                                                                                           \
+    "'failure-domain.beta.kubernetes.io/zone':'z','failure-domain.beta.kubernetes.io/region':'r',"           \
+    "'node.kubernetes.io/exclude-from-external-load-balancers':'','x.kubelet.kubernetes.io/y':'1',"          \
     "'sub.node.kubernetes.io/z':'1','example.com/a':'1','plain':'1','notkubernetes.io/b':'1'}"
 
 static void test_nodes(void **state)
@@ -461,13 +499,14 @@ static void test_nodes(void **state)
                             "'a.node-restriction.kubernetes.io/b':'1','foo.k8s.io/x':'1','k8s.io/y':'1',"
                             "'node.kubernetes.io/ok':'1','node-role.kubernetes.io/worker':''}",
                             ""),
-         .want = NODE_N1 "node \"n1\" is not allowed to set the following labels: a.node-restriction.kubernetes.io/b, "
-                         "foo.k8s.io/x, k8s.io/y, kubernetes.io/custom, node-restriction.kubernetes.io/a, "
-                         "node-role.kubernetes.io/worker"},
-        {"register as another type", .resource = "nodes", .kind = "Pod", .name = "n1", .object = NODE_OBJ("n1", "", ""),
-         .want = NODE_N1 "unexpected type *core.Pod"},
-        {"update unchanged", .op = "UPDATE", NODES, .name = "n1", .object = NODE_OBJ("n1", OK_LABELS, TAINT_A),
-         .old = NODE_OBJ("n1", OK_LABELS, TAINT_A)},
+         .want = NODE_N1
+         "node \"n1\" is not allowed to set the following labels: a.node-restriction.kubernetes.io/b, "
+         "foo.k8s.io/x, k8s.io/y, kubernetes.io/custom, node-restriction.kubernetes.io/a, "
+         "node-role.kubernetes.io/worker"},
+        {"register as another type", .resource = "nodes", .kind = "Pod", .name = "n1",
+         .object = NODE_OBJ("n1", "", ""), .want = NODE_N1 "unexpected type *core.Pod"},
+        {"update unchanged", .op = "UPDATE", NODES, .name = "n1",
+         .object = NODE_OBJ("n1", OK_LABELS, TAINT_A), .old = NODE_OBJ("n1", OK_LABELS, TAINT_A)},
         {"update another node", .op = "UPDATE", NODES, .name = "n2", .object = NODE_OBJ("n2", "", ""),
          .old = NODE_OBJ("n2", "", ""),
          .want = "nodes \"n2\" is forbidden: node \"n1\" is not allowed to modify node \"n2\""},
@@ -484,25 +523,28 @@ static void test_nodes(void **state)
          .old = NODE_OBJ("n1", "", CONFIG_A)},
         {"config source dropped", .op = "UPDATE", NODES, .name = "n1", .object = NODE_OBJ("n1", "", ""),
          .old = NODE_OBJ("n1", "", CONFIG_A)},
-        {"taint removed", .op = "UPDATE", NODES, .sub = "status", .name = "n1", .object = NODE_OBJ("n1", "", ""),
-         .old = NODE_OBJ("n1", "", TAINT_A), .want = NODE_N1 "node \"n1\" is not allowed to modify taints"},
+        {"taint removed", .op = "UPDATE", NODES, .sub = "status", .name = "n1",
+         .object = NODE_OBJ("n1", "", ""), .old = NODE_OBJ("n1", "", TAINT_A),
+         .want = NODE_N1 "node \"n1\" is not allowed to modify taints"},
         {"taint value changed", .op = "UPDATE", NODES, .name = "n1",
          .object = NODE_OBJ("n1", "", "'taints':[{'key':'a','value':'v','effect':'NoSchedule'}]"),
          .old = NODE_OBJ("n1", "", TAINT_A), .want = NODE_N1 "node \"n1\" is not allowed to modify taints"},
-        {"empty taints equal none", .op = "UPDATE", NODES, .name = "n1", .object = NODE_OBJ("n1", "", "'taints':[]"),
-         .old = NODE_OBJ("n1", "", "")},
+        {"empty taints equal none", .op = "UPDATE", NODES, .name = "n1",
+         .object = NODE_OBJ("n1", "", "'taints':[]"), .old = NODE_OBJ("n1", "", "")},
         {"owner reference added", .op = "UPDATE", NODES, .name = "n1",
          .object = NODE_OWNED("{'apiVersion':'v1','kind':'ConfigMap','name':'x','uid':'u'}"),
-         .old = NODE_OBJ("n1", "", ""), .want = NODE_N1 "node \"n1\" is not allowed to modify ownerReferences"},
+         .old = NODE_OBJ("n1", "", ""),
+         .want = NODE_N1 "node \"n1\" is not allowed to modify ownerReferences"},
         {"owner references unchanged", .op = "UPDATE", NODES, .name = "n1",
          .object = NODE_OWNED("{'apiVersion':'v1','kind':'ConfigMap','name':'x','uid':'u'}"),
          .old = NODE_OWNED("{'apiVersion':'v1','kind':'ConfigMap','name':'x','uid':'u'}")},
         {"taints checked before labels", .op = "UPDATE", NODES, .name = "n1",
-         .object = NODE_OBJ("n1", ",'labels':{'kubernetes.io/custom':'1'}", ""), .old = NODE_OBJ("n1", "", TAINT_A),
-         .want = NODE_N1 "node \"n1\" is not allowed to modify taints"},
+         .object = NODE_OBJ("n1", ",'labels':{'kubernetes.io/custom':'1'}", ""),
+         .old = NODE_OBJ("n1", "", TAINT_A), .want = NODE_N1 "node \"n1\" is not allowed to modify taints"},
         {"forbidden label added", .op = "UPDATE", NODES, .name = "n1",
          .object = NODE_OBJ("n1", ",'labels':{'kubernetes.io/custom':'1','zone':'a'}", ""),
-         .old = NODE_OBJ("n1", "", ""), .want = NODE_N1 "is not allowed to modify labels: kubernetes.io/custom"},
+         .old = NODE_OBJ("n1", "", ""),
+         .want = NODE_N1 "is not allowed to modify labels: kubernetes.io/custom"},
         {"forbidden label removed", .op = "UPDATE", NODES, .name = "n1", .object = NODE_OBJ("n1", "", ""),
          .old = NODE_OBJ("n1", ",'labels':{'node-restriction.kubernetes.io/pool':'a'}", ""),
          .want = NODE_N1 "is not allowed to modify labels: node-restriction.kubernetes.io/pool"},
@@ -526,13 +568,14 @@ static void test_nodes(void **state)
 /* ---- leases, CSINodes, ResourceSlices ---- */
 
 #define LEASES .group = "coordination.k8s.io", .resource = "leases", .kind = "Lease"
-#define LEASE_OBJ(name) "{'apiVersion':'coordination.k8s.io/v1','kind':'Lease','metadata':{'name':'" name "'}}"
+#define LEASE_OBJ(name)                                                                                      \
+    "{'apiVersion':'coordination.k8s.io/v1','kind':'Lease','metadata':{'name':'" name "'}}"
 #define LEASE_MSG "can only access node lease with the same name as the requesting node"
 #define CSINODES .group = "storage.k8s.io", .resource = "csinodes", .kind = "CSINode"
 #define CSINODE_OBJ(name) "{'apiVersion':'storage.k8s.io/v1','kind':'CSINode','metadata':{'name':'" name "'}}"
 #define CSINODE_MSG "can only access CSINode with the same name as the requesting node"
 #define SLICES .group = "resource.k8s.io", .resource = "resourceslices", .kind = "ResourceSlice"
-#define SLICE_OBJ(spec)                                                                                                \
+#define SLICE_OBJ(spec)                                                                                      \
     "{'apiVersion':'resource.k8s.io/v1','kind':'ResourceSlice','metadata':{'name':'s1'},'spec':{" spec "}}"
 #define SLICE_S1 "resourceslices.resource.k8s.io \"s1\" is forbidden: "
 
@@ -543,10 +586,11 @@ static void test_leases_csinodes_resourceslices(void **state)
         {"another node's lease", LEASES, .ns = "kube-node-lease", .object = LEASE_OBJ("n2"),
          .want = "leases.coordination.k8s.io \"n2\" is forbidden: " LEASE_MSG},
         {"lease in another namespace", LEASES, .ns = "default", .object = LEASE_OBJ("n1"),
-         .want = "leases.coordination.k8s.io \"n1\" is forbidden: can only access leases in the \"kube-node-lease\" "
+         .want = "leases.coordination.k8s.io \"n1\" is forbidden: can only access leases in the "
+                 "\"kube-node-lease\" "
                  "system namespace"},
-        {"renew own lease", .op = "UPDATE", LEASES, .ns = "kube-node-lease", .name = "n1", .object = LEASE_OBJ("n1"),
-         .old = LEASE_OBJ("n1")},
+        {"renew own lease", .op = "UPDATE", LEASES, .ns = "kube-node-lease", .name = "n1",
+         .object = LEASE_OBJ("n1"), .old = LEASE_OBJ("n1")},
         {"renew another node's lease", .op = "UPDATE", LEASES, .ns = "kube-node-lease", .name = "n2",
          .object = LEASE_OBJ("n2"), .old = LEASE_OBJ("n2"),
          .want = "leases.coordination.k8s.io \"n2\" is forbidden: " LEASE_MSG},
@@ -566,7 +610,8 @@ static void test_leases_csinodes_resourceslices(void **state)
          .want = SLICE_S1 "can only create ResourceSlice with the same NodeName as the requesting node"},
         {"ResourceSlice for all nodes", SLICES, .object = SLICE_OBJ("'allNodes':true,'driver':'d'"),
          .want = SLICE_S1 "can only create ResourceSlice with the same NodeName as the requesting node"},
-        {"delete own ResourceSlice", .op = "DELETE", SLICES, .name = "s1", .old = SLICE_OBJ("'nodeName':'n1'")},
+        {"delete own ResourceSlice", .op = "DELETE", SLICES, .name = "s1",
+         .old = SLICE_OBJ("'nodeName':'n1'")},
         {"delete another node's ResourceSlice", .op = "DELETE", SLICES, .name = "s1",
          .old = SLICE_OBJ("'nodeName':'n2'"),
          .want = SLICE_S1 "can only delete ResourceSlice with the same NodeName as the requesting node"},
@@ -581,11 +626,12 @@ static void test_leases_csinodes_resourceslices(void **state)
 
 /* ---- service account tokens, PVC status, PodCertificateRequests ---- */
 
-#define TOKEN                                                                                                          \
-    .resource = "serviceaccounts", .sub = "token", .kind_group = "authentication.k8s.io", .kind = "TokenRequest",      \
-    .ns = "ns", .name = "sa"
-#define TOKEN_OBJ(spec)                                                                                                \
-    "{'apiVersion':'authentication.k8s.io/v1','kind':'TokenRequest','metadata':{'name':'sa'},'spec':{" spec "}}"
+#define TOKEN                                                                                                \
+    .resource = "serviceaccounts", .sub = "token", .kind_group = "authentication.k8s.io",                    \
+    .kind = "TokenRequest", .ns = "ns", .name = "sa"
+#define TOKEN_OBJ(spec)                                                                                      \
+    "{'apiVersion':'authentication.k8s.io/v1','kind':'TokenRequest','metadata':{'name':'sa'},'spec':{" spec  \
+    "}}"
 #define BOUND(ref) "'boundObjectRef':" ref
 #define POD_REF "{'kind':'Pod','apiVersion':'v1','name':'p1','uid':'uid-1'}"
 #define SA "serviceaccounts \"sa\" is forbidden: "
@@ -593,9 +639,11 @@ static void test_leases_csinodes_resourceslices(void **state)
 static void test_tokens(void **state)
 {
     static const nr_case_t rows[] = {
-        {"token bound to a pod (needs cluster state)", TOKEN, .object = TOKEN_OBJ(BOUND(POD_REF) ",'audiences':['a']"),
-         .want = SA "admitd cannot verify without cluster state that the bound pod \"p1\" with uid \"uid-1\" runs on "
-                    "node \"n1\" and uses the requested audience"},
+        {"token bound to a pod (needs cluster state)", TOKEN,
+         .object = TOKEN_OBJ(BOUND(POD_REF) ",'audiences':['a']"),
+         .want = SA
+         "admitd cannot verify without cluster state that the bound pod \"p1\" with uid \"uid-1\" runs on "
+         "node \"n1\" and uses the requested audience"},
         {"unbound token", TOKEN, .object = TOKEN_OBJ("'audiences':['a']"),
          .want = SA "node requested token not bound to a pod"},
         {"token bound to a secret", TOKEN,
@@ -612,32 +660,37 @@ static void test_tokens(void **state)
          .want = SA "node requested token with a pod binding without a uid"},
         {"two audiences", TOKEN, .object = TOKEN_OBJ(BOUND(POD_REF) ",'audiences':['a','b']"),
          .want = SA "node may only request 0 or 1 audiences"},
-        {"token request of another type", .resource = "serviceaccounts", .sub = "token", .kind = "Pod", .ns = "ns",
-         .name = "sa", .object = TOKEN_OBJ(BOUND(POD_REF)), .want = SA "unexpected type *core.Pod"},
+        {"token request of another type", .resource = "serviceaccounts", .sub = "token", .kind = "Pod",
+         .ns = "ns", .name = "sa", .object = TOKEN_OBJ(BOUND(POD_REF)),
+         .want = SA "unexpected type *core.Pod"},
         {"service account itself", .resource = "serviceaccounts", .kind = "ServiceAccount", .ns = "ns",
          .object = "{'metadata':{'name':'sa'}}"},
-        {"service account update", .op = "UPDATE", .resource = "serviceaccounts", .kind = "ServiceAccount", .ns = "ns",
-         .name = "sa", .object = "{'metadata':{'name':'sa'}}", .old = "{'metadata':{'name':'sa'}}"},
+        {"service account update", .op = "UPDATE", .resource = "serviceaccounts", .kind = "ServiceAccount",
+         .ns = "ns", .name = "sa", .object = "{'metadata':{'name':'sa'}}",
+         .old = "{'metadata':{'name':'sa'}}"},
     };
 
     RUN_TABLE(rows);
 }
 
-#define PVC(labels, spec, status)                                                                                      \
-    "{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{'name':'c1','namespace':'ns'" labels "},"           \
-    "'spec':{'volumeName':'pv1','resources':{'requests':{'storage':'1Gi'}}" spec "},'status':{'phase':'Bound'" status  \
-    "}}"
-#define PVC_STATUS                                                                                                     \
-    .op = "UPDATE", .resource = "persistentvolumeclaims", .sub = "status", .kind = "PersistentVolumeClaim",            \
+#define PVC(labels, spec, status)                                                                            \
+    "{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{'name':'c1','namespace':'ns'" labels "}," \
+    "'spec':{'volumeName':'pv1','resources':{'requests':{'storage':'1Gi'}}" spec                             \
+    "},'status':{'phase':'Bound'" status "}}"
+#define PVC_STATUS                                                                                           \
+    .op = "UPDATE", .resource = "persistentvolumeclaims", .sub = "status", .kind = "PersistentVolumeClaim",  \
     .ns = "ns", .name = "c1"
 #define C1 "persistentvolumeclaims \"c1\" is forbidden: "
-#define PVC_MSG C1 "node \"n1\" is not allowed to update fields other than status.quantity and status.conditions: "
+#define PVC_MSG                                                                                              \
+    C1 "node \"n1\" is not allowed to update fields other than status.quantity and status.conditions: "
 
-#define PCR                                                                                                            \
-    .group = "certificates.k8s.io", .resource = "podcertificaterequests", .kind = "PodCertificateRequest", .ns = "ns"
-#define PCR_OBJ(node)                                                                                                  \
-    "{'apiVersion':'certificates.k8s.io/v1beta1','kind':'PodCertificateRequest','metadata':{'name':'pcr1'},"           \
-    "'spec':{'signerName':'x/y','podName':'p1','podUID':'u','serviceAccountName':'sa','serviceAccountUID':'s',"        \
+#define PCR                                                                                                  \
+    .group = "certificates.k8s.io", .resource = "podcertificaterequests", .kind = "PodCertificateRequest",   \
+    .ns = "ns"
+#define PCR_OBJ(node)                                                                                        \
+    "{'apiVersion':'certificates.k8s.io/v1beta1','kind':'PodCertificateRequest','metadata':{'name':'pcr1'}," \
+    "'spec':{'signerName':'x/"                                                                               \
+    "y','podName':'p1','podUID':'u','serviceAccountName':'sa','serviceAccountUID':'s',"                      \
     "'nodeName':'" node "','nodeUID':'nu'}}"
 #define PCR1 "podcertificaterequests.certificates.k8s.io \"pcr1\" is forbidden: "
 
@@ -656,24 +709,27 @@ static void test_pvc_status_and_pod_certificates(void **state)
         {"label added", PVC_STATUS, .old = PVC("", "", ""), .object = PVC(",'labels':{'a':'1'}", "", ""),
          .want = PVC_MSG "differing fields: metadata.labels"},
         {"phase and spec changed", PVC_STATUS, .old = PVC("", "", ""),
-         .object = "{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{'name':'c1','namespace':'ns'},"
-                   "'spec':{'volumeName':'pv2','resources':{'requests':{'storage':'1Gi'}}},'status':{'phase':'Lost'}}",
+         .object =
+             "{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{'name':'c1','namespace':'ns'},"
+             "'spec':{'volumeName':'pv2','resources':{'requests':{'storage':'1Gi'}}},'status':{'phase':'Lost'"
+             "}}",
          .want = PVC_MSG "differing fields: spec.volumeName, status.phase"},
-        {"the claim itself", .op = "UPDATE", .resource = "persistentvolumeclaims", .kind = "PersistentVolumeClaim",
-         .ns = "ns", .name = "c1", .object = PVC("", "", ""), .old = PVC("", "", ""),
-         .want = C1 "may only update PVC status"},
-        {"creating a claim", .resource = "persistentvolumeclaims", .kind = "PersistentVolumeClaim", .ns = "ns",
-         .object = PVC("", "", ""), .want = C1 "may only update PVC status"},
+        {"the claim itself", .op = "UPDATE", .resource = "persistentvolumeclaims",
+         .kind = "PersistentVolumeClaim", .ns = "ns", .name = "c1", .object = PVC("", "", ""),
+         .old = PVC("", "", ""), .want = C1 "may only update PVC status"},
+        {"creating a claim", .resource = "persistentvolumeclaims", .kind = "PersistentVolumeClaim",
+         .ns = "ns", .object = PVC("", "", ""), .want = C1 "may only update PVC status"},
         {"deleting through status", .op = "DELETE", .resource = "persistentvolumeclaims", .sub = "status",
          .kind = "PersistentVolumeClaim", .ns = "ns", .name = "c1", .old = PVC("", "", ""),
          .want = C1 "unexpected operation \"DELETE\""},
         {"pod certificate for itself (needs cluster state)", PCR, .object = PCR_OBJ("n1"),
-         .want = PCR1 "admitd cannot verify without cluster state that pod \"ns/p1\" runs on node \"n1\" with the "
-                      "node, pod and service account uids the request names"},
+         .want = PCR1
+         "admitd cannot verify without cluster state that pod \"ns/p1\" runs on node \"n1\" with the "
+         "node, pod and service account uids the request names"},
         {"pod certificate for another node", PCR, .object = PCR_OBJ("n2"),
          .want = PCR1 "PodCertificateRequest.Spec.NodeName=\"n2\", which is not the requesting node \"n1\""},
-        {"pod certificate update", .op = "UPDATE", PCR, .name = "pcr1", .object = PCR_OBJ("n1"), .old = PCR_OBJ("n1"),
-         .want = PCR1 "unexpected operation UPDATE"},
+        {"pod certificate update", .op = "UPDATE", PCR, .name = "pcr1", .object = PCR_OBJ("n1"),
+         .old = PCR_OBJ("n1"), .want = PCR1 "unexpected operation UPDATE"},
         {"pod certificate subresource", PCR, .sub = "status", .object = PCR_OBJ("n1"),
          .want = PCR1 "unexpected subresource status"},
     };
@@ -694,7 +750,8 @@ static int csr_setup(void **state)
     mbedtls_pk_init(&key);
     if (mbedtls_ctr_drbg_seed(&rng, mbedtls_entropy_func, &entropy, NULL, 0) != 0 ||
         mbedtls_pk_setup(&key, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY)) != 0 ||
-        mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(key), mbedtls_ctr_drbg_random, &rng) != 0) {
+        mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(key), mbedtls_ctr_drbg_random, &rng) !=
+            0) {
         return -1;
     }
     return 0;
@@ -785,10 +842,11 @@ static void test_kubelet_csrs(void **state)
         {"serving CSR for another node", "CREATE", KUBELET_SERVING, b64(a, other), cn_err},
         {"CSR without a CN", "CREATE", KUBELET_CLIENT, b64(a, no_cn), cn_err},
         {"CN with the node name as a prefix", "CREATE", KUBELET_CLIENT, b64(a, prefix_only), cn_err},
-        {"other signers are not checked", "CREATE", "kubernetes.io/kube-apiserver-client", b64(a, other), NULL},
-        {"updates are not checked", "UPDATE", KUBELET_CLIENT, b64(a, other), NULL},
-        {"text before the PEM block", "CREATE", KUBELET_CLIENT, b64(a, adm_arena_printf(a, "comment line\n%s", good)),
+        {"other signers are not checked", "CREATE", "kubernetes.io/kube-apiserver-client", b64(a, other),
          NULL},
+        {"updates are not checked", "UPDATE", KUBELET_CLIENT, b64(a, other), NULL},
+        {"text before the PEM block", "CREATE", KUBELET_CLIENT,
+         b64(a, adm_arena_printf(a, "comment line\n%s", good)), NULL},
         {"not PEM", "CREATE", KUBELET_CLIENT, b64(a, "this is not a CSR"), pem_err},
         {"empty request", "CREATE", KUBELET_CLIENT, "", pem_err},
         {"NEW CERTIFICATE REQUEST block", "CREATE", KUBELET_CLIENT,
@@ -796,7 +854,8 @@ static void test_kubelet_csrs(void **state)
                         "END CERTIFICATE REQUEST", "END NEW CERTIFICATE REQUEST")),
          pem_err},
         {"a CERTIFICATE block before the CSR", "CREATE", KUBELET_CLIENT,
-         b64(a, adm_arena_printf(a, "-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n%s", good)),
+         b64(a,
+             adm_arena_printf(a, "-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n%s", good)),
          pem_err},
         {"PEM body that is not base64", "CREATE", KUBELET_CLIENT,
          b64(a, "-----BEGIN CERTIFICATE REQUEST-----\n!!!!\n-----END CERTIFICATE REQUEST-----\n"), pem_err},
@@ -890,7 +949,8 @@ static void test_kubelet_csr_last_common_name_counts(void **state)
         char dn[256];
         bool n1_last;
         nr_case_t c = {subjects[i], .group = "certificates.k8s.io", .resource = "certificatesigningrequests",
-                       .kind = "CertificateSigningRequest", .object = csr_object(a, KUBELET_CLIENT, b64(a, pem))};
+                       .kind = "CertificateSigningRequest",
+                       .object = csr_object(a, KUBELET_CLIENT, b64(a, pem))};
         nr_result_t res;
 
         /* the DER order, read independently of the plugin: dn_gets prints the names in DER order */
@@ -908,7 +968,8 @@ static void test_kubelet_csr_last_common_name_counts(void **state)
             admitted++;
         } else {
             assert_int_equal(res.rc, ADM_DECLINED);
-            assert_string_equal(res.st.message, CSR_FORBIDDEN "can only create a node CSR with CN=system:node:n1");
+            assert_string_equal(res.st.message,
+                                CSR_FORBIDDEN "can only create a node CSR with CN=system:node:n1");
         }
         adm_arena_destroy(a);
     }

@@ -77,12 +77,14 @@ static void run_rows(const adm_plugin_t *p, const char *config, const adm_option
                 const char *got;
 
                 adm_json_alc_init(&alc, arena);
-                got = res.status.details != NULL ? yyjson_val_write_opts(res.status.details, 0, &alc, NULL, NULL)
-                                                 : "null";
+                got = res.status.details != NULL
+                          ? yyjson_val_write_opts(res.status.details, 0, &alc, NULL, NULL)
+                          : "null";
                 assert_json_equal(got, r->details);
             }
         }
-        assert_json_equal(res.object, r->object != NULL ? r->object : (r->req.object != NULL ? r->req.object : "null"));
+        assert_json_equal(res.object,
+                          r->object != NULL ? r->object : (r->req.object != NULL ? r->req.object : "null"));
     }
     if (p->free_state != NULL) {
         p->free_state(st);
@@ -90,50 +92,89 @@ static void run_rows(const adm_plugin_t *p, const char *config, const adm_option
 }
 
 #define POD(spec) "{\"metadata\":{\"name\":\"web-1\",\"namespace\":\"ns\"},\"spec\":" spec "}"
-#define PODREQ(op, obj) {.operation = op, .resource = "pods", .kind = "Pod", .namespace_ = "ns", .name = "web-1", .object = obj}
+#define PODREQ(op, obj)                                                                                      \
+    {                                                                                                        \
+        .operation = op, .resource = "pods", .kind = "Pod", .namespace_ = "ns", .name = "web-1",             \
+        .object = obj                                                                                        \
+    }
 
 /* ---- DefaultTolerationSeconds ---- */
 
-#define NR300 "{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":300}"
-#define UR300 "{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":300}"
+#define NR300                                                                                                \
+    "{\"key\":\"node.kubernetes.io/"                                                                         \
+    "not-ready\",\"operator\":\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":300}"
+#define UR300                                                                                                \
+    "{\"key\":\"node.kubernetes.io/"                                                                         \
+    "unreachable\",\"operator\":\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":300}"
 
 static void test_default_toleration_seconds(void **state)
 {
     static const row_t rows[] = {
-        {"adds both, not-ready first", 'm', PODREQ("CREATE", POD("{\"containers\":[]}")), ADM_OK, 0, NULL, NULL,
-         POD("{\"containers\":[],\"tolerations\":[" NR300 "," UR300 "]}")},
+        {"adds both, not-ready first", 'm', PODREQ("CREATE", POD("{\"containers\":[]}")), ADM_OK, 0, NULL,
+         NULL, POD("{\"containers\":[],\"tolerations\":[" NR300 "," UR300 "]}")},
         {"update too", 'm', PODREQ("UPDATE", POD("{\"tolerations\":[]}")), ADM_OK, 0, NULL, NULL,
          POD("{\"tolerations\":[" NR300 "," UR300 "]}")},
-        {"dry run mutates the same (kube admits dry runs in full)", 'm',
-         {.operation = "CREATE", .resource = "pods", .kind = "Pod", .name = "web-1", .object = POD("{}"),
+        {"dry run mutates the same (kube admits dry runs in full)",
+         'm',
+         {.operation = "CREATE",
+          .resource = "pods",
+          .kind = "Pod",
+          .name = "web-1",
+          .object = POD("{}"),
           .dry_run = true},
-         ADM_OK, 0, NULL, NULL, POD("{\"tolerations\":[" NR300 "," UR300 "]}")},
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
+         POD("{\"tolerations\":[" NR300 "," UR300 "]}")},
         {"keeps an existing not-ready toleration", 'm',
-         PODREQ("CREATE", POD("{\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\","
-                              "\"effect\":\"NoExecute\",\"tolerationSeconds\":10}]}")),
+         PODREQ("CREATE",
+                POD("{\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\","
+                    "\"effect\":\"NoExecute\",\"tolerationSeconds\":10}]}")),
          ADM_OK, 0, NULL, NULL,
          POD("{\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\","
              "\"effect\":\"NoExecute\",\"tolerationSeconds\":10}," UR300 "]}")},
-        {"empty key tolerates both", 'm', PODREQ("CREATE", POD("{\"tolerations\":[{\"operator\":\"Exists\"}]}")),
-         ADM_OK, 0, NULL, NULL, NULL},
+        {"empty key tolerates both", 'm',
+         PODREQ("CREATE", POD("{\"tolerations\":[{\"operator\":\"Exists\"}]}")), ADM_OK, 0, NULL, NULL, NULL},
         {"empty effect counts (operator and value ignored)", 'm',
-         PODREQ("CREATE", POD("{\"tolerations\":[{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Equal\","
-                              "\"value\":\"x\"}]}")),
+         PODREQ("CREATE",
+                POD("{\"tolerations\":[{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Equal\","
+                    "\"value\":\"x\"}]}")),
          ADM_OK, 0, NULL, NULL,
-         POD("{\"tolerations\":[{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Equal\",\"value\":\"x\"},"
-             NR300 "]}")},
+         POD("{\"tolerations\":[{\"key\":\"node.kubernetes.io/"
+             "unreachable\",\"operator\":\"Equal\",\"value\":\"x\"}," NR300 "]}")},
         {"NoSchedule does not count", 'm',
-         PODREQ("CREATE", POD("{\"tolerations\":[{\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}")), ADM_OK, 0,
-         NULL, NULL,
+         PODREQ("CREATE", POD("{\"tolerations\":[{\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}")),
+         ADM_OK, 0, NULL, NULL,
          POD("{\"tolerations\":[{\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}," NR300 "," UR300 "]}")},
-        {"subresource skipped", 'm',
-         {.operation = "UPDATE", .resource = "pods", .sub_resource = "status", .kind = "Pod", .object = POD("{}")},
-         ADM_OK, 0, NULL, NULL, NULL},
-        {"other resource skipped", 'm',
-         {.operation = "CREATE", .resource = "configmaps", .kind = "ConfigMap", .object = "{}"}, ADM_OK, 0, NULL,
-         NULL, NULL},
-        {"pods with another kind: 400", 'm', {.operation = "CREATE", .resource = "pods", .kind = "Node", .object = "{}"},
-         ADM_DECLINED, 400, "BadRequest", "expected *api.Pod but got Node", NULL},
+        {"subresource skipped",
+         'm',
+         {.operation = "UPDATE",
+          .resource = "pods",
+          .sub_resource = "status",
+          .kind = "Pod",
+          .object = POD("{}")},
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
+         NULL},
+        {"other resource skipped",
+         'm',
+         {.operation = "CREATE", .resource = "configmaps", .kind = "ConfigMap", .object = "{}"},
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
+         NULL},
+        {"pods with another kind: 400",
+         'm',
+         {.operation = "CREATE", .resource = "pods", .kind = "Node", .object = "{}"},
+         ADM_DECLINED,
+         400,
+         "BadRequest",
+         "expected *api.Pod but got Node",
+         NULL},
     };
     char *argv[] = {"admitd", "--default-not-ready-toleration-seconds=60",
                     "--default-unreachable-toleration-seconds", "0"};
@@ -151,7 +192,8 @@ static void test_default_toleration_seconds(void **state)
         static const row_t flag_rows[] = {
             {"flag values", 'm', PODREQ("CREATE", POD("{}")), ADM_OK, 0, NULL, NULL,
              POD("{\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\","
-                 "\"effect\":\"NoExecute\",\"tolerationSeconds\":60},{\"key\":\"node.kubernetes.io/unreachable\","
+                 "\"effect\":\"NoExecute\",\"tolerationSeconds\":60},{\"key\":\"node.kubernetes.io/"
+                 "unreachable\","
                  "\"operator\":\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":0}]}")},
         };
         run_rows(&adm_plugin_default_toleration_seconds, NULL, &opts, flag_rows, 1);
@@ -162,28 +204,43 @@ static void test_default_toleration_seconds(void **state)
 
 static void test_taint_nodes_by_condition(void **state)
 {
-#define NODEREQ(op, obj) {.operation = op, .resource = "nodes", .kind = "Node", .name = "n1", .object = obj}
+#define NODEREQ(op, obj)                                                                                     \
+    {                                                                                                        \
+        .operation = op, .resource = "nodes", .kind = "Node", .name = "n1", .object = obj                    \
+    }
     static const row_t rows[] = {
         {"adds the taint", 'm', NODEREQ("CREATE", "{\"metadata\":{\"name\":\"n1\"}}"), ADM_OK, 0, NULL, NULL,
          "{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/not-ready\","
          "\"effect\":\"NoSchedule\"}]}}"},
         {"appends to existing taints", 'm',
-         NODEREQ("CREATE", "{\"spec\":{\"taints\":[{\"key\":\"a\",\"effect\":\"NoExecute\"}]}}"), ADM_OK, 0, NULL,
-         NULL,
-         "{\"spec\":{\"taints\":[{\"key\":\"a\",\"effect\":\"NoExecute\"},{\"key\":\"node.kubernetes.io/not-ready\","
+         NODEREQ("CREATE", "{\"spec\":{\"taints\":[{\"key\":\"a\",\"effect\":\"NoExecute\"}]}}"), ADM_OK, 0,
+         NULL, NULL,
+         "{\"spec\":{\"taints\":[{\"key\":\"a\",\"effect\":\"NoExecute\"},{\"key\":\"node.kubernetes.io/"
+         "not-ready\","
          "\"effect\":\"NoSchedule\"}]}}"},
         {"same key and effect kept, value ignored", 'm',
          NODEREQ("CREATE", "{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/not-ready\",\"value\":\"x\","
                            "\"effect\":\"NoSchedule\"}]}}"),
          ADM_OK, 0, NULL, NULL, NULL},
         {"same key, other effect: added", 'm',
-         NODEREQ("CREATE", "{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/not-ready\",\"effect\":\"NoExecute\"}]}}"),
+         NODEREQ(
+             "CREATE",
+             "{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/not-ready\",\"effect\":\"NoExecute\"}]}}"),
          ADM_OK, 0, NULL, NULL,
          "{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/not-ready\",\"effect\":\"NoExecute\"},"
          "{\"key\":\"node.kubernetes.io/not-ready\",\"effect\":\"NoSchedule\"}]}}"},
-        {"status subresource skipped", 'm',
-         {.operation = "CREATE", .resource = "nodes", .sub_resource = "status", .kind = "Node", .object = "{}"}, ADM_OK,
-         0, NULL, NULL, NULL},
+        {"status subresource skipped",
+         'm',
+         {.operation = "CREATE",
+          .resource = "nodes",
+          .sub_resource = "status",
+          .kind = "Node",
+          .object = "{}"},
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
+         NULL},
     };
     run_rows(&adm_plugin_taint_nodes_by_condition, NULL, NULL, rows, sizeof(rows) / sizeof(rows[0]));
     assert_int_equal(adm_plugin_taint_nodes_by_condition.operations, ADM_OPS_CREATE);
@@ -194,24 +251,58 @@ static void test_taint_nodes_by_condition(void **state)
 static void test_storage_object_in_use_protection(void **state)
 {
     static const row_t rows[] = {
-        {"pvc", 'm',
-         {.operation = "CREATE", .resource = "persistentvolumeclaims", .kind = "PersistentVolumeClaim",
+        {"pvc",
+         'm',
+         {.operation = "CREATE",
+          .resource = "persistentvolumeclaims",
+          .kind = "PersistentVolumeClaim",
           .object = "{\"metadata\":{\"name\":\"c\"}}"},
-         ADM_OK, 0, NULL, NULL, "{\"metadata\":{\"name\":\"c\",\"finalizers\":[\"kubernetes.io/pvc-protection\"]}}"},
-        {"pv keeps other finalizers", 'm',
-         {.operation = "CREATE", .resource = "persistentvolumes", .kind = "PersistentVolume",
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
+         "{\"metadata\":{\"name\":\"c\",\"finalizers\":[\"kubernetes.io/pvc-protection\"]}}"},
+        {"pv keeps other finalizers",
+         'm',
+         {.operation = "CREATE",
+          .resource = "persistentvolumes",
+          .kind = "PersistentVolume",
           .object = "{\"metadata\":{\"finalizers\":[\"x\"]}}"},
-         ADM_OK, 0, NULL, NULL, "{\"metadata\":{\"finalizers\":[\"x\",\"kubernetes.io/pv-protection\"]}}"},
-        {"already there", 'm',
-         {.operation = "CREATE", .resource = "persistentvolumes", .kind = "PersistentVolume",
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
+         "{\"metadata\":{\"finalizers\":[\"x\",\"kubernetes.io/pv-protection\"]}}"},
+        {"already there",
+         'm',
+         {.operation = "CREATE",
+          .resource = "persistentvolumes",
+          .kind = "PersistentVolume",
           .object = "{\"metadata\":{\"finalizers\":[\"kubernetes.io/pv-protection\"]}}"},
-         ADM_OK, 0, NULL, NULL, NULL},
-        {"volumeattributesclass", 'm',
-         {.operation = "CREATE", .group = "storage.k8s.io", .resource = "volumeattributesclasses",
-          .kind = "VolumeAttributesClass", .object = "{}"},
-         ADM_OK, 0, NULL, NULL, "{\"metadata\":{\"finalizers\":[\"kubernetes.io/vac-protection\"]}}"},
-        {"other resources untouched", 'm',
-         {.operation = "CREATE", .resource = "configmaps", .kind = "ConfigMap", .object = "{}"}, ADM_OK, 0, NULL, NULL,
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
+         NULL},
+        {"volumeattributesclass",
+         'm',
+         {.operation = "CREATE",
+          .group = "storage.k8s.io",
+          .resource = "volumeattributesclasses",
+          .kind = "VolumeAttributesClass",
+          .object = "{}"},
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
+         "{\"metadata\":{\"finalizers\":[\"kubernetes.io/vac-protection\"]}}"},
+        {"other resources untouched",
+         'm',
+         {.operation = "CREATE", .resource = "configmaps", .kind = "ConfigMap", .object = "{}"},
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
          NULL},
     };
     run_rows(&adm_plugin_storage_object_in_use_protection, NULL, NULL, rows, sizeof(rows) / sizeof(rows[0]));
@@ -224,44 +315,86 @@ static void test_always_pull_images(void **state)
 {
     static const row_t rows[] = {
         {"every container kind", 'm',
-         PODREQ("CREATE", POD("{\"initContainers\":[{\"name\":\"i\",\"image\":\"a\",\"imagePullPolicy\":\"Never\"}],"
-                              "\"containers\":[{\"name\":\"c\",\"image\":\"b\"}],"
-                              "\"ephemeralContainers\":[{\"name\":\"e\",\"image\":\"c\",\"imagePullPolicy\":\"IfNotPresent\"}]}")),
+         PODREQ("CREATE",
+                POD("{\"initContainers\":[{\"name\":\"i\",\"image\":\"a\",\"imagePullPolicy\":\"Never\"}],"
+                    "\"containers\":[{\"name\":\"c\",\"image\":\"b\"}],"
+                    "\"ephemeralContainers\":[{\"name\":\"e\",\"image\":\"c\",\"imagePullPolicy\":"
+                    "\"IfNotPresent\"}]}")),
          ADM_OK, 0, NULL, NULL,
          POD("{\"initContainers\":[{\"name\":\"i\",\"image\":\"a\",\"imagePullPolicy\":\"Always\"}],"
              "\"containers\":[{\"name\":\"c\",\"image\":\"b\",\"imagePullPolicy\":\"Always\"}],"
              "\"ephemeralContainers\":[{\"name\":\"e\",\"image\":\"c\",\"imagePullPolicy\":\"Always\"}]}")},
-        {"update with a new image", 'm',
-         {.operation = "UPDATE", .resource = "pods", .kind = "Pod", .name = "web-1",
+        {"update with a new image",
+         'm',
+         {.operation = "UPDATE",
+          .resource = "pods",
+          .kind = "Pod",
+          .name = "web-1",
           .object = POD("{\"containers\":[{\"image\":\"new\",\"imagePullPolicy\":\"Never\"}]}"),
           .old_object = POD("{\"containers\":[{\"image\":\"old\",\"imagePullPolicy\":\"Never\"}]}")},
-         ADM_OK, 0, NULL, NULL, POD("{\"containers\":[{\"image\":\"new\",\"imagePullPolicy\":\"Always\"}]}")},
-        {"update without a new image is skipped", 'm',
-         {.operation = "UPDATE", .resource = "pods", .kind = "Pod", .name = "web-1",
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
+         POD("{\"containers\":[{\"image\":\"new\",\"imagePullPolicy\":\"Always\"}]}")},
+        {"update without a new image is skipped",
+         'm',
+         {.operation = "UPDATE",
+          .resource = "pods",
+          .kind = "Pod",
+          .name = "web-1",
           .object = POD("{\"containers\":[{\"image\":\"old\",\"imagePullPolicy\":\"Never\"}]}"),
           .old_object = POD("{\"initContainers\":[{\"image\":\"old\"}]}")},
-         ADM_OK, 0, NULL, NULL, NULL},
-        {"ephemeralcontainers subresource is not touched", 'm',
-         {.operation = "UPDATE", .resource = "pods", .sub_resource = "ephemeralcontainers", .kind = "Pod",
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
+         NULL},
+        {"ephemeralcontainers subresource is not touched",
+         'm',
+         {.operation = "UPDATE",
+          .resource = "pods",
+          .sub_resource = "ephemeralcontainers",
+          .kind = "Pod",
           .object = POD("{\"ephemeralContainers\":[{\"image\":\"x\"}]}")},
-         ADM_OK, 0, NULL, NULL, NULL},
-        {"not a pod: 400", 'm', {.operation = "CREATE", .resource = "pods", .kind = "Service", .object = "{}"},
-         ADM_DECLINED, 400, "BadRequest", "Resource was marked with kind Pod but was unable to be converted", NULL},
-        {"validate: all Always", 'v', PODREQ("CREATE", POD("{\"containers\":[{\"imagePullPolicy\":\"Always\"}]}")),
-         ADM_OK, 0, NULL, NULL, NULL},
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
+         NULL},
+        {"not a pod: 400",
+         'm',
+         {.operation = "CREATE", .resource = "pods", .kind = "Service", .object = "{}"},
+         ADM_DECLINED,
+         400,
+         "BadRequest",
+         "Resource was marked with kind Pod but was unable to be converted",
+         NULL},
+        {"validate: all Always", 'v',
+         PODREQ("CREATE", POD("{\"containers\":[{\"imagePullPolicy\":\"Always\"}]}")), ADM_OK, 0, NULL, NULL,
+         NULL},
         {"validate: one offender, 500 without reason", 'v',
-         PODREQ("CREATE", POD("{\"containers\":[{\"imagePullPolicy\":\"Always\"},{\"imagePullPolicy\":\"Never\"}]}")),
+         PODREQ("CREATE",
+                POD("{\"containers\":[{\"imagePullPolicy\":\"Always\"},{\"imagePullPolicy\":\"Never\"}]}")),
          ADM_DECLINED, 500, NULL,
-         "pods \"web-1\" is forbidden: spec.containers[1].imagePullPolicy: Unsupported value: \"Never\": supported "
+         "pods \"web-1\" is forbidden: spec.containers[1].imagePullPolicy: Unsupported value: \"Never\": "
+         "supported "
          "values: \"Always\"",
          NULL},
-        {"validate: several offenders aggregate", 'v',
-         {.operation = "CREATE", .resource = "pods", .kind = "Pod",
+        {"validate: several offenders aggregate",
+         'v',
+         {.operation = "CREATE",
+          .resource = "pods",
+          .kind = "Pod",
           .object = "{\"metadata\":{\"generateName\":\"web-\"},\"spec\":{\"initContainers\":[{}],"
                     "\"ephemeralContainers\":[{\"imagePullPolicy\":\"IfNotPresent\"}]}}"},
-         ADM_DECLINED, 500, NULL,
-         "[pods \"web-\" is forbidden: spec.initContainers[0].imagePullPolicy: Unsupported value: \"\": supported "
-         "values: \"Always\", pods \"web-\" is forbidden: spec.ephemeralContainers[0].imagePullPolicy: Unsupported "
+         ADM_DECLINED,
+         500,
+         NULL,
+         "[pods \"web-\" is forbidden: spec.initContainers[0].imagePullPolicy: Unsupported value: \"\": "
+         "supported "
+         "values: \"Always\", pods \"web-\" is forbidden: spec.ephemeralContainers[0].imagePullPolicy: "
+         "Unsupported "
          "value: \"IfNotPresent\": supported values: \"Always\"]",
          NULL},
     };
@@ -277,25 +410,33 @@ static void test_extended_resource_toleration(void **state)
 #define GPU_TOL(k) "{\"key\":\"" k "\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}"
     static const row_t rows[] = {
         {"sorted, deduplicated, init containers too", 'm',
-         PODREQ("CREATE", POD("{\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\",\"cpu\":\"1\"}}},"
-                              "{\"resources\":{\"requests\":{\"example.com/fpga\":\"1\",\"nvidia.com/gpu\":\"2\"}}}],"
-                              "\"initContainers\":[{\"resources\":{\"requests\":{\"acme.io/x\":\"1\"}}}]}")),
+         PODREQ(
+             "CREATE",
+             POD("{\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\",\"cpu\":\"1\"}}},"
+                 "{\"resources\":{\"requests\":{\"example.com/fpga\":\"1\",\"nvidia.com/gpu\":\"2\"}}}],"
+                 "\"initContainers\":[{\"resources\":{\"requests\":{\"acme.io/x\":\"1\"}}}]}")),
          ADM_OK, 0, NULL, NULL,
          POD("{\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\",\"cpu\":\"1\"}}},"
              "{\"resources\":{\"requests\":{\"example.com/fpga\":\"1\",\"nvidia.com/gpu\":\"2\"}}}],"
              "\"initContainers\":[{\"resources\":{\"requests\":{\"acme.io/x\":\"1\"}}}],"
-             "\"tolerations\":[" GPU_TOL("acme.io/x") "," GPU_TOL("example.com/fpga") "," GPU_TOL("nvidia.com/gpu") "]}")},
+             "\"tolerations\":[" GPU_TOL("acme.io/x") "," GPU_TOL("example.com/fpga") "," GPU_TOL(
+                 "nvidia.com/gpu") "]}")},
         {"native and kubernetes.io resources are not extended", 'm',
-         PODREQ("CREATE", POD("{\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"1\",\"kubernetes.io/x\":\"1\","
-                              "\"hugepages-2Mi\":\"1\",\"requests.a/b\":\"1\",\"Bad_Prefix/x\":\"1\"}}}]}")),
+         PODREQ(
+             "CREATE",
+             POD("{\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"1\",\"kubernetes.io/x\":\"1\","
+                 "\"hugepages-2Mi\":\"1\",\"requests.a/b\":\"1\",\"Bad_Prefix/x\":\"1\"}}}]}")),
          ADM_OK, 0, NULL, NULL, NULL},
         {"ephemeral containers are ignored", 'm',
-         PODREQ("CREATE", POD("{\"ephemeralContainers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}]}")),
+         PODREQ("CREATE",
+                POD("{\"ephemeralContainers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}]}")),
          ADM_OK, 0, NULL, NULL, NULL},
         {"an equal toleration is kept, a differing match replaced", 'm',
-         PODREQ("UPDATE", POD("{\"containers\":[{\"resources\":{\"requests\":{\"a.io/x\":\"1\",\"b.io/y\":\"1\"}}}],"
-                              "\"tolerations\":[" GPU_TOL("a.io/x") ",{\"key\":\"b.io/y\",\"operator\":\"Exists\","
-                              "\"effect\":\"NoSchedule\",\"tolerationSeconds\":5}]}")),
+         PODREQ("UPDATE",
+                POD("{\"containers\":[{\"resources\":{\"requests\":{\"a.io/x\":\"1\",\"b.io/y\":\"1\"}}}],"
+                    "\"tolerations\":[" GPU_TOL(
+                        "a.io/x") ",{\"key\":\"b.io/y\",\"operator\":\"Exists\","
+                                  "\"effect\":\"NoSchedule\",\"tolerationSeconds\":5}]}")),
          ADM_OK, 0, NULL, NULL,
          POD("{\"containers\":[{\"resources\":{\"requests\":{\"a.io/x\":\"1\",\"b.io/y\":\"1\"}}}],"
              "\"tolerations\":[" GPU_TOL("a.io/x") "," GPU_TOL("b.io/y") "]}")},
@@ -305,32 +446,41 @@ static void test_extended_resource_toleration(void **state)
 
 /* ---- LimitPodHardAntiAffinityTopology ---- */
 
-#define ANTI(key)                                                                                                  \
-    "{\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"topologyKey\":\"" key \
-    "\"}]}}}"
+#define ANTI(key)                                                                                            \
+    "{\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"              \
+    "\"topologyKey\":\"" key "\"}]}}}"
 
 static void test_limit_pod_hard_anti_affinity(void **state)
 {
     static const row_t rows[] = {
-        {"hostname allowed", 'v', PODREQ("CREATE", POD(ANTI("kubernetes.io/hostname"))), ADM_OK, 0, NULL, NULL, NULL},
+        {"hostname allowed", 'v', PODREQ("CREATE", POD(ANTI("kubernetes.io/hostname"))), ADM_OK, 0, NULL,
+         NULL, NULL},
         {"zone forbidden", 'v', PODREQ("CREATE", POD(ANTI("topology.kubernetes.io/zone"))), ADM_DECLINED, 403,
          "Forbidden",
          "pods \"web-1\" is forbidden: affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey "
          "topology.kubernetes.io/zone but only key kubernetes.io/hostname is allowed",
          NULL, "{\"name\":\"web-1\",\"kind\":\"pods\"}"},
-        {"generateName pods print no name (pod.Name)", 'v',
-         {.operation = "CREATE", .resource = "pods", .kind = "Pod",
+        {"generateName pods print no name (pod.Name)",
+         'v',
+         {.operation = "CREATE",
+          .resource = "pods",
+          .kind = "Pod",
           .object = "{\"metadata\":{\"generateName\":\"w-\"},\"spec\":" ANTI("") "}"},
-         ADM_DECLINED, 403, "Forbidden",
+         ADM_DECLINED,
+         403,
+         "Forbidden",
          "pods is forbidden: affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey  but only key "
          "kubernetes.io/hostname is allowed",
-         NULL, "{\"kind\":\"pods\"}"},
+         NULL,
+         "{\"kind\":\"pods\"}"},
         {"preferred terms ignored", 'v',
-         PODREQ("UPDATE", POD("{\"affinity\":{\"podAntiAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":"
-                              "[{\"weight\":1,\"podAffinityTerm\":{\"topologyKey\":\"zone\"}}]}}}")),
+         PODREQ("UPDATE",
+                POD("{\"affinity\":{\"podAntiAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":"
+                    "[{\"weight\":1,\"podAffinityTerm\":{\"topologyKey\":\"zone\"}}]}}}")),
          ADM_OK, 0, NULL, NULL, NULL},
     };
-    run_rows(&adm_plugin_limit_pod_hard_anti_affinity_topology, NULL, NULL, rows, sizeof(rows) / sizeof(rows[0]));
+    run_rows(&adm_plugin_limit_pod_hard_anti_affinity_topology, NULL, NULL, rows,
+             sizeof(rows) / sizeof(rows[0]));
 }
 
 /* ---- DenyServiceExternalIPs ---- */
@@ -338,31 +488,57 @@ static void test_limit_pod_hard_anti_affinity(void **state)
 static void test_deny_service_external_ips(void **state)
 {
 #define SVC(ips) "{\"metadata\":{\"name\":\"svc\"},\"spec\":{\"externalIPs\":" ips "}}"
-#define SVCREQ(op, obj, old)                                                                                       \
-    {.operation = op, .resource = "services", .kind = "Service", .namespace_ = "ns", .name = "svc", .object = obj, \
-     .old_object = old}
+#define SVCREQ(op, obj, old)                                                                                 \
+    {                                                                                                        \
+        .operation = op, .resource = "services", .kind = "Service", .namespace_ = "ns", .name = "svc",       \
+        .object = obj, .old_object = old                                                                     \
+    }
     static const row_t rows[] = {
         {"none", 'v', SVCREQ("CREATE", SVC("[]"), NULL), ADM_OK, 0, NULL, NULL, NULL},
         {"create with one", 'v', SVCREQ("CREATE", SVC("[\"1.2.3.4\"]"), NULL), ADM_DECLINED, 403, "Forbidden",
          "services \"svc\" is forbidden: Use of external IPs is denied by admission control", NULL,
          "{\"name\":\"svc\",\"kind\":\"services\"}"},
-        {"update keeping a subset", 'v', SVCREQ("UPDATE", SVC("[\"1.2.3.4\"]"), SVC("[\"5.6.7.8\",\"1.2.3.4\"]")), ADM_OK,
-         0, NULL, NULL, NULL},
+        {"update keeping a subset", 'v',
+         SVCREQ("UPDATE", SVC("[\"1.2.3.4\"]"), SVC("[\"5.6.7.8\",\"1.2.3.4\"]")), ADM_OK, 0, NULL, NULL,
+         NULL},
         {"update adding one", 'v', SVCREQ("UPDATE", SVC("[\"1.2.3.4\",\"9.9.9.9\"]"), SVC("[\"1.2.3.4\"]")),
          ADM_DECLINED, 403, "Forbidden",
          "services \"svc\" is forbidden: Use of external IPs is denied by admission control", NULL, NULL},
-        {"dry run rejects the same", 'v',
-         {.operation = "CREATE", .resource = "services", .kind = "Service", .name = "svc",
-          .object = SVC("[\"1.2.3.4\"]"), .dry_run = true},
-         ADM_DECLINED, 403, "Forbidden",
-         "services \"svc\" is forbidden: Use of external IPs is denied by admission control", NULL, NULL},
-        {"status subresource ignored", 'v',
-         {.operation = "UPDATE", .resource = "services", .sub_resource = "status", .kind = "Service",
+        {"dry run rejects the same",
+         'v',
+         {.operation = "CREATE",
+          .resource = "services",
+          .kind = "Service",
+          .name = "svc",
+          .object = SVC("[\"1.2.3.4\"]"),
+          .dry_run = true},
+         ADM_DECLINED,
+         403,
+         "Forbidden",
+         "services \"svc\" is forbidden: Use of external IPs is denied by admission control",
+         NULL,
+         NULL},
+        {"status subresource ignored",
+         'v',
+         {.operation = "UPDATE",
+          .resource = "services",
+          .sub_resource = "status",
+          .kind = "Service",
           .object = SVC("[\"1.1.1.1\"]")},
-         ADM_OK, 0, NULL, NULL, NULL},
-        {"wrong kind: internal error", 'v', {.operation = "CREATE", .resource = "services", .kind = "Pod", .object = "{}"},
-         ADM_DECLINED, 500, "InternalError", "Internal error occurred: Expected Service resource, got: /v1, Kind=Pod",
-         NULL, "{\"causes\":[{\"message\":\"Expected Service resource, got: /v1, Kind=Pod\"}]}"},
+         ADM_OK,
+         0,
+         NULL,
+         NULL,
+         NULL},
+        {"wrong kind: internal error",
+         'v',
+         {.operation = "CREATE", .resource = "services", .kind = "Pod", .object = "{}"},
+         ADM_DECLINED,
+         500,
+         "InternalError",
+         "Internal error occurred: Expected Service resource, got: /v1, Kind=Pod",
+         NULL,
+         "{\"causes\":[{\"message\":\"Expected Service resource, got: /v1, Kind=Pod\"}]}"},
     };
     run_rows(&adm_plugin_deny_service_external_ips, NULL, NULL, rows, sizeof(rows) / sizeof(rows[0]));
 }
@@ -374,23 +550,53 @@ static void test_always_deny_and_admit(void **state)
     static const row_t deny_rows[] = {
         {"create", 'm', PODREQ("CREATE", POD("{}")), ADM_DECLINED, 403, "Forbidden",
          "pods \"web-1\" is forbidden: admission control is denying all modifications", NULL, NULL},
-        {"connect, core subresource", 'v',
-         {.operation = "CONNECT", .resource = "pods", .sub_resource = "exec", .kind = "PodExecOptions", .name = "p"},
-         ADM_DECLINED, 403, "Forbidden", "pods \"p\" is forbidden: admission control is denying all modifications",
-         NULL, NULL},
-        {"generateName fallback in the mutating phase", 'm',
-         {.operation = "CREATE", .resource = "pods", .kind = "Pod", .object = "{\"metadata\":{\"generateName\":\"g-\"}}"},
-         ADM_DECLINED, 403, "Forbidden", "pods \"g-\" is forbidden: admission control is denying all modifications",
-         NULL, "{\"name\":\"g-\",\"kind\":\"pods\"}"},
-        {"no name at all: Unknown", 'v',
-         {.operation = "CREATE", .group = "apps", .resource = "deployments", .kind = "Deployment", .object = "{\"metadata\":{}}"},
-         ADM_DECLINED, 403, "Forbidden",
-         "deployments.apps \"Unknown\" is forbidden: admission control is denying all modifications", NULL,
+        {"connect, core subresource",
+         'v',
+         {.operation = "CONNECT",
+          .resource = "pods",
+          .sub_resource = "exec",
+          .kind = "PodExecOptions",
+          .name = "p"},
+         ADM_DECLINED,
+         403,
+         "Forbidden",
+         "pods \"p\" is forbidden: admission control is denying all modifications",
+         NULL,
+         NULL},
+        {"generateName fallback in the mutating phase",
+         'm',
+         {.operation = "CREATE",
+          .resource = "pods",
+          .kind = "Pod",
+          .object = "{\"metadata\":{\"generateName\":\"g-\"}}"},
+         ADM_DECLINED,
+         403,
+         "Forbidden",
+         "pods \"g-\" is forbidden: admission control is denying all modifications",
+         NULL,
+         "{\"name\":\"g-\",\"kind\":\"pods\"}"},
+        {"no name at all: Unknown",
+         'v',
+         {.operation = "CREATE",
+          .group = "apps",
+          .resource = "deployments",
+          .kind = "Deployment",
+          .object = "{\"metadata\":{}}"},
+         ADM_DECLINED,
+         403,
+         "Forbidden",
+         "deployments.apps \"Unknown\" is forbidden: admission control is denying all modifications",
+         NULL,
          "{\"name\":\"Unknown\",\"group\":\"apps\",\"kind\":\"deployments\"}"},
-        {"Go quoting of odd names", 'v',
+        {"Go quoting of odd names",
+         'v',
          {.operation = "DELETE", .resource = "configmaps", .kind = "ConfigMap", .name = "a\\\"b\\u0001"},
-         ADM_DECLINED, 403, "Forbidden",
-         "configmaps \"a\\\"b\\x01\" is forbidden: admission control is denying all modifications", NULL, NULL},
+         ADM_DECLINED,
+         403,
+         "Forbidden",
+         "configmaps \"a\\\"b\\x01\" is forbidden: admission control is denying all modifications",
+         NULL,
+         NULL},
     };
 
     run_rows(&adm_plugin_always_deny, NULL, NULL, deny_rows, sizeof(deny_rows) / sizeof(deny_rows[0]));

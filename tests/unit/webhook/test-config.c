@@ -225,8 +225,9 @@ static void test_defaults(void **state)
      */
     assert_int_equal(set->nwarnings, 1);
     assert_non_null(strstr(set->warnings[0], "webhooks[0] (\"a.min.example\"): "));
-    assert_non_null(strstr(set->warnings[0], "requests for events.k8s.io/v1 events (via \"\"/v1 events) match "
-                                             "only through another group"));
+    assert_non_null(strstr(set->warnings[0],
+                           "requests for events.k8s.io/v1 events (via \"\"/v1 events) match "
+                           "only through another group"));
     adm_webhook_set_free(set);
 }
 
@@ -674,8 +675,9 @@ static const struct {
     {URL("://h"), "url must be a valid URL: missing protocol scheme"},
     {SVC("namespace: ns"), "clientConfig.service.name: Required value: service name is required"},
     {SVC("name: s"), "clientConfig.service.namespace: Required value: service namespace is required"},
-    {SVC("namespace: ns, name: s, port: 0"), "clientConfig.service.port: Invalid value: 0: port is not valid: "
-                                            "must be between 1 and 65535, inclusive"},
+    {SVC("namespace: ns, name: s, port: 0"),
+     "clientConfig.service.port: Invalid value: 0: port is not valid: "
+     "must be between 1 and 65535, inclusive"},
     {SVC("namespace: ns, name: s, port: 65536"), "clientConfig.service.port: Invalid value: 65536"},
     {SVC("namespace: ns, name: s, port: \"443\""), "clientConfig.service.port: must be an integer"},
     {SVC("namespace: ns, name: s, path: x"),
@@ -743,7 +745,8 @@ static const struct {
     {HOOK(NAME ", " CC ", " ARV),
      "webhooks[0].sideEffects: Required value: must specify one of None, NoneOnDryRun"},
     {HOOK(NAME ", " CC ", " ARV ", sideEffects: Sometimes"),
-     "webhooks[0].sideEffects: Unsupported value: \"Sometimes\": supported values: \"None\", \"NoneOnDryRun\", \"Some\", \"Unknown\""},
+     "webhooks[0].sideEffects: Unsupported value: \"Sometimes\": supported values: \"None\", "
+     "\"NoneOnDryRun\", \"Some\", \"Unknown\""},
     {HOOK(NAME ", " CC ", " ARV ", sideEffects: [None]"), "webhooks[0].sideEffects: must be a string"},
     {MHOOK(OK3 ", reinvocationPolicy: Always"),
      "MutatingWebhookConfiguration \"x\": webhooks[0].reinvocationPolicy: Unsupported value: \"Always\": "

@@ -18,9 +18,9 @@
 
 #include <cmocka.h>
 
-#include "adm/webhook/cluster_state.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
+#include "adm/webhook/cluster_state.h"
 #include "adm/webhook/match.h"
 #include "plugintest.h"
 

@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "adm/base/error.h"
-#include "adm/webhook/selector.h"
 #include "adm/base/yaml.h"
+#include "adm/webhook/selector.h"
 
 static adm_arena_t *arena;
 
