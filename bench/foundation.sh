@@ -91,7 +91,12 @@ for r in $(seq 1 "$rounds"); do
         read -r rps p50 p99 < <(run_wrk "https://127.0.0.1:$port/validate")
         echo "$r      $s  $rps  $p50  $p99"
         echo "$rps" >> "$bench_tmp/$s.rps"; echo "$p50" >> "$bench_tmp/$s.p50"; echo "$p99" >> "$bench_tmp/$s.p99"
+        eval "rps_$s=$rps"
     done
+    # per-round ratios: the contenders of one round met the same machine weather
+    if [ -n "$before" ]; then
+        awk -v a="$rps_admitd" -v b="$rps_before" 'BEGIN {print a / b}' >> "$bench_tmp/now_before.ratio"
+    fi
 done
 a=$(median < "$bench_tmp/admitd.rps"); n=$(median < "$bench_tmp/nginx.rps")
 echo "median req/s: admitd $a (p50 $(median < "$bench_tmp/admitd.p50") ms, p99 $(median < "$bench_tmp/admitd.p99") ms)," \
@@ -101,5 +106,7 @@ if [ -n "$before" ]; then
     b=$(median < "$bench_tmp/before.rps")
     echo "admitd@$before: median $b req/s (p50 $(median < "$bench_tmp/before.p50") ms, p99 $(median < "$bench_tmp/before.p99") ms)"
     awk -v a="$a" -v b="$b" -v n="$n" -v rev="$before" \
-        'BEGIN {printf "ratio admitd@%s/nginx: %.2fx; admitd now / admitd@%s: %.3fx\n", rev, b/n, rev, a/b}'
+        'BEGIN {printf "ratio admitd@%s/nginx: %.2fx; admitd now / admitd@%s: %.3fx (medians)\n", rev, b/n, rev, a/b}'
+    echo "admitd now / admitd@$before, median of per-round ratios: $(median < "$bench_tmp/now_before.ratio")x" \
+         "(rounds: $(tr '\n' ' ' < "$bench_tmp/now_before.ratio"))"
 fi
