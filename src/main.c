@@ -7,11 +7,11 @@
  */
 #include "adm/admission/chain.h"
 #include "adm/admission/endpoint.h"
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/options.h"
 #include "adm/net/tls.h"
-#include "adm/plugins/plugin.h"
 #include "adm/server/server.h"
 #include "adm/webhook/webhooks.h"
 

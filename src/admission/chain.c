@@ -10,9 +10,9 @@
 #include "adm/admission/admission.h"
 #include "adm/admission/admission_config.h"
 #include "adm/admission/jsonpatch.h"
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
-#include "adm/plugins/plugin.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* AlwaysAdmit: admits everything; deprecated in kube-apiserver, which warns at start as admitd does. */
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
-#include "adm/plugins/plugin.h"
 
 static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
 {

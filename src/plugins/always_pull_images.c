@@ -5,9 +5,9 @@
  * brings no image the old pod lacked is left alone; the pods/ephemeralcontainers subresource is not
  * touched (kube's behaviour).
  */
+#include "adm/admission/plugin.h"
 #include "adm/admission/podutil.h"
 #include "adm/base/error.h"
-#include "adm/plugins/plugin.h"
 
 #include <string.h>
 

@@ -6,8 +6,8 @@
  * as kube's ParseCSR reads it (adm/csr.h).
  */
 #include "adm/admission/csr.h"
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
-#include "adm/plugins/plugin.h"
 
 #include <string.h>
 

@@ -5,9 +5,9 @@
  * two flags, declared below), unless it already tolerates them. An empty key or effect counts as
  * tolerating (kube ignores the operator and value here).
  */
+#include "adm/admission/plugin.h"
 #include "adm/admission/podutil.h"
 #include "adm/base/error.h"
-#include "adm/plugins/plugin.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * DenyServiceExternalIPs: no new use of spec.externalIPs (CVE-2020-8554). A service may keep the
  * external IPs it has, or drop some, but never add one.
  */
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
-#include "adm/plugins/plugin.h"
 
 #include <string.h>
 

@@ -13,10 +13,10 @@
  *
  * Time is the chain's monotonic clock (adm_plugin_now_ns), so tests refill buckets by moving it.
  */
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
 #include "adm/base/lru.h"
-#include "adm/plugins/plugin.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -5,10 +5,10 @@
  * away. Names are added in sorted order; an existing toleration of the same key, operator, value
  * and effect is replaced when it differs (e.g. in tolerationSeconds).
  */
+#include "adm/admission/plugin.h"
 #include "adm/admission/podutil.h"
 #include "adm/base/error.h"
 #include "adm/base/util.h"
-#include "adm/plugins/plugin.h"
 
 #include <stdlib.h>
 #include <string.h>

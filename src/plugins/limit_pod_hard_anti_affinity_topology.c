@@ -3,8 +3,8 @@
  * LimitPodHardAntiAffinityTopology: required pod anti-affinity may only use the
  * kubernetes.io/hostname topology, so one tenant cannot block a whole zone for others.
  */
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
-#include "adm/plugins/plugin.h"
 
 #include <string.h>
 

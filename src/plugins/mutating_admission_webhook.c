@@ -11,10 +11,10 @@
  * the object after this plugin's first round, every IfNeeded webhook called so far is scheduled.
  */
 #include "adm/admission/jsonpatch.h"
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
 #include "adm/base/log.h"
-#include "adm/plugins/plugin.h"
 #include "adm/webhook/match.h"
 #include "adm/webhook/webhooks.h"
 

@@ -32,9 +32,9 @@
  * their subject as Go would).
  */
 #include "adm/admission/csr.h"
+#include "adm/admission/plugin.h"
 #include "adm/admission/podutil.h"
 #include "adm/base/error.h"
-#include "adm/plugins/plugin.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * order, and the lookups, the --list-plugins table and the declaration of the plugins' flags
  * built on it.
  */
-#include "adm/plugins/plugin.h"
+#include "adm/admission/plugin.h"
 
 #include <assert.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * StorageObjectInUseProtection: new PersistentVolumes, PersistentVolumeClaims and
  * VolumeAttributesClasses get the finalizer that keeps them while something uses them.
  */
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
-#include "adm/plugins/plugin.h"
 
 #include <string.h>
 

@@ -4,8 +4,8 @@
  * (no value, no timeAdded) until the node controller sees it ready; a taint with the same key and
  * effect already there is kept, whatever its value.
  */
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
-#include "adm/plugins/plugin.h"
 
 #include <string.h>
 

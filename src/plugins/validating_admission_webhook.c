@@ -8,9 +8,9 @@
  * still running when the request is decided go on in the background; their answers are counted
  * and logged (webhook_call.c), not merged.
  */
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
-#include "adm/plugins/plugin.h"
 #include "adm/webhook/match.h"
 #include "adm/webhook/webhooks.h"
 

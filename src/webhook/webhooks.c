@@ -8,12 +8,12 @@
  */
 #include "adm/webhook/webhooks.h"
 
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/util.h"
 #include "adm/net/tls.h"
 #include "adm/net/upstream.h"
-#include "adm/plugins/plugin.h"
 #include "webhooks_internal.h"
 
 #include <stdio.h>

@@ -6,13 +6,13 @@
  */
 #include "adm/admission/chain.h"
 #include "adm/admission/jsonpatch.h"
+#include "adm/admission/plugin.h"
 #include "adm/admission/review.h"
 #include "adm/base/arena.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
 #include "adm/base/log.h"
 #include "adm/base/options.h"
-#include "adm/plugins/plugin.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
 #define ADM_TEST_PLUGINTEST_H
 
 #include "adm/admission/admission.h"
+#include "adm/admission/plugin.h"
 #include "adm/base/arena.h"
-#include "adm/plugins/plugin.h"
 
 #include <stdbool.h>
 

@@ -23,10 +23,10 @@
 #include "adm/admission/admission_config.h"
 #include "adm/admission/chain.h"
 #include "adm/admission/jsonpatch.h"
+#include "adm/admission/plugin.h"
 #include "adm/admission/review.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
-#include "adm/plugins/plugin.h"
 #include "certgen.h"
 #include "plugintest.h"
 

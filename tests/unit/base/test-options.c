@@ -18,10 +18,10 @@
 
 #include <netinet/in.h>
 
+#include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/options.h"
 #include "adm/base/util.h"
-#include "adm/plugins/plugin.h"
 
 #define MAX_ARGS 80
 

@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
+#include "adm/admission/plugin.h"
 #include "adm/base/arena.h"
 #include "adm/base/error.h"
-#include "adm/plugins/plugin.h"
 #include "plugintest.h"
 
 extern const adm_plugin_t adm_plugin_event_rate_limit;

@@ -8,10 +8,10 @@
  * JSON in the tables is written with single quotes and turned into JSON before use.
  */
 #include "adm/admission/admission.h"
+#include "adm/admission/plugin.h"
 #include "adm/admission/review.h"
 #include "adm/base/arena.h"
 #include "adm/base/error.h"
-#include "adm/plugins/plugin.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
