@@ -13,6 +13,7 @@
 #include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
+#include "adm/cluster/cluster_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,8 @@ struct adm_chain_s {
     const char **left_out; /* default plugins admitd does not implement yet */
     size_t nleft_out;
     adm_clock_t clock; /* what plugins read through attrs->clock */
+    /* --cluster-state, loaded by the chain (the built-in namespaces without it); attrs->cluster */
+    adm_cluster_state_t *cluster;
 };
 
 static uint64_t hrtime_ns(void *arg)
@@ -211,6 +214,11 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
     if (c == NULL) {
         return ADM_ENOMEM;
     }
+    rc = adm_cluster_state_load(opts->cluster_states, opts->ncluster_states, &c->cluster, err, err_len);
+    if (rc != 0) {
+        adm_chain_destroy(c);
+        return rc;
+    }
     if (opts->admission_config_file != NULL) {
         config_arena = adm_arena_create(65536);
         if (config_arena == NULL) {
@@ -285,6 +293,7 @@ void adm_chain_destroy(adm_chain_t *c)
     free(c->stages);
     free(c->names);
     free(c->left_out);
+    adm_cluster_state_free(c->cluster);
     free(c);
 }
 
@@ -318,6 +327,7 @@ void adm_chain_log_summary(const adm_chain_t *c)
     join(enabled, sizeof(enabled), c->names, c->nstages);
     join(left_out, sizeof(left_out), c->left_out, c->nleft_out);
     adm_log_info("admission plugins, in order: %s", c->nstages > 0 ? enabled : "(none)");
+    adm_log_info("cluster state: %zu objects", adm_cluster_state_count(c->cluster));
     if (c->nleft_out > 0) {
         adm_log_info("left out, on by default in kube-apiserver but not implemented by admitd yet: %s",
                      left_out);
@@ -508,6 +518,7 @@ adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_revi
     run->mutating = (phases & ADM_PHASE_MUTATING) != 0;
     adm_attrs_init(&run->attrs, req, a);
     run->attrs.clock = &c->clock;
+    run->attrs.cluster = c->cluster;
     step(run);
     return run;
 }

@@ -191,7 +191,7 @@ static int walk(serial_t *s, adm_status_t *st)
 
     in.req = attrs->req;
     in.old_object = attrs->req->old_object;
-    in.cluster = adm_webhooks_cluster(s->w);
+    in.cluster = adm_plugin_cluster(attrs);
     for (; s->i < s->set->nmutating; s->i++) {
         const adm_webhook_t *wh = &s->set->mutating[s->i];
         const char *reason = NULL;

@@ -144,7 +144,7 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
     in.req = attrs->req;
     in.object = adm_attrs_object(attrs);
     in.old_object = attrs->req->old_object;
-    in.cluster = adm_webhooks_cluster(w);
+    in.cluster = adm_plugin_cluster(attrs);
     for (size_t i = 0; i < set->nvalidating; i++) {
         const char *reason = NULL;
         adm_wh_match_t m = adm_webhook_match(&set->validating[i], &in, a, st, &reason);

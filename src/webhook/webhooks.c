@@ -188,9 +188,6 @@ int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks
     } else {
         rc = adm_webhook_set_load(NULL, 0, false, &w->set, err, err_len);
     }
-    if (rc == 0) {
-        rc = adm_cluster_state_load(opts->cluster_states, opts->ncluster_states, &w->cluster, err, err_len);
-    }
     if (rc != 0) {
         adm_webhooks_destroy(w);
         return rc;
@@ -255,7 +252,6 @@ void adm_webhooks_destroy(adm_webhooks_t *w)
     free(w->upstreams);
     free(w->trust);
     adm_webhook_set_free(w->set);
-    adm_cluster_state_free(w->cluster);
     free(w);
 }
 
@@ -264,9 +260,8 @@ void adm_webhooks_log_summary(const adm_webhooks_t *w)
     for (size_t i = 0; i < w->set->nwarnings; i++) {
         adm_log_warn("%s", w->set->warnings[i]);
     }
-    adm_log_info(
-        "downstream webhooks: %zu mutating, %zu validating, on %zu upstreams; cluster state: %zu objects",
-        w->set->nmutating, w->set->nvalidating, w->nupstreams, adm_cluster_state_count(w->cluster));
+    adm_log_info("downstream webhooks: %zu mutating, %zu validating, on %zu upstreams", w->set->nmutating,
+                 w->set->nvalidating, w->nupstreams);
     for (size_t i = 0; i < w->set->nmutating + w->set->nvalidating; i++) {
         bool mutating = i < w->set->nmutating;
         size_t k = mutating ? i : i - w->set->nmutating;
@@ -339,9 +334,4 @@ int adm_webhooks_configure_plugin(const adm_plugin_config_t *cfg, void **state, 
 const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w)
 {
     return w->set;
-}
-
-const adm_cluster_state_t *adm_webhooks_cluster(const adm_webhooks_t *w)
-{
-    return w->cluster;
 }

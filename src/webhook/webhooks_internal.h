@@ -46,7 +46,6 @@ struct adm_webhooks_s {
     uv_loop_t *loop;
     const adm_options_t *opts;
     adm_webhook_set_t *set;
-    adm_cluster_state_t *cluster;
     adm_hook_client_t *clients[2]; /* [0] mutating, [1] validating, parallel to the hook lists */
     adm_hook_upstream_t *upstreams;
     size_t nupstreams;

@@ -6,7 +6,7 @@
  * leak, a hang or undefined behaviour.
  */
 #include "adm/admission/review.h"
-#include "adm/webhook/cluster_state.h"
+#include "adm/cluster/cluster_state.h"
 #include "adm/webhook/config.h"
 #include "adm/webhook/match.h"
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -31,6 +32,58 @@ static adm_clock_t clock_now = {standing, standing, NULL};
 void pt_set_clock(const adm_clock_t *clock)
 {
     clock_now = clock != NULL ? *clock : standing_clock;
+}
+
+static const adm_cluster_state_t *cluster_now;
+static adm_cluster_state_t *cluster_default; /* loaded once, freed at exit */
+
+static void free_default_cluster(void)
+{
+    adm_cluster_state_free(cluster_default);
+}
+
+void pt_set_cluster(const adm_cluster_state_t *cs)
+{
+    cluster_now = cs;
+}
+
+static const adm_cluster_state_t *current_cluster(void)
+{
+    char err[256];
+
+    if (cluster_now != NULL) {
+        return cluster_now;
+    }
+    if (cluster_default == NULL) {
+        if (adm_cluster_state_load(NULL, 0, &cluster_default, err, sizeof(err)) != 0) {
+            fail_msg("built-in cluster state: %s", err);
+        }
+        atexit(free_default_cluster);
+    }
+    return cluster_default;
+}
+
+adm_cluster_state_t *pt_load_cluster(const char *text)
+{
+    char path[] = "/tmp/admitd-pt-cluster-XXXXXX.yaml";
+    const char *paths[1] = {path};
+    adm_cluster_state_t *cs = NULL;
+    char err[512];
+    int fd = mkstemps(path, 5);
+    FILE *f;
+    int rc;
+
+    assert_true(fd >= 0);
+    f = fdopen(fd, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+    rc = adm_cluster_state_load(paths, 1, &cs, err, sizeof(err));
+    unlink(path);
+    if (rc != 0) {
+        fail_msg("test cluster state does not load: %s", err);
+    }
+    return cs;
 }
 
 static const char *or_empty(const char *s)
@@ -77,6 +130,7 @@ pt_result_t pt_run(adm_arena_t *a, const adm_plugin_t *p, void *state, char phas
     }
     adm_attrs_init(attrs, req, a);
     attrs->clock = &clock_now;
+    attrs->cluster = current_cluster();
     attrs->slot = adm_arena_calloc(a, 1, sizeof(*attrs->slot)); /* each run is a request of its own */
     assert_non_null(attrs->slot);
     res.rc = hook(state, attrs, &res.status);

@@ -9,6 +9,7 @@
 #include "adm/admission/admission.h"
 #include "adm/admission/plugin.h"
 #include "adm/base/arena.h"
+#include "adm/cluster/cluster_state.h"
 
 #include <stdbool.h>
 
@@ -59,6 +60,19 @@ void pt_set_clock(const adm_clock_t *clock);
  */
 int pt_configure(const adm_plugin_t *p, const char *config, const adm_options_t *opts, void **state,
                  char *err, size_t err_len);
+
+/**
+ * The cluster state pt_run hands to hooks from now on (not copied: cs must outlive the runs), as
+ * the chain hands its own; NULL: the built-in default (the four standard namespaces).
+ */
+void pt_set_cluster(const adm_cluster_state_t *cs);
+
+/**
+ * Loads cluster state from text (multi-document YAML, JSON or a List, as a --cluster-state file)
+ * through a temporary file. Fails the test when it does not load. Free with
+ * adm_cluster_state_free.
+ */
+adm_cluster_state_t *pt_load_cluster(const char *text);
 
 /** True when JSON texts a and b are equal as JSON values (member order ignored). */
 bool pt_json_equal(const char *a, const char *b);

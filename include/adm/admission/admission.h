@@ -61,7 +61,8 @@ typedef struct adm_attrs_s {
     /* set by the chain for the hooks (NULL after adm_attrs_init); plugins use them through
        plugin.h's adm_plugin_now_ms/_ns and adm_plugin_slot */
     const adm_clock_t *clock;
-    void **slot; /* the running plugin's own pointer for this request */
+    void **slot;                               /* the running plugin's own pointer for this request */
+    const struct adm_cluster_state_s *cluster; /* the cluster state the request started with */
 } adm_attrs_t;
 
 /* A rejection, as metav1.Status; plugins fill it through the constructors below. */

@@ -123,6 +123,17 @@ static inline uint64_t adm_plugin_now_ms(const adm_attrs_t *attrs)
     return attrs->clock->now_ms(attrs->clock->arg);
 }
 
+/**
+ * The cluster state (adm/cluster/cluster_state.h) the request reads: the Namespaces, LimitRanges,
+ * PriorityClasses ... that kube-apiserver's plugins get from their informers. It is the state the
+ * request started with and stays valid until the request ends. Never NULL in a chain; a plugin
+ * reads it through adm_cluster_state_get / adm_cluster_state_list.
+ */
+static inline const struct adm_cluster_state_s *adm_plugin_cluster(const adm_attrs_t *attrs)
+{
+    return attrs->cluster;
+}
+
 /** The chain's monotonic clock in nanoseconds (adm_clock_t.now_ns), for rates; as uv_hrtime. */
 static inline uint64_t adm_plugin_now_ns(const adm_attrs_t *attrs)
 {

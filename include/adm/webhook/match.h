@@ -13,7 +13,7 @@
 #include "adm/admission/admission.h"
 #include "adm/admission/review.h"
 #include "adm/base/arena.h"
-#include "adm/webhook/cluster_state.h"
+#include "adm/cluster/cluster_state.h"
 #include "adm/webhook/webhook.h"
 
 #include <stdbool.h>

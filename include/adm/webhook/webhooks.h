@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The downstream webhooks at run time: the loaded configurations and cluster state, one client
+ * The downstream webhooks at run time: the loaded configurations, one client
  * pool per upstream, and one call to one webhook with kube-apiserver's exact interpretation of the
  * answer (spec/webhook-dispatch.md sections 2 to 4). The MutatingAdmissionWebhook and
  * ValidatingAdmissionWebhook plugins decide which webhooks to call and what to do with the
@@ -12,7 +12,6 @@
 #include "adm/admission/admission.h"
 #include "adm/base/histogram.h"
 #include "adm/base/options.h"
-#include "adm/webhook/cluster_state.h"
 #include "adm/webhook/config.h"
 #include "adm/webhook/webhook.h"
 
@@ -23,7 +22,7 @@ typedef struct adm_webhooks_s adm_webhooks_t;
 struct uv_loop_s; /* libuv's loop: its users include uv.h, the plugins that include this need not */
 
 /**
- * Loads --webhook-config and --cluster-state (the built-in namespaces without it) and prepares a
+ * Loads --webhook-config and prepares a
  * pool per upstream (TLS trust from caBundle or the system CAs, --resolve addresses). No
  * connection is opened yet. Returns 0, or ADM_EINVAL / ADM_EIO / ADM_ENOMEM with one line in err.
  */
@@ -33,7 +32,7 @@ int adm_webhooks_create(struct uv_loop_s *loop, const adm_options_t *opts, adm_w
 /** Closes the pools (calls in flight end) and frees; the loop must run afterwards for the sockets. */
 void adm_webhooks_destroy(adm_webhooks_t *w);
 
-/** Logs what was loaded: hooks per type, cluster objects, and the loader's warnings. */
+/** Logs what was loaded: hooks per type and the loader's warnings. */
 void adm_webhooks_log_summary(const adm_webhooks_t *w);
 
 struct adm_plugin_config_s;
@@ -51,7 +50,6 @@ int adm_webhooks_configure_plugin(const struct adm_plugin_config_s *cfg, void **
                                   size_t err_len);
 
 const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w);
-const adm_cluster_state_t *adm_webhooks_cluster(const adm_webhooks_t *w);
 
 /* What one call came to (spec 3.6). */
 typedef enum adm_hook_outcome_e {

@@ -20,7 +20,7 @@
 
 #include "adm/base/error.h"
 #include "adm/base/json.h"
-#include "adm/webhook/cluster_state.h"
+#include "adm/cluster/cluster_state.h"
 #include "adm/webhook/match.h"
 #include "plugintest.h"
 

@@ -5,7 +5,7 @@
  * because they grow while loading. Lookups hash the key strings in place, so the request path
  * neither allocates nor concatenates.
  */
-#include "adm/webhook/cluster_state.h"
+#include "adm/cluster/cluster_state.h"
 
 #include "adm/admission/admission.h"
 #include "adm/admission/admission_config.h"

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "adm/base/error.h"
-#include "adm/webhook/cluster_state.h"
+#include "adm/cluster/cluster_state.h"
 
 static char tmpdir[] = "/tmp/adm-cluster-state-XXXXXX";
 static char oldcwd[4096];
