@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * admitd's entry point: parse flags, set up TLS, run the server on one libuv loop until a
- * SIGTERM/SIGINT drain completes. SIGHUP is logged and otherwise ignored until reload exists.
+ * SIGTERM/SIGINT drain completes. SIGHUP, or a change to a file a flag names, reloads the TLS
+ * files and the admission configuration (adm/base/reload.h).
  * Exit codes: 0 after a clean drain, 2 for bad flags or files, 1 for anything else that stops
  * startup.
  */
-#include "adm/admission/chain.h"
 #include "adm/admission/endpoint.h"
 #include "adm/admission/plugin.h"
+#include "adm/app/live_config.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/options.h"
+#include "adm/base/reload.h"
 #include "adm/net/tls.h"
+#include "adm/server/metrics.h"
 #include "adm/server/server.h"
-#include "adm/webhook/webhooks.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -33,8 +35,8 @@ static const struct {
 
 typedef struct app_s {
     adm_server_t *server;
-    adm_chain_t *chain;
-    adm_webhooks_t *webhooks;
+    adm_live_config_t *config;
+    adm_reload_t *reload;
     adm_admission_endpoint_t endpoints[NADMISSION_PATHS];
     uv_signal_t sigterm;
     uv_signal_t sigint;
@@ -49,16 +51,34 @@ static void on_signal(uv_signal_t *h, int signum)
     adm_server_shutdown(app->server);
 }
 
-/*
- * Reload (INTERFACE.md: SIGHUP re-reads certificates and configuration) is not built yet. SIGHUP's
- * default action ends the process without a drain, which is the worst answer to an operator who
- * only wanted a reload; so it is caught, and the log says that nothing changed.
- */
 static void on_sighup(uv_signal_t *h, int signum)
 {
-    (void)h;
+    app_t *app = h->data;
+
     (void)signum;
-    adm_log_warn("received SIGHUP: reload not supported yet; configuration unchanged, still serving");
+    adm_reload_now(app->reload, "SIGHUP");
+}
+
+static void on_reloaded(void *arg, bool ok)
+{
+    app_t *app = arg;
+
+    adm_server_metrics(app->server)->config_reloads[ok ? 1 : 0]++;
+}
+
+/* The coordinator watches the TLS files and the admission configuration's; SIGHUP reloads too. */
+static int start_reload(app_t *app, uv_loop_t *loop)
+{
+    /* kubelet's update of a mounted volume is a handful of renames within a millisecond or two */
+    int rc = adm_reload_create(loop, 200, on_reloaded, app, &app->reload);
+
+    if (rc == 0) {
+        rc = adm_server_add_reload(app->server, app->reload);
+    }
+    if (rc == 0) {
+        rc = adm_live_config_add_reload(app->config, app->reload);
+    }
+    return rc;
 }
 
 /*
@@ -83,7 +103,7 @@ static int add_admission_routes(app_t *app, const adm_options_t *opts)
         };
         int rc;
 
-        ep->chain = app->chain;
+        ep->live = adm_live_config_chain(app->config);
         ep->phases = admission_paths[i].phases;
         ep->deadline_margin_ms = opts->deadline_margin_ms;
         rc = adm_server_add_route(app->server, &route);
@@ -107,9 +127,10 @@ static void on_server_done(adm_server_t *s, void *arg)
      * during the last steps of a clean exit would turn exit 0 into a kill: ignore it again.
      */
     signal(SIGHUP, SIG_IGN);
-    /* idle upstream connections would keep the loop alive */
-    adm_webhooks_destroy(app->webhooks);
-    app->webhooks = NULL;
+    /* watches and idle upstream connections would keep the loop alive */
+    adm_reload_close(app->reload);
+    app->reload = NULL;
+    adm_live_config_shutdown(app->config);
 }
 
 /*
@@ -120,12 +141,13 @@ static void on_server_done(adm_server_t *s, void *arg)
 static int start_failed(app_t *app, uv_loop_t *loop, const char *reason, int code)
 {
     fprintf(stderr, "admitd: %s\n", reason);
+    adm_reload_close(app->reload); /* its watches would keep the loop running */
+    app->reload = NULL;
     if (app->server != NULL) {
         uv_run(loop, UV_RUN_DEFAULT);
         adm_server_destroy(app->server);
     }
-    adm_chain_destroy(app->chain);
-    adm_webhooks_destroy(app->webhooks);
+    adm_live_config_destroy(app->config);
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
     adm_tls_global_cleanup();
@@ -144,7 +166,7 @@ int main(int argc, char **argv)
     /*
      * A SIGHUP (a reload attempt) can come while the configuration loads or a key is generated,
      * before the loop's handler exists; its default action would kill admitd. Ignore it until
-     * uv_signal_start installs the handler that logs it.
+     * uv_signal_start installs the handler that reloads.
      */
     signal(SIGHUP, SIG_IGN);
     adm_options_defaults(&opts);
@@ -173,17 +195,18 @@ int main(int argc, char **argv)
         return 1;
     }
     uv_loop_init(&loop);
-    rc = adm_webhooks_create(&loop, &opts, &app.webhooks, err, sizeof(err));
-    if (rc == 0) {
-        rc = adm_chain_create_with(&opts, app.webhooks, &app.chain, err, sizeof(err));
-    }
+    rc = adm_live_config_create(&loop, &opts, &app.config, err, sizeof(err));
     if (rc != 0) {
         return start_failed(&app, &loop, err[0] != '\0' ? err : adm_strerror(rc), rc == ADM_ENOMEM ? 1 : 2);
     }
-    adm_chain_use_loop(app.chain, &loop); /* the deadlines the endpoint computes are loop time */
     rc = adm_server_create(&loop, &opts, &app.server, err, sizeof(err));
     if (rc != 0) {
         return start_failed(&app, &loop, err, 2);
+    }
+    rc = start_reload(&app, &loop);
+    if (rc != 0) {
+        snprintf(err, sizeof(err), "cannot set up reloading: %s", adm_strerror(rc));
+        return start_failed(&app, &loop, err, 1);
     }
     rc = add_admission_routes(&app, &opts);
     if (rc != 0) {
@@ -199,18 +222,17 @@ int main(int argc, char **argv)
     uv_signal_init(&loop, &app.sighup);
     app.sigterm.data = &app;
     app.sigint.data = &app;
+    app.sighup.data = &app;
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
     uv_signal_start(&app.sigint, on_signal, SIGINT);
     uv_signal_start(&app.sighup, on_sighup, SIGHUP);
-    adm_chain_log_summary(app.chain);
-    adm_webhooks_log_summary(app.webhooks);
+    adm_live_config_log_summary(app.config);
     adm_log_info("admitd %s ready", ADM_VERSION);
 
     uv_run(&loop, UV_RUN_DEFAULT);
 
     adm_server_destroy(app.server);
-    adm_webhooks_destroy(app.webhooks);
-    adm_chain_destroy(app.chain);
+    adm_live_config_destroy(app.config);
     rc = uv_loop_close(&loop);
     if (rc != 0) {
         adm_log_warn("event loop closed with handles still open: %s", uv_strerror(rc));

@@ -32,8 +32,14 @@ struct adm_chain_s {
     const char **left_out; /* default plugins admitd does not implement yet */
     size_t nleft_out;
     adm_clock_t clock; /* what plugins read through attrs->clock */
-    /* --cluster-state, loaded by the chain (the built-in namespaces without it); attrs->cluster */
+    /* what plugins read through attrs->cluster: --cluster-state loaded by the chain (the built-in
+       namespaces without it) when owns_cluster, else the sources' borrowed one */
     adm_cluster_state_t *cluster;
+    bool owns_cluster;
+    unsigned refs;              /* the creator's and one per run under way (one loop: no atomics) */
+    adm_chain_sources_t source; /* what was borrowed, and whom to tell when the chain goes */
+    char **files;               /* the AdmissionConfiguration and its path: files */
+    size_t nfiles;
 };
 
 static uint64_t hrtime_ns(void *arg)
@@ -160,6 +166,7 @@ static adm_chain_t *chain_new(size_t count)
     }
     c->clock.now_ms = hrtime_ms;
     c->clock.now_ns = hrtime_ns;
+    c->refs = 1;
     return c;
 }
 
@@ -192,6 +199,45 @@ int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, si
 int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webhooks, adm_chain_t **out,
                           char *err, size_t err_len)
 {
+    adm_chain_sources_t src = {.webhooks = webhooks};
+
+    return adm_chain_create_from(opts, &src, out, err, err_len);
+}
+
+/* Remembers path among the files the configuration came from. */
+static int add_file(adm_chain_t *c, const char *path)
+{
+    char **files = realloc(c->files, (c->nfiles + 1) * sizeof(*files));
+
+    if (files == NULL) {
+        return ADM_ENOMEM;
+    }
+    c->files = files;
+    c->files[c->nfiles] = strdup(path);
+    if (c->files[c->nfiles] == NULL) {
+        return ADM_ENOMEM;
+    }
+    c->nfiles++;
+    return 0;
+}
+
+/* The configuration's files: the AdmissionConfiguration and each entry's path: file. */
+static int add_files(adm_chain_t *c, const char *config_file, const adm_admission_config_t *config)
+{
+    int rc = add_file(c, config_file);
+
+    for (size_t i = 0; rc == 0 && i < config->nplugins; i++) {
+        if (config->plugins[i].path_file != NULL) {
+            rc = add_file(c, config->plugins[i].path_file);
+        }
+    }
+    return rc;
+}
+
+int adm_chain_create_from(const adm_options_t *opts, const adm_chain_sources_t *src, adm_chain_t **out,
+                          char *err, size_t err_len)
+{
+    struct adm_webhooks_s *webhooks = src->webhooks;
     check_ctx_t enable_ctx = {"--enable-admission-plugins", true, err, err_len};
     check_ctx_t disable_ctx = {"--disable-admission-plugins", false, err, err_len};
     adm_admission_config_t config = {0};
@@ -214,10 +260,15 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
     if (c == NULL) {
         return ADM_ENOMEM;
     }
-    rc = adm_cluster_state_load(opts->cluster_states, opts->ncluster_states, &c->cluster, err, err_len);
-    if (rc != 0) {
-        adm_chain_destroy(c);
-        return rc;
+    if (src->cluster != NULL) {
+        c->cluster = src->cluster;
+    } else {
+        rc = adm_cluster_state_load(opts->cluster_states, opts->ncluster_states, &c->cluster, err, err_len);
+        if (rc != 0) {
+            adm_chain_destroy(c);
+            return rc;
+        }
+        c->owns_cluster = true;
     }
     if (opts->admission_config_file != NULL) {
         config_arena = adm_arena_create(65536);
@@ -226,6 +277,9 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
             return ADM_ENOMEM;
         }
         rc = adm_admission_config_load(config_arena, opts->admission_config_file, &config, err, err_len);
+        if (rc == 0) {
+            rc = add_files(c, opts->admission_config_file, &config);
+        }
         if (rc != 0) {
             adm_arena_destroy(config_arena);
             adm_chain_destroy(c);
@@ -276,13 +330,20 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
         c->nstages++;
     }
     adm_arena_destroy(config_arena);
+    /* the release hook is told only about a chain that was made: a failed one borrowed nothing */
+    c->source = *src;
     *out = c;
     return 0;
 }
 
+void adm_chain_ref(adm_chain_t *c)
+{
+    c->refs++;
+}
+
 void adm_chain_destroy(adm_chain_t *c)
 {
-    if (c == NULL) {
+    if (c == NULL || --c->refs > 0) {
         return;
     }
     for (size_t i = 0; c->stages != NULL && i < c->nstages; i++) {
@@ -293,8 +354,29 @@ void adm_chain_destroy(adm_chain_t *c)
     free(c->stages);
     free(c->names);
     free(c->left_out);
-    adm_cluster_state_free(c->cluster);
+    if (c->owns_cluster) {
+        adm_cluster_state_free(c->cluster);
+    }
+    for (size_t i = 0; i < c->nfiles; i++) {
+        free(c->files[i]);
+    }
+    free(c->files);
+    if (c->source.release != NULL) {
+        c->source.release(c->source.release_arg);
+    }
     free(c);
+}
+
+void adm_chain_files(const adm_chain_t *c, void (*fn)(void *arg, const char *path), void *arg)
+{
+    for (size_t i = 0; i < c->nfiles; i++) {
+        fn(arg, c->files[i]);
+    }
+}
+
+const adm_cluster_state_t *adm_chain_cluster(const adm_chain_t *c)
+{
+    return c->cluster;
 }
 
 const char *const *adm_chain_plugins(const adm_chain_t *c, size_t *count)
@@ -369,6 +451,7 @@ struct adm_chain_run_s {
 
 static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
 {
+    adm_chain_t *c = run->c; /* done may free the run's arena: its reference is dropped after */
     adm_review_response_t *resp = &run->resp;
     adm_attrs_t *attrs = &run->attrs;
     adm_status_t nomem;
@@ -400,6 +483,7 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
         run->final_rc = ADM_ENOMEM;
     }
     run->done(run->arg, resp);
+    adm_chain_destroy(c);
 }
 
 /* The outcome of one hook: go on, or finish. Returns true when the run goes on. */
@@ -509,6 +593,7 @@ adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_revi
     if (run == NULL) {
         return NULL;
     }
+    adm_chain_ref(c); /* a reload may drop the creator's reference while this run goes on */
     run->c = c;
     run->phases = phases;
     run->done = done;
@@ -525,16 +610,17 @@ adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_revi
 
 void adm_chain_cancel(adm_chain_run_t *run)
 {
-    if (run != NULL && !run->finished && run->waiting && run->async.cancel != NULL) {
+    if (run == NULL || run->finished) {
+        return;
+    }
+    run->finished = true;
+    if (run->waiting && run->async.cancel != NULL) {
         void (*cancel)(void *) = run->async.cancel;
 
         run->async.cancel = NULL;
-        run->finished = true;
         cancel(run->async.cancel_arg);
     }
-    if (run != NULL) {
-        run->finished = true;
-    }
+    adm_chain_destroy(run->c);
 }
 
 typedef struct sync_result_s {

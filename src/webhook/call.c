@@ -558,6 +558,9 @@ static void on_late_answer(const adm_call_result_t *res, void *arg)
                                              : r.status.message);
     adm_arena_destroy(a);
     free(late);
+    if (w->retired && w->late == NULL) {
+        adm__webhooks_late_drained(w); /* the last call of a configuration a reload replaced */
+    }
 }
 
 void adm_hook_stats_count(adm_hook_stats_t *stats, const adm_webhook_t *wh, const adm_hook_result_t *r)

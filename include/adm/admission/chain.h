@@ -12,6 +12,7 @@
 #include "adm/admission/review.h"
 #include "adm/base/arena.h"
 #include "adm/base/options.h"
+#include "adm/cluster/cluster_state.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,7 +37,36 @@ struct adm_webhooks_s;
 int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webhooks, adm_chain_t **out,
                           char *err, size_t err_len);
 
+/*
+ * Where a chain's inputs come from and who owns them. The chain owns its plugins' states and,
+ * unless cluster is given, the --cluster-state it loads; it only borrows the rest.
+ */
+typedef struct adm_chain_sources_s {
+    struct adm_webhooks_s *webhooks; /* borrowed (NULL: none): kept by the owner until release runs */
+    adm_cluster_state_t *cluster;    /* borrowed (an informer cache that outlives reloads), must outlive
+                                        the chain; NULL: the chain loads --cluster-state and owns it */
+    void (*release)(void *arg);      /* runs once when the chain is freed: what it borrowed for its
+                                        lifetime (webhooks) may go then; NULL: nothing to tell */
+    void *release_arg;
+} adm_chain_sources_t;
+
+/** As adm_chain_create, with the inputs of src (copied). */
+int adm_chain_create_from(const adm_options_t *opts, const adm_chain_sources_t *src, adm_chain_t **out,
+                          char *err, size_t err_len);
+
+/*
+ * A chain is reference counted so a reload can replace it while requests run: its creator holds
+ * one reference, and every run started (adm_chain_start) holds one until it finishes or is
+ * cancelled. adm_chain_destroy drops the creator's; the last reference frees the chain.
+ */
 void adm_chain_destroy(adm_chain_t *c);
+void adm_chain_ref(adm_chain_t *c);
+
+/**
+ * Calls fn for each file the chain's configuration was read from: --admission-control-config-file
+ * and the `path:` files it names (what a reload watches besides the flags' own files).
+ */
+void adm_chain_files(const adm_chain_t *c, void (*fn)(void *arg, const char *path), void *arg);
 
 /**
  * Makes every hook of c read time from clock (copied), from now on and in requests under way: how
@@ -53,6 +83,9 @@ void adm_chain_set_clock(adm_chain_t *c, const adm_clock_t *clock);
  */
 struct uv_loop_s;
 void adm_chain_use_loop(adm_chain_t *c, struct uv_loop_s *loop);
+
+/** The cluster state the chain's plugins read (its own or the borrowed one). */
+const adm_cluster_state_t *adm_chain_cluster(const adm_chain_t *c);
 
 /** Logs two lines: the enabled plugins in order, and the default ones left out as not implemented. */
 void adm_chain_log_summary(const adm_chain_t *c);

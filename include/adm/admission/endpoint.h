@@ -16,7 +16,9 @@
 
 /* One admission path: what it runs. Kept by the caller for as long as the route is served. */
 typedef struct adm_admission_endpoint_s {
-    adm_chain_t *chain;          /* not owned */
+    adm_chain_t *chain;          /* not owned; used when live is NULL */
+    adm_chain_t *const *live;    /* not owned: where the running configuration's chain is, read as
+                                    each request starts (a reload swaps it; the run holds a reference) */
     unsigned phases;             /* ADM_PHASE_* bits: mutating, validating, or both */
     uint64_t deadline_margin_ms; /* --deadline-margin: answer this long before the caller's deadline */
 } adm_admission_endpoint_t;
