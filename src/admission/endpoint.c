@@ -124,8 +124,8 @@ static bool admission_start(const adm_admission_endpoint_t *ep, adm_exchange_t *
     ad->x = x;
     ad->answered_now = &answered;
     adm_exchange_on_cancel(x, on_exchange_cancel, ad);
-    run = adm_chain_start(ep->live != NULL ? *ep->live : ep->chain, ep->phases, &ad->review, a, uv_now(adm_exchange_loop(x)) + budget,
-                          on_chain_done, ad);
+    run = adm_chain_start(ep->live != NULL ? *ep->live : ep->chain, ep->phases, &ad->review, a,
+                          uv_now(adm_exchange_loop(x)) + budget, on_chain_done, ad);
     if (answered) {
         return true; /* the exchange, its arena and ad with it, is over: touch none of them */
     }

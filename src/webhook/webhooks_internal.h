@@ -57,7 +57,7 @@ struct adm_webhooks_s {
     uv_timer_t retire_timer;
     adm_webhooks_t **retiring; /* the list w is on while retired */
     adm_webhooks_t *retiring_prev, *retiring_next;
-    adm_uuid_gen_t uids;   /* every call's fresh uid (call.c); zeroed by calloc, it is ready */
+    adm_uuid_gen_t uids; /* every call's fresh uid (call.c); zeroed by calloc, it is ready */
 };
 
 /* webhooks.c: a retired w's last abandoned call ended (call.c). */

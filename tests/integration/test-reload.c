@@ -203,14 +203,15 @@ static char *event_review(const char *uid)
 {
     adm_buf_t b = ADM_BUF_INIT;
 
-    adm_buf_appendf(&b,
-                    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":"
-                    "\"%s\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Event\"},\"resource\":{"
-                    "\"group\":\"\",\"version\":\"v1\",\"resource\":\"events\"},\"name\":\"e\",\"namespace\":"
-                    "\"default\",\"operation\":\"CREATE\",\"userInfo\":{\"username\":\"u\"},\"object\":{"
-                    "\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e\",\"namespace\":"
-                    "\"default\"}}}}",
-                    uid);
+    adm_buf_appendf(
+        &b,
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":"
+        "\"%s\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Event\"},\"resource\":{"
+        "\"group\":\"\",\"version\":\"v1\",\"resource\":\"events\"},\"name\":\"e\",\"namespace\":"
+        "\"default\",\"operation\":\"CREATE\",\"userInfo\":{\"username\":\"u\"},\"object\":{"
+        "\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e\",\"namespace\":"
+        "\"default\"}}}}",
+        uid);
     adm_buf_append(&b, "", 1);
     return (char *)b.data;
 }
@@ -423,7 +424,8 @@ static void tls_mount(const char *mount, const char *server, const char *client_
 static void test_certificate_kubelet_swap(void **state)
 {
     char mount[320], crt[400], key[400];
-    const char *args[] = {"--tls-cert-file", crt, "--tls-private-key-file", key, "--shutdown-delay", "0s", NULL};
+    const char *args[] = {
+        "--tls-cert-file", crt, "--tls-private-key-file", key, "--shutdown-delay", "0s", NULL};
     client_t trust1, trust2, both;
     h_server_t s;
     h_conn_t old;
@@ -466,8 +468,15 @@ static void test_certificate_kubelet_swap(void **state)
 static void test_client_ca_sighup(void **state)
 {
     char ca[400], crt[400], key[400];
-    const char *args[] = {"--tls-cert-file",   crt, "--tls-private-key-file", key, "--client-ca-file",
-                          ca,                  "--shutdown-delay",        "0s", NULL};
+    const char *args[] = {"--tls-cert-file",
+                          crt,
+                          "--tls-private-key-file",
+                          key,
+                          "--client-ca-file",
+                          ca,
+                          "--shutdown-delay",
+                          "0s",
+                          NULL};
     client_t c1, c2;
     h_server_t s;
     bool allowed;
@@ -513,8 +522,8 @@ static void test_client_ca_sighup(void **state)
 static void test_webhooks_and_cluster_state(void **state)
 {
     char hooks_dir[320], hooks[400], extra[400], mount[320], cluster[400];
-    const char *args[] = {"--webhook-config", hooks_dir, "--cluster-state", cluster, "--shutdown-delay", "0s",
-                          NULL};
+    const char *args[] = {
+        "--webhook-config", hooks_dir, "--cluster-state", cluster, "--shutdown-delay", "0s", NULL};
     mount_file_t ns = {"namespaces.yaml", NULL};
     h_server_t s;
     bool allowed;
@@ -566,8 +575,13 @@ static void test_webhooks_and_cluster_state(void **state)
 static void test_admission_config_path_file(void **state)
 {
     char config[400], limits[400];
-    const char *args[] = {"--enable-admission-plugins", "EventRateLimit", "--admission-control-config-file",
-                          config, "--shutdown-delay", "0s", NULL};
+    const char *args[] = {"--enable-admission-plugins",
+                          "EventRateLimit",
+                          "--admission-control-config-file",
+                          config,
+                          "--shutdown-delay",
+                          "0s",
+                          NULL};
     h_server_t s;
     h_conn_t c;
     bool allowed;
@@ -606,8 +620,15 @@ static void test_admission_config_path_file(void **state)
 static void test_failed_reload_keeps_config(void **state)
 {
     char hooks[400], crt[400], key[400];
-    const char *args[] = {"--webhook-config", hooks, "--tls-cert-file", crt, "--tls-private-key-file", key,
-                          "--shutdown-delay", "0s", NULL};
+    const char *args[] = {"--webhook-config",
+                          hooks,
+                          "--tls-cert-file",
+                          crt,
+                          "--tls-private-key-file",
+                          key,
+                          "--shutdown-delay",
+                          "0s",
+                          NULL};
     client_t trust1;
     h_server_t s;
     bool allowed;
@@ -741,8 +762,10 @@ static long rss_kib(pid_t pid)
 
 static void config_mount(const char *mount, int i)
 {
-    mount_file_t files[] = {
-        {"hooks.yaml", NULL}, {"namespaces.yaml", NULL}, {"admission.yaml", admission_yaml}, {"limits.yaml", NULL}};
+    mount_file_t files[] = {{"hooks.yaml", NULL},
+                            {"namespaces.yaml", NULL},
+                            {"admission.yaml", admission_yaml},
+                            {"limits.yaml", NULL}};
     char name[64];
     char *hooks;
 
@@ -865,12 +888,9 @@ static void test_reload_under_load(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_certificate_kubelet_swap),
-        cmocka_unit_test(test_client_ca_sighup),
-        cmocka_unit_test(test_webhooks_and_cluster_state),
-        cmocka_unit_test(test_admission_config_path_file),
-        cmocka_unit_test(test_failed_reload_keeps_config),
-        cmocka_unit_test(test_reload_under_load),
+        cmocka_unit_test(test_certificate_kubelet_swap),   cmocka_unit_test(test_client_ca_sighup),
+        cmocka_unit_test(test_webhooks_and_cluster_state), cmocka_unit_test(test_admission_config_path_file),
+        cmocka_unit_test(test_failed_reload_keeps_config), cmocka_unit_test(test_reload_under_load),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -686,7 +686,8 @@ static void test_runs_keep_their_chain(void **state)
     for (int cancel = 0; cancel < 2; cancel++) {
         adm_chain_t *c = chain_of(plugins, names, 2);
         adm_chain_run_t *run;
-        pt_request_t r = {.operation = "CREATE", .resource = "pods", .kind = "Pod", .name = "p", .object = "{}"};
+        pt_request_t r = {
+            .operation = "CREATE", .resource = "pods", .kind = "Pod", .name = "p", .object = "{}"};
         adm_review_request_t *req;
         const char *body, *problem;
 
@@ -736,9 +737,10 @@ static void test_sources(void **state)
     write_file("erl.yaml", "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\n"
                            "limits:\n- type: Server\n  qps: 5\n  burst: 10\n");
     adm_options_defaults(&o);
-    o.admission_config_file = write_file("admission.yaml", "apiVersion: apiserver.config.k8s.io/v1\n"
-                                                           "kind: AdmissionConfiguration\n"
-                                                           "plugins:\n- name: EventRateLimit\n  path: erl.yaml\n");
+    o.admission_config_file =
+        write_file("admission.yaml", "apiVersion: apiserver.config.k8s.io/v1\n"
+                                     "kind: AdmissionConfiguration\n"
+                                     "plugins:\n- name: EventRateLimit\n  path: erl.yaml\n");
     releases = 0;
     assert_int_equal(adm_chain_create_from(&o, &src, &c, err, sizeof(err)), 0);
     assert_ptr_equal(adm_chain_cluster(c), cs);
