@@ -541,5 +541,8 @@ void adm_options_usage(const adm_options_t *o, FILE *out)
         }
     }
     fprintf(out, "\nSignals: SIGTERM/SIGINT drain (see --shutdown-delay, --shutdown-grace) and exit 0.\n"
-                 "SIGHUP is logged and changes nothing: reload is not supported yet.\n");
+                 "SIGHUP, or a change to a file named by a flag (certificate, key, client CA,\n"
+                 "webhook configurations, admission configuration and its path: files, cluster\n"
+                 "state), reloads them without dropping connections; a reload that fails\n"
+                 "validation keeps the running configuration.\n");
 }

@@ -49,7 +49,7 @@ typedef void (*adm_reload_done_cb)(void *arg, bool ok);
 int adm_reload_create(uv_loop_t *loop, uint64_t debounce_ms, adm_reload_done_cb done, void *arg,
                       adm_reload_t **out);
 
-/** Registers a part (copied; arg kept) and watches its files. Returns 0 or ADM_ENOMEM. */
+/** Registers a part (copied; arg kept) and watches its files. Returns 0, or ADM_ETOOBIG past 8 parts. */
 int adm_reload_add_part(adm_reload_t *r, const adm_reload_part_t *part);
 
 /**
