@@ -311,6 +311,32 @@ static long reloads(int port, const client_t *who, const char *result)
     return value;
 }
 
+/* The mockhook's open server connections (its admitd_connections gauge), -1 when unreadable. */
+static long mock_connections(void)
+{
+    h_conn_t c;
+    h_response_t r = {0};
+    size_t n;
+    char *req = h_request("GET", "/metrics", NULL, NULL, 0, &n);
+    static const char needle[] = "admitd_connections{side=\"server\"} ";
+    const char *at;
+    long value = -1;
+
+    if (h_connect_to(&c, &mock) == 0) {
+        if (h_send(&c, req, n) == 0 && h_read(&c, &r, 5000, NULL) == 0 && r.body.data != NULL) {
+            adm_buf_append(&r.body, "", 1);
+            at = strstr((const char *)r.body.data, needle);
+            if (at != NULL) {
+                value = strtol(at + strlen(needle), NULL, 10);
+            }
+        }
+    }
+    h_close(&c);
+    h_response_free(&r);
+    free(req);
+    return value;
+}
+
 /* Waits until the log holds count lines with needle; fails the test with the log otherwise. */
 static void wait_log(h_server_t *s, const char *needle, int count)
 {
@@ -899,6 +925,17 @@ static void test_reload_under_load(void **state)
     assert_int_equal(reloads(s.port, &metrics_client, "failure"), 0);
     assert_true(reloads(s.port, &metrics_client, "success") >= RELOADS);
     assert_int_equal(h_log_count(&s, "reload failed"), 0);
+    /*
+     * The webhooks of the 100 replaced configurations drained: their pools closed their idle
+     * connections, so the mockhook holds about what the running configuration's pool uses (one
+     * per load thread at most) and this query's own, not a pool's worth per reload.
+     */
+    {
+        long open = mock_connections();
+
+        print_message("mockhook connections open after the reloads: %ld\n", open);
+        assert_true(open >= 1 && open <= LOAD_THREADS + 2);
+    }
     /* flat: 80 more swaps may not grow the resident set by more than a few MiB (sanitizers keep
        freed memory in quarantine, so their bound is looser) */
 #ifdef UNDER_ASAN
