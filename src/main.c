@@ -8,11 +8,14 @@
 #include "adm/admission/chain.h"
 #include "adm/admission/endpoint.h"
 #include "adm/admission/plugin.h"
+#include "adm/admission/trace.h"
+#include "adm/base/admission_metrics.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/options.h"
 #include "adm/net/tls.h"
 #include "adm/server/server.h"
+#include "adm/webhook/observe.h"
 #include "adm/webhook/webhooks.h"
 
 #include <signal.h>
@@ -36,6 +39,7 @@ typedef struct app_s {
     adm_chain_t *chain;
     adm_webhooks_t *webhooks;
     adm_admission_endpoint_t endpoints[NADMISSION_PATHS];
+    adm_trace_ring_t *traces; /* with --metrics-listen: the last requests' traces, /debug/requests */
     uv_signal_t sigterm;
     uv_signal_t sigint;
     uv_signal_t sighup;
@@ -86,12 +90,37 @@ static int add_admission_routes(app_t *app, const adm_options_t *opts)
         ep->chain = app->chain;
         ep->phases = admission_paths[i].phases;
         ep->deadline_margin_ms = opts->deadline_margin_ms;
+        ep->label = route.label;
+        ep->traces = app->traces;
         rc = adm_server_add_route(app->server, &route);
         if (rc != 0) {
             return rc;
         }
     }
     return 0;
+}
+
+/* GET /debug/requests: the last requests' decision traces, on the metrics listener only (D18). */
+static int add_debug_routes(app_t *app, const adm_options_t *opts)
+{
+    adm_route_t route = {
+        .path = "/debug/requests",
+        .label = "debug-requests",
+        .listeners = ADM_ON_METRICS,
+        .method = ADM_ROUTE_GET,
+        .handler = adm_trace_ring_serve,
+    };
+    int rc;
+
+    if (!opts->has_metrics_listen) {
+        return 0;
+    }
+    rc = adm_trace_ring_create(&app->traces);
+    if (rc == 0) {
+        route.arg = app->traces;
+        rc = adm_server_add_route(app->server, &route);
+    }
+    return rc;
 }
 
 static void on_server_done(adm_server_t *s, void *arg)
@@ -108,6 +137,7 @@ static void on_server_done(adm_server_t *s, void *arg)
      */
     signal(SIGHUP, SIG_IGN);
     /* idle upstream connections would keep the loop alive */
+    adm_metrics_client_gauge(NULL, NULL);
     adm_webhooks_destroy(app->webhooks);
     app->webhooks = NULL;
 }
@@ -125,7 +155,9 @@ static int start_failed(app_t *app, uv_loop_t *loop, const char *reason, int cod
         adm_server_destroy(app->server);
     }
     adm_chain_destroy(app->chain);
+    adm_metrics_client_gauge(NULL, NULL);
     adm_webhooks_destroy(app->webhooks);
+    adm_trace_ring_destroy(app->traces);
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
     adm_tls_global_cleanup();
@@ -181,11 +213,15 @@ int main(int argc, char **argv)
         return start_failed(&app, &loop, err[0] != '\0' ? err : adm_strerror(rc), rc == ADM_ENOMEM ? 1 : 2);
     }
     adm_chain_use_loop(app.chain, &loop); /* the deadlines the endpoint computes are loop time */
+    adm_metrics_client_gauge(adm_webhooks_connections, app.webhooks);
     rc = adm_server_create(&loop, &opts, &app.server, err, sizeof(err));
     if (rc != 0) {
         return start_failed(&app, &loop, err, 2);
     }
-    rc = add_admission_routes(&app, &opts);
+    rc = add_debug_routes(&app, &opts);
+    if (rc == 0) {
+        rc = add_admission_routes(&app, &opts);
+    }
     if (rc != 0) {
         snprintf(err, sizeof(err), "cannot serve the admission endpoints: %s", adm_strerror(rc));
     } else {
@@ -211,6 +247,7 @@ int main(int argc, char **argv)
     adm_server_destroy(app.server);
     adm_webhooks_destroy(app.webhooks);
     adm_chain_destroy(app.chain);
+    adm_trace_ring_destroy(app.traces);
     rc = uv_loop_close(&loop);
     if (rc != 0) {
         adm_log_warn("event loop closed with handles still open: %s", uv_strerror(rc));
