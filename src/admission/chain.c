@@ -361,8 +361,8 @@ struct adm_chain_run_s {
     bool finished;
     uint64_t phase_started_ns; /* for admitd_admission_step_duration_seconds */
     uint64_t hook_started_ns;  /* for admitd_admission_controller_duration_seconds */
-    int final_rc;  /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
-    void *slots[]; /* one per stage, for the whole request (adm_plugin_slot) */
+    int final_rc;              /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
+    void *slots[];             /* one per stage, for the whole request (adm_plugin_slot) */
 };
 
 static uint64_t now_ns(const adm_chain_run_t *run)

@@ -62,7 +62,8 @@ static void keep_trace(admission_t *ad, const adm_review_response_t *answer)
     const char *json;
     size_t len;
 
-    json = adm_trace_render(ad->trace, &ad->review, ad->ep->label, answer, uv_hrtime() - ad->started_ns, &len);
+    json =
+        adm_trace_render(ad->trace, &ad->review, ad->ep->label, answer, uv_hrtime() - ad->started_ns, &len);
     if (json == NULL) {
         return;
     }

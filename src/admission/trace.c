@@ -129,7 +129,8 @@ const char *adm_trace_render(const adm_trace_t *t, const adm_review_request_t *r
         w.len = 0;
         key_string(&w, "{\"uid\":", req->uid);
         key_string(&w, ",\"endpoint\":", endpoint);
-        adm_jsonw_raw(&w, resp->allowed ? ",\"allowed\":true" : ",\"allowed\":false", resp->allowed ? 15 : 16);
+        adm_jsonw_raw(&w, resp->allowed ? ",\"allowed\":true" : ",\"allowed\":false",
+                      resp->allowed ? 15 : 16);
         integer(&w, ",\"code\":", resp->allowed ? 200 : resp->code);
         if (t->decided_by != NULL && strlen(t->decided_by) < 512) {
             key_string(&w, ",\"decidedBy\":", t->decided_by);

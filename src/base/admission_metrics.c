@@ -218,8 +218,8 @@ static int render_hist(adm_buf_t *out, const char *family, const adm_buf_t *labe
                            (const char *)labels->data, (unsigned long long)h->count);
     err |= adm_buf_appendf(out, "%s_sum{%.*s} %.9g\n", family, (int)labels->len, (const char *)labels->data,
                            h->sum);
-    err |= adm_buf_appendf(out, "%s_count{%.*s} %llu\n", family, (int)labels->len,
-                           (const char *)labels->data, (unsigned long long)h->count);
+    err |= adm_buf_appendf(out, "%s_count{%.*s} %llu\n", family, (int)labels->len, (const char *)labels->data,
+                           (unsigned long long)h->count);
     return err;
 }
 
@@ -286,7 +286,8 @@ static int render_rejections(adm_buf_t *out)
                         err |= adm_buf_append_str(out, "admitd_webhook_rejection_count{name=\"");
                         err |= append_label(out, name_text(id));
                         err |= adm_buf_appendf(
-                            out, "\",type=\"%s\",operation=\"%s\",error_type=\"%s\",rejection_code=\"%d\"} %llu\n",
+                            out,
+                            "\",type=\"%s\",operation=\"%s\",error_type=\"%s\",rejection_code=\"%d\"} %llu\n",
                             type_names[t], op_names[op], error_names[e], c == 0 ? 0 : (int)c + 99,
                             (unsigned long long)codes[c]);
                     }

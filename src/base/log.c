@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
-#include <time.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LINE_MAX_BYTES 4096
@@ -108,7 +108,8 @@ void adm_log_v_json(int v, const char *msg, const char *key, const char *json, s
     }
     timestamp(ts, sizeof(ts));
     if (log_format == ADM_LOG_JSON) {
-        n = (size_t)snprintf(head, sizeof(head), "{\"ts\":\"%s\",\"level\":\"info\",\"v\":%d,\"msg\":", ts, v);
+        n = (size_t)snprintf(head, sizeof(head), "{\"ts\":\"%s\",\"level\":\"info\",\"v\":%d,\"msg\":", ts,
+                             v);
         n = (size_t)(adm_jsonw_put_string(head + n, msg, strnlen(msg, 256)) - head);
         n += (size_t)snprintf(head + n, sizeof(head) - n, ",\"%.64s\":", key);
     } else {

@@ -140,8 +140,8 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
     adm_hook_merge_extras(attrs, res);
     if (res->outcome == ADM_HOOK_DENIED || res->outcome == ADM_HOOK_ERROR) {
         adm_webhooks_stats(s->w, wh)->rejected++;
-        adm_hook_observe(attrs->trace, wh, attrs->req->operation, s->async->round, res, adm_hook_verdict(wh, res),
-                         NULL);
+        adm_hook_observe(attrs->trace, wh, attrs->req->operation, s->async->round, res,
+                         adm_hook_verdict(wh, res), NULL);
         note_mutation(s, wh, false);
         *st = res->status;
         return ADM_DECLINED;
@@ -164,7 +164,8 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
     }
     if (failure != NULL) {
         adm_hook_observe(attrs->trace, wh, attrs->req->operation, s->async->round, res,
-                         wh->failure_policy == ADM_FAILURE_FAIL ? ADM_VERDICT_FAILED_CLOSED : ADM_VERDICT_FAILED_OPEN,
+                         wh->failure_policy == ADM_FAILURE_FAIL ? ADM_VERDICT_FAILED_CLOSED
+                                                                : ADM_VERDICT_FAILED_OPEN,
                          failure);
         if (wh->failure_policy == ADM_FAILURE_FAIL) {
             adm_webhooks_stats(s->w, wh)->rejected++;

@@ -12,13 +12,13 @@
  */
 #include "adm/server/server.h"
 
+#include "adm/base/admission_metrics.h"
 #include "adm/base/buf.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/util.h"
 #include "adm/net/tls.h"
 #include "adm/server/metrics.h"
-#include "adm/base/admission_metrics.h"
 #include "conn_internal.h"
 
 #include <stdio.h>

@@ -61,7 +61,7 @@ typedef struct adm_attrs_s {
     /* set by the chain for the hooks (NULL after adm_attrs_init); plugins use them through
        plugin.h's adm_plugin_now_ms/_ns and adm_plugin_slot */
     const adm_clock_t *clock;
-    void **slot; /* the running plugin's own pointer for this request */
+    void **slot;               /* the running plugin's own pointer for this request */
     struct adm_trace_s *trace; /* the request's decision trace (adm/admission/trace.h), or NULL */
 } adm_attrs_t;
 

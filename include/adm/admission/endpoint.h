@@ -16,10 +16,10 @@
 
 /* One admission path: what it runs. Kept by the caller for as long as the route is served. */
 typedef struct adm_admission_endpoint_s {
-    adm_chain_t *chain;          /* not owned */
-    unsigned phases;             /* ADM_PHASE_* bits: mutating, validating, or both */
-    uint64_t deadline_margin_ms; /* --deadline-margin: answer this long before the caller's deadline */
-    const char *label;           /* the endpoint's name in traces ("validate") */
+    adm_chain_t *chain;              /* not owned */
+    unsigned phases;                 /* ADM_PHASE_* bits: mutating, validating, or both */
+    uint64_t deadline_margin_ms;     /* --deadline-margin: answer this long before the caller's deadline */
+    const char *label;               /* the endpoint's name in traces ("validate") */
     struct adm_trace_ring_s *traces; /* where each request's decision trace is kept; NULL: nowhere */
 } adm_admission_endpoint_t;
 

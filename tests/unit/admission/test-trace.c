@@ -50,8 +50,11 @@ static void test_two_webhooks_and_the_decider(void **state)
     adm_review_request_t req = request();
     adm_review_response_t resp = {.allowed = false, .code = 403, .message = "denied: nope"};
     adm_trace_step_t plugin = {.name = "AlwaysAdmit", .outcome = "allowed", .latency_ns = 1500};
-    adm_trace_step_t allow = {
-        .name = "a.example.com", .outcome = "allowed", .latency_ns = 2000000, .webhook = true, .validate = true};
+    adm_trace_step_t allow = {.name = "a.example.com",
+                              .outcome = "allowed",
+                              .latency_ns = 2000000,
+                              .webhook = true,
+                              .validate = true};
     adm_trace_step_t deny = {.name = "b.example.com",
                              .outcome = "denied",
                              .reason = "denied: nope",
@@ -119,7 +122,8 @@ static void test_long_traces_are_cut(void **state)
     reason[19999] = '\0';
     reason[10] = '\x01'; /* a control character is escaped */
     for (int i = 0; i < 500; i++) {
-        adm_trace_step_t step = {.name = "slow.example.com", .outcome = "failed-open", .reason = reason, .webhook = true};
+        adm_trace_step_t step = {
+            .name = "slow.example.com", .outcome = "failed-open", .reason = reason, .webhook = true};
 
         adm_trace_add(t, &step);
     }

@@ -94,8 +94,9 @@ static void test_every_family_renders(void **state)
     assert_has(text, "admitd_admission_step_duration_seconds_count{type=\"admit\",operation=\"UPDATE\","
                      "rejected=\"false\"} 1\n");
     assert_has(text, "# TYPE admitd_admission_controller_duration_seconds histogram\n");
-    assert_has(text, "admitd_admission_controller_duration_seconds_count{name=\"AlwaysDeny\",type=\"validate\","
-                     "operation=\"CREATE\",rejected=\"true\"} 1\n");
+    assert_has(text,
+               "admitd_admission_controller_duration_seconds_count{name=\"AlwaysDeny\",type=\"validate\","
+               "operation=\"CREATE\",rejected=\"true\"} 1\n");
     /* 250 µs: not in the 100 µs bucket, in the 250 µs one, and cumulative after it */
     assert_has(text, "admitd_webhook_admission_duration_seconds_bucket{name=\"deny.example.com\","
                      "type=\"validate\",operation=\"CREATE\",rejected=\"true\",le=\"0.0001\"} 0\n");
@@ -107,8 +108,9 @@ static void test_every_family_renders(void **state)
                      "operation=\"CREATE\",error_type=\"no_error\",rejection_code=\"403\"} 2\n");
     assert_has(text, "admitd_webhook_rejection_count{name=\"deny.example.com\",type=\"admit\","
                      "operation=\"DELETE\",error_type=\"calling_webhook_error\",rejection_code=\"500\"} 1\n");
-    assert_has(text, "admitd_webhook_rejection_count{name=\"deny.example.com\",type=\"admit\","
-                     "operation=\"CONNECT\",error_type=\"apiserver_internal_error\",rejection_code=\"0\"} 1\n");
+    assert_has(text,
+               "admitd_webhook_rejection_count{name=\"deny.example.com\",type=\"admit\","
+               "operation=\"CONNECT\",error_type=\"apiserver_internal_error\",rejection_code=\"0\"} 1\n");
     assert_has(text, "admitd_webhook_fail_open_count{name=\"deny.example.com\",type=\"admit\"} 1\n");
     assert_has(text, "admitd_connections{side=\"client\"} 0\n");
     assert_has(text, "admitd_config_reloads_total{result=\"success\"} 1\n");
