@@ -27,7 +27,8 @@ typedef struct adm_admission_endpoint_s {
  * The route handler (adm_handler_fn) of an admission path; arg is its adm_admission_endpoint_t.
  * Answers 200 with the AdmissionReview response, 400 for a review or ?timeout= that does not decode,
  * or 500 when the request's arena runs out; at once when no downstream webhook is called, else
- * when the chain is done. If the exchange is cancelled first, the chain's run is cancelled.
+ * when the chain is done. If the exchange is cancelled first, the chain's run is cancelled. With
+ * traces set or at --v 2, the request's decision trace is kept there and logged.
  */
 void adm_admission_handle(adm_exchange_t *x, void *arg);
 
