@@ -11,6 +11,7 @@
 #include "harness.h"
 
 #include <mbedtls/base64.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,7 +43,8 @@ static void file_b64(const char *path, char *out, size_t out_len)
 
 /*
  * Two validating webhooks see every pod but those labelled t=deny: one allows, one fails (HTTP 500)
- * under failurePolicy Ignore; a third sees only t=deny pods and denies them.
+ * under failurePolicy Ignore. Two see only t=deny pods: one denies at once, one allows after 300 ms,
+ * so its answer comes after the request was decided (D3) and is counted late.
  */
 static void write_config(const char *path)
 {
@@ -55,6 +57,7 @@ static void write_config(const char *path)
         {"broken.obs.example.com", "/error", "Ignore",
          "{matchExpressions: [{key: t, operator: NotIn, values: [deny]}]}"},
         {"deny.obs.example.com", "/deny", "Fail", "{matchLabels: {t: deny}}"},
+        {"late.obs.example.com", "/slow", "Fail", "{matchLabels: {t: deny}}"},
     };
     FILE *f = fopen(path, "w");
 
@@ -160,9 +163,35 @@ static char *scrape(void)
     return text;
 }
 
+#define LATE_SERIES                                                                                          \
+    "admitd_webhook_admission_duration_seconds_count{name=\"late.obs.example.com\",type=\"validate\","       \
+    "operation=\"CREATE\",rejected=\"false\"}"
+
+/* Waits (10 s at most) until the late webhook's answers have all been counted: n in all. */
+static void wait_late_answers(double n)
+{
+    long long deadline = h_now_ms() + 10000;
+    double seen = 0;
+
+    while (h_now_ms() < deadline) {
+        char *text = scrape();
+
+        seen = value(text, LATE_SERIES);
+        free(text);
+        if (seen >= n) {
+            assert_true(seen == n);
+            return;
+        }
+        poll(NULL, 0, 20);
+    }
+    fail_msg("%g late answers counted, want %g", seen, n);
+}
+
 static int setup(void **state)
 {
-    const char *mock_args[] = {"--route", "/deny=deny:nope", "--route", "/error=error:500", NULL};
+    const char *mock_args[] = {"--route",          "/deny=deny:nope", "--route",
+                               "/error=error:500", "--route",         "/slow=allow",
+                               "--route-delay",    "/slow=300ms",     NULL};
     char config[320], line[1024];
     FILE *log;
 
@@ -276,7 +305,10 @@ static void test_trace_through_two_webhooks(void **state)
     assert_int_equal(get(metrics_port, path, &text), 200);
     assert_non_null(strstr(text, "\"decidedBy\":\"deny.obs.example.com\""));
     assert_non_null(strstr(text, "\"outcome\":\"denied\""));
+    /* the slow webhook had not answered: it is not in the trace, and is counted when it does */
+    assert_null(strstr(text, "late.obs.example.com"));
     free(text);
+    wait_late_answers(1);
 }
 
 static void test_counters_agree_with_requests(void **state)
@@ -334,6 +366,8 @@ static void test_counters_agree_with_requests(void **state)
         assert_true(send_review(&c, uid, i < PLAIN ? "plain" : "deny") == (i < PLAIN));
     }
     h_close(&c);
+    /* the answers that came after their requests were decided count too (D3) */
+    wait_late_answers(1 + DENIED);
 
     text = scrape();
     for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
