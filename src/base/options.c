@@ -98,7 +98,8 @@ static const flag_t flags[] = {
      "print every admission plugin: type, on by default or not, implemented or not; then exit"},
     {"--log-format", FLAG_LOG_FORMAT, OPT(log_format), NONE, 0, 0, "text|json",
      "log line format (default text)"},
-    {"--v", FLAG_UINT, OPT(verbosity), NONE, 0, 10, "N", "log verbosity; 2: a decision trace per request (default 0)"},
+    {"--v", FLAG_UINT, OPT(verbosity), NONE, 0, 10, "N",
+     "log verbosity; 2 logs each request's decision trace (default 0)"},
     {"--help", FLAG_HELP, 0, NONE, 0, 0, NULL, "print this help and exit"},
     {"--version", FLAG_VERSION, 0, NONE, 0, 0, NULL, "print the version and exit"},
 };
