@@ -28,6 +28,14 @@ rm -rf "$work/out"
 "$work/render" -chart "$root/helm/admitd" -selftest "$work/out"
 
 fail() { echo "chart-test: $*" >&2; exit 1; }
+pid=
+# whatever fails, no admitd started here outlives the test
+cleanup() {
+    set +e
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null
+    return 0
+}
+trap cleanup EXIT
 
 # The port admitd logged for a listener kind ("serving health on 127.0.0.1:PORT").
 port_of() { grep -o "serving $1 on 127.0.0.1:[0-9]*" "$2" | head -1 | sed 's/.*://'; }
@@ -64,7 +72,8 @@ for dir in "$work"/out/*/; do
         || fail "$scenario: /metrics on the metrics port lacks the admission families"
     hooks=$(grep -c '"kind"\|kind: \(Mutating\|Validating\)WebhookConfiguration' "$dir/registration.yaml" || true)
     kill -TERM "$pid"
-    wait "$pid" || { cat "$log" >&2; fail "$scenario: admitd did not exit 0 on SIGTERM"; }
+    wait "$pid" || { cat "$log" >&2; pid=; fail "$scenario: admitd did not exit 0 on SIGTERM"; }
+    pid=
     echo "chart-test: $scenario: admitd took the rendered flags, files and $hooks webhook configurations, was ready, exited 0"
 done
 echo "chart-test: ok"

@@ -49,7 +49,15 @@ wait_for() { # FILE PATTERN PID
 "$mockhook" --listen 127.0.0.1:0 --self-signed-ca-out "$work/mock-ca.pem" --route /deny=deny:nope \
     >"$work/mock.log" 2>&1 &
 mock=$!
-trap 'kill $mock 2>/dev/null || true' EXIT
+rm -f "$work/admitd.pid"
+# whatever fails, nothing started here outlives the test
+cleanup() {
+    set +e
+    kill "$mock" 2>/dev/null
+    [ -f "$work/admitd.pid" ] && kill "$(cat "$work/admitd.pid")" 2>/dev/null
+    return 0
+}
+trap cleanup EXIT
 wait_for "$work/mock.log" "serving admission on" "$mock" || fail "the mockhook did not start"
 cat >"$root/etc/admitd/webhooks/hooks.yaml" <<YAML
 apiVersion: admissionregistration.k8s.io/v1
