@@ -8,7 +8,9 @@
  */
 #include "adm/admission/endpoint.h"
 #include "adm/admission/plugin.h"
+#include "adm/admission/trace.h"
 #include "adm/app/live_config.h"
+#include "adm/base/admission_metrics.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/options.h"
@@ -38,6 +40,7 @@ typedef struct app_s {
     adm_live_config_t *config;
     adm_reload_t *reload;
     adm_admission_endpoint_t endpoints[NADMISSION_PATHS];
+    adm_trace_ring_t *traces; /* with --metrics-listen: the last requests' traces, /debug/requests */
     uv_signal_t sigterm;
     uv_signal_t sigint;
     uv_signal_t sighup;
@@ -61,9 +64,8 @@ static void on_sighup(uv_signal_t *h, int signum)
 
 static void on_reloaded(void *arg, bool ok)
 {
-    app_t *app = arg;
-
-    adm_server_metrics(app->server)->config_reloads[ok ? 1 : 0]++;
+    (void)arg;
+    adm_metrics_config_reload(ok);
 }
 
 /* The coordinator watches the TLS files and the admission configuration's; SIGHUP reloads too. */
@@ -106,12 +108,37 @@ static int add_admission_routes(app_t *app, const adm_options_t *opts)
         ep->live = adm_live_config_chain(app->config);
         ep->phases = admission_paths[i].phases;
         ep->deadline_margin_ms = opts->deadline_margin_ms;
+        ep->label = route.label;
+        ep->traces = app->traces;
         rc = adm_server_add_route(app->server, &route);
         if (rc != 0) {
             return rc;
         }
     }
     return 0;
+}
+
+/* GET /debug/requests: the last requests' decision traces, on the metrics listener only (D18). */
+static int add_debug_routes(app_t *app, const adm_options_t *opts)
+{
+    adm_route_t route = {
+        .path = "/debug/requests",
+        .label = "debug-requests",
+        .listeners = ADM_ON_METRICS,
+        .method = ADM_ROUTE_GET,
+        .handler = adm_trace_ring_serve,
+    };
+    int rc;
+
+    if (!opts->has_metrics_listen) {
+        return 0;
+    }
+    rc = adm_trace_ring_create(&app->traces);
+    if (rc == 0) {
+        route.arg = app->traces;
+        rc = adm_server_add_route(app->server, &route);
+    }
+    return rc;
 }
 
 static void on_server_done(adm_server_t *s, void *arg)
@@ -130,6 +157,7 @@ static void on_server_done(adm_server_t *s, void *arg)
     /* watches and idle upstream connections would keep the loop alive */
     adm_reload_close(app->reload);
     app->reload = NULL;
+    adm_metrics_client_gauge(NULL, NULL);
     adm_live_config_shutdown(app->config);
 }
 
@@ -147,7 +175,9 @@ static int start_failed(app_t *app, uv_loop_t *loop, const char *reason, int cod
         uv_run(loop, UV_RUN_DEFAULT);
         adm_server_destroy(app->server);
     }
+    adm_metrics_client_gauge(NULL, NULL);
     adm_live_config_destroy(app->config);
+    adm_trace_ring_destroy(app->traces);
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
     adm_tls_global_cleanup();
@@ -199,6 +229,7 @@ int main(int argc, char **argv)
     if (rc != 0) {
         return start_failed(&app, &loop, err[0] != '\0' ? err : adm_strerror(rc), rc == ADM_ENOMEM ? 1 : 2);
     }
+    adm_metrics_client_gauge(adm_live_config_connections, app.config);
     rc = adm_server_create(&loop, &opts, &app.server, err, sizeof(err));
     if (rc != 0) {
         return start_failed(&app, &loop, err, 2);
@@ -208,7 +239,10 @@ int main(int argc, char **argv)
         snprintf(err, sizeof(err), "cannot set up reloading: %s", adm_strerror(rc));
         return start_failed(&app, &loop, err, 1);
     }
-    rc = add_admission_routes(&app, &opts);
+    rc = add_debug_routes(&app, &opts);
+    if (rc == 0) {
+        rc = add_admission_routes(&app, &opts);
+    }
     if (rc != 0) {
         snprintf(err, sizeof(err), "cannot serve the admission endpoints: %s", adm_strerror(rc));
     } else {
@@ -233,6 +267,7 @@ int main(int argc, char **argv)
 
     adm_server_destroy(app.server);
     adm_live_config_destroy(app.config);
+    adm_trace_ring_destroy(app.traces);
     rc = uv_loop_close(&loop);
     if (rc != 0) {
         adm_log_warn("event loop closed with handles still open: %s", uv_strerror(rc));

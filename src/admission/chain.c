@@ -11,6 +11,8 @@
 #include "adm/admission/admission_config.h"
 #include "adm/admission/jsonpatch.h"
 #include "adm/admission/plugin.h"
+#include "adm/admission/trace.h"
+#include "adm/base/admission_metrics.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/cluster/cluster_state.h"
@@ -28,6 +30,7 @@ typedef struct stage_s {
 struct adm_chain_s {
     stage_t *stages; /* enabled plugins in execution order */
     const char **names;
+    int *metric_ids; /* per stage: its name in admitd_admission_controller_duration_seconds */
     size_t nstages;
     const char **left_out; /* default plugins admitd does not implement yet */
     size_t nleft_out;
@@ -160,7 +163,8 @@ static adm_chain_t *chain_new(size_t count)
     c->stages = calloc(count, sizeof(*c->stages));
     c->names = calloc(count, sizeof(*c->names));
     c->left_out = calloc(count, sizeof(*c->left_out));
-    if (c->stages == NULL || c->names == NULL || c->left_out == NULL) {
+    c->metric_ids = calloc(count, sizeof(*c->metric_ids));
+    if (c->stages == NULL || c->names == NULL || c->left_out == NULL || c->metric_ids == NULL) {
         adm_chain_destroy(c);
         return NULL;
     }
@@ -327,6 +331,7 @@ int adm_chain_create_from(const adm_options_t *opts, const adm_chain_sources_t *
             }
         }
         c->names[c->nstages] = all[i].name;
+        c->metric_ids[c->nstages] = adm_metrics_name(all[i].name);
         c->nstages++;
     }
     adm_arena_destroy(config_arena);
@@ -364,6 +369,7 @@ void adm_chain_destroy(adm_chain_t *c)
     if (c->source.release != NULL) {
         c->source.release(c->source.release_arg);
     }
+    free(c->metric_ids);
     free(c);
 }
 
@@ -445,9 +451,26 @@ struct adm_chain_run_s {
     int async_rc;
     adm_status_t async_st;
     bool finished;
-    int final_rc;  /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
-    void *slots[]; /* one per stage, for the whole request (adm_plugin_slot) */
+    uint64_t phase_started_ns; /* for admitd_admission_step_duration_seconds */
+    uint64_t hook_started_ns;  /* for admitd_admission_controller_duration_seconds */
+    int final_rc;              /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
+    void *slots[];             /* one per stage, for the whole request (adm_plugin_slot) */
 };
+
+static uint64_t now_ns(const adm_chain_run_t *run)
+{
+    return run->c->clock.now_ns(run->c->clock.arg);
+}
+
+/* The phase under way is over: its time goes to the step histogram. */
+static void phase_done(adm_chain_run_t *run, bool rejected)
+{
+    uint64_t now = now_ns(run);
+
+    adm_metrics_step(run->mutating ? ADM_MX_ADMIT : ADM_MX_VALIDATE, (unsigned)run->attrs.req->operation,
+                     rejected, now - run->phase_started_ns);
+    run->phase_started_ns = now;
+}
 
 static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
 {
@@ -457,6 +480,7 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
     adm_status_t nomem;
 
     run->finished = true;
+    phase_done(run, rc != ADM_OK);
     resp->warnings = attrs->warnings;
     resp->nwarnings = attrs->nwarnings;
     resp->audit_annotations = attrs->annotations;
@@ -486,9 +510,40 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
     adm_chain_destroy(c);
 }
 
+/*
+ * The hook of stage i ended with rc: its time, and (for plugins that call no webhook, whose calls
+ * are steps of their own) a step of the trace.
+ */
+static void observe_hook(adm_chain_run_t *run, size_t i, int rc, const adm_status_t *st)
+{
+    const adm_plugin_t *p = run->c->stages[i].plugin;
+    uint64_t ns = now_ns(run) - run->hook_started_ns;
+    bool rejected = rc != ADM_OK;
+
+    adm_metrics_controller(run->c->metric_ids[i], run->mutating ? ADM_MX_ADMIT : ADM_MX_VALIDATE,
+                           (unsigned)run->attrs.req->operation, rejected, ns);
+    if (run->attrs.trace != NULL && p->admit_async == NULL && p->validate_async == NULL) {
+        adm_trace_step_t step = {
+            .name = p->name,
+            .outcome = rejected ? "denied" : "allowed",
+            .reason = rejected && st != NULL ? st->message : NULL,
+            .latency_ns = ns,
+            .code = rejected && st != NULL ? st->code : 0,
+            .validate = !run->mutating,
+            .round = run->mutating ? run->async.round : 0,
+        };
+
+        adm_trace_add(run->attrs.trace, &step);
+    }
+    if (rejected) {
+        adm_trace_decided_by(run->attrs.trace, p->name);
+    }
+}
+
 /* The outcome of one hook: go on, or finish. Returns true when the run goes on. */
 static bool after_hook(adm_chain_run_t *run, const adm_plugin_t *p, int rc, const adm_status_t *st)
 {
+    observe_hook(run, run->next - 1, rc, st);
     if (rc == ADM_OK) {
         return true;
     }
@@ -519,6 +574,7 @@ static void step(adm_chain_run_t *run)
                 continue;
             }
             if (run->mutating && (run->phases & ADM_PHASE_VALIDATING) != 0) {
+                phase_done(run, false);
                 run->mutating = false;
                 run->next = 0;
                 continue;
@@ -532,6 +588,7 @@ static void step(adm_chain_run_t *run)
             continue;
         }
         run->attrs.slot = &run->slots[run->next];
+        run->hook_started_ns = now_ns(run);
         if ((run->mutating ? p->admit_async : p->validate_async) != NULL) {
             int (*hook)(void *, adm_attrs_t *, adm_status_t *, adm_async_t *) =
                 run->mutating ? p->admit_async : p->validate_async;
@@ -587,6 +644,13 @@ void adm_async_done(adm_async_t *async, int rc, const adm_status_t *st)
 adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req,
                                  adm_arena_t *a, uint64_t deadline_ms, adm_chain_done_fn done, void *arg)
 {
+    return adm_chain_start_traced(c, phases, req, a, deadline_ms, NULL, done, arg);
+}
+
+adm_chain_run_t *adm_chain_start_traced(adm_chain_t *c, unsigned phases, const adm_review_request_t *req,
+                                        adm_arena_t *a, uint64_t deadline_ms, struct adm_trace_s *trace,
+                                        adm_chain_done_fn done, void *arg)
+{
     /* the slots come with the run: no allocation of their own */
     adm_chain_run_t *run = adm_arena_calloc(a, 1, sizeof(*run) + c->nstages * sizeof(run->slots[0]));
 
@@ -604,6 +668,8 @@ adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_revi
     adm_attrs_init(&run->attrs, req, a);
     run->attrs.clock = &c->clock;
     run->attrs.cluster = c->cluster;
+    run->attrs.trace = trace;
+    run->phase_started_ns = now_ns(run);
     step(run);
     return run;
 }

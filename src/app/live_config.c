@@ -8,6 +8,7 @@
 
 #include "adm/base/error.h"
 #include "adm/base/log.h"
+#include "adm/webhook/observe.h"
 #include "adm/webhook/webhooks.h"
 
 #include <stdbool.h>
@@ -181,4 +182,15 @@ void adm_live_config_destroy(adm_live_config_t *lc)
     }
     adm_live_config_shutdown(lc);
     free(lc);
+}
+
+size_t adm_live_config_connections(void *arg)
+{
+    const adm_live_config_t *lc = arg;
+    size_t n = adm_webhooks_retiring_connections(&lc->retiring);
+
+    if (lc->current != NULL) {
+        n += adm_webhooks_connections(lc->current->webhooks);
+    }
+    return n;
 }

@@ -137,12 +137,5 @@ int adm_metrics_render(const adm_metrics_t *m, adm_buf_t *out)
                            "# TYPE admitd_connections gauge\n"
                            "admitd_connections{side=\"server\"} %lld\n",
                            (long long)m->server_connections);
-    err |=
-        adm_buf_appendf(out,
-                        "# HELP admitd_config_reloads_total Configuration reloads, by outcome.\n"
-                        "# TYPE admitd_config_reloads_total counter\n"
-                        "admitd_config_reloads_total{result=\"success\"} %llu\n"
-                        "admitd_config_reloads_total{result=\"failure\"} %llu\n",
-                        (unsigned long long)m->config_reloads[1], (unsigned long long)m->config_reloads[0]);
     return err != 0 ? ADM_ENOMEM : 0;
 }

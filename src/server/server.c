@@ -12,6 +12,7 @@
  */
 #include "adm/server/server.h"
 
+#include "adm/base/admission_metrics.h"
 #include "adm/base/buf.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
@@ -201,7 +202,8 @@ static void serve_metrics(adm_exchange_t *x, void *arg)
     adm_http_response_t resp = {0};
 
     s->scratch.len = 0;
-    if (adm_metrics_render(&s->metrics, &s->scratch) != 0) {
+    /* the admission families follow the server's own: admitd_connections' client side is there */
+    if (adm_metrics_render(&s->metrics, &s->scratch) != 0 || adm_metrics_render_admission(&s->scratch) != 0) {
         text_answer(&resp, 500, "out of memory\n");
     } else {
         resp.status = 200;

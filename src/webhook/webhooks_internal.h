@@ -39,6 +39,7 @@ typedef struct adm_hook_late_s {
     adm_review_version_t version;
     char uid[37];
     uint64_t started_ns;
+    adm_operation_t operation;
     char url[]; /* for messages, as the call had it */
 } adm_hook_late_t;
 

@@ -114,6 +114,15 @@ typedef void (*adm_chain_done_fn)(void *arg, adm_review_response_t *resp);
 adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req,
                                  adm_arena_t *a, uint64_t deadline_ms, adm_chain_done_fn done, void *arg);
 
+/**
+ * As adm_chain_start, recording each step of the run in trace (adm/admission/trace.h; NULL: none):
+ * each built-in plugin's hook, and through attrs->trace each downstream webhook call.
+ */
+struct adm_trace_s;
+adm_chain_run_t *adm_chain_start_traced(adm_chain_t *c, unsigned phases, const adm_review_request_t *req,
+                                        adm_arena_t *a, uint64_t deadline_ms, struct adm_trace_s *trace,
+                                        adm_chain_done_fn done, void *arg);
+
 /** The caller is gone: outstanding webhook calls are dropped and done will not run. */
 void adm_chain_cancel(adm_chain_run_t *run);
 

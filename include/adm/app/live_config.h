@@ -30,6 +30,12 @@ int adm_live_config_create(uv_loop_t *loop, const adm_options_t *opts, adm_live_
 /** Where the running chain is: read it as each request starts (adm_admission_endpoint_t.live). */
 adm_chain_t *const *adm_live_config_chain(adm_live_config_t *lc);
 
+/**
+ * Open downstream connections of every generation (lc is an adm_live_config_t): the
+ * admitd_connections{side="client"} source, retired webhooks still draining included.
+ */
+size_t adm_live_config_connections(void *lc);
+
 /** Logs what the running generation holds (plugins, cluster state, webhooks). */
 void adm_live_config_log_summary(const adm_live_config_t *lc);
 

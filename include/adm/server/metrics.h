@@ -4,7 +4,6 @@
  *   admitd_requests_total{endpoint,code}            counter
  *   admitd_request_duration_seconds{endpoint}       histogram, first byte of a request to its answer
  *   admitd_connections{side="server"}              gauge
- *   admitd_config_reloads_total{result}             counter, success and failure (kept by the caller)
  * Names and labels are those of ../shared/INTERFACE.md. Every HTTP status code (100-599) is counted
  * under its own code label, in a fixed slot per code, so the number of series is bounded by the
  * codes HTTP has, not by what a request can provoke; a status outside that range (none is sent
@@ -44,7 +43,6 @@ typedef struct adm_metrics_s {
     uint64_t count[ADM_METRICS_ENDPOINTS];
     double sum_seconds[ADM_METRICS_ENDPOINTS];
     int64_t server_connections;
-    uint64_t config_reloads[2]; /* [0] failed, [1] succeeded (adm/base/reload.h) */
 } adm_metrics_t;
 
 /**
