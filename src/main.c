@@ -185,7 +185,10 @@ int main(int argc, char **argv)
     if (rc != 0) {
         return start_failed(&app, &loop, err, 2);
     }
-    rc = add_admission_routes(&app, &opts);
+    rc = adm_server_add_metrics(app.server, adm_webhooks_breaker_metrics, app.webhooks);
+    if (rc == 0) {
+        rc = add_admission_routes(&app, &opts);
+    }
     if (rc != 0) {
         snprintf(err, sizeof(err), "cannot serve the admission endpoints: %s", adm_strerror(rc));
     } else {

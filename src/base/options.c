@@ -93,6 +93,10 @@ static const flag_t flags[] = {
      "connect to ADDR for downstream webhook HOST:PORT (TLS still verifies HOST); repeatable"},
     {"--allow-insecure-webhook-urls", FLAG_BOOL, OPT(allow_insecure_webhook_urls), NONE, 0, 0, NULL,
      "permit http:// downstream webhook URLs (benchmarks only)"},
+    {"--webhook-circuit-breaker", FLAG_STRING, OPT(webhook_circuit_breaker), NONE, 0, 0, "K/COOLDOWN",
+     "after K consecutive failed calls to a webhook, fail its calls at once for COOLDOWN, then let one "
+     "probe through (e.g. 5/10s; default off; a configuration's proxy.admitd.io/circuit-breaker "
+     "annotation overrides it)"},
     {NULL, FLAG_DECLARED, 0, NONE, 0, 0, NULL, NULL},
     {"--list-plugins", FLAG_LIST_PLUGINS, 0, NONE, 0, 0, NULL,
      "print every admission plugin: type, on by default or not, implemented or not; then exit"},

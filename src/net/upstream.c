@@ -44,7 +44,7 @@ struct adm_call_s {
     adm_call_cb cb;
     void *arg;
     adm_buf_t request; /* the whole HTTP request */
-    char detail[256];
+    char detail[720]; /* room for a quoted malformed first line (upstream_conn.c) */
     adm_call_error_t deferred_error; /* ended inside adm_upstream_post: reported from the timer */
     bool queued;
     bool retried; /* already sent again after a stale connection */

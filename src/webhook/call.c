@@ -31,6 +31,8 @@ struct adm_hook_call_s {
     adm_hook_done_fn done;
     void *arg;
     adm_call_t *call;
+    adm_hook_client_t *cl;
+    bool probe; /* the half-open probe of cl's breaker */
     const char *url; /* for messages: base, path and ?timeout= */
     char uid[37];
     adm_review_version_t version;
@@ -100,12 +102,21 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
         failed(now, a, "failed to call webhook: Post \"%s\": context deadline exceeded", call->url);
         return NULL;
     }
+    /* After the checks kube makes before any call, so an open circuit changes no other answer. */
+    if (!adm_breaker_admit(&cl->breaker, loop_now, &call->probe)) {
+        failed(now, a, "%s", cl->breaker.reason);
+        return NULL;
+    }
+    call->cl = cl;
     call->version = wh->review_version;
     text = call->version == ADM_REVIEW_V1 ? &body->v1 : &body->v1beta1;
     len = call->version == ADM_REVIEW_V1 ? &body->v1_len : &body->v1beta1_len;
     uid_off = call->version == ADM_REVIEW_V1 ? &body->v1_uid_off : &body->v1beta1_uid_off;
     if (*text == NULL &&
         adm_review_encode_request(a, req, body->object, call->version, text, len, uid_off) != 0) {
+        if (call->probe) {
+            adm_breaker_probe_dropped(&cl->breaker);
+        }
         now->outcome = ADM_HOOK_ERROR;
         adm_status_nomem(&now->status);
         return NULL;
@@ -123,6 +134,9 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
     call->call = adm_upstream_post(cl->up, path, "User-Agent: admitd/" ADM_VERSION "\r\n", *text, *len,
                                    timeout_ms, adm__hook_on_answer, call);
     if (call->call == NULL) {
+        if (call->probe) {
+            adm_breaker_probe_dropped(&cl->breaker);
+        }
         failed(now, a, "failed to call webhook: Post \"%s\": out of memory", call->url);
         return NULL;
     }
@@ -161,6 +175,9 @@ void adm_hook_call_abandon(adm_hook_call_t *call)
     url_len = strlen(call->url != NULL ? call->url : "");
     late = calloc(1, sizeof(*late) + url_len + 1);
     if (late == NULL) {
+        if (call->probe) {
+            adm_breaker_probe_dropped(&call->cl->breaker);
+        }
         adm_call_abandon(call->call);
         call->call = NULL;
         return;
@@ -170,6 +187,7 @@ void adm_hook_call_abandon(adm_hook_call_t *call)
     late->version = call->version;
     memcpy(late->uid, call->uid, sizeof(late->uid));
     late->started_ns = call->started_ns;
+    late->probe = call->probe;
     memcpy(late->url, call->url != NULL ? call->url : "", url_len + 1);
     late->next = call->w->late;
     if (late->next != NULL) {
@@ -510,6 +528,25 @@ void adm__hook_interpret(adm_arena_t *a, const adm_webhook_t *wh, adm_review_ver
 
 static const char *const outcome_names[] = {"allowed", "denied", "failed", "refused"};
 
+/* What the breaker counts against a webhook: no answer at all, or a 5xx (issue 18). */
+static void breaker_note(adm_webhooks_t *w, adm_hook_client_t *cl, const adm_webhook_t *wh, bool probe,
+                         const adm_call_result_t *res, const adm_hook_result_t *r)
+{
+    bool failure = res->error != ADM_CALL_OK ? res->error != ADM_CALL_NOMEM : res->status >= 500;
+    adm_breaker_state_t before = cl->breaker.state;
+
+    if (cl->breaker.threshold == 0) {
+        return;
+    }
+    adm_breaker_record(&cl->breaker, uv_now(w->loop), probe, failure,
+                       r->outcome == ADM_HOOK_FAILED ? r->reason : NULL);
+    if (cl->breaker.state != before || (probe && cl->breaker.state == ADM_BREAKER_OPEN)) {
+        adm_log_info("webhook %s: circuit %s%s%s", wh->name, adm_breaker_state_name(cl->breaker.state),
+                     cl->breaker.state == ADM_BREAKER_OPEN ? " after: " : "",
+                     cl->breaker.state == ADM_BREAKER_OPEN ? cl->breaker.reason : "");
+    }
+}
+
 static void on_late_answer(const adm_call_result_t *res, void *arg)
 {
     adm_hook_late_t *late = arg;
@@ -547,6 +584,8 @@ static void on_late_answer(const adm_call_result_t *res, void *arg)
         interpret(&call, res, &r);
     }
     r.latency_ns = uv_hrtime() - late->started_ns;
+    breaker_note(w, &w->clients[late->wh->type == ADM_WEBHOOK_MUTATING ? 0 : 1][late->wh->index], late->wh,
+                 late->probe, res, &r);
     stats->outcomes[r.outcome]++;
     adm_hist_record(&stats->latency, r.latency_ns);
     adm_hook_stats_count(stats, late->wh, &r);
@@ -578,6 +617,7 @@ void adm__hook_on_answer(const adm_call_result_t *res, void *arg)
     call->call = NULL;
     interpret(call, res, &r);
     r.latency_ns = uv_hrtime() - call->started_ns;
+    breaker_note(call->w, call->cl, call->wh, call->probe, res, &r);
     call->stats->outcomes[r.outcome]++;
     adm_hist_record(&call->stats->latency, r.latency_ns);
     call->done(call->arg, &r);

@@ -104,6 +104,16 @@ static const struct sockaddr *resolved(const adm_options_t *opts, const char *ho
     return NULL;
 }
 
+/* The configuration's annotation, else the flag's setting. */
+static void init_breaker(adm_breaker_t *b, const adm_webhook_t *wh, uint32_t k, uint64_t cooldown_ms)
+{
+    if (wh->breaker_set) {
+        adm_breaker_init(b, wh->breaker_threshold, wh->breaker_cooldown_ms);
+    } else {
+        adm_breaker_init(b, k, cooldown_ms);
+    }
+}
+
 static int make_client(adm_webhooks_t *w, const adm_webhook_t *wh, adm_hook_client_t *cl)
 {
     char host[256], base[600], err[300];
@@ -174,6 +184,8 @@ int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks
 {
     adm_webhooks_t *w = calloc(1, sizeof(*w));
     size_t total;
+    uint32_t breaker_k = 0;
+    uint64_t breaker_ms = 0;
     int rc;
 
     *out = NULL;
@@ -195,6 +207,14 @@ int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks
         adm_webhooks_destroy(w);
         return rc;
     }
+    if (opts->webhook_circuit_breaker != NULL &&
+        adm_breaker_parse(opts->webhook_circuit_breaker, &breaker_k, &breaker_ms) != 0) {
+        snprintf(err, err_len,
+                 "--webhook-circuit-breaker: \"%s\": want K/COOLDOWN (K failures, e.g. 5/10s) or off",
+                 opts->webhook_circuit_breaker);
+        adm_webhooks_destroy(w);
+        return ADM_EINVAL;
+    }
     total = w->set->nmutating + w->set->nvalidating;
     w->clients[0] = calloc(w->set->nmutating + 1, sizeof(adm_hook_client_t));
     w->clients[1] = calloc(w->set->nvalidating + 1, sizeof(adm_hook_client_t));
@@ -206,6 +226,7 @@ int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks
     }
     for (size_t i = 0; i < w->set->nmutating; i++) {
         adm_hist_init(&w->clients[0][i].stats.latency);
+        init_breaker(&w->clients[0][i].breaker, &w->set->mutating[i], breaker_k, breaker_ms);
         if (make_client(w, &w->set->mutating[i], &w->clients[0][i]) != 0) {
             adm_webhooks_destroy(w);
             return ADM_ENOMEM;
@@ -213,6 +234,7 @@ int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks
     }
     for (size_t i = 0; i < w->set->nvalidating; i++) {
         adm_hist_init(&w->clients[1][i].stats.latency);
+        init_breaker(&w->clients[1][i].breaker, &w->set->validating[i], breaker_k, breaker_ms);
         if (make_client(w, &w->set->validating[i], &w->clients[1][i]) != 0) {
             adm_webhooks_destroy(w);
             return ADM_ENOMEM;
@@ -344,4 +366,42 @@ const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w)
 const adm_cluster_state_t *adm_webhooks_cluster(const adm_webhooks_t *w)
 {
     return w->cluster;
+}
+
+int adm_webhooks_breaker_metrics(void *arg, adm_buf_t *out)
+{
+    static const char *const families[3][3] = {
+        {"admitd_webhook_circuit_state", "gauge",
+         "Circuit breaker of a downstream webhook: 0 closed, 1 open, 2 half-open."},
+        {"admitd_webhook_circuit_opened_total", "counter", "Times the webhook's circuit opened."},
+        {"admitd_webhook_circuit_refused_total", "counter", "Calls failed at once while the circuit was open."},
+    };
+    adm_webhooks_t *w = arg;
+    const adm_webhook_t *lists[2] = {w->set->mutating, w->set->validating};
+    size_t counts[2] = {w->set->nmutating, w->set->nvalidating};
+    static const char *const types[2] = {"admit", "validating"};
+    bool any = false;
+    int err = 0;
+
+    for (int t = 0; t < 2; t++) {
+        for (size_t i = 0; i < counts[t]; i++) {
+            any = any || w->clients[t][i].breaker.threshold > 0;
+        }
+    }
+    for (int f = 0; any && f < 3; f++) {
+        err |= adm_buf_appendf(out, "# HELP %s %s\n# TYPE %s %s\n", families[f][0], families[f][2],
+                               families[f][0], families[f][1]);
+        for (int t = 0; t < 2; t++) {
+            for (size_t i = 0; i < counts[t]; i++) {
+                const adm_breaker_t *b = &w->clients[t][i].breaker;
+                uint64_t v = f == 0 ? (uint64_t)b->state : f == 1 ? b->opened : b->refused;
+
+                if (b->threshold > 0) {
+                    err |= adm_buf_appendf(out, "%s{name=\"%s\",type=\"%s\"} %llu\n", families[f][0],
+                                           lists[t][i].name, types[t], (unsigned long long)v);
+                }
+            }
+        }
+    }
+    return err != 0 ? ADM_ENOMEM : 0;
 }

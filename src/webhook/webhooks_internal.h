@@ -5,6 +5,7 @@
 
 #include "adm/base/util.h"
 #include "adm/net/upstream.h"
+#include "adm/webhook/breaker.h"
 #include "adm/webhook/webhooks.h"
 
 typedef struct adm_hook_client_s {
@@ -13,6 +14,7 @@ typedef struct adm_hook_client_s {
     char *url_base;     /* "https://host[:port]" as Go prints the URL in errors */
     char *path;         /* cleaned path the webhook is posted to */
     adm_hook_stats_t stats;
+    adm_breaker_t breaker; /* threshold 0 when the webhook has none */
 } adm_hook_client_t;
 
 typedef struct adm_hook_upstream_s {
@@ -39,6 +41,7 @@ typedef struct adm_hook_late_s {
     adm_review_version_t version;
     char uid[37];
     uint64_t started_ns;
+    bool probe; /* the call is its breaker's half-open probe */
     char url[]; /* for messages, as the call had it */
 } adm_hook_late_t;
 

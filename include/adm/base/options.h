@@ -91,6 +91,7 @@ typedef struct adm_options_s {
     adm_resolve_t resolve[ADM_MAX_RESOLVE]; /* --resolve HOST:PORT:ADDR */
     size_t nresolve;
     bool allow_insecure_webhook_urls;          /* --allow-insecure-webhook-urls */
+    const char *webhook_circuit_breaker;       /* --webhook-circuit-breaker K/COOLDOWN or off; NULL: off */
     adm_log_format_t log_format;               /* --log-format */
     int verbosity;                             /* --v */
     adm_declared_t declared[ADM_MAX_DECLARED]; /* adm_options_declare, in the order declared */

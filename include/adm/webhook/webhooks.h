@@ -10,6 +10,7 @@
 #define ADM_WEBHOOKS_H
 
 #include "adm/admission/admission.h"
+#include "adm/base/buf.h"
 #include "adm/base/histogram.h"
 #include "adm/base/options.h"
 #include "adm/webhook/cluster_state.h"
@@ -130,6 +131,14 @@ typedef struct adm_hook_stats_s {
     uint64_t failed_open; /* call failures ignored under failurePolicy Ignore */
     adm_hist_t latency;   /* of the calls, in ns */
 } adm_hook_stats_t;
+
+/**
+ * Appends the circuit breakers' metric families (for adm_server_add_metrics; arg is w):
+ * admitd_webhook_circuit_state{name,type} (0 closed, 1 open, 2 half-open),
+ * admitd_webhook_circuit_opened_total and admitd_webhook_circuit_refused_total, one series per
+ * webhook that has a breaker; nothing when none has. Returns 0 or ADM_ENOMEM.
+ */
+int adm_webhooks_breaker_metrics(void *w, adm_buf_t *out);
 
 /** The statistics of wh (a webhook of w's set). */
 adm_hook_stats_t *adm_webhooks_stats(adm_webhooks_t *w, const adm_webhook_t *wh);
