@@ -43,8 +43,8 @@ struct adm_call_s {
     adm_upstream_conn_t *conn; /* the connection carrying it, or NULL */
     adm_call_cb cb;
     void *arg;
-    adm_buf_t request; /* the whole HTTP request */
-    char detail[720]; /* room for a quoted malformed first line (upstream_conn.c) */
+    adm_buf_t request;               /* the whole HTTP request */
+    char detail[720];                /* room for a quoted malformed first line (upstream_conn.c) */
     adm_call_error_t deferred_error; /* ended inside adm_upstream_post: reported from the timer */
     bool queued;
     bool retried; /* already sent again after a stale connection */

@@ -40,7 +40,7 @@ struct adm_server_s {
     bool ready;   /* /readyz answers 200 */
     bool finished;
     adm_metrics_t metrics;
-    adm_buf_t scratch; /* reused for rendering /metrics */
+    adm_buf_t scratch;                     /* reused for rendering /metrics */
     adm_server_metrics_fn more_metrics[4]; /* the application's families (adm_server_add_metrics) */
     void *more_metrics_arg[4];
     size_t nmore_metrics;

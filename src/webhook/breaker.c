@@ -28,7 +28,8 @@ int adm_breaker_parse(const char *s, uint32_t *threshold, uint64_t *cooldown_ms)
     }
     memcpy(k, s, (size_t)(slash - s));
     k[slash - s] = '\0';
-    if (adm_parse_uint(k, 1000000, &n) != 0 || n == 0 || adm_parse_duration_ms(slash + 1, &ms) != 0 || ms == 0) {
+    if (adm_parse_uint(k, 1000000, &n) != 0 || n == 0 || adm_parse_duration_ms(slash + 1, &ms) != 0 ||
+        ms == 0) {
         return ADM_EINVAL;
     }
     *threshold = (uint32_t)n;

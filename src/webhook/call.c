@@ -32,7 +32,7 @@ struct adm_hook_call_s {
     void *arg;
     adm_call_t *call;
     adm_hook_client_t *cl;
-    bool probe; /* the half-open probe of cl's breaker */
+    bool probe;      /* the half-open probe of cl's breaker */
     const char *url; /* for messages: base, path and ?timeout= */
     char uid[37];
     adm_review_version_t version;

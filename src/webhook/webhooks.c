@@ -374,7 +374,8 @@ int adm_webhooks_breaker_metrics(void *arg, adm_buf_t *out)
         {"admitd_webhook_circuit_state", "gauge",
          "Circuit breaker of a downstream webhook: 0 closed, 1 open, 2 half-open."},
         {"admitd_webhook_circuit_opened_total", "counter", "Times the webhook's circuit opened."},
-        {"admitd_webhook_circuit_refused_total", "counter", "Calls failed at once while the circuit was open."},
+        {"admitd_webhook_circuit_refused_total", "counter",
+         "Calls failed at once while the circuit was open."},
     };
     adm_webhooks_t *w = arg;
     const adm_webhook_t *lists[2] = {w->set->mutating, w->set->validating};

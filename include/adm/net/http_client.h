@@ -36,8 +36,8 @@ typedef struct adm_http_resp_parser_s {
     size_t first_line_len;
     /* private */
     bool first_line_done;
-    bool line_error;    /* llhttp failed within the first line: the rest of it is awaited */
-    int pending_errno;  /* llhttp's error then */
+    bool line_error;   /* llhttp failed within the first line: the rest of it is awaited */
+    int pending_errno; /* llhttp's error then */
     bool done;
     bool too_big;
     bool in_content_type; /* the header value being read is Content-Type's */
