@@ -8,6 +8,7 @@
 # keep-alive (4 KB pod review), round by round alternating. Every request is allowed (Ignore);
 # what differs is how long it waits. Without the breaker every request waits the webhook's full
 # timeoutSeconds; with it only the first 5 and one probe per 10 s cool-down do.
+# The first 3 s (the breaker opening) are warm-up, not measured: the figures are the steady state.
 # admitd is pinned to core 0; admitd-bench and the mockhook to core 1.
 #
 #   bench/breaker.sh [ROUNDS=3] [SECONDS=10] [RATE=200]
@@ -64,7 +65,7 @@ done
 # run_bench URL -> "p50_us p99_us not_allowed"
 run_bench() {
     taskset -c "$CLIENT_CPU" "$BENCH" --url "$1" --cacert "$bench_tmp/cert.pem" --review "$review" \
-        --rate "$rate" --connections 512 --warmup 0s --duration "${secs}s" --timeout 10s \
+        --rate "$rate" --connections 512 --warmup 3s --duration "${secs}s" --timeout 10s \
         --json "$bench_tmp/run.json" > "$bench_tmp/run.txt" 2>&1 || { cat "$bench_tmp/run.txt" >&2; return 1; }
     tr -d '\n ' < "$bench_tmp/run.json" | sed -E 's/.*"requests":\{"sent":([0-9]+).*"allowed":([0-9]+).*"latency_ns":\{[^}]*"p50":([0-9]+),"p90":[0-9]+,"p99":([0-9]+).*/\3 \4 \1 \2/' |
         awk '{printf "%.1f %.1f %d\n", $1/1000, $2/1000, $3-$4}'
