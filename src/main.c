@@ -185,7 +185,7 @@ int main(int argc, char **argv)
     if (rc != 0) {
         return start_failed(&app, &loop, err, 2);
     }
-    rc = adm_server_add_metrics(app.server, adm_webhooks_breaker_metrics, app.webhooks);
+    rc = adm_server_add_metrics(app.server, adm_webhooks_proxy_metrics, app.webhooks);
     if (rc == 0) {
         rc = add_admission_routes(&app, &opts);
     }

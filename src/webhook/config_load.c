@@ -13,6 +13,7 @@
 #include "adm/base/json.h"
 #include "adm/base/yaml.h"
 #include "adm/webhook/breaker.h"
+#include "adm/webhook/webhooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,19 @@ static int read_proxy_annotations(adm__cfg_loader_t *L, yyjson_val *obj, adm_web
     yyjson_val *v = yyjson_obj_get(yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "annotations"),
                                    ADM_BREAKER_ANNOTATION);
 
+    yyjson_val *shadow =
+        yyjson_obj_get(yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "annotations"), ADM_SHADOW_ANNOTATION);
+
+    if (shadow != NULL) {
+        if (!yyjson_is_str(shadow) ||
+            (strcmp(yyjson_get_str(shadow), "true") != 0 && strcmp(yyjson_get_str(shadow), "false") != 0)) {
+            return adm__cfg_fail(L,
+                                 "metadata.annotations." ADM_SHADOW_ANNOTATION ": Invalid value: %s: want "
+                                 "\"true\" or \"false\"",
+                                 adm_json_text(L->a, shadow));
+        }
+        h->shadow = strcmp(yyjson_get_str(shadow), "true") == 0;
+    }
     if (v == NULL) {
         return 0;
     }

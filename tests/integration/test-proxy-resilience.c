@@ -10,6 +10,9 @@
  *  - under Fail, an upstream that refuses connections opens the circuit (refused calls carry the
  *    same connect error), and once a server listens there again, requests are allowed within one
  *    cool-down;
+ *  - shadow webhooks (proxy.admitd.io/shadow: "true") decide nothing: a denial, a failure under
+ *    Fail, a patch and a mutating denial all leave the request allowed and unpatched, each recorded
+ *    in its audit annotation, the log and the shadow metrics;
  *  - a bad flag or annotation value stops admitd with exit 2 and one line.
  */
 #include "harness.h"
@@ -81,17 +84,34 @@ static void write_config(void)
           f);
     snprintf(url, sizeof(url), "https://127.0.0.1:%d/hang-off", mock.port);
     hook(f, "hang-off.hooks.example.com", "hangoff", url, "  failurePolicy: Ignore\n  timeoutSeconds: 1\n");
+    fputs("---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n"
+          "metadata:\n  name: c-shadow\n  annotations: {proxy.admitd.io/shadow: \"true\"}\nwebhooks:\n",
+          f);
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/deny", mock.port);
+    hook(f, "shadow-deny.hooks.example.com", "shadow", url, "");
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/bad", mock.port);
+    hook(f, "shadow-broken.hooks.example.com", "shadowfail", url, "  failurePolicy: Fail\n");
+    fputs("---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n"
+          "metadata:\n  name: d-shadow\n  annotations: {proxy.admitd.io/shadow: \"true\"}\nwebhooks:\n",
+          f);
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/patch", mock.port);
+    hook(f, "shadow-patch.hooks.example.com", "shadowm", url, "");
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/deny", mock.port);
+    hook(f, "shadow-mdeny.hooks.example.com", "shadowm", url, "");
     fclose(f);
 }
 
 static int setup(void **state)
 {
-    const char *mock_args[] = {"--route",  "/bad=raw:bad-http",
-                               "--route",  "/badcode=raw:HTTP/1.1 2000 OK\\r\\nContent-Length: 0\\r\\n\\r\\n",
-                               "--route",  "/hang=hang",
-                               "--route",  "/hang-off=hang",
-                               "--record", NULL,
-                               NULL};
+    const char *mock_args[] = {
+        "--route",  "/bad=raw:bad-http",
+        "--route",  "/badcode=raw:HTTP/1.1 2000 OK\\r\\nContent-Length: 0\\r\\n\\r\\n",
+        "--route",  "/hang=hang",
+        "--route",  "/hang-off=hang",
+        "--route",  "/deny=deny:not yet",
+        "--route",  "/patch=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/s\",\"value\":\"1\"}]",
+        "--record", NULL,
+        NULL};
     char record[320];
     const char *none[] = {NULL};
     h_server_t other;
@@ -99,7 +119,7 @@ static int setup(void **state)
     (void)state;
     assert_int_equal(certgen_tempdir(dir, sizeof(dir)), 0);
     snprintf(record, sizeof(record), "%s/record.jsonl", dir);
-    mock_args[9] = record;
+    mock_args[13] = record;
     assert_int_equal(h_start_prog(&mock, h_bin("MOCKHOOK_BIN"), NULL, mock_args), 0);
     file_b64(mock.ca, mock_ca_b64, sizeof(mock_ca_b64));
     /* a port nobody listens on, until the recovery test starts a mockhook there */
@@ -147,10 +167,12 @@ typedef struct answer_s {
     int code;
     char message[1024];
     bool failed_open;
+    bool has_patch;
+    char annotations[2048]; /* the auditAnnotations object as text */
     long long ms;
 } answer_t;
 
-static void ask(const char *t, answer_t *a)
+static void ask_at(const char *endpoint, const char *t, answer_t *a)
 {
     h_conn_t c;
     h_response_t r = {0};
@@ -170,7 +192,7 @@ static void ask(const char *t, answer_t *a)
     snprintf(body, flen + 128, "%.*s\"t\":\"%s\",%s", (int)(at - fixture + (ptrdiff_t)strlen(key)), fixture,
              t, at + strlen(key));
     free(fixture);
-    req = h_request("POST", "/validate", "application/json", body, strlen(body), &len);
+    req = h_request("POST", endpoint, "application/json", body, strlen(body), &len);
     memset(a, 0, sizeof(*a));
     t0 = h_now_ms();
     assert_int_equal(h_connect_to(&c, &admitd), 0);
@@ -188,11 +210,23 @@ static void ask(const char *t, answer_t *a)
     ann = yyjson_obj_get(resp, "auditAnnotations");
     a->failed_open =
         yyjson_obj_get(ann, "failed-open.validating.webhook.admission.k8s.io.round_0_index_0") != NULL;
+    a->has_patch = yyjson_obj_get(resp, "patch") != NULL;
+    if (ann != NULL) {
+        char *text = yyjson_val_write(ann, 0, NULL);
+
+        snprintf(a->annotations, sizeof(a->annotations), "%s", text != NULL ? text : "");
+        free(text);
+    }
     yyjson_doc_free(doc);
     h_response_free(&r);
     h_close(&c);
     free(req);
     free(body);
+}
+
+static void ask(const char *t, answer_t *a)
+{
+    ask_at("/validate", t, a);
 }
 
 /* The /metrics text (heap). */
@@ -344,6 +378,57 @@ static void test_bad_settings_exit_2(void **state)
     assert_int_equal(h_run(ann_args, out, sizeof(out), 10000), 2);
     assert_non_null(
         strstr(out, "metadata.annotations.proxy.admitd.io/circuit-breaker: Invalid value: \"3/never\""));
+    f = fopen(bad, "w");
+    assert_non_null(f);
+    fputs("apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n"
+          "metadata:\n  name: x\n  annotations: {proxy.admitd.io/shadow: \"maybe\"}\n"
+          "webhooks:\n- name: a.hooks.example.com\n  clientConfig: {url: \"https://a.example.com/\"}\n"
+          "  sideEffects: None\n  admissionReviewVersions: [v1]\n",
+          f);
+    fclose(f);
+    assert_int_equal(h_run(ann_args, out, sizeof(out), 10000), 2);
+    assert_non_null(strstr(out, "metadata.annotations.proxy.admitd.io/shadow: Invalid value: \"maybe\""));
+}
+
+static void test_shadow_webhooks_decide_nothing(void **state)
+{
+    answer_t a;
+    char *m;
+
+    (void)state;
+    /* a shadow that denies: allowed, and the denial is in the record */
+    ask("shadow", &a);
+    assert_true(a.allowed);
+    assert_non_null(strstr(a.annotations,
+                           "\"shadow.validating.webhook.admitd.io.round_0_index_0\":\"{\\\"configuration\\\":"
+                           "\\\"c-shadow\\\",\\\"webhook\\\":\\\"shadow-deny.hooks.example.com\\\","
+                           "\\\"outcome\\\":\\\"denied\\\""));
+    assert_non_null(strstr(a.annotations, "denied the request: not yet"));
+    assert_true(h_log_wait(
+        &admitd, "shadow validating webhook shadow-deny.hooks.example.com would have denied", 1, 5000));
+    /* a shadow that fails under failurePolicy Fail: still allowed */
+    ask("shadowfail", &a);
+    assert_true(a.allowed);
+    assert_non_null(strstr(a.annotations, "\\\"outcome\\\":\\\"failed\\\""));
+    assert_non_null(strstr(a.annotations, "malformed HTTP response"));
+    /* mutating shadows: the patch is recorded, not applied; the denial after it decides nothing */
+    ask_at("/mutate", "shadowm", &a);
+    assert_true(a.allowed);
+    assert_false(a.has_patch);
+    assert_non_null(strstr(a.annotations, "shadow.mutation.webhook.admitd.io.round_0_index_0"));
+    assert_non_null(strstr(a.annotations, "shadow.mutation.webhook.admitd.io.round_0_index_1"));
+    assert_non_null(strstr(a.annotations, "\\\"patch\\\":[{\\\"op\\\":\\\"add\\\""));
+    m = metrics();
+    assert_non_null(strstr(m, "admitd_webhook_shadow_calls_total{name=\"shadow-deny.hooks.example.com\","
+                              "type=\"validating\",outcome=\"denied\"} 1"));
+    assert_non_null(strstr(m, "admitd_webhook_shadow_calls_total{name=\"shadow-broken.hooks.example.com\","
+                              "type=\"validating\",outcome=\"failed\"} 1"));
+    assert_non_null(strstr(m, "admitd_webhook_shadow_patches_total{name=\"shadow-patch.hooks.example.com\","
+                              "type=\"admit\"} 1"));
+    assert_non_null(
+        strstr(m, "admitd_webhook_shadow_latency_seconds_count{name=\"shadow-mdeny.hooks.example.com\","
+                  "type=\"admit\"} 1"));
+    free(m);
 }
 
 int main(void)
@@ -353,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_breaker_stops_waiting_for_a_dead_webhook),
         cmocka_unit_test(test_annotation_off_keeps_waiting),
         cmocka_unit_test(test_fail_closed_then_recovers_within_a_cool_down),
+        cmocka_unit_test(test_shadow_webhooks_decide_nothing),
         cmocka_unit_test(test_bad_settings_exit_2),
     };
 

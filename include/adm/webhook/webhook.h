@@ -127,6 +127,8 @@ typedef struct adm_webhook_s {
     bool breaker_set;
     uint32_t breaker_threshold; /* 0: off */
     uint64_t breaker_cooldown_ms;
+    /* the configuration's proxy.admitd.io/shadow annotation is "true": called, never deciding */
+    bool shadow;
 } adm_webhook_t;
 
 #endif
