@@ -32,8 +32,9 @@ struct adm_hook_call_s {
     void *arg;
     adm_call_t *call;
     adm_hook_client_t *cl;
-    bool probe;      /* the half-open probe of cl's breaker */
-    const char *url; /* for messages: base, path and ?timeout= */
+    adm_hook_endpoint_t *ep; /* the address it went to */
+    bool probe;              /* the half-open probe of cl's breaker */
+    const char *url;         /* for messages: base, path and ?timeout= */
     char uid[37];
     adm_review_version_t version;
     uint64_t started_ns;
@@ -131,8 +132,13 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
     call->done = done;
     call->arg = arg;
     call->started_ns = uv_hrtime();
-    call->call = adm_upstream_post(cl->up, path, "User-Agent: admitd/" ADM_VERSION "\r\n", *text, *len,
+    call->ep = adm__hook_pick_endpoint(cl->target);
+    call->call = adm_upstream_post(call->ep->up, path, "User-Agent: admitd/" ADM_VERSION "\r\n", *text, *len,
                                    timeout_ms, adm__hook_on_answer, call);
+    if (call->call != NULL) {
+        call->ep->outstanding++;
+        call->ep->calls++;
+    }
     if (call->call == NULL) {
         if (call->probe) {
             adm_breaker_probe_dropped(&cl->breaker);
@@ -178,6 +184,7 @@ void adm_hook_call_abandon(adm_hook_call_t *call)
         if (call->probe) {
             adm_breaker_probe_dropped(&call->cl->breaker);
         }
+        call->ep->outstanding--; /* its answer will never be heard of */
         adm_call_abandon(call->call);
         call->call = NULL;
         return;
@@ -188,6 +195,7 @@ void adm_hook_call_abandon(adm_hook_call_t *call)
     memcpy(late->uid, call->uid, sizeof(late->uid));
     late->started_ns = call->started_ns;
     late->probe = call->probe;
+    late->ep = call->ep;
     memcpy(late->url, call->url != NULL ? call->url : "", url_len + 1);
     late->next = call->w->late;
     if (late->next != NULL) {
@@ -584,6 +592,7 @@ static void on_late_answer(const adm_call_result_t *res, void *arg)
         interpret(&call, res, &r);
     }
     r.latency_ns = uv_hrtime() - late->started_ns;
+    late->ep->outstanding--;
     breaker_note(w, &w->clients[late->wh->type == ADM_WEBHOOK_MUTATING ? 0 : 1][late->wh->index], late->wh,
                  late->probe, res, &r);
     stats->outcomes[r.outcome]++;
@@ -615,6 +624,7 @@ void adm__hook_on_answer(const adm_call_result_t *res, void *arg)
 
     memset(&r, 0, sizeof(r));
     call->call = NULL;
+    call->ep->outstanding--;
     interpret(call, res, &r);
     r.latency_ns = uv_hrtime() - call->started_ns;
     breaker_note(call->w, call->cl, call->wh, call->probe, res, &r);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The metric families of what admitd adds to kube-apiserver's webhook dispatch (webhooks.h
- * adm_webhooks_proxy_metrics): each webhook's circuit breaker and each shadow webhook's outcomes,
- * patches and latency. Rendered from state the calls keep anyway, at scrape time; registered with
- * the server by main.c, so the server's own metrics module needs to know nothing of webhooks.
+ * adm_webhooks_proxy_metrics): each webhook's circuit breaker, each shadow webhook's outcomes,
+ * patches and latency, and the calls of each address of an upstream spread over several. Rendered from state
+ * the calls keep anyway, at scrape time; registered with the server by main.c, so the server's own metrics
+ * module needs to know nothing of webhooks.
  */
 #include "adm/base/error.h"
 #include "webhooks_internal.h"
@@ -112,6 +113,36 @@ static int shadow_families(adm_webhooks_t *w, adm_buf_t *out, const adm_webhook_
     return err;
 }
 
+/* Upstreams spread over several addresses: calls sent to each, and those outstanding now. */
+static int endpoint_families(adm_webhooks_t *w, adm_buf_t *out)
+{
+    bool any = false;
+    int err = 0;
+
+    for (size_t i = 0; i < w->nupstreams; i++) {
+        any = any || w->upstreams[i].nendpoints > 1;
+    }
+    for (int f = 0; any && f < 2; f++) {
+        const char *name =
+            f == 0 ? "admitd_webhook_endpoint_calls_total" : "admitd_webhook_endpoint_outstanding";
+
+        err |= family_head(out, name, f == 0 ? "counter" : "gauge",
+                           f == 0 ? "Calls sent to each address of an upstream spread over several."
+                                  : "Calls outstanding at each address of an upstream spread over several.");
+        for (size_t i = 0; i < w->nupstreams; i++) {
+            const adm_hook_upstream_t *u = &w->upstreams[i];
+
+            for (size_t k = 0; u->nendpoints > 1 && k < u->nendpoints; k++) {
+                err |= adm_buf_appendf(out, "%s{upstream=\"%s:%u\",address=\"%s\"} %llu\n", name, u->host,
+                                       (unsigned)u->port, u->endpoints[k].address,
+                                       (unsigned long long)(f == 0 ? u->endpoints[k].calls
+                                                                   : (uint64_t)u->endpoints[k].outstanding));
+            }
+        }
+    }
+    return err;
+}
+
 int adm_webhooks_proxy_metrics(void *arg, adm_buf_t *out)
 {
     adm_webhooks_t *w = arg;
@@ -120,5 +151,6 @@ int adm_webhooks_proxy_metrics(void *arg, adm_buf_t *out)
     int err = breaker_families(w, out, lists, counts);
 
     err |= shadow_families(w, out, lists, counts);
+    err |= endpoint_families(w, out);
     return err != 0 ? ADM_ENOMEM : 0;
 }

@@ -152,7 +152,9 @@ typedef struct adm_hook_stats_s {
  *   admitd_webhook_circuit_state{name,type} (0 closed, 1 open, 2 half-open),
  *   admitd_webhook_circuit_opened_total, admitd_webhook_circuit_refused_total (breakers);
  *   admitd_webhook_shadow_calls_total{name,type,outcome}, admitd_webhook_shadow_patches_total,
- *   admitd_webhook_shadow_latency_seconds{name,type,quantile="0.5"|"0.99"} (shadow webhooks).
+ *   admitd_webhook_shadow_latency_seconds{name,type,quantile="0.5"|"0.99"} (shadow webhooks);
+ *   admitd_webhook_endpoint_calls_total{upstream,address}, admitd_webhook_endpoint_outstanding
+ *   (upstreams spread over several --resolve addresses).
  * Returns 0 or ADM_ENOMEM.
  */
 int adm_webhooks_proxy_metrics(void *w, adm_buf_t *out);
