@@ -66,7 +66,8 @@ done
 run_bench() {
     taskset -c "$CLIENT_CPU" "$BENCH" --url "$1" --cacert "$bench_tmp/cert.pem" --review "$review" \
         --rate "$rate" --connections 512 --warmup 3s --duration "${secs}s" --timeout 10s \
-        --json "$bench_tmp/run.json" > "$bench_tmp/run.txt" 2>&1 || { cat "$bench_tmp/run.txt" >&2; return 1; }
+        --json "$bench_tmp/run.json" > "$bench_tmp/run.txt" 2>&1 ||
+        { cat "$bench_tmp/run.txt" >&2; tail -n 3 "$bench_tmp"/admitd-*.log >&2; return 1; }
     tr -d '\n ' < "$bench_tmp/run.json" | sed -E 's/.*"requests":\{"sent":([0-9]+).*"allowed":([0-9]+).*"latency_ns":\{[^}]*"p50":([0-9]+),"p90":[0-9]+,"p99":([0-9]+).*/\3 \4 \1 \2/' |
         awk '{printf "%.1f %.1f %d\n", $1/1000, $2/1000, $3-$4}'
 }
