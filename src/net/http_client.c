@@ -23,6 +23,7 @@ static int on_message_begin(llhttp_t *l)
     p->body.len = 0;
     p->too_big = false;
     p->content_type[0] = '\0';
+    p->retry_after[0] = '\0';
     p->field_len = 0;
     return 0;
 }
@@ -45,9 +46,14 @@ static int on_header_field_complete(llhttp_t *l)
 
     p->in_content_type =
         p->field_len == strlen("content-type") && strncasecmp(p->field, "content-type", p->field_len) == 0;
+    p->in_retry_after =
+        p->field_len == strlen("retry-after") && strncasecmp(p->field, "retry-after", p->field_len) == 0;
     p->field_len = 0;
     if (p->in_content_type) {
         p->content_type[0] = '\0';
+    }
+    if (p->in_retry_after) {
+        p->retry_after[0] = '\0';
     }
     return 0;
 }
@@ -55,17 +61,18 @@ static int on_header_field_complete(llhttp_t *l)
 static int on_header_value(llhttp_t *l, const char *at, size_t len)
 {
     adm_http_resp_parser_t *p = parser_of(l);
-    size_t have;
+    char *into = p->in_content_type ? p->content_type : p->in_retry_after ? p->retry_after : NULL;
+    size_t cap = p->in_content_type ? sizeof(p->content_type) : sizeof(p->retry_after), have;
 
-    if (!p->in_content_type) {
+    if (into == NULL) {
         return 0;
     }
-    have = strlen(p->content_type);
-    if (len > sizeof(p->content_type) - 1 - have) {
-        len = sizeof(p->content_type) - 1 - have;
+    have = strlen(into);
+    if (len > cap - 1 - have) {
+        len = cap - 1 - have;
     }
-    memcpy(p->content_type + have, at, len);
-    p->content_type[have + len] = '\0';
+    memcpy(into + have, at, len);
+    into[have + len] = '\0';
     return 0;
 }
 
@@ -234,6 +241,7 @@ void adm_http_resp_next(adm_http_resp_parser_t *p)
     p->body.len = 0;
     p->error = NULL;
     p->content_type[0] = '\0';
+    p->retry_after[0] = '\0';
     p->first_line_len = 0;
     p->first_line[0] = '\0';
     p->first_line_done = false;

@@ -198,6 +198,7 @@ static void on_call_deferred(uv_timer_t *t)
     res.error = call->deferred_error;
     res.detail = call->detail;
     res.content_type = "";
+    res.retry_after = "";
     if (cb != NULL) {
         u->in_callback++;
         cb(&res, call->arg);
@@ -256,6 +257,7 @@ static void fail_call(adm_call_t *call, adm_call_error_t error, const char *fmt,
     res.error = error;
     res.detail = call->detail;
     res.content_type = "";
+    res.retry_after = "";
     finish_call(call, &res);
 }
 

@@ -252,6 +252,7 @@ static void conn_answer(adm_upstream_conn_t *c)
     res.error = ADM_CALL_OK;
     res.status = c->resp.status;
     res.content_type = c->resp.content_type;
+    res.retry_after = c->resp.retry_after;
     res.body = c->resp.body.data;
     res.body_len = c->resp.body.len;
     res.reused = c->reused;

@@ -13,6 +13,8 @@
  *  - shadow webhooks (proxy.admitd.io/shadow: "true") decide nothing: a denial, a failure under
  *    Fail, a patch and a mutating denial all leave the request allowed and unpatched, each recorded
  *    in its audit annotation, the log and the shadow metrics;
+ *  - client-go's Retry-After retries: 429 with "Retry-After: 0" is sent 11 times in all, a 503
+ *    whose wait would pass the call's deadline fails with context deadline exceeded;
  *  - a bad flag or annotation value stops admitd with exit 2 and one line.
  */
 #include "harness.h"
@@ -78,6 +80,10 @@ static void write_config(void)
     hook(f, "hang.hooks.example.com", "hang", url, "  failurePolicy: Ignore\n  timeoutSeconds: 1\n");
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/allow", gone_port);
     hook(f, "gone.hooks.example.com", "gone", url, "  failurePolicy: Fail\n");
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/429", mock.port);
+    hook(f, "retry-429.hooks.example.com", "retry429", url, "  failurePolicy: Fail\n");
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/503", mock.port);
+    hook(f, "retry-503.hooks.example.com", "retry503", url, "  failurePolicy: Fail\n  timeoutSeconds: 2\n");
     fputs("---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n"
           "metadata:\n  name: b-no-breaker\n  annotations: {proxy.admitd.io/circuit-breaker: \"off\"}\n"
           "webhooks:\n",
@@ -104,13 +110,24 @@ static void write_config(void)
 static int setup(void **state)
 {
     const char *mock_args[] = {
-        "--route",  "/bad=raw:bad-http",
-        "--route",  "/badcode=raw:HTTP/1.1 2000 OK\\r\\nContent-Length: 0\\r\\n\\r\\n",
-        "--route",  "/hang=hang",
-        "--route",  "/hang-off=hang",
-        "--route",  "/deny=deny:not yet",
-        "--route",  "/patch=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/s\",\"value\":\"1\"}]",
-        "--record", NULL,
+        "--route",
+        "/bad=raw:bad-http",
+        "--route",
+        "/badcode=raw:HTTP/1.1 2000 OK\\r\\nContent-Length: 0\\r\\n\\r\\n",
+        "--route",
+        "/hang=hang",
+        "--route",
+        "/hang-off=hang",
+        "--route",
+        "/deny=deny:not yet",
+        "--route",
+        "/patch=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/s\",\"value\":\"1\"}]",
+        "--route",
+        "/429=raw:HTTP/1.1 429 Too Many Requests\\r\\nRetry-After: 0\\r\\nContent-Length: 0\\r\\n\\r\\n",
+        "--route",
+        "/503=raw:HTTP/1.1 503 Service Unavailable\\r\\nRetry-After: 1\\r\\nContent-Length: 0\\r\\n\\r\\n",
+        "--record",
+        NULL,
         NULL};
     char record[320];
     const char *none[] = {NULL};
@@ -119,7 +136,7 @@ static int setup(void **state)
     (void)state;
     assert_int_equal(certgen_tempdir(dir, sizeof(dir)), 0);
     snprintf(record, sizeof(record), "%s/record.jsonl", dir);
-    mock_args[13] = record;
+    mock_args[17] = record;
     assert_int_equal(h_start_prog(&mock, h_bin("MOCKHOOK_BIN"), NULL, mock_args), 0);
     file_b64(mock.ca, mock_ca_b64, sizeof(mock_ca_b64));
     /* a port nobody listens on, until the recovery test starts a mockhook there */
@@ -356,6 +373,28 @@ static void test_fail_closed_then_recovers_within_a_cool_down(void **state)
     assert_true(h_log_wait(&admitd, "webhook gone.hooks.example.com: circuit closed", 1, 1000));
 }
 
+/* client-go's Retry-After: sent again at once on "0", up to 10 retries; a wait past the deadline fails. */
+static void test_retry_after(void **state)
+{
+    answer_t a;
+
+    (void)state;
+    ask("retry429", &a);
+    assert_int_equal(a.code, 500);
+    assert_non_null(strstr(a.message,
+                           "failed calling webhook \"retry-429.hooks.example.com\": failed to call "
+                           "webhook: the server has received too many requests and has asked us to "
+                           "try again later"));
+    assert_int_equal(calls("/429"), 11);
+    ask("retry503", &a);
+    assert_int_equal(a.code, 500);
+    assert_string_equal(a.message,
+                        "Internal error occurred: failed calling webhook \"retry-503.hooks.example.com\": "
+                        "failed to call webhook: context deadline exceeded");
+    assert_int_equal(calls("/503"), 2); /* at 0 s and 1 s; a third at 2 s would be past the 2 s deadline */
+    assert_true(a.ms >= 900 && a.ms < 1900);
+}
+
 static void test_bad_settings_exit_2(void **state)
 {
     char out[2048], bad[320];
@@ -439,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_annotation_off_keeps_waiting),
         cmocka_unit_test(test_fail_closed_then_recovers_within_a_cool_down),
         cmocka_unit_test(test_shadow_webhooks_decide_nothing),
+        cmocka_unit_test(test_retry_after),
         cmocka_unit_test(test_bad_settings_exit_2),
     };
 

@@ -29,6 +29,7 @@ typedef struct adm_http_resp_parser_s {
     bool keep_alive; /* the connection may carry the next request */
     adm_buf_t body;
     char content_type[128]; /* the Content-Type header ("" when absent; cut at 127 bytes) */
+    char retry_after[32];   /* the Retry-After header ("" when absent; cut at 31 bytes) */
     const char *error;      /* after ADM_HTTP_RESP_ERROR: what was wrong (static text) */
     /* the answer's first line as received, without its line end (cut at 511 bytes): Go words a
        malformed answer by it (adm_http_resp_go_error) */
@@ -41,6 +42,7 @@ typedef struct adm_http_resp_parser_s {
     bool done;
     bool too_big;
     bool in_content_type; /* the header value being read is Content-Type's */
+    bool in_retry_after;  /* ... or Retry-After's */
     char field[16];       /* the header name being read, as far as it fits */
     size_t field_len;
 } adm_http_resp_parser_t;
