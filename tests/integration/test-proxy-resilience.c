@@ -15,6 +15,8 @@
  *    in its audit annotation, the log and the shadow metrics;
  *  - client-go's Retry-After retries: 429 with "Retry-After: 0" is sent 11 times in all, a 503
  *    whose wait would pass the call's deadline fails with context deadline exceeded;
+ *  - matchPolicy Equivalent across groups (D6): a core event matching only through an
+ *    events.k8s.io rule is a call failure, the webhook not called;
  *  - a bad flag or annotation value stops admitd with exit 2 and one line.
  */
 #include "harness.h"
@@ -80,6 +82,15 @@ static void write_config(void)
     hook(f, "hang.hooks.example.com", "hang", url, "  failurePolicy: Ignore\n  timeoutSeconds: 1\n");
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/allow", gone_port);
     hook(f, "gone.hooks.example.com", "gone", url, "  failurePolicy: Fail\n");
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/events", mock.port);
+    fprintf(
+        f,
+        "- name: events-new.hooks.example.com\n  clientConfig:\n    url: %s\n    caBundle: %s\n"
+        "  rules: [{operations: [CREATE], apiGroups: [events.k8s.io], apiVersions: [v1], resources: "
+        "[events]}]\n"
+        "  objectSelector: {matchLabels: {t: events}}\n  sideEffects: None\n  admissionReviewVersions: [v1]\n"
+        "  failurePolicy: Fail\n",
+        url, mock_ca_b64);
     snprintf(url, sizeof(url), "https://127.0.0.1:%d/429", mock.port);
     hook(f, "retry-429.hooks.example.com", "retry429", url, "  failurePolicy: Fail\n");
     snprintf(url, sizeof(url), "https://127.0.0.1:%d/503", mock.port);
@@ -189,26 +200,17 @@ typedef struct answer_s {
     long long ms;
 } answer_t;
 
-static void ask_at(const char *endpoint, const char *t, answer_t *a)
+/* Posts body (heap; freed here) to endpoint and reads the answer into a. */
+static void ask_body(const char *endpoint, char *body, answer_t *a)
 {
     h_conn_t c;
     h_response_t r = {0};
     size_t len;
-    char *body, *req;
+    char *req;
     long long t0;
     yyjson_doc *doc;
     yyjson_val *resp, *ann;
-    size_t flen;
-    char *fixture = h_fixture("pod-create.v1.review.json", &flen);
-    const char *key = "\"labels\":{";
-    char *at = strstr(fixture, key);
 
-    /* the fixture's pod, labelled t=<t> so exactly that webhook matches */
-    assert_non_null(at);
-    body = calloc(1, flen + 128);
-    snprintf(body, flen + 128, "%.*s\"t\":\"%s\",%s", (int)(at - fixture + (ptrdiff_t)strlen(key)), fixture,
-             t, at + strlen(key));
-    free(fixture);
     req = h_request("POST", endpoint, "application/json", body, strlen(body), &len);
     memset(a, 0, sizeof(*a));
     t0 = h_now_ms();
@@ -239,6 +241,23 @@ static void ask_at(const char *endpoint, const char *t, answer_t *a)
     h_close(&c);
     free(req);
     free(body);
+}
+
+/* The fixture's pod, labelled t=<t> so exactly that webhook matches. */
+static void ask_at(const char *endpoint, const char *t, answer_t *a)
+{
+    size_t flen;
+    char *fixture = h_fixture("pod-create.v1.review.json", &flen);
+    const char *key = "\"labels\":{";
+    char *at = strstr(fixture, key);
+    char *body;
+
+    assert_non_null(at);
+    body = calloc(1, flen + 128);
+    snprintf(body, flen + 128, "%.*s\"t\":\"%s\",%s", (int)(at - fixture + (ptrdiff_t)strlen(key)), fixture,
+             t, at + strlen(key));
+    free(fixture);
+    ask_body(endpoint, body, a);
 }
 
 static void ask(const char *t, answer_t *a)
@@ -395,6 +414,31 @@ static void test_retry_after(void **state)
     assert_true(a.ms >= 900 && a.ms < 1900);
 }
 
+/* D6 across groups: a core event matching only through events.k8s.io's rule is a call failure. */
+static void test_equivalent_across_groups(void **state)
+{
+    answer_t a;
+    char *body = strdup(
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"e-1\","
+        "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Event\"},"
+        "\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"events\"},"
+        "\"requestKind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Event\"},"
+        "\"requestResource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"events\"},"
+        "\"name\":\"e1\",\"namespace\":\"default\",\"operation\":\"CREATE\",\"userInfo\":{\"username\":\"u\"}"
+        ","
+        "\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e1\","
+        "\"namespace\":\"default\",\"labels\":{\"t\":\"events\"}}},\"oldObject\":null,\"dryRun\":false}}");
+
+    (void)state;
+    ask_body("/validate", body, &a);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 500);
+    assert_string_equal(a.message,
+                        "Internal error occurred: failed calling webhook \"events-new.hooks.example.com\": "
+                        "cannot convert /v1, Resource=events for matchPolicy Equivalent");
+    assert_int_equal(calls("/events"), 0);
+}
+
 static void test_bad_settings_exit_2(void **state)
 {
     char out[2048], bad[320];
@@ -479,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_fail_closed_then_recovers_within_a_cool_down),
         cmocka_unit_test(test_shadow_webhooks_decide_nothing),
         cmocka_unit_test(test_retry_after),
+        cmocka_unit_test(test_equivalent_across_groups),
         cmocka_unit_test(test_bad_settings_exit_2),
     };
 
