@@ -11,12 +11,12 @@
 # The first 3 s (the breaker opening) are warm-up, not measured: the figures are the steady state.
 # admitd is pinned to core 0; admitd-bench and the mockhook to core 1.
 #
-#   bench/breaker.sh [ROUNDS=3] [SECONDS=10] [RATE=200]
+#   bench/breaker.sh [ROUNDS=3] [SECONDS=10] [RATE=100]
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 rounds=${1:-3}
 secs=${2:-10}
-rate=${3:-200}
+rate=${3:-100}
 review="$bench_root/bench/reviews/pod-4k.v1.json"
 
 bench_build
