@@ -263,7 +263,8 @@ static const char *status_message(adm_arena_t *a, int code, const char *ct, cons
         while (end > start && isspace(body[end - 1])) {
             end--;
         }
-        server = adm_arena_strndup(a, (const char *)body + start, end - start);
+        /* an empty body may come as NULL */
+        server = end > start ? adm_arena_strndup(a, (const char *)body + start, end - start) : "";
     } else {
         yyjson_read_err err;
         yyjson_doc *doc;
