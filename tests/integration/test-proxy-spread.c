@@ -3,10 +3,12 @@
  * Endpoint spreading (issue 18): one webhook named by a service, spread.hooks.svc, whose name
  * --resolve maps to three admitd-mockhook processes on 127.0.0.1, 127.0.0.2 and 127.0.0.3 (same
  * port, same certificate for the service name, so TLS still verifies it). admitd-bench drives
- * admitd in closed loop with 12 connections:
- *  - with three equal upstreams, each gets within 10% of a third of the calls;
- *  - when one of them answers slowly (100 ms against 2 ms), it gets fewer than either other and
- *    less than a quarter of the calls (calls go to the address with the fewest outstanding);
+ * admitd in closed loop:
+ *  - with three equal upstreams, each gets within 10% of a third of the calls (one connection: each
+ *    call finds none outstanding, so the tie-break's turn alone decides, whatever the machine's
+ *    load does to the upstreams' speed);
+ *  - with 12 connections, when one of them answers slowly (100 ms against 2 ms), it gets fewer than
+ *    either other and less than a quarter of the calls (the fewest outstanding wins);
  *  - /metrics shows the calls per address.
  */
 #include "harness.h"
@@ -187,11 +189,12 @@ static void write_review(const char *path, const char *t)
 }
 
 /* Drives admitd with admitd-bench (closed loop) for t; counts[i]: the calls mockhook i saw on /t. */
-static void drive(const char *t, int counts[NMOCKS])
+static void drive(const char *t, const char *connections, int counts[NMOCKS])
 {
     char review[320], url[128], out[8192], needle[64];
-    const char *args[] = {"--url",         url,  "--cacert",   admitd.ca, "--review", review, "--closed",
-                          "--connections", "12", "--duration", "2s",      NULL};
+    const char *args[] = {"--url",     url,          "--cacert", admitd.ca,
+                          "--review",  review,       "--closed", "--connections",
+                          connections, "--duration", "2s",       NULL};
 
     snprintf(review, sizeof(review), "%s/review-%s.json", dir, t);
     write_review(review, t);
@@ -211,11 +214,11 @@ static void test_equal_upstreams_get_a_third_each(void **state)
     int counts[NMOCKS], total = 0;
 
     (void)state;
-    drive("eq", counts);
+    drive("eq", "1", counts);
     for (int i = 0; i < NMOCKS; i++) {
         total += counts[i];
     }
-    assert_true(total >= 300);
+    assert_true(total >= 60);
     for (int i = 0; i < NMOCKS; i++) {
         double share = (double)counts[i] / total;
 
@@ -234,7 +237,7 @@ static void test_slow_upstream_gets_fewer(void **state)
     char *req, needle[128];
 
     (void)state;
-    drive("slow", counts);
+    drive("slow", "12", counts);
     /* 100 ms against 2 ms: with least-outstanding it gets clearly less than a third, and less than
        either other (by how much depends on the machine's load: the mockhooks share the CPU) */
     assert_true(counts[2] < counts[0]);
