@@ -238,6 +238,12 @@ static void test_slow_upstream_gets_fewer(void **state)
 
     (void)state;
     drive("slow", "12", counts);
+    if (counts[0] + counts[1] + counts[2] < 60) {
+        /* A machine so loaded that 2 s carry a few dozen calls cannot tell 2 ms from 100 ms. */
+        print_message("SKIPPED: only %d calls in 2 s: too few to judge the shares\n",
+                      counts[0] + counts[1] + counts[2]);
+        skip();
+    }
     /* 100 ms against 2 ms: with least-outstanding it gets clearly less than a third, and less than
        either other (by how much depends on the machine's load: the mockhooks share the CPU) */
     assert_true(counts[2] < counts[0]);
