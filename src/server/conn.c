@@ -603,6 +603,31 @@ void adm_exchange_reply(adm_exchange_t *x, adm_http_response_t *resp)
     }
 }
 
+void adm_exchange_reply_raw(adm_exchange_t *x, const void *bytes, size_t len)
+{
+    adm_conn_t *c = x->conn;
+
+    if (!c->awaiting) {
+        return;
+    }
+    if (c->state != CONN_OPEN) {
+        end_exchange(c);
+        return;
+    }
+    if (adm_buf_append(&c->pending, bytes, len) != 0) {
+        adm_log_error("out of memory writing an answer; closing the connection");
+        end_exchange(c);
+        close_now(c);
+        return;
+    }
+    c->close_after_write = true;
+    end_exchange(c);
+    end_request(c);
+    if (!c->dispatching) {
+        flush(c);
+    }
+}
+
 void adm_exchange_abort(adm_exchange_t *x, bool reset)
 {
     adm_conn_t *c = x->conn;

@@ -2,12 +2,29 @@
 /*
  * libFuzzer target for the response parser: arbitrary bytes fed in pieces whose sizes come from the
  * input, responses taken one after another as a keep-alive connection would, then EOF. Every
- * completed response must have a final status and a body within the limit; nothing may loop.
+ * completed response must have a final status and a body within the limit; nothing may loop. A
+ * failed one is worded as Go would (adm_http_resp_go_error): the text must fit its buffer, quoted.
  */
 #include "adm/net/http_client.h"
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* Go's words for a failed answer, when it has some, must be one quoted text within the buffer. */
+static void check_go_error(const adm_http_resp_parser_t *p)
+{
+    char text[200];
+    size_t n;
+
+    if (!adm_http_resp_go_error(p, text, sizeof(text))) {
+        return;
+    }
+    n = strlen(text);
+    if (n >= sizeof(text) || text[n - 1] != '"' || strncmp(text, "malformed HTTP ", 15) != 0) {
+        abort();
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,6 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (p.error == NULL) {
                 abort();
             }
+            check_go_error(&p);
             break;
         }
         if (ev == ADM_HTTP_RESP_DONE) {
@@ -46,6 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         if (ev == ADM_HTTP_RESP_ERROR && p.error == NULL) {
             abort();
+        }
+        if (ev == ADM_HTTP_RESP_ERROR) {
+            check_go_error(&p);
         }
     }
     adm_http_resp_parser_free(&p);
