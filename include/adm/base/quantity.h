@@ -73,7 +73,10 @@ int adm_quantity_cmp_int64(const adm_quantity_t *a, int64_t v);
 /** -1, 0 or 1. */
 int adm_quantity_sign(const adm_quantity_t *q);
 
-static inline bool adm_quantity_is_zero(const adm_quantity_t *q) { return q->unscaled == 0; }
+static inline bool adm_quantity_is_zero(const adm_quantity_t *q)
+{
+    return q->unscaled == 0;
+}
 
 /**
  * q += y and q -= y with apimachinery's format rules (a zero q takes y's format). Returns 0, or
@@ -91,7 +94,10 @@ void adm_quantity_neg(adm_quantity_t *q);
  */
 int64_t adm_quantity_scaled_value(const adm_quantity_t *q, int32_t scale);
 
-static inline int64_t adm_quantity_value(const adm_quantity_t *q) { return adm_quantity_scaled_value(q, 0); }
+static inline int64_t adm_quantity_value(const adm_quantity_t *q)
+{
+    return adm_quantity_scaled_value(q, 0);
+}
 static inline int64_t adm_quantity_milli_value(const adm_quantity_t *q)
 {
     return adm_quantity_scaled_value(q, ADM_QTY_MILLI);
