@@ -62,8 +62,38 @@ static int rl_set(adm_arena_t *a, rlist_t *l, const char *name, const adm_quanti
 }
 
 /*
- * Reads a ResourceList object. Returns 0, ADM_ENOMEM, or ADM_EINVAL with *bad the value that is
- * not a quantity (kube-apiserver would not have decoded the object at all).
+ * A quantity as Quantity.UnmarshalJSON reads one: a JSON string, or a bare number (YAML's
+ * `cpu: 1`), whose text is parsed the same way. The text lives in the arena (q may point at it).
+ */
+static int read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, const char **problem)
+{
+    const char *text;
+    size_t len;
+
+    if (yyjson_is_str(v)) {
+        return adm_quantity_parse(yyjson_get_str(v), yyjson_get_len(v), q, problem);
+    }
+    if (yyjson_is_uint(v)) {
+        text = adm_arena_printf(a, "%llu", (unsigned long long)yyjson_get_uint(v));
+    } else if (yyjson_is_sint(v)) {
+        text = adm_arena_printf(a, "%lld", (long long)yyjson_get_sint(v));
+    } else if (yyjson_is_real(v)) {
+        text = adm_arena_printf(a, "%.17g", yyjson_get_real(v));
+    } else {
+        *problem = "quantities must be strings or numbers";
+        return ADM_EINVAL;
+    }
+    if (text == NULL) {
+        *problem = "out of memory";
+        return ADM_ENOMEM;
+    }
+    len = strlen(text);
+    return adm_quantity_parse(text, len, q, problem);
+}
+
+/*
+ * Reads a ResourceList object. Returns 0, ADM_ENOMEM, or ADM_EINVAL with *bad apimachinery's
+ * reason a value is not a quantity (kube-apiserver would not have decoded the object at all).
  */
 static int rl_read(adm_arena_t *a, yyjson_val *obj, rlist_t *out, const char **bad)
 {
@@ -73,12 +103,11 @@ static int rl_read(adm_arena_t *a, yyjson_val *obj, rlist_t *out, const char **b
     memset(out, 0, sizeof(*out));
     yyjson_obj_iter_init(obj, &it);
     for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-        yyjson_val *v = yyjson_obj_iter_get_val(key);
         adm_quantity_t q;
+        int err = read_quantity(a, yyjson_obj_iter_get_val(key), &q, bad);
 
-        if (!yyjson_is_str(v) || adm_quantity_parse(yyjson_get_str(v), yyjson_get_len(v), &q, bad) != 0) {
-            *bad = yyjson_is_str(v) ? yyjson_get_str(v) : "(not a string)";
-            return ADM_EINVAL;
+        if (err != 0) {
+            return err == ADM_ENOMEM ? ADM_ENOMEM : ADM_EINVAL;
         }
         if (rl_set(a, out, yyjson_get_str(key), &q) != 0) {
             return ADM_ENOMEM;

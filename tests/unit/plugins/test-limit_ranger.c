@@ -403,6 +403,31 @@ static void test_several_ranges(void **state)
     adm_cluster_state_free(cs);
 }
 
+/* YAML numbers are quantities (Quantity.UnmarshalJSON takes bare numbers); a pod's bad quantity is a 400. */
+static void test_numbers_and_bad_values(void **state)
+{
+    adm_cluster_state_t *cs = pt_load_cluster("apiVersion: v1\nkind: LimitRange\nmetadata:\n  name: nums\n"
+                                              "  namespace: test\nspec:\n  limits:\n  - type: Container\n"
+                                              "    max: {cpu: 1, memory: 0.5}\n");
+    pt_result_t res;
+
+    pt_set_cluster(cs);
+    res = run('v', "CREATE", "pods", "Pod", pod("p", 1, RES(NONE, "{\"cpu\":\"2\",\"memory\":\"1\"}"), NULL),
+              NULL);
+    assert_int_equal(res.rc, ADM_DECLINED);
+    assert_string_equal(res.status.message,
+                        "pods \"p\" is forbidden: [maximum cpu usage per Container is 1, but "
+                        "limit is 2, maximum memory usage per Container is 500m, but limit is 1]");
+    res = run('v', "CREATE", "pods", "Pod", pod("p", 1, RES(NONE, CPU("2i")), NULL), NULL);
+    assert_int_equal(res.rc, ADM_DECLINED);
+    assert_int_equal(res.status.code, 400);
+    assert_string_equal(
+        res.status.message,
+        "Pod in version \"v1\" cannot be handled as a Pod: unable to parse quantity's suffix");
+    pt_set_cluster(NULL);
+    adm_cluster_state_free(cs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -411,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_pvc),
         cmocka_unit_test(test_skipped_requests),
         cmocka_unit_test(test_several_ranges),
+        cmocka_unit_test(test_numbers_and_bad_values),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
