@@ -80,7 +80,8 @@ int main(int argc, char **argv)
 
     f = argc >= 2 ? fopen(argv[1], "rb") : NULL;
     if (f == NULL) {
-        fprintf(stderr, "usage: chain-cost REVIEW.json [ENABLE_LIST] [ITERATIONS] [CLUSTER_STATE] [DISABLE_LIST]\n");
+        fprintf(stderr, "usage: chain-cost REVIEW.json [ENABLE_LIST] [ITERATIONS] [CLUSTER_STATE] "
+                        "[DISABLE_LIST]\n");
         return 2;
     }
     len = fread(body, 1, sizeof(body), f);
