@@ -35,10 +35,10 @@ typedef enum adm_qty_format_e {
 typedef struct adm_quantity_s {
     adm_i128 unscaled;       /* value = unscaled * 10^scale; fits int64 unless dec */
     int32_t scale;           /* apimachinery's Scale (the negative of inf.Dec's scale) */
-    adm_qty_format_t format; /* */
+    adm_qty_format_t format; /* the suffix family it prints with */
     bool dec;                /* held as apimachinery's inf.Dec rather than its int64Amount */
     const char *verbatim;    /* parse input apimachinery keeps as its string form; borrowed */
-    size_t verbatim_len;     /* */
+    size_t verbatim_len;     /* its length (no NUL needed) */
 } adm_quantity_t;
 
 /**
