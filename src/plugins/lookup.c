@@ -20,6 +20,14 @@ yyjson_val *adm_lookup(adm_attrs_t *attrs, const char *group, const char *kind, 
     return cs != NULL ? adm_cluster_state_get(cs, group, kind, namespace_, name) : NULL;
 }
 
+yyjson_val *const *adm_lookup_list(adm_attrs_t *attrs, const char *group, const char *kind, size_t *n)
+{
+    const adm_cluster_state_t *cs = adm_plugin_cluster(attrs);
+
+    *n = 0;
+    return cs != NULL ? adm_cluster_state_list(cs, group, kind, NULL, n) : NULL;
+}
+
 static adm_live_result_t files_get(void *arg, adm_attrs_t *attrs, const char *group, const char *kind,
                                    const char *namespace_, const char *name, yyjson_val **obj,
                                    const char **err)

@@ -37,6 +37,9 @@ extern const adm_live_reader_t adm_live_reader_files;
 yyjson_val *adm_lookup(adm_attrs_t *attrs, const char *group, const char *kind, const char *namespace_,
                        const char *name);
 
+/** Every group/kind object of the request's cluster state, in load order (the lister's List). */
+yyjson_val *const *adm_lookup_list(adm_attrs_t *attrs, const char *group, const char *kind, size_t *n);
+
 /**
  * apierrors.NewNotFound(GroupResource{group, resource}, name): 404 NotFound,
  * `<resource>[.<group>] "<name>" not found`, details {name, group, kind: resource}. Returns
