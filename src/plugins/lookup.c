@@ -10,7 +10,9 @@
 #include "adm/base/json.h"
 #include "adm/cluster/cluster_state.h"
 
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 yyjson_val *adm_lookup(adm_attrs_t *attrs, const char *group, const char *kind, const char *namespace_,
                        const char *name)
@@ -26,6 +28,72 @@ yyjson_val *const *adm_lookup_list(adm_attrs_t *attrs, const char *group, const 
 
     *n = 0;
     return cs != NULL ? adm_cluster_state_list(cs, group, kind, NULL, n) : NULL;
+}
+
+/*
+ * metadata.creationTimestamp (RFC 3339, as the API server writes it: seconds, "Z" or an offset)
+ * in seconds since the epoch; INT64_MIN, older than any time, when absent or not a time.
+ */
+static int64_t creation_seconds(yyjson_val *obj)
+{
+    const char *t = adm_json_str(adm_json_get(obj, "metadata"), "creationTimestamp");
+    struct tm tm;
+    const char *rest;
+    int64_t secs;
+
+    memset(&tm, 0, sizeof(tm));
+    rest = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (rest == NULL) {
+        return INT64_MIN;
+    }
+    while (*rest == '.' || (*rest >= '0' && *rest <= '9')) {
+        rest++; /* fractional seconds: the API server keeps whole seconds */
+    }
+    secs = (int64_t)timegm(&tm);
+    if ((rest[0] == '+' || rest[0] == '-') && strlen(rest) == 6 && rest[3] == ':') {
+        int64_t off =
+            ((rest[1] - '0') * 10 + (rest[2] - '0')) * 3600 + ((rest[4] - '0') * 10 + (rest[5] - '0')) * 60;
+
+        return rest[0] == '+' ? secs - off : secs + off;
+    }
+    return strcmp(rest, "Z") == 0 ? secs : INT64_MIN;
+}
+
+static bool is_default(yyjson_val *obj, const char *const *annotations)
+{
+    yyjson_val *ann = adm_json_path(obj, "metadata", "annotations", NULL);
+
+    for (size_t i = 0; annotations[i] != NULL; i++) {
+        if (strcmp(adm_json_str(ann, annotations[i]), "true") == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+yyjson_val *adm_lookup_default_class(adm_attrs_t *attrs, const char *group, const char *kind,
+                                     const char *const *annotations)
+{
+    size_t n = 0;
+    yyjson_val *const *all = adm_lookup_list(attrs, group, kind, &n);
+    yyjson_val *best = NULL;
+    int64_t best_t = INT64_MIN;
+
+    for (size_t i = 0; i < n; i++) {
+        int64_t t;
+
+        if (!is_default(all[i], annotations)) {
+            continue;
+        }
+        t = creation_seconds(all[i]);
+        if (best == NULL || t > best_t ||
+            (t == best_t && strcmp(adm_json_str(adm_json_get(all[i], "metadata"), "name"),
+                                   adm_json_str(adm_json_get(best, "metadata"), "name")) < 0)) {
+            best = all[i];
+            best_t = t;
+        }
+    }
+    return best;
 }
 
 static adm_live_result_t files_get(void *arg, adm_attrs_t *attrs, const char *group, const char *kind,

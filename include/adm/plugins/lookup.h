@@ -41,6 +41,14 @@ yyjson_val *adm_lookup(adm_attrs_t *attrs, const char *group, const char *kind, 
 yyjson_val *const *adm_lookup_list(adm_attrs_t *attrs, const char *group, const char *kind, size_t *n);
 
 /**
+ * The default class among the group/kind objects (StorageClasses, IngressClasses): those with one
+ * of the annotations (a NULL-ended list) equal to "true"; of several, the newest by
+ * metadata.creationTimestamp, ties by name ascending (kube 1.26+). NULL when none is.
+ */
+yyjson_val *adm_lookup_default_class(adm_attrs_t *attrs, const char *group, const char *kind,
+                                     const char *const *annotations);
+
+/**
  * apierrors.NewNotFound(GroupResource{group, resource}, name): 404 NotFound,
  * `<resource>[.<group>] "<name>" not found`, details {name, group, kind: resource}. Returns
  * ADM_DECLINED, or ADM_ENOMEM.
