@@ -420,7 +420,8 @@ static void test_phases(void **state)
     adm_review_response_t resp;
     const char *body;
 
-    assert_int_equal(make_chain("AlwaysPullImages", NULL, NULL, &c, err, sizeof(err)), 0);
+    /* the pod's own changes only: no service account to find, no priority to set */
+    assert_int_equal(make_chain("AlwaysPullImages", "ServiceAccount,Priority", NULL, &c, err, sizeof(err)), 0);
     adm_arena_reset(arena);
     body = pt_review_json(arena, &r);
 
