@@ -454,7 +454,7 @@ static void test_phases(void **state)
     adm_chain_destroy(c);
 
     /* Nothing to change: allowed and no patch at all. */
-    assert_int_equal(make_chain(NULL, NULL, NULL, &c, err, sizeof(err)), 0);
+    assert_int_equal(make_chain(NULL, "ServiceAccount,Priority", NULL, &c, err, sizeof(err)), 0);
     resp = run(c, ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, body);
     assert_true(resp.allowed);
     assert_null(resp.patch);
