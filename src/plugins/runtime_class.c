@@ -42,8 +42,9 @@ static int prepare(adm_attrs_t *attrs, adm_status_t *st, yyjson_val **pod, yyjso
     switch (live->get(live->arg, attrs, "node.k8s.io", "RuntimeClass", "", yyjson_get_str(name), rc, &err)) {
     case ADM_LIVE_FOUND: return ADM_OK;
     case ADM_LIVE_NOT_FOUND:
-        return adm_status_forbidden(st, attrs, "pod rejected: RuntimeClass %s not found",
-                                    adm_go_quote(attrs->arena, yyjson_get_str(name)));
+        err = adm_go_quote(attrs->arena, yyjson_get_str(name));
+        return err != NULL ? adm_status_forbidden(st, attrs, "pod rejected: RuntimeClass %s not found", err)
+                           : adm_status_nomem(st);
     default: return adm_status_internal(st, attrs->arena, "%s", err != NULL ? err : "unknown error");
     }
 }

@@ -123,7 +123,11 @@ static int get_account(adm_attrs_t *attrs, const char *name, yyjson_val **sa, ad
     switch (live->get(live->arg, attrs, "", "ServiceAccount", ns, name, sa, &err)) {
     case ADM_LIVE_FOUND: return ADM_OK;
     case ADM_LIVE_NOT_FOUND:
-        err = adm_arena_printf(attrs->arena, "serviceaccount %s not found", adm_go_quote(attrs->arena, name));
+        err = adm_go_quote(attrs->arena, name);
+        err = err != NULL ? adm_arena_printf(attrs->arena, "serviceaccount %s not found", err) : NULL;
+        if (err == NULL) {
+            return adm_status_nomem(st);
+        }
         break;
     default: break;
     }
