@@ -38,7 +38,10 @@ static u128 pow10_u128(int n)
     return p;
 }
 
-static u128 mag(adm_i128 v) { return v < 0 ? (u128)0 - (u128)v : (u128)v; }
+static u128 mag(adm_i128 v)
+{
+    return v < 0 ? (u128)0 - (u128)v : (u128)v;
+}
 
 /* *out = v * 10^n (n >= 0) unless |result| would exceed I128_MAX. */
 static bool mul_pow10(adm_i128 v, int64_t n, adm_i128 *out)
@@ -60,8 +63,14 @@ static bool mul_pow10(adm_i128 v, int64_t n, adm_i128 *out)
 }
 
 /* Go's two's-complement int32 conversions, spelled so C has no undefined overflow. */
-static int32_t wrap32(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
-static int64_t wrap64(uint64_t v) { return (int64_t)v; }
+static int32_t wrap32(int64_t v)
+{
+    return (int32_t)(uint32_t)(uint64_t)v;
+}
+static int64_t wrap64(uint64_t v)
+{
+    return (int64_t)v;
+}
 
 /* ---- apimachinery's int64 helpers (math.go) ---- */
 
@@ -77,7 +86,10 @@ static bool i64_mul(int64_t a, int64_t b, int64_t *out)
     return !__builtin_mul_overflow(a, b, out);
 }
 
-static bool i64_add(int64_t a, int64_t b, int64_t *out) { return !__builtin_add_overflow(a, b, out); }
+static bool i64_add(int64_t a, int64_t b, int64_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
 
 /* positiveScaleInt64: base * 10^scale, false on overflow. */
 static bool pos_scale(int64_t base, int64_t scale, int64_t *out)
@@ -131,9 +143,15 @@ struct parts {
     size_t value_len, num_len, denom_len, suffix_len;
 };
 
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
-static bool is_suffix_char(char c) { return c != '\0' && memchr("eEinumkKMGTP", c, 12) != NULL; }
+static bool is_suffix_char(char c)
+{
+    return c != '\0' && memchr("eEinumkKMGTP", c, 12) != NULL;
+}
 
 static size_t skip_digits(const char *s, size_t i, size_t end)
 {
@@ -517,7 +535,10 @@ int adm_quantity_parse(const char *s, size_t len, adm_quantity_t *q, const char 
     return slow_parse(&p, base, exponent, format, q, problem);
 }
 
-int adm_quantity_parse_str(const char *s, adm_quantity_t *q) { return adm_quantity_parse(s, strlen(s), q, NULL); }
+int adm_quantity_parse_str(const char *s, adm_quantity_t *q)
+{
+    return adm_quantity_parse(s, strlen(s), q, NULL);
+}
 
 adm_quantity_t adm_quantity_scaled(int64_t value, int32_t scale, adm_qty_format_t format)
 {
@@ -532,7 +553,10 @@ adm_quantity_t adm_quantity_scaled(int64_t value, int32_t scale, adm_qty_format_
 
 /* ---- comparison ---- */
 
-int adm_quantity_sign(const adm_quantity_t *q) { return q->unscaled > 0 ? 1 : (q->unscaled < 0 ? -1 : 0); }
+int adm_quantity_sign(const adm_quantity_t *q)
+{
+    return q->unscaled > 0 ? 1 : (q->unscaled < 0 ? -1 : 0);
+}
 
 static int cmp_exact(adm_i128 a, int32_t as, adm_i128 b, int32_t bs)
 {
@@ -571,7 +595,10 @@ int adm_quantity_cmp(const adm_quantity_t *a, const adm_quantity_t *b)
     return cmp_exact(a->unscaled, a->scale, b->unscaled, b->scale);
 }
 
-int adm_quantity_cmp_int64(const adm_quantity_t *a, int64_t v) { return cmp_exact(a->unscaled, a->scale, v, 0); }
+int adm_quantity_cmp_int64(const adm_quantity_t *a, int64_t v)
+{
+    return cmp_exact(a->unscaled, a->scale, v, 0);
+}
 
 /* ---- arithmetic ---- */
 

@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     sum = q;
-    if (adm_quantity_add(&sum, &q) == 0 && adm_quantity_sub(&sum, &q) == 0 && adm_quantity_cmp(&sum, &q) != 0) {
+    if (adm_quantity_add(&sum, &q) == 0 && adm_quantity_sub(&sum, &q) == 0 &&
+        adm_quantity_cmp(&sum, &q) != 0) {
         abort();
     }
     (void)adm_quantity_value(&q);

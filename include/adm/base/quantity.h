@@ -35,10 +35,10 @@ typedef enum adm_qty_format_e {
 typedef struct adm_quantity_s {
     adm_i128 unscaled;       /* value = unscaled * 10^scale; fits int64 unless dec */
     int32_t scale;           /* apimachinery's Scale (the negative of inf.Dec's scale) */
-    adm_qty_format_t format; /* */
+    adm_qty_format_t format; /* the suffix family it prints with */
     bool dec;                /* held as apimachinery's inf.Dec rather than its int64Amount */
     const char *verbatim;    /* parse input apimachinery keeps as its string form; borrowed */
-    size_t verbatim_len;     /* */
+    size_t verbatim_len;     /* its length (no NUL needed) */
 } adm_quantity_t;
 
 /**
@@ -73,7 +73,10 @@ int adm_quantity_cmp_int64(const adm_quantity_t *a, int64_t v);
 /** -1, 0 or 1. */
 int adm_quantity_sign(const adm_quantity_t *q);
 
-static inline bool adm_quantity_is_zero(const adm_quantity_t *q) { return q->unscaled == 0; }
+static inline bool adm_quantity_is_zero(const adm_quantity_t *q)
+{
+    return q->unscaled == 0;
+}
 
 /**
  * q += y and q -= y with apimachinery's format rules (a zero q takes y's format). Returns 0, or
@@ -91,7 +94,10 @@ void adm_quantity_neg(adm_quantity_t *q);
  */
 int64_t adm_quantity_scaled_value(const adm_quantity_t *q, int32_t scale);
 
-static inline int64_t adm_quantity_value(const adm_quantity_t *q) { return adm_quantity_scaled_value(q, 0); }
+static inline int64_t adm_quantity_value(const adm_quantity_t *q)
+{
+    return adm_quantity_scaled_value(q, 0);
+}
 static inline int64_t adm_quantity_milli_value(const adm_quantity_t *q)
 {
     return adm_quantity_scaled_value(q, ADM_QTY_MILLI);

@@ -157,8 +157,8 @@ static void test_parse_table(void **state)
         {"1.", 1, 0, DSI},
         {"1.G", 1, 9, DSI},
     };
-    static const char *const invalid[] = {"1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i",
-                                          "-3.01i", "-3.01e-", " 1", "1 ", "", "Non-Numeric"};
+    static const char *const invalid[] = {"1.1.M",  "1+1.0M",  "0.1mi", "0.1am", "aoeu", ".5i",        "1i",
+                                          "-3.01i", "-3.01e-", " 1",    "1 ",    "",     "Non-Numeric"};
     char buf[64];
     adm_quantity_t q;
 
@@ -297,8 +297,14 @@ static void test_parse_emit(void **state)
     static const struct {
         const char *in, *expect;
     } table[] = {
-        {"1Ki", "1Ki"},     {"1Mi", "1Mi"},          {"1Gi", "1Gi"},           {"1024Mi", "1Gi"},
-        {"1000M", "1G"},    {".001Ki", "1024m"},     {".000001Ki", "1024u"},   {".000000001Ki", "1024n"},
+        {"1Ki", "1Ki"},
+        {"1Mi", "1Mi"},
+        {"1Gi", "1Gi"},
+        {"1024Mi", "1Gi"},
+        {"1000M", "1G"},
+        {".001Ki", "1024m"},
+        {".000001Ki", "1024u"},
+        {".000000001Ki", "1024n"},
         {".000000000001Ki", "2n"},
     };
     char buf[64], want[64];
@@ -481,10 +487,10 @@ static void test_round_up(void **state)
         int32_t e;
         bool ok;
     } table[] = {
-        {"9.01", -3, 901, -2, true},  {"9.01", -2, 901, -2, true},  {"9.01", -1, 91, -1, false},
-        {"9.01", 0, 10, 0, false},    {"9.01", 1, 10, 0, false},    {"9.01", 2, 100, 0, false},
+        {"9.01", -3, 901, -2, true},   {"9.01", -2, 901, -2, true},   {"9.01", -1, 91, -1, false},
+        {"9.01", 0, 10, 0, false},     {"9.01", 1, 10, 0, false},     {"9.01", 2, 100, 0, false},
         {"-9.01", -3, -901, -2, true}, {"-9.01", -2, -901, -2, true}, {"-9.01", -1, -91, -1, false},
-        {"-9.01", 0, -10, 0, false},  {"-9.01", 1, -10, 0, false},  {"-9.01", 2, -100, 0, false},
+        {"-9.01", 0, -10, 0, false},   {"-9.01", 1, -10, 0, false},   {"-9.01", 2, -100, 0, false},
     };
 
     for (int as_dec = 0; as_dec < 2; as_dec++) {
@@ -508,23 +514,24 @@ static void test_new_and_scaled(void **state)
         int64_t v;
         adm_qty_format_t f;
         const char *expect;
-    } milli[] = {{1, DSI, "1m"},         {1000, DSI, "1"},       {1234000, DSI, "1234"},
-                 {1024, BSI, "1024m"},    {1000000, DEX, "1e3"},   {1024 * 1024, BSI, "1048576m"}},
-      whole[] = {{1, DSI, "1"},   {1000, DSI, "1k"},    {1234000, DSI, "1234k"},
+    } milli[] = {{1, DSI, "1m"},       {1000, DSI, "1"},      {1234000, DSI, "1234"},
+                 {1024, BSI, "1024m"}, {1000000, DEX, "1e3"}, {1024 * 1024, BSI, "1048576m"}},
+      whole[] = {{1, DSI, "1"},      {1000, DSI, "1k"},     {1234000, DSI, "1234k"},
                  {1024, BSI, "1Ki"}, {1000000, DEX, "1e6"}, {1024 * 1024, BSI, "1Mi"}};
     static const struct {
         int64_t v;
         int32_t scale;
         const char *expect;
-    } scaled[] = {{1, -9, "1n"}, {1000, -9, "1u"}, {1, -6, "1u"}, {1000, -6, "1m"}, {1, -3, "1m"}, {1000, -3, "1"},
-                  {1, 0, "1"},   {0, -9, "0"},     {0, -6, "0"},  {0, -3, "0"},     {0, 0, "0"}};
+    } scaled[] = {{1, -9, "1n"}, {1000, -9, "1u"}, {1, -6, "1u"}, {1000, -6, "1m"},
+                  {1, -3, "1m"}, {1000, -3, "1"},  {1, 0, "1"},   {0, -9, "0"},
+                  {0, -6, "0"},  {0, -3, "0"},     {0, 0, "0"}};
     static const struct {
         int32_t from, to;
         int64_t expect;
-    } values[] = {{-9, -9, 1},         {-9, -6, 1},     {-9, -3, 1},         {-9, 0, 1},   {-6, -9, 1000},
-                  {-6, -6, 1},         {-6, -3, 1},     {-6, 0, 1},          {-3, -9, 1000000},
-                  {-3, -6, 1000},      {-3, -3, 1},     {-3, 0, 1},          {0, -9, 1000000000},
-                  {0, -6, 1000000},    {0, -3, 1000},   {0, 0, 1},           {2, -2, 10000}};
+    } values[] = {{-9, -9, 1}, {-9, -6, 1},   {-9, -3, 1},         {-9, 0, 1},        {-6, -9, 1000},
+                  {-6, -6, 1}, {-6, -3, 1},   {-6, 0, 1},          {-3, -9, 1000000}, {-3, -6, 1000},
+                  {-3, -3, 1}, {-3, 0, 1},    {0, -9, 1000000000}, {0, -6, 1000000},  {0, -3, 1000},
+                  {0, 0, 1},   {2, -2, 10000}};
 
     for (size_t i = 0; i < N(milli); i++) {
         adm_quantity_t q = adm_quantity_scaled(milli[i].v, -3, milli[i].f), back;
@@ -593,7 +600,7 @@ static void test_add_sub_neg(void **state)
         adm_qty_format_t bf;
         int64_t sum, diff; /* at scale 0 */
     } table[] = {
-        {10, 0, DSI, 1, 1, DSI, 20, 0}, {10, 0, DSI, 1, 0, BSI, 11, 9}, {10, 0, BSI, 1, 0, DSI, 11, 9},
+        {10, 0, DSI, 1, 1, DSI, 20, 0},   {10, 0, DSI, 1, 0, BSI, 11, 9},  {10, 0, BSI, 1, 0, DSI, 11, 9},
         {0, 0, DSI, 50, 0, DSI, 50, -50}, {50, 0, DSI, 0, 0, DSI, 50, 50}, {0, 0, DSI, 0, 0, DSI, 0, 0},
     };
     adm_quantity_t zero = parse_ok("0");
@@ -669,7 +676,8 @@ static void test_out_of_range(void **state)
     q = parse_ok("0.000000000000000000000000000000000000000000000000000000000000000000000000000001");
     assert_string_equal(str(&q), "1n");
     q = parse_ok("00000000000000000000000000000000000000000000000000000000000000000000000000000001");
-    assert_string_equal(str(&q), "00000000000000000000000000000000000000000000000000000000000000000000000000000001");
+    assert_string_equal(str(&q),
+                        "00000000000000000000000000000000000000000000000000000000000000000000000000000001");
 }
 
 /* Deterministic xorshift, so a failure reproduces. */
@@ -748,8 +756,10 @@ static void test_property_sums_cancel(void **state)
     }
     /* Across scales, and a + b - b == a compared exactly. */
     for (int i = 0; i < 5000; i++) {
-        adm_quantity_t a = adm_quantity_scaled((int64_t)(next_rand() >> 2), (int32_t)(next_rand() % 19) - 9, DSI);
-        adm_quantity_t b = adm_quantity_scaled((int64_t)(next_rand() >> 2), (int32_t)(next_rand() % 19) - 9, DSI);
+        adm_quantity_t a =
+            adm_quantity_scaled((int64_t)(next_rand() >> 2), (int32_t)(next_rand() % 19) - 9, DSI);
+        adm_quantity_t b =
+            adm_quantity_scaled((int64_t)(next_rand() >> 2), (int32_t)(next_rand() % 19) - 9, DSI);
         adm_quantity_t c = a;
 
         assert_int_equal(adm_quantity_add(&c, &b), 0);
@@ -765,12 +775,18 @@ static void test_property_sums_cancel(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_table),         cmocka_unit_test(test_parse_errors),
-        cmocka_unit_test(test_string_table),        cmocka_unit_test(test_parse_emit),
-        cmocka_unit_test(test_parse_limits),        cmocka_unit_test(test_cmp),
-        cmocka_unit_test(test_round_up),            cmocka_unit_test(test_new_and_scaled),
-        cmocka_unit_test(test_scaled_value_rounding), cmocka_unit_test(test_add_sub_neg),
-        cmocka_unit_test(test_out_of_range),        cmocka_unit_test(test_property_round_trip),
+        cmocka_unit_test(test_parse_table),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_string_table),
+        cmocka_unit_test(test_parse_emit),
+        cmocka_unit_test(test_parse_limits),
+        cmocka_unit_test(test_cmp),
+        cmocka_unit_test(test_round_up),
+        cmocka_unit_test(test_new_and_scaled),
+        cmocka_unit_test(test_scaled_value_rounding),
+        cmocka_unit_test(test_add_sub_neg),
+        cmocka_unit_test(test_out_of_range),
+        cmocka_unit_test(test_property_round_trip),
         cmocka_unit_test(test_property_sums_cancel),
     };
 
