@@ -25,11 +25,22 @@
 
 static h_server_t server;
 
+/* tests/fixtures/cluster-state.yaml: the namespaces and service accounts the requests name, which
+   kube-apiserver's default plugins (NamespaceLifecycle, ServiceAccount) look up. */
+static const char *cluster_state(void)
+{
+    static char path[512];
+    const char *fixtures = getenv("ADM_FIXTURES_DIR");
+
+    snprintf(path, sizeof(path), "%s/cluster-state.yaml", fixtures != NULL ? fixtures : "tests/fixtures");
+    return path;
+}
+
 static int setup(void **state)
 {
-    static const char *const args[] = {"--enable-admission-plugins",
-                                       "AlwaysPullImages,DenyServiceExternalIPs,ExtendedResourceToleration",
-                                       NULL};
+    const char *args[] = {"--enable-admission-plugins",
+                          "AlwaysPullImages,DenyServiceExternalIPs,ExtendedResourceToleration",
+                          "--cluster-state", cluster_state(), NULL};
 
     return adm_tls_global_init() != 0 || h_start(&server, NULL, args) != 0;
 }
@@ -132,7 +143,10 @@ static void assert_patched(const answer_t *a, const char *object, const char *wa
     "\"spec\":{\"initContainers\":[{\"name\":\"init\",\"image\":\"busybox\",\"imagePullPolicy\":"            \
     "\"IfNotPresent\"}],"                                                                                    \
     "\"containers\":[{\"name\":\"train\",\"image\":\"trainer:v2\",\"imagePullPolicy\":\"Never\","            \
-    "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\",\"cpu\":\"2\"}}}]}}"
+    "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\",\"cpu\":\"2\"}}}],"                               \
+    "\"automountServiceAccountToken\":false,\"serviceAccountName\":\"default\"}}"
+/* ServiceAccount finds the account (no token: the pod opts out), Priority gives the priority of a
+   cluster without a default class. */
 #define POD_FINAL                                                                                            \
     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"gpu-1\",\"namespace\":\"ml\"},"        \
     "\"spec\":{\"initContainers\":[{\"name\":\"init\",\"image\":\"busybox\",\"imagePullPolicy\":\"Always\"}" \
@@ -144,7 +158,8 @@ static void assert_patched(const answer_t *a, const char *object, const char *wa
     "\"tolerationSeconds\":300},{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\","        \
     "\"effect\":\"NoExecute\",\"tolerationSeconds\":300},{\"key\":\"nvidia.com/"                             \
     "gpu\",\"operator\":\"Exists\","                                                                         \
-    "\"effect\":\"NoSchedule\"}]}}"
+    "\"effect\":\"NoSchedule\"}],\"automountServiceAccountToken\":false,\"serviceAccountName\":\"default\"," \
+    "\"priority\":0,\"preemptionPolicy\":\"PreemptLowerPriority\"}}"
 
 static void test_pod_through_each_endpoint(void **state)
 {

@@ -504,8 +504,19 @@ static int setup(void **state)
     write_cluster_state(cluster);
     {
         char resolve[128];
-        const char *args[] = {
-            "--webhook-config", config, "--cluster-state", cluster, "--resolve", resolve, "--v", "1", NULL};
+        /* The proxy alone: the default plugins that look up namespaces' service accounts, which
+           this cluster state does not hold, would answer before the webhooks do. */
+        const char *args[] = {"--webhook-config",
+                              config,
+                              "--cluster-state",
+                              cluster,
+                              "--resolve",
+                              resolve,
+                              "--v",
+                              "1",
+                              "--disable-admission-plugins",
+                              "ServiceAccount",
+                              NULL};
 
         snprintf(resolve, sizeof(resolve), "mock.hooks.svc:%d:127.0.0.1", svc_mock.port);
 

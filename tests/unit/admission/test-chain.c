@@ -420,7 +420,9 @@ static void test_phases(void **state)
     adm_review_response_t resp;
     const char *body;
 
-    assert_int_equal(make_chain("AlwaysPullImages", NULL, NULL, &c, err, sizeof(err)), 0);
+    /* the pod's own changes only: no service account to find, no priority to set */
+    assert_int_equal(make_chain("AlwaysPullImages", "ServiceAccount,Priority", NULL, &c, err, sizeof(err)),
+                     0);
     adm_arena_reset(arena);
     body = pt_review_json(arena, &r);
 
@@ -453,7 +455,7 @@ static void test_phases(void **state)
     adm_chain_destroy(c);
 
     /* Nothing to change: allowed and no patch at all. */
-    assert_int_equal(make_chain(NULL, NULL, NULL, &c, err, sizeof(err)), 0);
+    assert_int_equal(make_chain(NULL, "ServiceAccount,Priority", NULL, &c, err, sizeof(err)), 0);
     resp = run(c, ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, body);
     assert_true(resp.allowed);
     assert_null(resp.patch);
@@ -461,7 +463,8 @@ static void test_phases(void **state)
     adm_chain_destroy(c);
 
     /* The first rejection ends the request: AlwaysDeny's admit rejects before any validation runs. */
-    assert_int_equal(make_chain("AlwaysDeny,AlwaysPullImages", NULL, NULL, &c, err, sizeof(err)), 0);
+    assert_int_equal(
+        make_chain("AlwaysDeny,AlwaysPullImages", "ServiceAccount,Priority", NULL, &c, err, sizeof(err)), 0);
     resp = run(c, ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, body);
     assert_false(resp.allowed);
     assert_int_equal(resp.code, 403);
