@@ -29,6 +29,7 @@ static char dir[] = "/tmp/admitd-lr-XXXXXX";
 
 #define CLUSTER                                                                                              \
     "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n---\n"                                        \
+    "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: default\n  namespace: team\n---\n"             \
     "apiVersion: v1\nkind: LimitRange\nmetadata:\n  name: defaults\n  namespace: team\nspec:\n  limits:\n"   \
     "  - type: Container\n    default: {cpu: 500m, memory: 256Mi}\n    defaultRequest: {cpu: 100m, memory: " \
     "128Mi}\n    max: {cpu: '1', memory: 1Gi}\n"

@@ -147,7 +147,13 @@ static int setup(void **state)
     fclose(f);
     snprintf(resolve, sizeof(resolve), "spread.hooks.svc:%d:127.0.0.1,127.0.0.2,127.0.0.3", port);
     {
-        const char *args[] = {"--webhook-config", config, "--resolve", resolve, NULL};
+        const char *args[] = {"--webhook-config",
+                              config,
+                              "--resolve",
+                              resolve,
+                              "--cluster-state",
+                              h_fixture_path("cluster-state.yaml"),
+                              NULL};
 
         if (h_start(&admitd, NULL, args) != 0) {
             return -1;
