@@ -19,14 +19,15 @@ void adm_psa_annotate(adm_attrs_t *attrs, const char *key, const char *value)
     const char *k = adm_arena_printf(attrs->arena, ADM_PSA_LABEL_PREFIX "%s", key);
 
     if (k != NULL && value != NULL) {
-        adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations, &attrs->annotations_cap, k,
-                                value);
+        adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations,
+                                &attrs->annotations_cap, k, value);
     }
 }
 
 static bool is(const adm_attrs_t *attrs, const char *group, const char *resource)
 {
-    return strcmp(attrs->req->resource.group, group) == 0 && strcmp(attrs->req->resource.resource, resource) == 0;
+    return strcmp(attrs->req->resource.group, group) == 0 &&
+           strcmp(attrs->req->resource.resource, resource) == 0;
 }
 
 static const char *sub(const adm_attrs_t *attrs)
@@ -36,8 +37,8 @@ static const char *sub(const adm_attrs_t *attrs)
 
 static bool ignored_pod_subresource(const char *s)
 {
-    static const char *const ignored[] = {"exec", "attach", "binding", "eviction", "log", "portforward", "proxy",
-                                          "status"};
+    static const char *const ignored[] = {"exec", "attach",      "binding", "eviction",
+                                          "log",  "portforward", "proxy",   "status"};
 
     for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++) {
         if (strcmp(s, ignored[i]) == 0) {
@@ -52,8 +53,9 @@ static yyjson_val *pod_template(const adm_attrs_t *attrs, yyjson_val *obj, bool 
 {
     static const struct {
         const char *group, *resource;
-    } with_spec_template[] = {{"", "replicationcontrollers"}, {"apps", "replicasets"}, {"apps", "deployments"},
-                              {"apps", "statefulsets"},       {"apps", "daemonsets"},  {"batch", "jobs"}};
+    } with_spec_template[] = {{"", "replicationcontrollers"}, {"apps", "replicasets"},
+                              {"apps", "deployments"},        {"apps", "statefulsets"},
+                              {"apps", "daemonsets"},         {"batch", "jobs"}};
 
     *known = true;
     if (is(attrs, "", "podtemplates")) {
@@ -131,8 +133,8 @@ typedef struct eval_s {
 } eval_t;
 
 /* Evaluates lv, reusing an earlier evaluation of the same level and version (kube's cache). */
-static const adm_psa_result_t *evaluate_cached(adm_arena_t *a, eval_t *cache, size_t *n, const adm_psa_lv_t *lv,
-                                               yyjson_val *meta, yyjson_val *spec)
+static const adm_psa_result_t *evaluate_cached(adm_arena_t *a, eval_t *cache, size_t *n,
+                                               const adm_psa_lv_t *lv, yyjson_val *meta, yyjson_val *spec)
 {
     for (size_t i = 0; i < *n; i++) {
         if (adm_psa_lv_equal(&cache[i].lv, lv)) {
@@ -156,8 +158,8 @@ static const char *request_name(adm_attrs_t *attrs, yyjson_val *obj)
 
 /* EvaluatePod: enforce (when asked), then audit, then warn for allowed requests. */
 static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const adm_psa_policy_t *policy,
-                        const char *policy_errs, yyjson_val *obj, yyjson_val *meta, yyjson_val *spec, bool enforce,
-                        adm_status_t *st)
+                        const char *policy_errs, yyjson_val *obj, yyjson_val *meta, yyjson_val *spec,
+                        bool enforce, adm_status_t *st)
 {
     adm_arena_t *a = attrs->arena;
     eval_t cache[3];
@@ -187,7 +189,8 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
                 return ADM_ENOMEM;
             }
             rc = adm_status_forbidden_named(st, a, attrs->req->resource.group, attrs->req->resource.resource,
-                                            request_name(attrs, obj), "violates PodSecurity %s: %s", lv, detail);
+                                            request_name(attrs, obj), "violates PodSecurity %s: %s", lv,
+                                            detail);
             denied = true;
         }
     }
@@ -209,8 +212,8 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
         }
         if (r->nfailed > 0) {
             const char *lv = adm_go_quote(a, adm_psa_lv_string(a, &policy->warn));
-            const char *w =
-                adm_arena_printf(a, "would violate PodSecurity %s: %s", lv != NULL ? lv : "", adm_psa_result_detail(a, r));
+            const char *w = adm_arena_printf(a, "would violate PodSecurity %s: %s", lv != NULL ? lv : "",
+                                             adm_psa_result_detail(a, r));
 
             if (w == NULL) {
                 return ADM_ENOMEM;
@@ -224,7 +227,8 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
 /* The namespace's labels from the cluster state; false when the namespace is not there. */
 static bool namespace_labels(adm_attrs_t *attrs, yyjson_val **labels)
 {
-    yyjson_val *ns = adm_cluster_state_get(adm_plugin_cluster(attrs), "", "Namespace", NULL, attrs->req->namespace_);
+    yyjson_val *ns =
+        adm_cluster_state_get(adm_plugin_cluster(attrs), "", "Namespace", NULL, attrs->req->namespace_);
 
     *labels = adm_json_path(ns, "metadata", "labels", NULL);
     return ns != NULL;
@@ -251,11 +255,12 @@ static int validate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, adm_sta
         return ADM_OK;
     }
     if (!namespace_labels(attrs, &labels)) {
-        adm_psa_annotate(attrs, "error",
-                         adm_arena_printf(a,
-                                          "Internal error occurred: failed to lookup namespace \"%s\": namespaces "
-                                          "\"%s\" not found",
-                                          ns, ns));
+        adm_psa_annotate(
+            attrs, "error",
+            adm_arena_printf(a,
+                             "Internal error occurred: failed to lookup namespace \"%s\": namespaces "
+                             "\"%s\" not found",
+                             ns, ns));
         return adm_status_internal(st, a, "failed to lookup namespace \"%s\"", ns);
     }
     policy = adm_psa_policy_resolve(a, labels, &cfg->defaults, &errs);
@@ -280,8 +285,8 @@ static int validate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, adm_sta
             return ADM_OK;
         }
     }
-    return evaluate_pod(cfg, attrs, &policy, errs, pod, adm_json_get(pod, "metadata"), adm_json_get(pod, "spec"), true,
-                        st);
+    return evaluate_pod(cfg, attrs, &policy, errs, pod, adm_json_get(pod, "metadata"),
+                        adm_json_get(pod, "spec"), true, st);
 }
 
 static int validate_controller(const adm_psa_config_t *cfg, adm_attrs_t *attrs, adm_status_t *st)
@@ -307,15 +312,17 @@ static int validate_controller(const adm_psa_config_t *cfg, adm_attrs_t *attrs, 
         return ADM_OK;
     }
     if (!namespace_labels(attrs, &labels)) {
-        adm_psa_annotate(attrs, "error",
-                         adm_arena_printf(a, "failed to lookup namespace \"%s\": namespaces \"%s\" not found", ns, ns));
+        adm_psa_annotate(
+            attrs, "error",
+            adm_arena_printf(a, "failed to lookup namespace \"%s\": namespaces \"%s\" not found", ns, ns));
         return ADM_OK;
     }
     policy = adm_psa_policy_resolve(a, labels, &cfg->defaults, &errs);
     if (errs == NULL) {
         return ADM_ENOMEM;
     }
-    if (errs[0] == '\0' && policy.warn.level == ADM_PSA_PRIVILEGED && policy.audit.level == ADM_PSA_PRIVILEGED) {
+    if (errs[0] == '\0' && policy.warn.level == ADM_PSA_PRIVILEGED &&
+        policy.audit.level == ADM_PSA_PRIVILEGED) {
         return ADM_OK;
     }
     obj = adm_attrs_object(attrs);
@@ -323,8 +330,8 @@ static int validate_controller(const adm_psa_config_t *cfg, adm_attrs_t *attrs, 
     if (tmpl == NULL || !yyjson_is_obj(tmpl)) {
         return ADM_OK; /* no template (an optional one left out): nothing to check */
     }
-    return evaluate_pod(cfg, attrs, &policy, errs, obj, adm_json_get(tmpl, "metadata"), adm_json_get(tmpl, "spec"),
-                        false, st);
+    return evaluate_pod(cfg, attrs, &policy, errs, obj, adm_json_get(tmpl, "metadata"),
+                        adm_json_get(tmpl, "spec"), false, st);
 }
 
 static bool is_controller(const adm_attrs_t *attrs)
@@ -335,8 +342,8 @@ static bool is_controller(const adm_attrs_t *attrs)
     return known;
 }
 
-int adm_psa_admit(const adm_psa_config_t *cfg, adm_attrs_t *attrs, uint64_t (*now_ns)(void *), void *clock_arg,
-                  adm_status_t *st)
+int adm_psa_admit(const adm_psa_config_t *cfg, adm_attrs_t *attrs, uint64_t (*now_ns)(void *),
+                  void *clock_arg, adm_status_t *st)
 {
     if (attrs->req->operation != ADM_OP_CREATE && attrs->req->operation != ADM_OP_UPDATE) {
         return ADM_OK;

@@ -103,7 +103,8 @@ const char *psa_fmt(psa_ctx_t *cx, const char *fmt, ...)
 
 const char *psa_containers_phrase(psa_ctx_t *cx, const psa_list_t *names)
 {
-    return psa_fmt(cx, "%s %s", psa_plural("container", "containers", names->n), psa_join(cx, names, ", ", true));
+    return psa_fmt(cx, "%s %s", psa_plural("container", "containers", names->n),
+                   psa_join(cx, names, ", ", true));
 }
 
 yyjson_val *psa_get(yyjson_val *obj, const char *key)

@@ -10,8 +10,8 @@
 #include <string.h>
 
 static const char *const baseline_capabilities[] = {
-    "AUDIT_WRITE", "CHOWN",   "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL",       "MKNOD",
-    "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+    "AUDIT_WRITE",      "CHOWN",   "DAC_OVERRIDE", "FOWNER",  "FSETID", "KILL",       "MKNOD",
+    "NET_BIND_SERVICE", "SETFCAP", "SETGID",       "SETPCAP", "SETUID", "SYS_CHROOT",
 };
 
 static bool baseline_capability(const char *c)
@@ -73,8 +73,8 @@ psa_verdict_t psa_privileged_1_0(psa_ctx_t *cx)
     if (bad.n == 0) {
         return psa_allow();
     }
-    return psa_deny("privileged",
-                    psa_fmt(cx, "%s must not set securityContext.privileged=true", psa_containers_phrase(cx, &bad)));
+    return psa_deny("privileged", psa_fmt(cx, "%s must not set securityContext.privileged=true",
+                                          psa_containers_phrase(cx, &bad)));
 }
 
 psa_verdict_t psa_proc_mount_1_0(psa_ctx_t *cx)
@@ -124,8 +124,9 @@ psa_verdict_t psa_windows_host_process_1_0(psa_ctx_t *cx)
     if (setters.n == 0) {
         return psa_allow();
     }
-    return psa_deny("hostProcess", psa_fmt(cx, "%s must not set securityContext.windowsOptions.hostProcess=true",
-                                           psa_join(cx, &setters, " and ", false)));
+    return psa_deny("hostProcess",
+                    psa_fmt(cx, "%s must not set securityContext.windowsOptions.hostProcess=true",
+                            psa_join(cx, &setters, " and ", false)));
 }
 
 psa_verdict_t psa_allow_privilege_escalation_1_8(psa_ctx_t *cx)

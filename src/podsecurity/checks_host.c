@@ -42,8 +42,8 @@ psa_verdict_t psa_host_path_volumes_1_0(psa_ctx_t *cx)
     if (bad.n == 0) {
         return psa_allow();
     }
-    return psa_deny("hostPath volumes",
-                    psa_fmt(cx, "%s %s", psa_plural("volume", "volumes", bad.n), psa_join(cx, &bad, ", ", true)));
+    return psa_deny("hostPath volumes", psa_fmt(cx, "%s %s", psa_plural("volume", "volumes", bad.n),
+                                                psa_join(cx, &bad, ", ", true)));
 }
 
 psa_verdict_t psa_host_ports_1_0(psa_ctx_t *cx)
@@ -72,10 +72,10 @@ psa_verdict_t psa_host_ports_1_0(psa_ctx_t *cx)
         return psa_allow();
     }
     psa_list_sort(&ports); /* as strings: "10000" before "8080", as kube's sets.String */
-    return psa_deny("hostPort", psa_fmt(cx, "%s %s %s", psa_containers_phrase(cx, &bad),
-                                        psa_plural("uses", "use", bad.n),
-                                        psa_fmt(cx, "%s %s", psa_plural("hostPort", "hostPorts", ports.n),
-                                                psa_join(cx, &ports, ", ", false))));
+    return psa_deny("hostPort",
+                    psa_fmt(cx, "%s %s %s", psa_containers_phrase(cx, &bad), psa_plural("uses", "use", bad.n),
+                            psa_fmt(cx, "%s %s", psa_plural("hostPort", "hostPorts", ports.n),
+                                    psa_join(cx, &ports, ", ", false))));
 }
 
 static void add_handler_hosts(psa_ctx_t *cx, yyjson_val *handler, psa_list_t *hosts, bool *bad)
@@ -119,21 +119,28 @@ psa_verdict_t psa_host_probes_1_34(psa_ctx_t *cx)
     psa_list_sort(&bad);
     psa_list_sort(&hosts);
     return psa_deny("probe or lifecycle host",
-                    psa_fmt(cx, "%s %s %s %s", psa_containers_phrase(cx, &bad), psa_plural("uses", "use", bad.n),
+                    psa_fmt(cx, "%s %s %s %s", psa_containers_phrase(cx, &bad),
+                            psa_plural("uses", "use", bad.n),
                             psa_plural("probe or lifecycle host", "probe or lifecycle hosts", hosts.n),
                             psa_join(cx, &hosts, ", ", true)));
 }
 
 /* Each version's allowed sysctls add to the previous version's; the count marks where it ends. */
 static const char *const allowed_sysctls[] = {
-    "kernel.shm_rmid_forced",       "net.ipv4.ip_local_port_range",
-    "net.ipv4.tcp_syncookies",      "net.ipv4.ping_group_range",
+    "kernel.shm_rmid_forced",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.tcp_syncookies",
+    "net.ipv4.ping_group_range",
     "net.ipv4.ip_unprivileged_port_start", /* v1.0: 5 */
     "net.ipv4.ip_local_reserved_ports",    /* v1.27: 6 */
-    "net.ipv4.tcp_keepalive_time",  "net.ipv4.tcp_fin_timeout",
-    "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes", /* v1.29: 10 */
-    "net.ipv4.tcp_rmem",            "net.ipv4.tcp_wmem",             /* v1.32: 12 */
-    "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat", /* v1.37: 14 */
+    "net.ipv4.tcp_keepalive_time",
+    "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_keepalive_intvl",
+    "net.ipv4.tcp_keepalive_probes", /* v1.29: 10 */
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem", /* v1.32: 12 */
+    "net.ipv4.tcp_slow_start_after_idle",
+    "net.ipv4.tcp_notsent_lowat", /* v1.37: 14 */
 };
 
 static psa_verdict_t sysctls(psa_ctx_t *cx, size_t nallowed)

@@ -146,8 +146,9 @@ static psa_verdict_t selinux(psa_ctx_t *cx, bool engine_ok)
     }
     if (b.types.n > 0) {
         psa_list_sort(&b.types);
-        psa_list_add(cx, &data,
-                     psa_fmt(cx, "%s %s", psa_plural("type", "types", b.types.n), psa_join(cx, &b.types, ", ", true)));
+        psa_list_add(
+            cx, &data,
+            psa_fmt(cx, "%s %s", psa_plural("type", "types", b.types.n), psa_join(cx, &b.types, ", ", true)));
     }
     if (b.user) {
         psa_list_add(cx, &data, "user may not be set");
@@ -155,8 +156,9 @@ static psa_verdict_t selinux(psa_ctx_t *cx, bool engine_ok)
     if (b.role) {
         psa_list_add(cx, &data, "role may not be set");
     }
-    return psa_deny("seLinuxOptions", psa_fmt(cx, "%s set forbidden securityContext.seLinuxOptions: %s",
-                                              psa_join(cx, &setters, " and ", false), psa_join(cx, &data, "; ", false)));
+    return psa_deny("seLinuxOptions",
+                    psa_fmt(cx, "%s set forbidden securityContext.seLinuxOptions: %s",
+                            psa_join(cx, &setters, " and ", false), psa_join(cx, &data, "; ", false)));
 }
 
 psa_verdict_t psa_selinux_1_0(psa_ctx_t *cx)
@@ -171,7 +173,8 @@ psa_verdict_t psa_selinux_1_31(psa_ctx_t *cx)
 
 static bool seccomp_annotation_ok(const char *v)
 {
-    return strcmp(v, "runtime/default") == 0 || strcmp(v, "docker/default") == 0 || starts_with(v, "localhost/");
+    return strcmp(v, "runtime/default") == 0 || strcmp(v, "docker/default") == 0 ||
+           starts_with(v, "localhost/");
 }
 
 psa_verdict_t psa_seccomp_baseline_1_0(psa_ctx_t *cx)
@@ -181,7 +184,8 @@ psa_verdict_t psa_seccomp_baseline_1_0(psa_ctx_t *cx)
     yyjson_val *v = yyjson_is_obj(ann) ? yyjson_obj_get(ann, SECCOMP_POD_KEY) : NULL;
 
     if (v != NULL && !seccomp_annotation_ok(yyjson_is_str(v) ? yyjson_get_str(v) : "")) {
-        psa_set_add(cx, &bad, annotation_pair(cx, SECCOMP_POD_KEY, yyjson_is_str(v) ? yyjson_get_str(v) : ""));
+        psa_set_add(cx, &bad,
+                    annotation_pair(cx, SECCOMP_POD_KEY, yyjson_is_str(v) ? yyjson_get_str(v) : ""));
     }
     PSA_FOR_CONTAINERS(cx->spec, c)
     {
@@ -196,8 +200,9 @@ psa_verdict_t psa_seccomp_baseline_1_0(psa_ctx_t *cx)
         return psa_allow();
     }
     psa_list_sort(&bad);
-    return psa_deny("seccompProfile", psa_fmt(cx, "forbidden %s %s", psa_plural("annotation", "annotations", bad.n),
-                                              psa_join(cx, &bad, ", ", false)));
+    return psa_deny("seccompProfile",
+                    psa_fmt(cx, "forbidden %s %s", psa_plural("annotation", "annotations", bad.n),
+                            psa_join(cx, &bad, ", ", false)));
 }
 
 static bool seccomp_type_ok(yyjson_val *profile)
@@ -246,16 +251,17 @@ static psa_verdict_t seccomp_fields(psa_ctx_t *cx, bool restricted)
     }
     if (setters.n > 0) {
         psa_list_sort(&values);
-        return psa_deny("seccompProfile", psa_fmt(cx, "%s must not set securityContext.seccompProfile.type to %s",
-                                                  psa_join(cx, &setters, " and ", false),
-                                                  psa_join(cx, &values, ", ", true)));
+        return psa_deny("seccompProfile",
+                        psa_fmt(cx, "%s must not set securityContext.seccompProfile.type to %s",
+                                psa_join(cx, &setters, " and ", false), psa_join(cx, &values, ", ", true)));
     }
     if (restricted && implicit_bad.n > 0) {
-        return psa_deny("seccompProfile",
-                        psa_fmt(cx,
-                                "pod or %s must set securityContext.seccompProfile.type to \"RuntimeDefault\" or "
-                                "\"Localhost\"",
-                                psa_containers_phrase(cx, &implicit_bad)));
+        return psa_deny(
+            "seccompProfile",
+            psa_fmt(cx,
+                    "pod or %s must set securityContext.seccompProfile.type to \"RuntimeDefault\" or "
+                    "\"Localhost\"",
+                    psa_containers_phrase(cx, &implicit_bad)));
     }
     return psa_allow();
 }

@@ -9,15 +9,33 @@
 
 /* Sources the restricted level allows (image since kube 1.33, for every version). */
 static const char *const allowed_sources[] = {
-    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "image", "persistentVolumeClaim", "projected", "secret",
+    "configMap", "csi",    "downwardAPI", "emptyDir", "ephemeral", "image", "persistentVolumeClaim",
+    "projected", "secret",
 };
 
 /* Sources kube names in its message, in the order of its switch; anything else is "unknown". */
 static const char *const named_sources[] = {
-    "hostPath", "gcePersistentDisk", "awsElasticBlockStore", "gitRepo", "nfs",      "iscsi",
-    "glusterfs", "rbd",              "flexVolume",           "cinder",  "cephfs",   "flocker",
-    "fc",       "azureFile",         "vsphereVolume",        "quobyte", "azureDisk", "photonPersistentDisk",
-    "portworxVolume", "scaleIO",     "storageos",
+    "hostPath",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "gitRepo",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "rbd",
+    "flexVolume",
+    "cinder",
+    "cephfs",
+    "flocker",
+    "fc",
+    "azureFile",
+    "vsphereVolume",
+    "quobyte",
+    "azureDisk",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "scaleIO",
+    "storageos",
 };
 
 #define COUNT(a) (sizeof(a) / sizeof(*(a)))
@@ -53,8 +71,8 @@ psa_verdict_t psa_restricted_volumes_1_0(psa_ctx_t *cx)
     }
     psa_list_sort(&types);
     return psa_deny("restricted volume types",
-                    psa_fmt(cx, "%s %s %s %s %s", psa_plural("volume", "volumes", bad.n), psa_join(cx, &bad, ", ", true),
-                            psa_plural("uses", "use", bad.n),
+                    psa_fmt(cx, "%s %s %s %s %s", psa_plural("volume", "volumes", bad.n),
+                            psa_join(cx, &bad, ", ", true), psa_plural("uses", "use", bad.n),
                             psa_plural("restricted volume type", "restricted volume types", types.n),
                             psa_join(cx, &types, ", ", true)));
 }
@@ -86,12 +104,14 @@ psa_verdict_t psa_run_as_non_root_1_0(psa_ctx_t *cx)
         psa_list_add(cx, &setters, psa_containers_phrase(cx, &explicit_bad));
     }
     if (setters.n > 0) {
-        return psa_deny("runAsNonRoot != true", psa_fmt(cx, "%s must not set securityContext.runAsNonRoot=false",
-                                                        psa_join(cx, &setters, " and ", false)));
+        return psa_deny("runAsNonRoot != true",
+                        psa_fmt(cx, "%s must not set securityContext.runAsNonRoot=false",
+                                psa_join(cx, &setters, " and ", false)));
     }
     if (implicit_bad.n > 0) {
-        return psa_deny("runAsNonRoot != true", psa_fmt(cx, "pod or %s must set securityContext.runAsNonRoot=true",
-                                                        psa_containers_phrase(cx, &implicit_bad)));
+        return psa_deny("runAsNonRoot != true",
+                        psa_fmt(cx, "pod or %s must set securityContext.runAsNonRoot=true",
+                                psa_containers_phrase(cx, &implicit_bad)));
     }
     return psa_allow();
 }

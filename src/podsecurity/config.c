@@ -121,7 +121,8 @@ static int read_defaults(yyjson_val *d, adm_psa_policy_t *p, char *err, size_t e
             return ADM_EINVAL;
         }
         if (!adm_psa_parse_version(v, &lvs[m]->version)) {
-            snprintf(err, err_len, "defaults.%s: Invalid value: \"%s\": must be \"latest\" or \"v1.x\"", vkey, v);
+            snprintf(err, err_len, "defaults.%s: Invalid value: \"%s\": must be \"latest\" or \"v1.x\"", vkey,
+                     v);
             return ADM_EINVAL;
         }
     }
@@ -143,7 +144,8 @@ int adm_psa_config_decode(yyjson_val *config, adm_psa_config_t *cfg, char *err, 
         snprintf(err, err_len, "PodSecurityConfiguration: must be an object");
         return ADM_EINVAL;
     }
-    if (strcmp(api, GROUP "v1") != 0 && strcmp(api, GROUP "v1beta1") != 0 && strcmp(api, GROUP "v1alpha1") != 0) {
+    if (strcmp(api, GROUP "v1") != 0 && strcmp(api, GROUP "v1beta1") != 0 &&
+        strcmp(api, GROUP "v1alpha1") != 0) {
         snprintf(err, err_len, "apiVersion: unsupported \"%s\" (want %sv1, v1beta1 or v1alpha1)", api, GROUP);
         return ADM_EINVAL;
     }

@@ -39,7 +39,10 @@ static const psa_check_t checks[] = {
     {"sysctls",
      ADM_PSA_BASELINE,
      NULL,
-     {{0, psa_sysctls_1_0}, {27, psa_sysctls_1_27}, {29, psa_sysctls_1_29}, {32, psa_sysctls_1_32},
+     {{0, psa_sysctls_1_0},
+      {27, psa_sysctls_1_27},
+      {29, psa_sysctls_1_29},
+      {32, psa_sysctls_1_32},
       {37, psa_sysctls_1_37}}},
     {"windowsHostProcess", ADM_PSA_BASELINE, NULL, {{0, psa_windows_host_process_1_0}}},
     {"allowPrivilegeEscalation",
@@ -52,7 +55,10 @@ static const psa_check_t checks[] = {
      {{22, psa_capabilities_restricted_1_22}, {25, psa_capabilities_restricted_1_25}}},
     {"procMount_restricted", ADM_PSA_RESTRICTED, "procMount", {{35, psa_proc_mount_1_0}}},
     {"restrictedVolumes", ADM_PSA_RESTRICTED, "hostPathVolumes", {{0, psa_restricted_volumes_1_0}}},
-    {"runAsNonRoot", ADM_PSA_RESTRICTED, NULL, {{0, psa_run_as_non_root_1_0}, {35, psa_run_as_non_root_1_35}}},
+    {"runAsNonRoot",
+     ADM_PSA_RESTRICTED,
+     NULL,
+     {{0, psa_run_as_non_root_1_0}, {35, psa_run_as_non_root_1_35}}},
     {"runAsUser", ADM_PSA_RESTRICTED, NULL, {{23, psa_run_as_user_1_23}, {35, psa_run_as_user_1_35}}},
     {"seccompProfile_restricted",
      ADM_PSA_RESTRICTED,
@@ -78,7 +84,8 @@ static psa_check_fn impl_at(const psa_check_t *c, int minor)
 static bool overridden(const char *id, int minor)
 {
     for (size_t i = 0; i < NCHECKS; i++) {
-        if (checks[i].overrides != NULL && strcmp(checks[i].overrides, id) == 0 && impl_at(&checks[i], minor)) {
+        if (checks[i].overrides != NULL && strcmp(checks[i].overrides, id) == 0 &&
+            impl_at(&checks[i], minor)) {
             return true;
         }
     }

@@ -38,7 +38,8 @@ static int invalid(adm_status_t *st, adm_arena_t *a, const char *name, const adm
     adm_jsonw_string(&w, name, strlen(name));
     ADM_JSONW_LIT(&w, ",\"kind\":\"Namespace\",\"causes\":[");
     for (int i = 0; i < n; i++) {
-        const char *body = adm_arena_printf(a, "Invalid value: %s: %s", adm_go_quote(a, e[i].value), e[i].detail);
+        const char *body =
+            adm_arena_printf(a, "Invalid value: %s: %s", adm_go_quote(a, e[i].value), e[i].detail);
 
         if (body == NULL) {
             return ADM_ENOMEM;
@@ -81,7 +82,8 @@ static const char *exempt_warning(adm_arena_t *a, const adm_psa_config_t *cfg, c
         return NULL;
     }
     for (int m = 0; m < 3 && list != NULL; m++) {
-        if (lvs[m]->level != ADM_PSA_PRIVILEGED && (has_label(labels, modes[m], "") || has_label(labels, modes[m], "-version"))) {
+        if (lvs[m]->level != ADM_PSA_PRIVILEGED &&
+            (has_label(labels, modes[m], "") || has_label(labels, modes[m], "-version"))) {
             list = adm_arena_printf(a, "%s%s%s=%s", list, list[0] != '\0' ? ", " : "", modes[m],
                                     adm_psa_lv_string(a, lvs[m]));
         }
@@ -89,7 +91,8 @@ static const char *exempt_warning(adm_arena_t *a, const adm_psa_config_t *cfg, c
     if (list == NULL) {
         return NULL;
     }
-    return adm_arena_printf(a, "namespace %s is exempt from Pod Security, and the policy (%s) will be ignored",
+    return adm_arena_printf(a,
+                            "namespace %s is exempt from Pod Security, and the policy (%s) will be ignored",
                             adm_go_quote(a, name), list);
 }
 
@@ -217,7 +220,8 @@ static size_t prioritize(adm_arena_t *a, const adm_psa_config_t *cfg, yyjson_val
         const char *uid;
         bool dup = false;
 
-        if (adm_psa_exempt_runtime_class(cfg, adm_json_str(adm_json_get(pods[i], "spec"), "runtimeClassName"))) {
+        if (adm_psa_exempt_runtime_class(cfg,
+                                         adm_json_str(adm_json_get(pods[i], "spec"), "runtimeClassName"))) {
             continue;
         }
         uid = controller_uid(pods[i]);
@@ -290,17 +294,19 @@ int adm_psa_check_namespace_pods(const adm_psa_config_t *cfg, adm_attrs_t *attrs
         }
     }
     if (checked < total) {
-        adm_attrs_add_warning(attrs, adm_arena_printf(a,
-                                                      "new PodSecurity enforce level only checked against the first "
-                                                      "%zu of %zu existing pods",
-                                                      checked, total));
+        adm_attrs_add_warning(attrs,
+                              adm_arena_printf(a,
+                                               "new PodSecurity enforce level only checked against the first "
+                                               "%zu of %zu existing pods",
+                                               checked, total));
         added++;
     }
     if (ngroups > 0) {
-        adm_attrs_add_warning(attrs, adm_arena_printf(a,
-                                                      "existing pods in namespace %s violate the new PodSecurity "
-                                                      "enforce level %s",
-                                                      adm_go_quote(a, ns), adm_go_quote(a, adm_psa_lv_string(a, enforce))));
+        adm_attrs_add_warning(
+            attrs, adm_arena_printf(a,
+                                    "existing pods in namespace %s violate the new PodSecurity "
+                                    "enforce level %s",
+                                    adm_go_quote(a, ns), adm_go_quote(a, adm_psa_lv_string(a, enforce))));
         added++;
     }
     for (size_t g = 0; g < ngroups; g++) {

@@ -27,10 +27,15 @@ static h_server_t server;
 
 static int setup(void **state)
 {
+    static char namespaces[512];
+    /* the namespaces the pods go to exist, as kube-apiserver requires (PodSecurity reads them) */
     static const char *const args[] = {"--enable-admission-plugins",
                                        "AlwaysPullImages,DenyServiceExternalIPs,ExtendedResourceToleration",
-                                       NULL};
+                                       "--cluster-state", namespaces, NULL};
+    const char *fixtures = getenv("ADM_FIXTURES_DIR");
 
+    snprintf(namespaces, sizeof(namespaces), "%s/cluster-state-namespaces.yaml",
+             fixtures != NULL ? fixtures : "tests/fixtures");
     return adm_tls_global_init() != 0 || h_start(&server, NULL, args) != 0;
 }
 
@@ -262,7 +267,7 @@ static void test_flag_and_config_errors(void **state)
     char dir[256], path[512], bad[320];
     const char *list[] = {"--list-plugins", NULL};
     const char *unknown[] = {"--enable-admission-plugins", "AlwaysAdmit,Nope", NULL};
-    const char *unimplemented[] = {"--enable-admission-plugins", "PodSecurity", NULL};
+    const char *unimplemented[] = {"--enable-admission-plugins", "ImagePolicyWebhook", NULL};
     const char *bad_config[] = {"--admission-control-config-file", bad, NULL};
     FILE *f;
 
@@ -270,7 +275,7 @@ static void test_flag_and_config_errors(void **state)
     assert_non_null(
         strstr(out, "DefaultTolerationSeconds              mutating              on       yes\n"));
     assert_non_null(strstr(
-        out, "PodSecurity                           validating            on       not implemented\n"));
+        out, "ImagePolicyWebhook                    validating            off      not implemented\n"));
 
     assert_int_equal(h_run(unknown, out, sizeof(out), 10000), 2);
     assert_non_null(
@@ -279,7 +284,7 @@ static void test_flag_and_config_errors(void **state)
 
     assert_int_equal(h_run(unimplemented, out, sizeof(out), 10000), 2);
     assert_string_equal(
-        out, "admitd: --enable-admission-plugins: plugin \"PodSecurity\" is known to kube-apiserver "
+        out, "admitd: --enable-admission-plugins: plugin \"ImagePolicyWebhook\" is known to kube-apiserver "
              "but not implemented by admitd yet (see --list-plugins)\n");
 
     assert_int_equal(certgen_tempdir(dir, sizeof(dir)), 0);

@@ -56,8 +56,10 @@ static void write_cluster_state(const char *path)
         for (int m = 0; m <= MAX_MINOR; m++) {
             fprintf(f,
                     "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s-v1-%d\n  labels:\n"
-                    "    pod-security.kubernetes.io/enforce: %s\n    pod-security.kubernetes.io/enforce-version: v1.%d\n"
-                    "    pod-security.kubernetes.io/warn: %s\n    pod-security.kubernetes.io/warn-version: v1.%d\n",
+                    "    pod-security.kubernetes.io/enforce: %s\n    "
+                    "pod-security.kubernetes.io/enforce-version: v1.%d\n"
+                    "    pod-security.kubernetes.io/warn: %s\n    pod-security.kubernetes.io/warn-version: "
+                    "v1.%d\n",
                     levels[l], m, levels[l], m, levels[l], m);
         }
     }
@@ -65,7 +67,8 @@ static void write_cluster_state(const char *path)
     for (int i = 0; i < 4; i++) {
         fprintf(f,
                 "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web-%d\n  namespace: busy\n"
-                "  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: u1, controller: true}]\n"
+                "  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: u1, controller: "
+                "true}]\n"
                 "spec:\n  containers: [{name: c, image: nginx, securityContext: {privileged: %s}}]\n",
                 i, i == 3 ? "false" : "true");
     }
@@ -138,20 +141,21 @@ static yyjson_val *post(h_conn_t *c, const char *body, yyjson_doc **doc)
     return yyjson_obj_get(yyjson_doc_get_root(*doc), "response");
 }
 
-static char *review(const char *group, const char *resource, const char *kind, const char *ns, const char *name,
-                    const char *op, const char *object, const char *old_object)
+static char *review(const char *group, const char *resource, const char *kind, const char *ns,
+                    const char *name, const char *op, const char *object, const char *old_object)
 {
     size_t n = strlen(object) + (old_object != NULL ? strlen(old_object) : 0) + 1024;
     char *s = malloc(n);
 
     assert_non_null(s);
-    snprintf(s, n,
-             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\","
-             "\"kind\":{\"group\":\"%s\",\"version\":\"v1\",\"kind\":\"%s\"},"
-             "\"resource\":{\"group\":\"%s\",\"version\":\"v1\",\"resource\":\"%s\"},"
-             "\"name\":\"%s\",\"namespace\":\"%s\",\"operation\":\"%s\",\"userInfo\":{\"username\":\"alice\"},"
-             "\"object\":%s,\"oldObject\":%s,\"dryRun\":true}}",
-             group, kind, group, resource, name, ns, op, object, old_object != NULL ? old_object : "null");
+    snprintf(
+        s, n,
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\","
+        "\"kind\":{\"group\":\"%s\",\"version\":\"v1\",\"kind\":\"%s\"},"
+        "\"resource\":{\"group\":\"%s\",\"version\":\"v1\",\"resource\":\"%s\"},"
+        "\"name\":\"%s\",\"namespace\":\"%s\",\"operation\":\"%s\",\"userInfo\":{\"username\":\"alice\"},"
+        "\"object\":%s,\"oldObject\":%s,\"dryRun\":true}}",
+        group, kind, group, resource, name, ns, op, object, old_object != NULL ? old_object : "null");
     return s;
 }
 
@@ -234,7 +238,8 @@ static char **list_yaml(const char *dir, size_t *n)
  */
 static void default_volumes(yyjson_mut_doc *doc)
 {
-    yyjson_mut_val *vols = yyjson_mut_obj_get(yyjson_mut_obj_get(yyjson_mut_doc_get_root(doc), "spec"), "volumes");
+    yyjson_mut_val *vols =
+        yyjson_mut_obj_get(yyjson_mut_obj_get(yyjson_mut_doc_get_root(doc), "spec"), "volumes");
 
     for (size_t i = 0, n = yyjson_mut_arr_size(vols); i < n; i++) {
         yyjson_mut_val *v = yyjson_mut_arr_get(vols, i);
@@ -307,10 +312,11 @@ static void check_fixture(h_conn_t *c, const char *level, int minor, bool pass, 
     }
     msg = yyjson_get_str(yyjson_obj_get(yyjson_obj_get(resp, "status"), "message"));
     snprintf(prefix, sizeof(prefix), "pods \"%s\" is forbidden: violates PodSecurity \"%s\": ", stem, lv);
-    if (yyjson_get_bool(yyjson_obj_get(resp, "allowed")) || msg == NULL || strncmp(msg, prefix, strlen(prefix)) != 0 ||
-        strstr(msg, expected_words(stem)) == NULL ||
+    if (yyjson_get_bool(yyjson_obj_get(resp, "allowed")) || msg == NULL ||
+        strncmp(msg, prefix, strlen(prefix)) != 0 || strstr(msg, expected_words(stem)) == NULL ||
         yyjson_get_int(yyjson_obj_get(yyjson_obj_get(resp, "status"), "code")) != 403) {
-        fail_msg("%s: want 403 %s...%s, got %s", path, prefix, expected_words(stem), yyjson_val_write(resp, 0, NULL));
+        fail_msg("%s: want 403 %s...%s, got %s", path, prefix, expected_words(stem),
+                 yyjson_val_write(resp, 0, NULL));
     }
     detail = strdup(msg + strlen(prefix));
     yyjson_doc_free(doc);
@@ -318,9 +324,10 @@ static void check_fixture(h_conn_t *c, const char *level, int minor, bool pass, 
     /* the same pod as a Deployment's template: warned, never refused */
     deploy = malloc(strlen(pod) + 256);
     assert_non_null(deploy);
-    snprintf(deploy, strlen(pod) + 256, "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
-                    "\"spec\":{\"template\":%s}}",
-            pod);
+    snprintf(deploy, strlen(pod) + 256,
+             "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+             "\"spec\":{\"template\":%s}}",
+             pod);
     body = review("apps", "deployments", "Deployment", ns, "d", "CREATE", deploy, NULL);
     resp = post(c, body, &doc);
     snprintf(prefix, sizeof(prefix), "would violate PodSecurity \"%s\": %s", lv, detail);
@@ -364,8 +371,8 @@ static void test_fixtures(void **state)
         }
     }
     h_close(&c);
-    print_message("PodSecurity fixtures: %zu pass admitted, %zu fail refused (and warned as Deployments)\n", t.pass,
-                  t.fail);
+    print_message("PodSecurity fixtures: %zu pass admitted, %zu fail refused (and warned as Deployments)\n",
+                  t.pass, t.fail);
     assert_int_equal(t.pass + t.fail, 4537);
 }
 
@@ -373,11 +380,14 @@ static void test_fixtures(void **state)
    one of the same, and a hostNetwork pod: kube's grouped warnings. */
 static void test_namespace_label_change(void **state)
 {
-    static const char old_ns[] = "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"busy\"}}";
-    static const char new_ns[] = "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"busy\","
-                                 "\"labels\":{\"pod-security.kubernetes.io/enforce\":\"baseline\"}}}";
-    static const char bad_ns[] = "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"busy\","
-                                 "\"labels\":{\"pod-security.kubernetes.io/enforce\":\"bogus\"}}}";
+    static const char old_ns[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"busy\"}}";
+    static const char new_ns[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"busy\","
+        "\"labels\":{\"pod-security.kubernetes.io/enforce\":\"baseline\"}}}";
+    static const char bad_ns[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"busy\","
+        "\"labels\":{\"pod-security.kubernetes.io/enforce\":\"bogus\"}}}";
     h_conn_t c;
     yyjson_doc *doc;
     yyjson_val *resp;

@@ -149,8 +149,13 @@ static int setup(void **state)
     free(ca2);
     free(ca3);
     {
-        const char *args[] = {"--webhook-config", config, "--shutdown-delay", "0s", NULL};
+        char namespaces[512];
+        /* the namespace of bench/reviews/pod-4k exists (PodSecurity refuses pods in others) */
+        const char *args[] = {"--webhook-config", config, "--shutdown-delay", "0s", "--cluster-state",
+                              namespaces,         NULL};
 
+        assert_non_null(getenv("ADM_BENCH_REVIEWS"));
+        snprintf(namespaces, sizeof(namespaces), "%s/namespaces.yaml", getenv("ADM_BENCH_REVIEWS"));
         assert_int_equal(h_start(&admitd, dir, args), 0);
     }
     return 0;

@@ -19,8 +19,8 @@
  * requests for other resources are admitted untouched. now_ns is a monotonic clock for the
  * namespace check's time limit. Returns ADM_OK, ADM_DECLINED with st, or ADM_ENOMEM.
  */
-int adm_psa_admit(const adm_psa_config_t *cfg, adm_attrs_t *attrs, uint64_t (*now_ns)(void *), void *clock_arg,
-                  adm_status_t *st);
+int adm_psa_admit(const adm_psa_config_t *cfg, adm_attrs_t *attrs, uint64_t (*now_ns)(void *),
+                  void *clock_arg, adm_status_t *st);
 
 /**
  * EvaluatePodsInNamespace: the warnings for the pods of ns (from the request's cluster state)
