@@ -156,6 +156,18 @@ static const char *request_name(adm_attrs_t *attrs, yyjson_val *obj)
     return adm_json_str(adm_json_get(obj, "metadata"), "name");
 }
 
+/* `would violate PodSecurity "LV": DETAIL` (arena), or NULL when the arena is exhausted. */
+static const char *violation(adm_arena_t *a, const adm_psa_lv_t *lv, const adm_psa_result_t *r)
+{
+    const char *text = adm_psa_lv_string(a, lv);
+    const char *quoted = text != NULL ? adm_go_quote(a, text) : NULL;
+    const char *detail = adm_psa_result_detail(a, r);
+
+    return quoted != NULL && detail != NULL
+               ? adm_arena_printf(a, "would violate PodSecurity %s: %s", quoted, detail)
+               : NULL;
+}
+
 /* EvaluatePod: enforce (when asked), then audit, then warn for allowed requests. */
 static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const adm_psa_policy_t *policy,
                         const char *policy_errs, yyjson_val *obj, yyjson_val *meta, yyjson_val *spec,
@@ -183,7 +195,8 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
         }
         if (r->nfailed > 0) {
             const char *detail = adm_psa_result_detail(a, r);
-            const char *lv = adm_go_quote(a, adm_psa_lv_string(a, &policy->enforce));
+            const char *text = adm_psa_lv_string(a, &policy->enforce);
+            const char *lv = text != NULL ? adm_go_quote(a, text) : NULL;
 
             if (detail == NULL || lv == NULL) {
                 return ADM_ENOMEM;
@@ -199,11 +212,12 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
         return ADM_ENOMEM;
     }
     if (r->nfailed > 0) {
-        const char *lv = adm_go_quote(a, adm_psa_lv_string(a, &policy->audit));
+        const char *v = violation(a, &policy->audit, r);
 
-        adm_psa_annotate(attrs, "audit-violations",
-                         adm_arena_printf(a, "would violate PodSecurity %s: %s", lv != NULL ? lv : "",
-                                          adm_psa_result_detail(a, r)));
+        if (v == NULL) {
+            return ADM_ENOMEM;
+        }
+        adm_psa_annotate(attrs, "audit-violations", v);
     }
     if (!denied) {
         r = evaluate_cached(a, cache, &ncache, &policy->warn, meta, spec);
@@ -211,9 +225,7 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
             return ADM_ENOMEM;
         }
         if (r->nfailed > 0) {
-            const char *lv = adm_go_quote(a, adm_psa_lv_string(a, &policy->warn));
-            const char *w = adm_arena_printf(a, "would violate PodSecurity %s: %s", lv != NULL ? lv : "",
-                                             adm_psa_result_detail(a, r));
+            const char *w = violation(a, &policy->warn, r);
 
             if (w == NULL) {
                 return ADM_ENOMEM;

@@ -294,19 +294,34 @@ int adm_psa_check_namespace_pods(const adm_psa_config_t *cfg, adm_attrs_t *attrs
         }
     }
     if (checked < total) {
-        adm_attrs_add_warning(attrs,
-                              adm_arena_printf(a,
-                                               "new PodSecurity enforce level only checked against the first "
-                                               "%zu of %zu existing pods",
-                                               checked, total));
+        const char *w =
+            adm_arena_printf(a,
+                             "new PodSecurity enforce level only checked against the first %zu of %zu "
+                             "existing pods",
+                             checked, total);
+
+        if (w == NULL) {
+            return ADM_ENOMEM;
+        }
+        adm_attrs_add_warning(attrs, w);
         added++;
     }
     if (ngroups > 0) {
-        adm_attrs_add_warning(
-            attrs, adm_arena_printf(a,
-                                    "existing pods in namespace %s violate the new PodSecurity "
-                                    "enforce level %s",
-                                    adm_go_quote(a, ns), adm_go_quote(a, adm_psa_lv_string(a, enforce))));
+        const char *lv = adm_psa_lv_string(a, enforce);
+        const char *qns = adm_go_quote(a, ns);
+        const char *qlv = lv != NULL ? adm_go_quote(a, lv) : NULL;
+        const char *w =
+            qns != NULL && qlv != NULL
+                ? adm_arena_printf(a,
+                                   "existing pods in namespace %s violate the new PodSecurity enforce "
+                                   "level %s",
+                                   qns, qlv)
+                : NULL;
+
+        if (w == NULL) {
+            return ADM_ENOMEM;
+        }
+        adm_attrs_add_warning(attrs, w);
         added++;
     }
     for (size_t g = 0; g < ngroups; g++) {
