@@ -94,7 +94,8 @@ start_admitd() {
     local tls=(--tls-cert-file "$bench_tmp/cert.pem" --tls-private-key-file "$bench_tmp/key.pem")
     [ "$mode" = plain ] && tls=(--insecure-http)
     port_free "$port"
-    taskset -c "$SERVER_CPU" "$ADMITD" --listen "127.0.0.1:$port" "${tls[@]}" --shutdown-delay 0s "$@" \
+    taskset -c "$SERVER_CPU" "$ADMITD" --listen "127.0.0.1:$port" "${tls[@]}" --shutdown-delay 0s \
+        --cluster-state "$bench_root/tests/fixtures/cluster-state.yaml" "$@" \
         2>"$bench_tmp/admitd-$port.log" &
     bench_pids+=($!)
     wait_port "$port"

@@ -25,22 +25,11 @@
 
 static h_server_t server;
 
-/* tests/fixtures/cluster-state.yaml: the namespaces and service accounts the requests name, which
-   kube-apiserver's default plugins (NamespaceLifecycle, ServiceAccount) look up. */
-static const char *cluster_state(void)
-{
-    static char path[512];
-    const char *fixtures = getenv("ADM_FIXTURES_DIR");
-
-    snprintf(path, sizeof(path), "%s/cluster-state.yaml", fixtures != NULL ? fixtures : "tests/fixtures");
-    return path;
-}
-
 static int setup(void **state)
 {
     const char *args[] = {"--enable-admission-plugins",
                           "AlwaysPullImages,DenyServiceExternalIPs,ExtendedResourceToleration",
-                          "--cluster-state", cluster_state(), NULL};
+                          "--cluster-state", h_fixture_path("cluster-state.yaml"), NULL};
 
     return adm_tls_global_init() != 0 || h_start(&server, NULL, args) != 0;
 }
@@ -277,7 +266,7 @@ static void test_flag_and_config_errors(void **state)
     char dir[256], path[512], bad[320];
     const char *list[] = {"--list-plugins", NULL};
     const char *unknown[] = {"--enable-admission-plugins", "AlwaysAdmit,Nope", NULL};
-    const char *unimplemented[] = {"--enable-admission-plugins", "PodSecurity", NULL};
+    const char *unimplemented[] = {"--enable-admission-plugins", "ImagePolicyWebhook", NULL};
     const char *bad_config[] = {"--admission-control-config-file", bad, NULL};
     FILE *f;
 
@@ -285,7 +274,7 @@ static void test_flag_and_config_errors(void **state)
     assert_non_null(
         strstr(out, "DefaultTolerationSeconds              mutating              on       yes\n"));
     assert_non_null(strstr(
-        out, "PodSecurity                           validating            on       not implemented\n"));
+        out, "ImagePolicyWebhook                    validating            off      not implemented\n"));
 
     assert_int_equal(h_run(unknown, out, sizeof(out), 10000), 2);
     assert_non_null(
@@ -294,7 +283,7 @@ static void test_flag_and_config_errors(void **state)
 
     assert_int_equal(h_run(unimplemented, out, sizeof(out), 10000), 2);
     assert_string_equal(
-        out, "admitd: --enable-admission-plugins: plugin \"PodSecurity\" is known to kube-apiserver "
+        out, "admitd: --enable-admission-plugins: plugin \"ImagePolicyWebhook\" is known to kube-apiserver "
              "but not implemented by admitd yet (see --list-plugins)\n");
 
     assert_int_equal(certgen_tempdir(dir, sizeof(dir)), 0);

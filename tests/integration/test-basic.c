@@ -19,20 +19,9 @@
 
 static h_server_t server;
 
-/* tests/fixtures/cluster-state.yaml: the namespaces and service accounts the requests name, which
-   kube-apiserver's default plugins (NamespaceLifecycle, ServiceAccount) look up. */
-static const char *cluster_state(void)
-{
-    static char path[512];
-    const char *fixtures = getenv("ADM_FIXTURES_DIR");
-
-    snprintf(path, sizeof(path), "%s/cluster-state.yaml", fixtures != NULL ? fixtures : "tests/fixtures");
-    return path;
-}
-
 static int setup(void **state)
 {
-    const char *args[] = {"--cluster-state", cluster_state(), NULL};
+    const char *args[] = {"--cluster-state", h_fixture_path("cluster-state.yaml"), NULL};
 
     return adm_tls_global_init() != 0 || h_start(&server, NULL, args) != 0;
 }

@@ -54,17 +54,6 @@ static char dir[256];
 static h_server_t mock1, mock2, admitd;
 static int refused_port;
 
-/* tests/fixtures/cluster-state.yaml: the namespaces and service accounts the requests name, which
-   kube-apiserver's default plugins (NamespaceLifecycle, ServiceAccount) look up. */
-static const char *cluster_state(void)
-{
-    static char path[512];
-    const char *fixtures = getenv("ADM_FIXTURES_DIR");
-
-    snprintf(path, sizeof(path), "%s/cluster-state.yaml", fixtures != NULL ? fixtures : "tests/fixtures");
-    return path;
-}
-
 /* base64 of the PEM file at path (heap). */
 static char *ca_bundle(const char *path)
 {
@@ -160,8 +149,13 @@ static int setup(void **state)
     free(ca2);
     free(ca3);
     {
-        const char *args[] = {"--webhook-config", config, "--shutdown-delay", "0s", "--cluster-state",
-                              cluster_state(),    NULL};
+        const char *args[] = {"--webhook-config",
+                              config,
+                              "--shutdown-delay",
+                              "0s",
+                              "--cluster-state",
+                              h_fixture_path("cluster-state.yaml"),
+                              NULL};
 
         assert_int_equal(h_start(&admitd, dir, args), 0);
     }
@@ -436,7 +430,7 @@ static void test_cancel_after_immediate_dial_failure(void **state)
                               "--v",
                               "1",
                               "--cluster-state",
-                              cluster_state(),
+                              h_fixture_path("cluster-state.yaml"),
                               NULL};
 
         assert_int_equal(h_start(&ad, NULL, args), 0);

@@ -504,8 +504,10 @@ static int setup(void **state)
     write_cluster_state(cluster);
     {
         char resolve[128];
-        /* The proxy alone: the default plugins that look up namespaces' service accounts, which
-           this cluster state does not hold, would answer before the webhooks do. */
+        /* The proxy alone: the default plugins that look up namespaces and service accounts,
+           which this cluster state does not all hold, would answer before the webhooks do
+           (PodSecurity refuses a pod in a namespace the state lacks with kube's 500, before the
+           webhooks' own 404 for it, D5, which is what this test is about). */
         const char *args[] = {"--webhook-config",
                               config,
                               "--cluster-state",
@@ -515,7 +517,7 @@ static int setup(void **state)
                               "--v",
                               "1",
                               "--disable-admission-plugins",
-                              "ServiceAccount",
+                              "ServiceAccount,PodSecurity",
                               NULL};
 
         snprintf(resolve, sizeof(resolve), "mock.hooks.svc:%d:127.0.0.1", svc_mock.port);
