@@ -25,11 +25,13 @@ cache="$here/cache"
 lock="$here/deps.lock"
 stamp="$prefix/.complete"
 recipe_version=6   # bump when the recipe changes so old prefixes are rebuilt
+# ... and a change to admitd's mbedTLS configuration or AEAD modules rebuilds it too.
+recipe_version="$recipe_version $(cat "$here"/mbedtls/* | sha256sum | cut -c1-16)"
 
 # bookworm packages: build tools, the libraries bookworm has, and what tests and benchmarks run.
 apt_packages=(build-essential cmake ninja-build pkg-config clang llvm libclang-rt-14-dev clang-format
               libuv1-dev libssl-dev libyaml-dev libcmocka-dev valgrind wrk nginx-light curl ca-certificates openssl
-              xz-utils debian-archive-keyring util-linux)
+              xz-utils debian-archive-keyring util-linux golang-go)
 
 step=""
 die() { echo "deps.sh: $step failed: $*" >&2; exit 1; }

@@ -40,7 +40,8 @@ static EVP_CIPHER_CTX *evp_keyed(EVP_CIPHER_CTX *ctx, const EVP_CIPHER *cipher, 
  * Sets a message's IV (and direction) on a keyed context. *cur_iv_len is the IV length the context is
  * set for (GCM only, which allows IVs other than 12 bytes; NULL for ChaCha20-Poly1305).
  */
-static int evp_start(EVP_CIPHER_CTX *ctx, const unsigned char *iv, size_t iv_len, int encrypt, size_t *cur_iv_len)
+static int evp_start(EVP_CIPHER_CTX *ctx, const unsigned char *iv, size_t iv_len, int encrypt,
+                     size_t *cur_iv_len)
 {
     if (cur_iv_len != NULL && *cur_iv_len != iv_len) {
         if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, (int)iv_len, NULL) != 1) {
@@ -102,8 +103,8 @@ static int evp_finish_check(EVP_CIPHER_CTX *ctx, const unsigned char *tag, size_
  * Multipart decryption: decrypts in→out with dec (decryption mode) and re-encrypts out with enc
  * (same key and nonce, encryption mode, into a scratch buffer) so enc's tag covers the ciphertext.
  */
-static int decrypt_and_reencrypt(EVP_CIPHER_CTX *dec, EVP_CIPHER_CTX *enc, const unsigned char *in, size_t len,
-                                 unsigned char *out)
+static int decrypt_and_reencrypt(EVP_CIPHER_CTX *dec, EVP_CIPHER_CTX *enc, const unsigned char *in,
+                                 size_t len, unsigned char *out)
 {
     unsigned char scratch[512];
 
@@ -127,14 +128,10 @@ static int decrypt_and_reencrypt(EVP_CIPHER_CTX *dec, EVP_CIPHER_CTX *enc, const
 static const EVP_CIPHER *gcm_cipher(int keybits)
 {
     switch (keybits) {
-    case 128:
-        return EVP_aes_128_gcm();
-    case 192:
-        return EVP_aes_192_gcm();
-    case 256:
-        return EVP_aes_256_gcm();
-    default:
-        return NULL;
+    case 128: return EVP_aes_128_gcm();
+    case 192: return EVP_aes_192_gcm();
+    case 256: return EVP_aes_256_gcm();
+    default: return NULL;
     }
 }
 
@@ -280,8 +277,8 @@ int mbedtls_gcm_auth_decrypt(mbedtls_gcm_context *ctx, size_t length, const unsi
         return MBEDTLS_ERR_PLATFORM_FEATURE_UNSUPPORTED;
     }
     ctx->mode = MBEDTLS_GCM_ENCRYPT; /* no multipart decryption under way: evp_verify is not fed */
-    if (evp_start(ctx->evp, iv, iv_len, 0, &ctx->iv_len) != 0 || evp_feed(ctx->evp, add, add_len, NULL) != 0 ||
-        evp_feed(ctx->evp, input, length, output) != 0) {
+    if (evp_start(ctx->evp, iv, iv_len, 0, &ctx->iv_len) != 0 ||
+        evp_feed(ctx->evp, add, add_len, NULL) != 0 || evp_feed(ctx->evp, input, length, output) != 0) {
         return MBEDTLS_ERR_PLATFORM_HW_ACCEL_FAILED;
     }
     ok = evp_finish_check(ctx->evp, tag, tag_len);
@@ -408,9 +405,10 @@ int mbedtls_chachapoly_encrypt_and_tag(mbedtls_chachapoly_context *ctx, size_t l
     return ret;
 }
 
-int mbedtls_chachapoly_auth_decrypt(mbedtls_chachapoly_context *ctx, size_t length, const unsigned char nonce[12],
-                                    const unsigned char *aad, size_t aad_len, const unsigned char tag[16],
-                                    const unsigned char *input, unsigned char *output)
+int mbedtls_chachapoly_auth_decrypt(mbedtls_chachapoly_context *ctx, size_t length,
+                                    const unsigned char nonce[12], const unsigned char *aad, size_t aad_len,
+                                    const unsigned char tag[16], const unsigned char *input,
+                                    unsigned char *output)
 {
     int ok;
 

@@ -19,8 +19,8 @@ typedef struct mbedtls_gcm_context {
     void *evp_verify; /* multipart decryption only: re-encrypts to compute the tag (see finish) */
     int mode;         /* MBEDTLS_GCM_ENCRYPT or MBEDTLS_GCM_DECRYPT of the message under way */
     int keybits;
-    size_t iv_len;        /* IV length evp is set for */
-    size_t verify_iv_len; /* and evp_verify */
+    size_t iv_len;         /* IV length evp is set for */
+    size_t verify_iv_len;  /* and evp_verify */
     unsigned char key[32]; /* kept for evp_verify, created only if multipart decryption is used */
 } mbedtls_gcm_context;
 

@@ -26,7 +26,8 @@
 #define MBEDTLS_FS_IO
 #define MBEDTLS_THREADING_C /* the contexts' RNG may be shared by threads (Debian's build had it too) */
 #define MBEDTLS_THREADING_PTHREAD
-#define MBEDTLS_ERROR_C /* mbedtls_strerror in error messages */
+#define MBEDTLS_ERROR_C   /* mbedtls_strerror in error messages */
+#define MBEDTLS_SELF_TEST /* tests/unit/net/test-aead.c runs the GCM and ChaCha20-Poly1305 self-tests */
 
 /* Randomness */
 #define MBEDTLS_ENTROPY_C
