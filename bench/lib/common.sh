@@ -30,7 +30,8 @@ bench_build() {
 bench_build_rev() {
     local rev=$1 tree="$bench_tmp/rev-src"
     git -C "$bench_root" worktree add --detach -f "$tree" "$rev" >/dev/null 2>&1
-    ln -s "$bench_root/third_party/prefix" "$tree/third_party/prefix"
+    # BENCH_REV_PREFIX: another dependency prefix for the old build (a before/after of a dependency change)
+    ln -s "${BENCH_REV_PREFIX:-$bench_root/third_party/prefix}" "$tree/third_party/prefix"
     cmake -S "$tree" -B "$bench_tmp/rev-build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADM_BUILD_TESTS=OFF \
           >/dev/null
     cmake --build "$bench_tmp/rev-build" --target admitd >/dev/null
