@@ -58,6 +58,17 @@ wait_port() {
     return 1
 }
 
+# cpu_ticks PID: user+system clock ticks of PID and its children (nginx's worker), so a server's
+# work per request can be compared on a machine where other load steals its core.
+cpu_ticks() {
+    local total=0 p
+    for p in "$1" $(pgrep -P "$1" || true); do
+        [ -r "/proc/$p/stat" ] || continue
+        total=$((total + $(sed 's/^.*) //' "/proc/$p/stat" | awk '{print $12 + $13}')))
+    done
+    echo "$total"
+}
+
 # median of the numbers on stdin
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
