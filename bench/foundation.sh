@@ -8,7 +8,8 @@
 #
 #   bench/foundation.sh [ROUNDS=3] [SECONDS=10]
 #   FOUNDATION_BEFORE=REV bench/foundation.sh ...   also admitd built from git revision REV, as a
-#                                                    third contender in the same rounds (before/after)
+#                                                    third contender in the same rounds (before/after);
+#                                                    FOUNDATION_BEFORE_BIN=PATH: that admitd, already built
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 rounds=${1:-3}
@@ -19,7 +20,9 @@ export BENCH_REVIEW="$review"
 bench_build
 bench_cert
 before=${FOUNDATION_BEFORE:-}
-if [ -n "$before" ]; then
+if [ -n "$before" ] && [ -n "${FOUNDATION_BEFORE_BIN:-}" ]; then
+    ADMITD_REV=$FOUNDATION_BEFORE_BIN # an admitd already built from that revision
+elif [ -n "$before" ]; then
     bench_build_rev "$before"
 fi
 

@@ -79,7 +79,8 @@ struct adm_conn_s {
     bool close_notify_sent;
     bool reading_paused; /* backpressure: output is piling up */
     bool peer_eof;
-    adm__pacer_node_t pace; /* in the pacer's line: handshake input held for a later loop turn */
+    bool hello_taken;       /* the ClientHello went through: the rest of the handshake is never held */
+    adm__pacer_node_t pace; /* in the pacer's line: the ClientHello held for a later loop turn */
     adm_buf_t held;         /* that input (ciphertext) */
 };
 
@@ -691,6 +692,7 @@ static void take_input(adm_conn_t *c, const uint8_t *data, size_t len)
         bool handshaking = !c->handshake_done;
         uint64_t t0 = handshaking ? uv_hrtime() : 0;
 
+        c->hello_taken = true;
         rc = adm_tls_session_recv(c->tls, data, len, &c->in);
         if (handshaking) {
             adm__pacer_charge(&c->set->pacer, uv_hrtime() - t0);
@@ -762,7 +764,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     if (c->state == CONN_LINGER) {
         return; /* discarding */
     }
-    if (c->tls != NULL && !c->handshake_done && !adm__pacer_may_run(&c->set->pacer) &&
+    /* Only new handshakes wait: one under way is finished first, so its client is answered sooner. */
+    if (c->tls != NULL && !c->hello_taken && !adm__pacer_may_run(&c->set->pacer) &&
         adm_buf_append(&c->held, buf->base, (size_t)nread) == 0 &&
         adm__pacer_hold(&c->set->pacer, &c->pace) == 0) {
         /* This turn's handshake budget is spent: the handshake goes on in a later turn. */

@@ -4,9 +4,11 @@
  * (ECDSA P-256; ~5 ms with RSA-2048), and libuv hands the loop every readable socket of a poll at
  * once, so 500 connections arriving together used to mean 500 handshakes before any request already
  * in flight was served again. The pacer bounds the handshake work of one loop turn: connections
- * whose handshake input arrives once the turn's budget is spent are put in a FIFO, and handed back
+ * whose ClientHello arrives once the turn's budget is spent are put in a FIFO, and handed back
  * (oldest first) at the start of the following turns, before the poll, within each turn's budget.
- * Requests on established connections are never held, so they wait at most about one budget.
+ * The rest of a handshake under way is never held (conn.c), so started handshakes finish first and
+ * their clients are answered early; requests on established connections are never held either, so
+ * they wait at most about one budget.
  * The loop does not sleep while connections wait (an idle handle makes the poll non-blocking).
  */
 #ifndef ADM_SERVER_HANDSHAKE_PACER_H

@@ -17,9 +17,35 @@
 #include <mbedtls/platform_util.h>
 #include <openssl/evp.h>
 
+#include <pthread.h>
 #include <string.h>
 
 #define GCM_IV_MAX 128 /* OpenSSL's limit on a GCM IV (1024 bits) */
+
+/*
+ * The ciphers are fetched from OpenSSL's default provider once per process: initialising a context
+ * with the legacy EVP_aes_128_gcm() objects fetches again (and allocates) at every setkey, that is
+ * at every TLS connection. Kept until exit, as OpenSSL keeps its own provider state.
+ */
+enum { AES_128_GCM, AES_192_GCM, AES_256_GCM, CHACHA20_POLY1305, NCIPHERS };
+static EVP_CIPHER *fetched[NCIPHERS];
+static pthread_once_t fetch_once = PTHREAD_ONCE_INIT;
+
+static void fetch_ciphers(void)
+{
+    static const char *const names[NCIPHERS] = {"AES-128-GCM", "AES-192-GCM", "AES-256-GCM",
+                                                "ChaCha20-Poly1305"};
+
+    for (int i = 0; i < NCIPHERS; i++) {
+        fetched[i] = EVP_CIPHER_fetch(NULL, names[i], NULL);
+    }
+}
+
+static const EVP_CIPHER *cipher_of(int which)
+{
+    pthread_once(&fetch_once, fetch_ciphers);
+    return fetched[which];
+}
 
 static EVP_CIPHER_CTX *evp_keyed(EVP_CIPHER_CTX *ctx, const EVP_CIPHER *cipher, const unsigned char *key)
 {
@@ -29,7 +55,7 @@ static EVP_CIPHER_CTX *evp_keyed(EVP_CIPHER_CTX *ctx, const EVP_CIPHER *cipher, 
             return NULL;
         }
     }
-    if (EVP_CipherInit_ex(ctx, cipher, NULL, key, NULL, 1) != 1) {
+    if (cipher == NULL || EVP_CipherInit_ex(ctx, cipher, NULL, key, NULL, 1) != 1) {
         EVP_CIPHER_CTX_free(ctx);
         return NULL;
     }
@@ -128,9 +154,9 @@ static int decrypt_and_reencrypt(EVP_CIPHER_CTX *dec, EVP_CIPHER_CTX *enc, const
 static const EVP_CIPHER *gcm_cipher(int keybits)
 {
     switch (keybits) {
-    case 128: return EVP_aes_128_gcm();
-    case 192: return EVP_aes_192_gcm();
-    case 256: return EVP_aes_256_gcm();
+    case 128: return cipher_of(AES_128_GCM);
+    case 192: return cipher_of(AES_192_GCM);
+    case 256: return cipher_of(AES_256_GCM);
     default: return NULL;
     }
 }
@@ -312,7 +338,7 @@ int mbedtls_chachapoly_setkey(mbedtls_chachapoly_context *ctx, const unsigned ch
 {
     EVP_CIPHER_CTX_free(ctx->evp_verify);
     ctx->evp_verify = NULL;
-    ctx->evp = evp_keyed(ctx->evp, EVP_chacha20_poly1305(), key);
+    ctx->evp = evp_keyed(ctx->evp, cipher_of(CHACHA20_POLY1305), key);
     if (ctx->evp == NULL) {
         ctx->state = CP_NO_KEY;
         return MBEDTLS_ERR_PLATFORM_HW_ACCEL_FAILED;
@@ -334,7 +360,7 @@ int mbedtls_chachapoly_starts(mbedtls_chachapoly_context *ctx, const unsigned ch
     }
     if (mode == MBEDTLS_CHACHAPOLY_DECRYPT) {
         if (ctx->evp_verify == NULL) {
-            ctx->evp_verify = evp_keyed(NULL, EVP_chacha20_poly1305(), ctx->key);
+            ctx->evp_verify = evp_keyed(NULL, cipher_of(CHACHA20_POLY1305), ctx->key);
         }
         if (ctx->evp_verify == NULL || evp_start(ctx->evp_verify, nonce, 12, 1, NULL) != 0) {
             return MBEDTLS_ERR_PLATFORM_HW_ACCEL_FAILED;
