@@ -97,7 +97,7 @@ for r in $(seq 1 "$rounds"); do
         read -r rps p50 p99 < <(run_wrk "https://127.0.0.1:$port/validate")
         t1=$(cpu_ticks "${!pid_var}")
         # requests per CPU-second the server itself used: robust when other load shares its core
-        eff=$(awk -v rps="$rps" -v s="$secs" -v t="$((t1 - t0))" -v hz="$hz" 'BEGIN {printf "%.0f", t > 0 ? rps * s * hz / t : 0}')
+        eff=$(awk -v rps="$rps" -v s="$secs" -v t="$((t1 - t0))" -v hz="$hz" 'BEGIN {printf "%.0f", (t > 0 ? rps * s * hz / t : 0)}')
         echo "$eff" >> "$bench_tmp/$s.eff"
         echo "$r      $s  $rps  $p50  $p99  $eff"
         echo "$rps" >> "$bench_tmp/$s.rps"; echo "$p50" >> "$bench_tmp/$s.p50"; echo "$p99" >> "$bench_tmp/$s.p99"
