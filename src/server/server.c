@@ -461,11 +461,21 @@ static void on_grace_over(uv_timer_t *t)
     maybe_finish(s);
 }
 
+static void on_pacer_closed(uv_handle_t *h)
+{
+    adm_server_t *s = h->data;
+
+    s->pending_closes--;
+    maybe_finish(s);
+}
+
 static void stop_accepting(adm_server_t *s)
 {
     s->conns.stopping = true;
     close_listeners(s);
     adm__conns_close_idle(&s->conns);
+    /* No new handshakes come: those held go on now, and the pacer's handles close. */
+    s->pending_closes += adm__pacer_close(&s->conns.pacer, on_pacer_closed, s);
     if (s->conns.open > 0) {
         adm_log_info("listeners closed; waiting up to %llu ms for %zu connections",
                      (unsigned long long)s->opts->shutdown_grace_ms, s->conns.open);
