@@ -572,6 +572,186 @@ static bool quota_scopes_match(const ev_t *ev, yyjson_val *quota, yyjson_val *ob
     return true;
 }
 
+/* ---- limitedResources (the plugin's Configuration) ---- */
+
+typedef struct scope_req_s {
+    const char *name, *op;
+    yyjson_val *values; /* in the state's own document */
+} scope_req_t;
+
+typedef struct limited_s {
+    const char *group, *resource;
+    const char **contains;
+    size_t ncontains;
+    scope_req_t *scopes;
+    size_t nscopes;
+} limited_t;
+
+typedef struct rq_state_s {
+    yyjson_doc *doc; /* a copy of the configuration: the strings above point into it */
+    limited_t *limited;
+    size_t nlimited;
+} rq_state_t;
+
+static const char *const SCOPES[] = {"Terminating",   "NotTerminating", "BestEffort",
+                                     "NotBestEffort", "PriorityClass",  "CrossNamespacePodAffinity"};
+
+/* One matchScopes entry as kube's ValidateConfiguration checks it; NULL or the problem. */
+static const char *check_scope(yyjson_val *m, scope_req_t *out)
+{
+    bool known = false;
+    yyjson_val *values = adm_json_get(m, "values");
+
+    out->name = adm_json_str(m, "scopeName");
+    out->op = adm_json_str(m, "operator");
+    out->values = values;
+    for (size_t i = 0; i < sizeof(SCOPES) / sizeof(SCOPES[0]); i++) {
+        known = known || strcmp(out->name, SCOPES[i]) == 0;
+    }
+    if (!known) {
+        return "scopeName: unsupported scope";
+    }
+    if (strcmp(out->op, "In") != 0 && strcmp(out->op, "NotIn") != 0 && strcmp(out->op, "Exists") != 0 &&
+        strcmp(out->op, "DoesNotExist") != 0) {
+        return "operator: must be In, NotIn, Exists or DoesNotExist";
+    }
+    if ((strcmp(out->op, "In") == 0 || strcmp(out->op, "NotIn") == 0) && yyjson_arr_size(values) == 0) {
+        return "values: must be at least one value when `operator` is 'In' or 'NotIn' for scope selector";
+    }
+    if ((strcmp(out->op, "Exists") == 0 || strcmp(out->op, "DoesNotExist") == 0) &&
+        yyjson_arr_size(values) > 0) {
+        return "values: must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector";
+    }
+    return NULL;
+}
+
+/* Fills s from the Configuration; NULL or "FIELD: problem". */
+static const char *read_config(adm_arena_t *a, yyjson_val *root, rq_state_t *s)
+{
+    const char *api = adm_json_str(root, "apiVersion");
+    yyjson_val *list = adm_json_get(root, "limitedResources");
+    size_t n = yyjson_arr_size(list);
+
+    if (!yyjson_is_obj(root)) {
+        return "the configuration must be an object";
+    }
+    if (strcmp(api, "resourcequota.admission.k8s.io/v1") != 0 &&
+        strcmp(api, "resourcequota.admission.k8s.io/v1beta1") != 0 &&
+        strcmp(api, "resourcequota.admission.k8s.io/v1alpha1") != 0) {
+        return adm_arena_printf(
+            a, "apiVersion: \"%s\" is not resourcequota.admission.k8s.io/v1, v1beta1 or v1alpha1", api);
+    }
+    if (strcmp(adm_json_str(root, "kind"), "Configuration") != 0) {
+        return adm_arena_printf(a, "kind: \"%s\" is not Configuration", adm_json_str(root, "kind"));
+    }
+    if (list != NULL && !yyjson_is_arr(list)) {
+        return "limitedResources: must be a list";
+    }
+    s->limited = calloc(n == 0 ? 1 : n, sizeof(*s->limited));
+    if (s->limited == NULL) {
+        return "out of memory";
+    }
+    for (size_t i = 0; i < n; i++) {
+        yyjson_val *item = yyjson_arr_get(list, i), *contains = adm_json_get(item, "matchContains");
+        yyjson_val *scopes = adm_json_get(item, "matchScopes");
+        limited_t *l = &s->limited[i];
+
+        l->group = adm_json_str(item, "apiGroup");
+        l->resource = adm_json_str(item, "resource");
+        if (*l->resource == '\0') {
+            return adm_arena_printf(a, "limitedResources[%zu].resource: Required value", i);
+        }
+        if (yyjson_arr_size(contains) == 0 && yyjson_arr_size(scopes) == 0) {
+            return adm_arena_printf(
+                a,
+                "limitedResources[%zu].matchContains: Required value: must at least specify "
+                "matchContains or matchScopes",
+                i);
+        }
+        l->ncontains = yyjson_arr_size(contains);
+        l->contains = adm_arena_calloc(a, l->ncontains + 1, sizeof(*l->contains));
+        l->nscopes = yyjson_arr_size(scopes);
+        l->scopes = adm_arena_calloc(a, l->nscopes + 1, sizeof(*l->scopes));
+        if (l->contains == NULL || l->scopes == NULL) {
+            return "out of memory";
+        }
+        for (size_t k = 0; k < l->ncontains; k++) {
+            yyjson_val *c = yyjson_arr_get(contains, k);
+
+            if (!yyjson_is_str(c)) {
+                return adm_arena_printf(a, "limitedResources[%zu].matchContains[%zu]: must be a string", i,
+                                        k);
+            }
+            l->contains[k] = yyjson_get_str(c);
+        }
+        for (size_t k = 0; k < l->nscopes; k++) {
+            const char *why = check_scope(yyjson_arr_get(scopes, k), &l->scopes[k]);
+
+            if (why != NULL) {
+                return adm_arena_printf(a, "limitedResources[%zu].matchScopes[%zu].%s", i, k, why);
+            }
+        }
+    }
+    s->nlimited = n;
+    return NULL;
+}
+
+/*
+ * configure: the limitedResources of a resourcequota.admission.k8s.io Configuration. The state
+ * keeps its own copy of the document (the strings point into it) and an arena for the arrays.
+ */
+typedef struct rq_owner_s {
+    rq_state_t st;
+    adm_arena_t *arena;
+} rq_owner_t;
+
+static void free_owner(void *state)
+{
+    rq_owner_t *o = state;
+
+    if (o != NULL) {
+        yyjson_doc_free(o->st.doc);
+        free(o->st.limited);
+        adm_arena_destroy(o->arena);
+        free(o);
+    }
+}
+
+static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    rq_owner_t *o;
+    const char *problem;
+
+    *state = NULL;
+    if (cfg->config == NULL) {
+        return 0;
+    }
+    o = calloc(1, sizeof(*o));
+    if (o == NULL) {
+        return ADM_ENOMEM;
+    }
+    o->arena = adm_arena_create(1024);
+    {
+        size_t len;
+        char *text = yyjson_val_write(cfg->config, 0, &len);
+
+        o->st.doc = text == NULL ? NULL : yyjson_read(text, len, 0);
+        free(text);
+    }
+    if (o->arena == NULL || o->st.doc == NULL) {
+        free_owner(o);
+        return ADM_ENOMEM;
+    }
+    problem = read_config(o->arena, yyjson_doc_get_root(o->st.doc), &o->st);
+    if (problem != NULL) {
+        snprintf(err, err_len, "%s: %s", cfg->source, problem);
+        free_owner(o);
+        return ADM_EINVAL;
+    }
+    *state = o;
+    return 0;
+}
+
 /* ---- the check ---- */
 
 static int cmp_str(const void *x, const void *y)
@@ -712,32 +892,127 @@ static bool read_quota(adm_arena_t *a, yyjson_val *quota, rlist_t *hard, rlist_t
            rl_read(a, adm_json_path(quota, "status", "used", NULL), used) == 0;
 }
 
+/* limitedByDefault: the consumed resources a covering quota must track. */
+static size_t limited_names(const rq_state_t *cfg, const adm_attrs_t *attrs, const rlist_t *usage,
+                            const char **out)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; cfg != NULL && i < cfg->nlimited; i++) {
+        const limited_t *l = &cfg->limited[i];
+
+        if (strcmp(l->group, attrs->req->resource.group) != 0 ||
+            strcmp(l->resource, attrs->req->resource.resource) != 0) {
+            continue;
+        }
+        for (size_t k = 0; k < usage->n; k++) {
+            bool hit = false;
+
+            for (size_t c = 0; !hit && adm_quantity_sign(&usage->qs[k]) > 0 && c < l->ncontains; c++) {
+                hit = strstr(usage->names[k], l->contains[c]) != NULL;
+            }
+            if (hit) {
+                out[n++] = usage->names[k];
+            }
+        }
+    }
+    return n;
+}
+
+/* Go's %v of a ScopedResourceSelectorRequirement: {PriorityClass In [a b]}. */
+static const char *scope_text(adm_arena_t *a, const scope_req_t *r)
+{
+    const char *values = "";
+    yyjson_arr_iter it;
+    yyjson_val *v;
+    bool first = true;
+
+    yyjson_arr_iter_init(r->values, &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL && values != NULL; v = yyjson_arr_iter_next(&it)) {
+        values = adm_arena_printf(a, "%s%s%s", values, first ? "" : " ",
+                                  yyjson_is_str(v) ? yyjson_get_str(v) : "");
+        first = false;
+    }
+    return adm_arena_printf(a, "{%s %s [%s]}", r->name, r->op, values);
+}
+
+/*
+ * The limited scopes the object matches that no quota of the namespace covers (a quota covers a
+ * scope when one of its own scopes of that name matches the object), as Go prints the list; ""
+ * when all are covered.
+ */
+static const char *uncovered_scopes(adm_arena_t *a, const rq_state_t *cfg, const ev_t *ev, yyjson_val *obj,
+                                    yyjson_val *const *quotas, size_t nquotas)
+{
+    const char *text = NULL;
+
+    for (size_t i = 0; cfg != NULL && i < cfg->nlimited; i++) {
+        for (size_t k = 0; k < cfg->limited[i].nscopes; k++) {
+            const scope_req_t *r = &cfg->limited[i].scopes[k];
+            bool covered = false;
+
+            if (!scope_matches(ev, obj, r->name, r->op, r->values)) {
+                continue;
+            }
+            for (size_t q = 0; q < nquotas && !covered; q++) {
+                yyjson_arr_iter it;
+                yyjson_val *sc;
+
+                yyjson_arr_iter_init(adm_json_path(quotas[q], "spec", "scopes", NULL), &it);
+                for (sc = yyjson_arr_iter_next(&it); sc != NULL && !covered; sc = yyjson_arr_iter_next(&it)) {
+                    covered = yyjson_is_str(sc) && strcmp(yyjson_get_str(sc), r->name) == 0 &&
+                              scope_matches(ev, obj, r->name, "Exists", NULL);
+                }
+                yyjson_arr_iter_init(
+                    adm_json_path(quotas[q], "spec", "scopeSelector", "matchExpressions", NULL), &it);
+                for (sc = yyjson_arr_iter_next(&it); sc != NULL && !covered; sc = yyjson_arr_iter_next(&it)) {
+                    const char *name = adm_json_str(sc, "scopeName");
+
+                    covered = strcmp(name, r->name) == 0 &&
+                              scope_matches(ev, obj, name, adm_json_str(sc, "operator"),
+                                            adm_json_get(sc, "values"));
+                }
+            }
+            if (!covered) {
+                const char *one = scope_text(a, r);
+
+                text = text == NULL ? one : adm_arena_printf(a, "%s %s", text, one);
+            }
+        }
+    }
+    return text == NULL ? "" : adm_arena_printf(a, "[%s]", text);
+}
+
+static const adm_quantity_t ZERO; /* Quantity{}: 0 */
+
 static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
 {
+    const rq_state_t *cfg = state == NULL ? NULL : &((const rq_owner_t *)state)->st;
     adm_arena_t *a = attrs->arena;
     yyjson_val *const *quotas;
     yyjson_val *obj, *old;
-    rlist_t delta, prev;
-    const char **keys;
-    size_t n, nmatch = 0;
-    bool *match;
+    rlist_t delta, prev, restricted_all;
+    const char **keys, *uncovered;
+    const char *limited_text = NULL;
+    size_t n, nmatch = 0, nneg = 0, nlimited, nuncovered = 0;
+    bool *match, zero = true;
     ev_t ev;
     int err;
 
-    (void)state;
     if (attrs->req->namespace_[0] == '\0' || !pick_evaluator(attrs, &ev)) {
         return ADM_OK;
     }
     quotas =
         adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", attrs->req->namespace_, &n);
-    if (n == 0) {
+    if (n == 0 && (cfg == NULL || cfg->nlimited == 0)) {
         return ADM_OK;
     }
     obj = adm_attrs_object(attrs);
-    match = adm_arena_calloc(a, n, sizeof(*match));
+    match = adm_arena_calloc(a, n + 1, sizeof(*match));
     if (obj == NULL || match == NULL) {
         return adm_status_nomem(st);
     }
+    memset(&restricted_all, 0, sizeof(restricted_all));
     for (size_t i = 0; i < n; i++) {
         const char *name = adm_json_str(adm_json_get(quotas[i], "metadata"), "name");
         rlist_t hard, used, restricted;
@@ -749,7 +1024,9 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         }
         memset(&restricted, 0, sizeof(restricted));
         for (size_t k = 0; k < hard.n; k++) {
-            if (ev_tracks(&ev, hard.names[k]) && rl_set(a, &restricted, hard.names[k], &hard.qs[k]) != 0) {
+            if (ev_tracks(&ev, hard.names[k]) &&
+                (rl_set(a, &restricted, hard.names[k], &hard.qs[k]) != 0 ||
+                 rl_set(a, &restricted_all, hard.names[k], &hard.qs[k]) != 0)) {
                 return adm_status_nomem(st);
             }
         }
@@ -781,9 +1058,6 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         match[i] = true;
         nmatch++;
     }
-    if (nmatch == 0) {
-        return ADM_OK;
-    }
     err = ev_usage(a, &ev, obj, &delta);
     if (err == ADM_EINVAL) {
         return ADM_OK; /* a malformed quantity: the object's own decoding rejects it */
@@ -797,22 +1071,46 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     if (keys == NULL) {
         return adm_status_nomem(st);
     }
-    {
-        size_t nneg = 0;
-
-        for (size_t k = 0; k < delta.n; k++) {
-            if (adm_quantity_sign(&delta.qs[k]) < 0) {
-                keys[nneg++] = delta.names[k];
-            }
-        }
-        if (nneg > 0) {
-            return adm_status_forbidden(st, attrs, "quota usage is negative for resource(s): %s",
-                                        sorted_join(a, keys, nneg, ","));
+    /* hasNoCoveringQuota, from the usage before an update's old usage is taken off */
+    nlimited = limited_names(cfg, attrs, &delta, keys);
+    for (size_t k = 0; k < nlimited; k++) {
+        if (rl_find(&restricted_all, keys[k]) == NULL) {
+            keys[nuncovered++] = keys[k];
         }
     }
+    if (nuncovered > 0) {
+        limited_text = sorted_join(a, keys, nuncovered, ",");
+        if (limited_text == NULL) {
+            return adm_status_nomem(st);
+        }
+    }
+    for (size_t k = 0; k < delta.n; k++) {
+        if (adm_quantity_sign(&delta.qs[k]) < 0) {
+            nneg++;
+        }
+    }
+    if (nneg > 0) {
+        const char **neg = adm_arena_alloc(a, nneg * sizeof(*neg));
+
+        if (neg == NULL) {
+            return adm_status_nomem(st);
+        }
+        nneg = 0;
+        for (size_t k = 0; k < delta.n; k++) {
+            if (adm_quantity_sign(&delta.qs[k]) < 0) {
+                neg[nneg++] = delta.names[k];
+            }
+        }
+        return adm_status_forbidden(st, attrs, "quota usage is negative for resource(s): %s",
+                                    sorted_join(a, neg, nneg, ","));
+    }
     old = attrs->req->old_object;
+    if (attrs->req->operation == ADM_OP_UPDATE && old == NULL) {
+        return adm_status_forbidden(
+            st, attrs, "unable to get previous usage since prior version of object was not found");
+    }
     /* an old object without a resourceVersion is an update that creates: charged in full */
-    if (attrs->req->operation == ADM_OP_UPDATE && old != NULL &&
+    if (attrs->req->operation == ADM_OP_UPDATE &&
         *adm_json_str(adm_json_get(old, "metadata"), "resourceVersion") != '\0' &&
         ev_usage(a, &ev, old, &prev) == 0) {
         /* SubtractWithNonNegativeResult: what the update adds, never less than nothing */
@@ -823,19 +1121,29 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
                 return adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
             }
             if (adm_quantity_sign(&delta.qs[k]) < 0) {
-                delta.qs[k] = adm_quantity_scaled(0, 0, ADM_QTY_DECIMAL_SI);
+                delta.qs[k] = ZERO;
             }
         }
     }
-    {
-        bool zero = true;
-
-        for (size_t k = 0; k < delta.n; k++) {
-            zero = zero && adm_quantity_is_zero(&delta.qs[k]);
-        }
-        if (zero) {
-            return ADM_OK;
-        }
+    for (size_t k = 0; k < delta.n; k++) {
+        zero = zero && adm_quantity_is_zero(&delta.qs[k]);
+    }
+    if (zero) {
+        return ADM_OK;
+    }
+    if (limited_text != NULL) {
+        return adm_status_forbidden(st, attrs, "insufficient quota to consume: %s", limited_text);
+    }
+    uncovered = uncovered_scopes(a, cfg, &ev, obj, quotas, n);
+    if (uncovered == NULL) {
+        return adm_status_nomem(st);
+    }
+    if (*uncovered != '\0') {
+        /* a plain error in kube (not a Forbidden): the API answers 500 with the bare message */
+        return adm_status_plain(st, a, "insufficient quota to match these scopes: %s", uncovered);
+    }
+    if (nmatch == 0) {
+        return ADM_OK;
     }
     for (size_t i = 0; i < n; i++) {
         const char *name = adm_json_str(adm_json_get(quotas[i], "metadata"), "name");
@@ -853,7 +1161,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
             if (limit == NULL) {
                 continue;
             }
-            now = was != NULL ? *was : adm_quantity_scaled(0, 0, ADM_QTY_DECIMAL_SI);
+            now = was != NULL ? *was : ZERO;
             if (adm_quantity_add(&now, &delta.qs[k]) != 0 || adm_quantity_cmp(&now, limit) > 0) {
                 keys[nexceeded++] = delta.names[k];
             }
@@ -876,5 +1184,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
 const adm_plugin_t adm_plugin_resource_quota = {
     .name = "ResourceQuota",
     .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .configure = configure,
+    .free_state = free_owner,
     .validate = validate,
 };

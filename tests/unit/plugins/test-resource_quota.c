@@ -385,6 +385,137 @@ static void test_pod_resources(void **st)
                   pod("p", 1, RES(CPU("1"), NONE), "")));
 }
 
+#define CONFIG(limited)                                                                                      \
+    "{\"apiVersion\":\"resourcequota.admission.k8s.io/"                                                      \
+    "v1beta1\",\"kind\":\"Configuration\",\"limitedResources\":" limited "}"
+#define PC_IN "{\"scopeName\":\"PriorityClass\",\"operator\":\"In\",\"values\":[\"cluster-services\"]}"
+
+static void *configured(const char *config)
+{
+    char err[512];
+    void *st = NULL;
+
+    if (pt_configure(&adm_plugin_resource_quota, config, NULL, &st, err, sizeof(err)) != 0) {
+        fail_msg("configure: %s", err);
+    }
+    assert_non_null(st);
+    return st;
+}
+
+static pt_result_t run_with(void *cfg, const char *obj)
+{
+    pt_request_t r = {0};
+
+    r.operation = "CREATE";
+    r.group = "";
+    r.resource = "pods";
+    r.kind = "Pod";
+    r.namespace_ = "test";
+    r.object = obj;
+    return pt_run(arena, &adm_plugin_resource_quota, cfg, 'v', &r);
+}
+
+/* TestAdmitLimitedScopeWithCoverQuota's cases: matchScopes need a quota with the scope. */
+static void test_limited_scopes(void **st)
+{
+    void *cfg = configured(CONFIG("[{\"resource\":\"pods\",\"matchScopes\":[" PC_IN "]}]"));
+    void *cfg_exists = configured(CONFIG("[{\"resource\":\"pods\",\"matchScopes\":[{\"scopeName\":"
+                                         "\"PriorityClass\",\"operator\":\"Exists\"}]}]"));
+    const char *critical = pod("p", 1, RES(NONE, NONE), ",\"priorityClassName\":\"cluster-services\"");
+    pt_result_t res;
+
+    (void)st;
+    /* no quota at all in the namespace: still refused, as a plain error (500, bare message) */
+    pt_set_cluster(NULL);
+    res = run_with(cfg, critical);
+    assert_int_equal(res.rc, ADM_DECLINED);
+    assert_int_equal(res.status.code, 500);
+    assert_string_equal(res.status.message,
+                        "insufficient quota to match these scopes: [{PriorityClass In [cluster-services]}]");
+    expect_ok(run_with(cfg, pod("p", 1, RES(NONE, NONE), ",\"priorityClassName\":\"other\"")));
+    expect_ok(run_with(cfg, pod("p", 1, RES(NONE, NONE), "")));
+    res = run_with(cfg_exists, pod("p", 1, RES(NONE, NONE), ",\"priorityClassName\":\"fake-priority\""));
+    assert_int_equal(res.status.code, 500);
+    assert_string_equal(res.status.message,
+                        "insufficient quota to match these scopes: [{PriorityClass Exists []}]");
+    /* a quota whose scope selector matches the pod covers it (and charges it) */
+    state(quota("quota", "\"scopeSelector\":{\"matchExpressions\":[" PC_IN "]}", "{\"pods\":\"10\"}",
+                "{\"pods\":\"1\"}"));
+    expect_ok(run_with(cfg, critical));
+    /* a quota with another scope does not */
+    state(quota("quota", "\"scopes\":[\"BestEffort\"]", "{\"pods\":\"10\"}", "{\"pods\":\"1\"}"));
+    assert_int_equal(run_with(cfg, critical).status.code, 500);
+    adm_plugin_resource_quota.free_state(cfg);
+    adm_plugin_resource_quota.free_state(cfg_exists);
+}
+
+/* TestAdmitLimitedResourceNoQuota / WithQuota / WithMultipleQuota: matchContains. */
+static void test_limited_resources(void **st)
+{
+    void *cfg = configured(CONFIG("[{\"resource\":\"pods\",\"matchContains\":[\"cpu\"]}]"));
+
+    (void)st;
+    pt_set_cluster(NULL);
+    expect_denied(run_with(cfg, pod("p", 1, RES(CPU("1"), NONE), "")),
+                  "pods \"p\" is forbidden: insufficient quota to consume: cpu,requests.cpu");
+    expect_ok(run_with(cfg, pod("p", 1, RES(NONE, NONE), "")));
+    state(quota("quota", "", "{\"cpu\":\"10\"}", "{\"cpu\":\"1\"}"));
+    expect_denied(run_with(cfg, pod("p", 1, RES(CPU("1"), NONE), "")),
+                  "pods \"p\" is forbidden: insufficient quota to consume: requests.cpu");
+    state(adm_arena_printf(arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
+                           quota("a", "", "{\"cpu\":\"10\"}", "{\"cpu\":\"1\"}"),
+                           quota("b", "", "{\"requests.cpu\":\"10\"}", "{\"requests.cpu\":\"1\"}")));
+    expect_ok(run_with(cfg, pod("p", 1, RES(CPU("1"), NONE), "")));
+    adm_plugin_resource_quota.free_state(cfg);
+}
+
+/* A bad configuration: one line naming the source and the field. */
+static void test_bad_config(void **st)
+{
+    static const struct {
+        const char *config, *want;
+    } cases[] = {
+        {"{\"apiVersion\":\"v9\",\"kind\":\"Configuration\"}",
+         "apiVersion: \"v9\" is not resourcequota.admission.k8s.io/v1, v1beta1 or v1alpha1"},
+        {"{\"apiVersion\":\"resourcequota.admission.k8s.io/v1\",\"kind\":\"Other\"}",
+         "kind: \"Other\" is not Configuration"},
+        {CONFIG("[{\"matchContains\":[\"cpu\"]}]"), "limitedResources[0].resource: Required value"},
+        {CONFIG("[{\"resource\":\"pods\"}]"), "limitedResources[0].matchContains: Required value: must at "
+                                              "least specify matchContains or matchScopes"},
+        {CONFIG(
+             "[{\"resource\":\"pods\",\"matchScopes\":[{\"scopeName\":\"Nope\",\"operator\":\"Exists\"}]}]"),
+         "limitedResources[0].matchScopes[0].scopeName: unsupported scope"},
+        {CONFIG("[{\"resource\":\"pods\",\"matchScopes\":[{\"scopeName\":\"PriorityClass\",\"operator\":"
+                "\"In\"}]}]"),
+         "limitedResources[0].matchScopes[0].values: must be at least one value when `operator` is 'In' or "
+         "'NotIn' for scope selector"},
+        {CONFIG("{}"), "limitedResources: must be a list"},
+    };
+
+    (void)st;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char err[512];
+        void *state_ = NULL;
+        const char *at;
+
+        assert_int_equal(
+            pt_configure(&adm_plugin_resource_quota, cases[i].config, NULL, &state_, err, sizeof(err)),
+            ADM_EINVAL);
+        assert_null(state_);
+        at = strstr(err, ": ");
+        assert_non_null(at);
+        assert_string_equal(at + 2, cases[i].want);
+    }
+    /* no configuration: no limits, no state */
+    {
+        char err[64];
+        void *state_ = (void *)1;
+
+        assert_int_equal(pt_configure(&adm_plugin_resource_quota, NULL, NULL, &state_, err, sizeof(err)), 0);
+        assert_null(state_);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +528,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_services, setup, teardown),
         cmocka_unit_test_setup_teardown(test_object_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pod_resources, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limited_scopes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limited_resources, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_config, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
