@@ -804,11 +804,20 @@ static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const rlist_
             yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
             for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
                 rlist_t req, lim, usage;
+                int err;
 
+                if (!yyjson_is_obj(c)) {
+                    continue; /* not a container: kube-apiserver would not have decoded the pod */
+                }
                 memset(&usage, 0, sizeof(usage));
-                if (rl_read(a, adm_json_path(c, "resources", "requests", NULL), &req) != 0 ||
-                    rl_read(a, adm_json_path(c, "resources", "limits", NULL), &lim) != 0 ||
-                    pod_compute_usage(a, &req, &lim, &usage) != 0) {
+                err = rl_read(a, adm_json_path(c, "resources", "requests", NULL), &req);
+                if (err == 0) {
+                    err = rl_read(a, adm_json_path(c, "resources", "limits", NULL), &lim);
+                }
+                if (err == ADM_EINVAL) {
+                    return ""; /* a malformed quantity: the pod's own decoding rejects it */
+                }
+                if (err != 0 || pod_compute_usage(a, &req, &lim, &usage) != 0) {
                     return NULL;
                 }
                 if (rl_find(&usage, validation[k]) == NULL) {

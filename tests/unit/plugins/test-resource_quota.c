@@ -516,6 +516,40 @@ static void test_bad_config(void **st)
     }
 }
 
+/* Objects of odd shapes: no crash, and kube's outcome where it has one. */
+static void test_odd_shapes(void **st)
+{
+    (void)st;
+    /* a quota whose quantity does not parse is one kube-apiserver never stored: skipped */
+    state(quota("quota", "", "{\"pods\":\"abc\"}", "{\"pods\":\"0\"}"));
+    expect_ok(run("CREATE", "pods", "Pod", pod("p", 1, RES(NONE, NONE), ""), NULL));
+    state(quota("quota", "\"scopes\":[1,null],\"scopeSelector\":{\"matchExpressions\":\"x\"}", "\"hard\"",
+                "[1]"));
+    expect_ok(run("CREATE", "pods", "Pod", pod("p", 1, RES(NONE, NONE), ""), NULL));
+    /* bare numbers are quantities, as Quantity.UnmarshalJSON reads them */
+    state(quota("quota", "", "{\"pods\":1,\"requests.cpu\":0.5}", "{\"pods\":0,\"requests.cpu\":0.25}"));
+    expect_denied(run("CREATE", "pods", "Pod", pod("p", 1, RES("{\"cpu\":0.5}", NONE), ""), NULL),
+                  "pods \"p\" is forbidden: exceeded quota: quota, requested: requests.cpu=500m, used: "
+                  "requests.cpu=250m, limited: requests.cpu=500m");
+    /* a pod of the wrong shape counts what it can; a malformed quantity is left to decoding */
+    expect_ok(run(
+        "CREATE", "pods", "Pod",
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":{\"a\":1},\"initContainers\":[1,\"x\"]}}",
+        NULL));
+    expect_ok(run("CREATE", "pods", "Pod", pod("p", 1, RES("{\"cpu\":\"lots\"}", NONE), ""), NULL));
+    expect_ok(run("CREATE", "pods", "Pod", pod("p", 1, RES("{\"cpu\":[1]}", NONE), ""), NULL));
+    /* a negative request is refused before anything is charged */
+    state(quota("quota", "", "{\"requests.cpu\":\"1\"}", "{\"requests.cpu\":\"0\"}"));
+    expect_denied(run("CREATE", "pods", "Pod", pod("p", 1, RES(CPU("-1"), NONE), ""), NULL),
+                  "pods \"p\" is forbidden: quota usage is negative for resource(s): cpu,requests.cpu");
+    /* an UPDATE kube-apiserver sends without the old object */
+    state(quota("quota", "", "{\"services\":\"5\"}", "{\"services\":\"0\"}"));
+    expect_denied(
+        run("UPDATE", "services", "Service", SVC("s", "ClusterIP", "[]", ""), NULL),
+        "services \"s\" is forbidden: unable to get previous usage since prior version of object was not "
+        "found");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -531,6 +565,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_limited_scopes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limited_resources, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_config, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_odd_shapes, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
