@@ -920,6 +920,9 @@ static size_t limited_names(const rq_state_t *cfg, const adm_attrs_t *attrs, con
             for (size_t c = 0; !hit && adm_quantity_sign(&usage->qs[k]) > 0 && c < l->ncontains; c++) {
                 hit = strstr(usage->names[k], l->contains[c]) != NULL;
             }
+            for (size_t j = 0; hit && j < n; j++) {
+                hit = out[j] != usage->names[k]; /* once each: out holds at most usage->n names */
+            }
             if (hit) {
                 out[n++] = usage->names[k];
             }

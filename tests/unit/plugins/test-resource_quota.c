@@ -452,7 +452,8 @@ static void test_limited_scopes(void **st)
 /* TestAdmitLimitedResourceNoQuota / WithQuota / WithMultipleQuota: matchContains. */
 static void test_limited_resources(void **st)
 {
-    void *cfg = configured(CONFIG("[{\"resource\":\"pods\",\"matchContains\":[\"cpu\"]}]"));
+    void *cfg = configured(CONFIG("[{\"resource\":\"pods\",\"matchContains\":[\"cpu\"]},"
+                                  "{\"resource\":\"pods\",\"matchContains\":[\"cpu\",\"requests\"]}]"));
 
     (void)st;
     pt_set_cluster(NULL);
