@@ -142,12 +142,14 @@ static void test_flag_errors(void **state)
     assert_non_null(strstr(err, ", ResourceQuota, AlwaysDeny"));
     assert_int_equal(make_chain(NULL, "alwaysdeny", NULL, &c, err, sizeof(err)), ADM_EINVAL);
     assert_non_null(strstr(err, "--disable-admission-plugins: plugin \"alwaysdeny\" is unknown"));
-    assert_int_equal(make_chain("ResourceQuota", NULL, NULL, &c, err, sizeof(err)), ADM_EINVAL);
-    assert_string_equal(
-        err, "--enable-admission-plugins: plugin \"ResourceQuota\" is known to kube-apiserver but not "
-             "implemented by admitd yet (see --list-plugins)");
+    assert_int_equal(make_chain("OwnerReferencesPermissionEnforcement", NULL, NULL, &c, err, sizeof(err)),
+                     ADM_EINVAL);
+    assert_string_equal(err,
+                        "--enable-admission-plugins: plugin \"OwnerReferencesPermissionEnforcement\" is "
+                        "known to kube-apiserver but not implemented by admitd yet (see --list-plugins)");
     /* Disabling a known, unimplemented plugin is fine. */
-    assert_int_equal(make_chain(NULL, "ResourceQuota,PodSecurity", NULL, &c, err, sizeof(err)), 0);
+    assert_int_equal(
+        make_chain(NULL, "OwnerReferencesPermissionEnforcement,PodSecurity", NULL, &c, err, sizeof(err)), 0);
     adm_chain_destroy(c);
 }
 
