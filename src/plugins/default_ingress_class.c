@@ -14,9 +14,6 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
 {
     const adm_gvk_t *k = &attrs->req->kind;
     yyjson_val *ing;
-    yyjson_val *def;
-    yyjson_mut_val *root;
-    yyjson_mut_val *spec;
 
     (void)state;
     if (!adm_attrs_is(attrs, "networking.k8s.io", "ingresses")) {
@@ -36,21 +33,8 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
         NULL) {
         return ADM_OK;
     }
-    def = adm_lookup_default_class(attrs, "networking.k8s.io", "IngressClass", default_annotations);
-    if (def == NULL) {
-        return ADM_OK;
-    }
-    root = adm_attrs_mutable_object(attrs);
-    spec = root != NULL ? adm_mut_ensure(attrs->mdoc, root, "spec", YYJSON_TYPE_OBJ) : NULL;
-    if (spec == NULL) {
-        return adm_status_nomem(st);
-    }
-    yyjson_mut_obj_remove_key(spec, "ingressClassName");
-    if (!yyjson_mut_obj_add_strcpy(attrs->mdoc, spec, "ingressClassName",
-                                   adm_json_str(adm_json_get(def, "metadata"), "name"))) {
-        return adm_status_nomem(st);
-    }
-    return ADM_OK;
+    return adm_lookup_set_default_class(attrs, st, "networking.k8s.io", "IngressClass", default_annotations,
+                                        "ingressClassName");
 }
 
 const adm_plugin_t adm_plugin_default_ingress_class = {

@@ -18,9 +18,6 @@ static const char *const default_annotations[] = {
 static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
 {
     yyjson_val *pvc;
-    yyjson_val *def;
-    yyjson_mut_val *root;
-    yyjson_mut_val *spec;
 
     (void)state;
     if (!adm_attrs_is(attrs, "", "persistentvolumeclaims")) {
@@ -36,21 +33,8 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
         yyjson_is_str(adm_json_path(pvc, "spec", "storageClassName", NULL))) {
         return ADM_OK;
     }
-    def = adm_lookup_default_class(attrs, "storage.k8s.io", "StorageClass", default_annotations);
-    if (def == NULL) {
-        return ADM_OK;
-    }
-    root = adm_attrs_mutable_object(attrs);
-    spec = root != NULL ? adm_mut_ensure(attrs->mdoc, root, "spec", YYJSON_TYPE_OBJ) : NULL;
-    if (spec == NULL) {
-        return adm_status_nomem(st);
-    }
-    yyjson_mut_obj_remove_key(spec, "storageClassName");
-    if (!yyjson_mut_obj_add_strcpy(attrs->mdoc, spec, "storageClassName",
-                                   adm_json_str(adm_json_get(def, "metadata"), "name"))) {
-        return adm_status_nomem(st);
-    }
-    return ADM_OK;
+    return adm_lookup_set_default_class(attrs, st, "storage.k8s.io", "StorageClass", default_annotations,
+                                        "storageClassName");
 }
 
 const adm_plugin_t adm_plugin_default_storage_class = {

@@ -175,3 +175,26 @@ int adm_status_add_cause(adm_status_t *st, adm_arena_t *a, const char *type, con
     ok = ok && (field[0] == '\0' || yyjson_mut_obj_add_str(doc, cause, "field", field));
     return ok ? set_details(st, doc, details, &alc) : ADM_ENOMEM;
 }
+
+int adm_lookup_set_default_class(adm_attrs_t *attrs, adm_status_t *st, const char *group, const char *kind,
+                                 const char *const *annotations, const char *field)
+{
+    yyjson_val *def = adm_lookup_default_class(attrs, group, kind, annotations);
+    yyjson_mut_val *root;
+    yyjson_mut_val *spec;
+
+    if (def == NULL) {
+        return ADM_OK;
+    }
+    root = adm_attrs_mutable_object(attrs);
+    spec = root != NULL ? adm_mut_ensure(attrs->mdoc, root, "spec", YYJSON_TYPE_OBJ) : NULL;
+    if (spec == NULL) {
+        return adm_status_nomem(st);
+    }
+    yyjson_mut_obj_remove_key(spec, field);
+    if (!yyjson_mut_obj_add_strcpy(attrs->mdoc, spec, field,
+                                   adm_json_str(adm_json_get(def, "metadata"), "name"))) {
+        return adm_status_nomem(st);
+    }
+    return ADM_OK;
+}

@@ -49,6 +49,14 @@ yyjson_val *adm_lookup_default_class(adm_attrs_t *attrs, const char *group, cons
                                      const char *const *annotations);
 
 /**
+ * What DefaultStorageClass and DefaultIngressClass do once the object names no class: sets
+ * spec.<field> to the name of the default group/kind class (adm_lookup_default_class), or leaves
+ * the object alone when there is none. ADM_OK, or ADM_ENOMEM through st.
+ */
+int adm_lookup_set_default_class(adm_attrs_t *attrs, adm_status_t *st, const char *group, const char *kind,
+                                 const char *const *annotations, const char *field);
+
+/**
  * apierrors.NewNotFound(GroupResource{group, resource}, name): 404 NotFound,
  * `<resource>[.<group>] "<name>" not found`, details {name, group, kind: resource}. Returns
  * ADM_DECLINED, or ADM_ENOMEM.
