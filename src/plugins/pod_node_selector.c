@@ -252,9 +252,9 @@ static int namespace_selector(const state_t *s, adm_attrs_t *attrs, adm_status_t
         return adm_status_internal(st, attrs->arena, "namespace %s does not exist", name);
     }
     ann = adm_json_path(ns, "metadata", "annotations", ANNOTATION, NULL);
-    *set = parse_selector(attrs->arena,
-                          yyjson_is_str(ann) ? yyjson_get_str(ann) : configured(s, "clusterDefaultNodeSelector"),
-                          &err);
+    *set = parse_selector(
+        attrs->arena, yyjson_is_str(ann) ? yyjson_get_str(ann) : configured(s, "clusterDefaultNodeSelector"),
+        &err);
     return *set != NULL ? ADM_OK : selector_error(st, attrs->arena, err);
 }
 
@@ -380,7 +380,8 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     if (r != ADM_OK) {
         return r;
     }
-    return check(s, attrs, st, ns, adm_json_path(adm_attrs_object(attrs), "spec", "nodeSelector", NULL), false);
+    return check(s, attrs, st, ns, adm_json_path(adm_attrs_object(attrs), "spec", "nodeSelector", NULL),
+                 false);
 }
 
 const adm_plugin_t adm_plugin_pod_node_selector = {

@@ -26,9 +26,10 @@ static adm_cluster_state_t *cluster;
     "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: " name                                         \
     "\n  annotations: {scheduler.alpha.kubernetes.io/node-selector: \"" sel "\"}\n"
 
-static const char namespaces[] = "apiVersion: v1\nkind: Namespace\nmetadata: {name: none}\n" NS(
-    "spaces", " infra = false ") NS("infra", "infra=true") NS("empty", "") NS("multi", "infra=false, env = test")
-    NS("dev", "infra=false, env = dev") NS("bad", "a=b=c,d") NS("badkey", "-x=1");
+static const char namespaces[] =
+    "apiVersion: v1\nkind: Namespace\nmetadata: {name: none}\n" NS("spaces", " infra = false ")
+        NS("infra", "infra=true") NS("empty", "") NS("multi", "infra=false, env = test")
+            NS("dev", "infra=false, env = dev") NS("bad", "a=b=c,d") NS("badkey", "-x=1");
 
 static int setup(void **state)
 {
@@ -48,22 +49,24 @@ static int teardown(void **state)
     return 0;
 }
 
-/* One request against a plugin configured with default (the cluster default) and the namespace's whitelist. */
+/* One request against a plugin configured with default (the cluster default) and the namespace's whitelist.
+ */
 static pt_result_t run(char phase, const char *op, const char *ns, const char *def, const char *whitelist,
                        const char *selector)
 {
-    pt_request_t r = {.operation = op, .resource = "pods", .kind = "Pod", .namespace_ = ns, .name = "testPod"};
+    pt_request_t r = {
+        .operation = op, .resource = "pods", .kind = "Pod", .namespace_ = ns, .name = "testPod"};
     char err[256] = "";
     void *st = NULL;
     pt_result_t res;
     const char *cfg = adm_arena_printf(
-        arena, "{\"podNodeSelectorPluginConfig\":{\"clusterDefaultNodeSelector\":\"%s\",\"%s\":\"%s\"}}", def, ns,
-        whitelist);
+        arena, "{\"podNodeSelectorPluginConfig\":{\"clusterDefaultNodeSelector\":\"%s\",\"%s\":\"%s\"}}", def,
+        ns, whitelist);
 
     assert_int_equal(pt_configure(&adm_plugin_pod_node_selector, cfg, NULL, &st, err, sizeof(err)), 0);
-    r.object = adm_arena_printf(arena, "{\"metadata\":{\"name\":\"testPod\"},\"spec\":{%s%s%s}}",
-                                selector != NULL ? "\"nodeSelector\":" : "", selector != NULL ? selector : "",
-                                "");
+    r.object =
+        adm_arena_printf(arena, "{\"metadata\":{\"name\":\"testPod\"},\"spec\":{%s%s%s}}",
+                         selector != NULL ? "\"nodeSelector\":" : "", selector != NULL ? selector : "", "");
     res = pt_run(arena, &adm_plugin_pod_node_selector, st, phase, &r);
     adm_plugin_pod_node_selector.free_state(st);
     return res;
@@ -72,9 +75,10 @@ static pt_result_t run(char phase, const char *op, const char *ns, const char *d
 static void expect_selector(pt_result_t r, const char *selector)
 {
     assert_int_equal(r.rc, ADM_OK);
-    assert_json_equal(r.object, adm_arena_printf(arena, "{\"metadata\":{\"name\":\"testPod\"},\"spec\":{%s%s}}",
-                                                 selector != NULL ? "\"nodeSelector\":" : "",
-                                                 selector != NULL ? selector : ""));
+    assert_json_equal(r.object,
+                      adm_arena_printf(arena, "{\"metadata\":{\"name\":\"testPod\"},\"spec\":{%s%s}}",
+                                       selector != NULL ? "\"nodeSelector\":" : "",
+                                       selector != NULL ? selector : ""));
 }
 
 static void expect_forbidden(pt_result_t r, const char *msg)
@@ -99,7 +103,8 @@ static void test_pod_admission(void **state)
     expect_selector(run('m', "CREATE", "infra", "infra = false", "", "{\"env\":\"test\"}"),
                     "{\"env\":\"test\",\"infra\":\"true\"}");
     expect_forbidden(run('m', "CREATE", "infra", "env = test", "", "{\"infra\":\"false\"}"), CONFLICT);
-    expect_forbidden(run('m', "CREATE", "multi", "env=dev", "", "{\"env\":\"dev\",\"color\":\"blue\"}"), CONFLICT);
+    expect_forbidden(run('m', "CREATE", "multi", "env=dev", "", "{\"env\":\"dev\",\"color\":\"blue\"}"),
+                     CONFLICT);
     expect_selector(run('m', "CREATE", "dev", "env=dev", "env=dev, infra=false, color=blue",
                         "{\"env\":\"dev\",\"color\":\"blue\"}"),
                     "{\"env\":\"dev\",\"color\":\"blue\",\"infra\":\"false\"}");
@@ -149,7 +154,8 @@ static void test_handles(void **state)
     adm_plugin_pod_node_selector.free_state(st);
 }
 
-/* Malformed selectors are plain errors (500) as in kube; a namespace nowhere to be read is an internal error. */
+/* Malformed selectors are plain errors (500) as in kube; a namespace nowhere to be read is an internal error.
+ */
 static void test_errors(void **state)
 {
     pt_result_t r;
@@ -179,12 +185,13 @@ static void test_configure(void **state)
     void *st = NULL;
 
     (void)state;
-    assert_int_equal(pt_configure(&adm_plugin_pod_node_selector, "{\"PodNodeSelectorPluginConfig\":{\"a\":\"x=1\"}}",
-                                  NULL, &st, err, sizeof(err)),
+    assert_int_equal(pt_configure(&adm_plugin_pod_node_selector,
+                                  "{\"PodNodeSelectorPluginConfig\":{\"a\":\"x=1\"}}", NULL, &st, err,
+                                  sizeof(err)),
                      0);
     adm_plugin_pod_node_selector.free_state(st);
-    assert_int_equal(pt_configure(&adm_plugin_pod_node_selector, "{\"podNodeSelectorPluginConfig\":{\"a\":1}}",
-                                  NULL, &st, err, sizeof(err)),
+    assert_int_equal(pt_configure(&adm_plugin_pod_node_selector,
+                                  "{\"podNodeSelectorPluginConfig\":{\"a\":1}}", NULL, &st, err, sizeof(err)),
                      ADM_EINVAL);
     assert_non_null(strstr(err, ": podNodeSelectorPluginConfig.a: want a node selector string"));
     assert_int_equal(pt_configure(&adm_plugin_pod_node_selector, "{\"podNodeSelectorPluginConfig\":[]}", NULL,
@@ -196,8 +203,9 @@ static void test_configure(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pod_admission), cmocka_unit_test(test_validate),  cmocka_unit_test(test_handles),
-        cmocka_unit_test(test_errors),        cmocka_unit_test(test_configure),
+        cmocka_unit_test(test_pod_admission), cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_handles),       cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_configure),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
