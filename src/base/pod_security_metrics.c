@@ -99,16 +99,18 @@ static int render_evaluations(adm_buf_t *out)
                                 if (n == 0) {
                                     continue;
                                 }
-                                err |= adm_buf_appendf(out,
-                                                       "admitd_pod_security_evaluations_total{decision=\"%s\","
-                                                       "policy_level=\"%s\",policy_version=\"",
-                                                       decision_names[d], level_names[l]);
+                                err |=
+                                    adm_buf_appendf(out,
+                                                    "admitd_pod_security_evaluations_total{decision=\"%s\","
+                                                    "policy_level=\"%s\",policy_version=\"",
+                                                    decision_names[d], level_names[l]);
                                 err |= append_version(out, v);
-                                err |= adm_buf_appendf(out,
-                                                       "\",mode=\"%s\",request_operation=\"%s\",resource=\"%s\","
-                                                       "subresource=\"%s\"} %llu\n",
-                                                       mode_names[m], op_names[op], resource_names[r],
-                                                       sub_names[s], (unsigned long long)n);
+                                err |=
+                                    adm_buf_appendf(out,
+                                                    "\",mode=\"%s\",request_operation=\"%s\",resource=\"%s\","
+                                                    "subresource=\"%s\"} %llu\n",
+                                                    mode_names[m], op_names[op], resource_names[r],
+                                                    sub_names[s], (unsigned long long)n);
                             }
                         }
                     }

@@ -139,10 +139,10 @@ static adm_mx_psa_resource_t mx_resource(const adm_attrs_t *attrs)
 }
 
 /* RecordEvaluation: versions past the newest known are "future", as kube labels them. */
-static void record_evaluation(const adm_attrs_t *attrs, adm_mx_psa_decision_t decision, const adm_psa_lv_t *lv,
-                              adm_mx_psa_mode_t mode)
+static void record_evaluation(const adm_attrs_t *attrs, adm_mx_psa_decision_t decision,
+                              const adm_psa_lv_t *lv, adm_mx_psa_mode_t mode)
 {
-    int version = lv->version.latest                       ? ADM_MX_PSA_LATEST
+    int version = lv->version.latest                      ? ADM_MX_PSA_LATEST
                   : lv->version.minor > ADM_PSA_MAX_MINOR ? ADM_MX_PSA_FUTURE
                                                           : (int)lv->version.minor;
 

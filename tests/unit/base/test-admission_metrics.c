@@ -155,10 +155,10 @@ static void test_pod_security_counters(void **state)
                                "ephemeralcontainers");
     /* privileged is always "latest"; a version past the bound is "future" */
     adm_metrics_psa_evaluation(ADM_MX_PSA_ALLOW, 0, 12, ADM_MX_PSA_ENFORCE, 0, ADM_MX_PSA_POD, "");
-    adm_metrics_psa_evaluation(ADM_MX_PSA_DENY, 1, ADM_MX_PSA_MINORS, ADM_MX_PSA_WARN, 0, ADM_MX_PSA_CONTROLLER,
-                               "");
-    adm_metrics_psa_evaluation(ADM_MX_PSA_DENY, 2, ADM_MX_PSA_FUTURE, ADM_MX_PSA_AUDIT, 0, ADM_MX_PSA_CONTROLLER,
-                               "");
+    adm_metrics_psa_evaluation(ADM_MX_PSA_DENY, 1, ADM_MX_PSA_MINORS, ADM_MX_PSA_WARN, 0,
+                               ADM_MX_PSA_CONTROLLER, "");
+    adm_metrics_psa_evaluation(ADM_MX_PSA_DENY, 2, ADM_MX_PSA_FUTURE, ADM_MX_PSA_AUDIT, 0,
+                               ADM_MX_PSA_CONTROLLER, "");
     adm_metrics_psa_error(true, 0, ADM_MX_PSA_POD, "");
     adm_metrics_psa_error(false, 1, ADM_MX_PSA_CONTROLLER, "scale"); /* unknown subresource: "other" */
     /* out of range: dropped (DELETE, a fourth level, a fourth resource) */
