@@ -7,6 +7,7 @@
 #include "adm/podsecurity/admission.h"
 
 #include "adm/admission/plugin.h"
+#include "adm/base/admission_metrics.h"
 #include "adm/base/error.h"
 #include "adm/cluster/cluster_state.h"
 #include "adm/podsecurity/evaluate.h"
@@ -126,6 +127,34 @@ static bool significant_update(yyjson_val *pod, yyjson_val *old)
     return false;
 }
 
+_Static_assert(ADM_PSA_MAX_MINOR < ADM_MX_PSA_MINORS, "every known policy version has its own series");
+
+/* The metrics' resource label, as kube's resourceLabel. */
+static adm_mx_psa_resource_t mx_resource(const adm_attrs_t *attrs)
+{
+    if (is(attrs, "", "pods")) {
+        return ADM_MX_PSA_POD;
+    }
+    return is(attrs, "", "namespaces") ? ADM_MX_PSA_NAMESPACE : ADM_MX_PSA_CONTROLLER;
+}
+
+/* RecordEvaluation: versions past the newest known are "future", as kube labels them. */
+static void record_evaluation(const adm_attrs_t *attrs, adm_mx_psa_decision_t decision,
+                              const adm_psa_lv_t *lv, adm_mx_psa_mode_t mode)
+{
+    int version = lv->version.latest                      ? ADM_MX_PSA_LATEST
+                  : lv->version.minor > ADM_PSA_MAX_MINOR ? ADM_MX_PSA_FUTURE
+                                                          : (int)lv->version.minor;
+
+    adm_metrics_psa_evaluation(decision, (unsigned)lv->level, version, mode, (unsigned)attrs->req->operation,
+                               mx_resource(attrs), sub(attrs));
+}
+
+static void record_error(const adm_attrs_t *attrs, bool fatal)
+{
+    adm_metrics_psa_error(fatal, (unsigned)attrs->req->operation, mx_resource(attrs), sub(attrs));
+}
+
 typedef struct eval_s {
     adm_psa_lv_t lv;
     adm_psa_result_t result;
@@ -186,6 +215,7 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
     }
     if (policy_errs[0] != '\0') {
         adm_psa_annotate(attrs, "error", adm_arena_printf(a, "Failed to parse policy: %s", policy_errs));
+        record_error(attrs, false);
     }
     if (enforce) {
         adm_psa_annotate(attrs, "enforce-policy", adm_psa_lv_string(a, &policy->enforce));
@@ -206,6 +236,8 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
                                             detail);
             denied = true;
         }
+        record_evaluation(attrs, denied ? ADM_MX_PSA_DENY : ADM_MX_PSA_ALLOW, &policy->enforce,
+                          ADM_MX_PSA_ENFORCE);
     }
     r = evaluate_cached(a, cache, &ncache, &policy->audit, meta, spec);
     if (r->nomem) {
@@ -218,6 +250,7 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
             return ADM_ENOMEM;
         }
         adm_psa_annotate(attrs, "audit-violations", v);
+        record_evaluation(attrs, ADM_MX_PSA_DENY, &policy->audit, ADM_MX_PSA_AUDIT);
     }
     if (!denied) {
         r = evaluate_cached(a, cache, &ncache, &policy->warn, meta, spec);
@@ -231,6 +264,7 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
                 return ADM_ENOMEM;
             }
             adm_attrs_add_warning(attrs, w);
+            record_evaluation(attrs, ADM_MX_PSA_DENY, &policy->warn, ADM_MX_PSA_WARN);
         }
     }
     return rc;
@@ -273,6 +307,7 @@ static int validate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, adm_sta
                              "Internal error occurred: failed to lookup namespace \"%s\": namespaces "
                              "\"%s\" not found",
                              ns, ns));
+        record_error(attrs, true);
         return adm_status_internal(st, a, "failed to lookup namespace \"%s\"", ns);
     }
     policy = adm_psa_policy_resolve(a, labels, &cfg->defaults, &errs);
@@ -281,16 +316,19 @@ static int validate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, adm_sta
     }
     if (errs[0] == '\0' && adm_psa_policy_fully_privileged(&policy)) {
         adm_psa_annotate(attrs, "enforce-policy", "privileged:latest");
+        record_evaluation(attrs, ADM_MX_PSA_ALLOW, &policy.enforce, ADM_MX_PSA_ENFORCE);
         return ADM_OK;
     }
     pod = adm_attrs_object(attrs);
     if (pod == NULL || !adm_attrs_kind_is(attrs, "", "Pod")) {
         adm_psa_annotate(attrs, "error", "failed to decode pod");
+        record_error(attrs, true);
         return adm_status_bad_request(st, a, "failed to decode pod");
     }
     if (attrs->req->operation == ADM_OP_UPDATE) {
         if (attrs->req->old_object == NULL) {
             adm_psa_annotate(attrs, "error", "failed to decode old pod");
+            record_error(attrs, true);
             return adm_status_bad_request(st, a, "failed to decode old pod");
         }
         if (!significant_update(pod, attrs->req->old_object)) {
@@ -327,6 +365,7 @@ static int validate_controller(const adm_psa_config_t *cfg, adm_attrs_t *attrs, 
         adm_psa_annotate(
             attrs, "error",
             adm_arena_printf(a, "failed to lookup namespace \"%s\": namespaces \"%s\" not found", ns, ns));
+        record_error(attrs, true);
         return ADM_OK;
     }
     policy = adm_psa_policy_resolve(a, labels, &cfg->defaults, &errs);

@@ -424,9 +424,100 @@ static void test_namespace_label_change(void **state)
     h_close(&c);
 }
 
+/* The metrics text from the server's /metrics (heap, NUL-terminated). */
+static char *scrape(h_conn_t *c)
+{
+    h_response_t r;
+    size_t len;
+    char *req = h_request("GET", "/metrics", NULL, NULL, 0, &len);
+    char *text;
+
+    assert_int_equal(h_send(c, req, len), 0);
+    free(req);
+    assert_int_equal(h_read(c, &r, 10000, NULL), 0);
+    assert_int_equal(r.status, 200);
+    text = calloc(1, r.body.len + 1);
+    assert_non_null(text);
+    memcpy(text, r.body.data, r.body.len);
+    h_response_free(&r);
+    return text;
+}
+
+static void assert_series(const char *text, const char *line)
+{
+    if (strstr(text, line) == NULL) {
+        fail_msg("missing from /metrics: %s", line);
+    }
+}
+
+/* kube's pod_security_* counters after a denied pod, an allowed pod, a warned Deployment and a pod in
+   a namespace that is not there (runs first: the fixtures would add to the counts). */
+static void test_metrics(void **state)
+{
+    static const char denied[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"bad\"},\"spec\":{\"containers\":"
+        "[{\"name\":\"c\",\"image\":\"x\",\"securityContext\":{\"privileged\":true}}]}}";
+    static const char allowed[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"good\"},\"spec\":{"
+        "\"securityContext\":{\"runAsNonRoot\":true,\"seccompProfile\":{\"type\":\"RuntimeDefault\"}},"
+        "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"securityContext\":{\"allowPrivilegeEscalation\":"
+        "false,"
+        "\"capabilities\":{\"drop\":[\"ALL\"]}}}]}}";
+    static const char deployment[] =
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},\"spec\":{"
+        "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"securityContext\":"
+        "{\"privileged\":true}}]}}}}";
+    static const char *const pods[][3] = {{"restricted-v1-30", denied, "false"},
+                                          {"restricted-v1-30", allowed, "true"},
+                                          {"nowhere", allowed, NULL}};
+    h_conn_t c;
+    yyjson_doc *doc;
+    yyjson_val *resp;
+    char *body;
+    char *text;
+
+    need_corpus();
+    assert_int_equal(h_connect_to(&c, &server), 0);
+    for (size_t i = 0; i < sizeof(pods) / sizeof(*pods); i++) {
+        body = review("", "pods", "Pod", pods[i][0], "", "CREATE", pods[i][1], NULL);
+        resp = post(&c, body, &doc);
+        free(body);
+        if (pods[i][2] != NULL) {
+            assert_int_equal(yyjson_get_bool(yyjson_obj_get(resp, "allowed")),
+                             strcmp(pods[i][2], "true") == 0);
+        }
+        yyjson_doc_free(doc);
+    }
+    body = review("apps", "deployments", "Deployment", "restricted-v1-30", "d", "CREATE", deployment, NULL);
+    resp = post(&c, body, &doc);
+    free(body);
+    assert_true(yyjson_get_bool(yyjson_obj_get(resp, "allowed")));
+    yyjson_doc_free(doc);
+    text = scrape(&c);
+    assert_series(text,
+                  "\nadmitd_pod_security_evaluations_total{decision=\"deny\",policy_level=\"restricted\","
+                  "policy_version=\"v1.30\",mode=\"enforce\",request_operation=\"create\","
+                  "resource=\"pod\",subresource=\"\"} 1\n");
+    assert_series(text,
+                  "\nadmitd_pod_security_evaluations_total{decision=\"allow\",policy_level=\"restricted\","
+                  "policy_version=\"v1.30\",mode=\"enforce\",request_operation=\"create\","
+                  "resource=\"pod\",subresource=\"\"} 1\n");
+    assert_series(text,
+                  "\nadmitd_pod_security_evaluations_total{decision=\"deny\",policy_level=\"restricted\","
+                  "policy_version=\"v1.30\",mode=\"warn\",request_operation=\"create\","
+                  "resource=\"controller\",subresource=\"\"} 1\n");
+    assert_series(text, "\nadmitd_pod_security_errors_total{fatal=\"true\",request_operation=\"create\","
+                        "resource=\"pod\",subresource=\"\"} 1\n");
+    /* a denied pod is not also counted by warn: kube warns only for allowed requests */
+    assert_null(strstr(text, "mode=\"warn\",request_operation=\"create\",resource=\"pod\""));
+    free(text);
+    h_close(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_metrics),
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_namespace_label_change),
     };
