@@ -31,7 +31,8 @@ nginx_port=18444
 
 # The exact answer admitd gives, so nginx sends the same number of bytes.
 taskset -c "$SERVER_CPU" "$ADMITD" --listen "127.0.0.1:$admitd_port" --tls-cert-file "$bench_tmp/cert.pem" \
-    --tls-private-key-file "$bench_tmp/key.pem" 2>"$bench_tmp/admitd.log" &
+    --tls-private-key-file "$bench_tmp/key.pem" \
+        --cluster-state "$bench_root/tests/fixtures/cluster-state.yaml" 2>"$bench_tmp/admitd.log" &
 bench_pids+=($!)
 wait_port "$admitd_port"
 answer=$(curl -sS --cacert "$bench_tmp/cert.pem" -H 'Content-Type: application/json' \
@@ -42,7 +43,8 @@ printf '%s' "$answer" > "$bench_tmp/answer.json"
 if [ -n "$before" ]; then
     before_port=18445
     taskset -c "$SERVER_CPU" "$ADMITD_REV" --listen "127.0.0.1:$before_port" --tls-cert-file "$bench_tmp/cert.pem" \
-        --tls-private-key-file "$bench_tmp/key.pem" 2>"$bench_tmp/admitd-before.log" &
+        --tls-private-key-file "$bench_tmp/key.pem" \
+        --cluster-state "$bench_root/tests/fixtures/cluster-state.yaml" 2>"$bench_tmp/admitd-before.log" &
     bench_pids+=($!)
     wait_port "$before_port"
     check=$(curl -sS --cacert "$bench_tmp/cert.pem" -H 'Content-Type: application/json' \

@@ -35,7 +35,8 @@ before=${STORM_BEFORE:-}
 
 start_admitd() { # BIN PORT
     taskset -c "$SERVER_CPU" "$1" --listen "127.0.0.1:$2" --tls-cert-file "$bench_tmp/cert.pem" \
-        --tls-private-key-file "$bench_tmp/key.pem" 2>>"$bench_tmp/admitd-$2.log" &
+        --tls-private-key-file "$bench_tmp/key.pem" \
+        --cluster-state "$bench_root/tests/fixtures/cluster-state.yaml" 2>>"$bench_tmp/admitd-$2.log" &
     bench_pids+=($!)
     wait_port "$2"
 }
