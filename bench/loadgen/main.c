@@ -45,9 +45,10 @@ static const char usage[] =
     "  --closed             closed loop: every connection sends again as soon as it is answered\n"
     "                       (the default when --rate is not given)\n"
     "  --connections N      connections (open loop: at most; default 16), split over the threads\n"
-    "  --threads N          N event loops on N threads, each with its share of the connections\n"
-    "                       (and of --rate); one is the default. The report gives each thread's\n"
-    "                       CPU and warns when one was above 90% busy: the generator's limit\n"
+    "  --threads N          N event loops, one per thread (1..64, at most --connections; default\n"
+    "                       1), sharing the connections and the --rate schedule; the report gives\n"
+    "                       each thread's CPU and warns when one was above 90% busy (the\n"
+    "                       generator's limit, not the server's)\n"
     "  --duration D         measured time (default 30s)\n"
     "  --warmup D           run this long first without counting (default 0s)\n"
     "  --timeout D          per-request deadline (default 10s)\n"
@@ -302,6 +303,8 @@ int main(int argc, char **argv)
         if (rc != 0) {
             fprintf(stderr, "admitd-bench: %s\n",
                     rc == ADM_EIO ? "cannot create the open-loop pacer (timerfd)" : "out of memory");
+            free_lanes(b);
+            free(path);
             return 1;
         }
     }
