@@ -69,14 +69,36 @@ cpu_ticks() {
     echo "$total"
 }
 
+# with_proc_cpu FILE CMD...: runs CMD in the foreground and writes to FILE the CPU seconds (user +
+# system) it used, its threads and children included, from /proc: the growth of this shell's
+# cutime + cstime (fields 16 and 17 of /proc/PID/stat), which the kernel adds a child to when it is
+# reaped. Builtins only between the two reads, so nothing else of the shell is counted.
+clk_tck=$(getconf CLK_TCK)
+children_ticks() {  # children_ticks VAR (no fork: a subshell would read its own /proc entry)
+    local line f
+    read -r line < "/proc/$BASHPID/stat"
+    read -ra f <<< "${line##*) }"  # the fields after "PID (COMM) ", from field 3 on
+    printf -v "$1" '%d' $((f[13] + f[14]))
+}
+with_proc_cpu() {
+    local file=$1 before after rc=0
+    shift
+    children_ticks before
+    "$@" || rc=$?
+    children_ticks after
+    awk -v t=$((after - before)) -v hz="$clk_tck" 'BEGIN {printf "%.2f\n", t / hz}' > "$file"
+    return "$rc"
+}
+
 # median of the numbers on stdin
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 # run_wrk URL [REVIEW] -> "req/s p50_ms p99_ms": wrk, one thread, 32 connections, $secs seconds, on the
 # client core, POSTing REVIEW (default $BENCH_REVIEW).
+# wrk's CPU seconds (from /proc) are left in $bench_tmp/client.cpu.
 run_wrk() {
-    BENCH_REVIEW=${2:-$BENCH_REVIEW} taskset -c "$CLIENT_CPU" wrk -t1 -c32 -d"${secs}s" --latency \
-        -s "$bench_root/bench/post.lua" "$1" > "$bench_tmp/wrk.out"
+    BENCH_REVIEW=${2:-$BENCH_REVIEW} with_proc_cpu "$bench_tmp/client.cpu" taskset -c "$CLIENT_CPU" \
+        wrk -t1 -c32 -d"${secs}s" --latency -s "$bench_root/bench/post.lua" "$1" > "$bench_tmp/wrk.out"
     awk '/Requests\/sec/ {rps=$2}
          function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
          $1=="50%" {p50=ms($2)} $1=="99%" {p99=ms($2)}
@@ -176,14 +198,15 @@ start_go_webhook() {
 
 # run_bench URL REVIEW [ADMITD-BENCH FLAGS...] -> "req/s p50_ms p99_ms client_cpu% answered errors":
 # admitd-bench on the client core for $secs seconds (default flags: closed loop, 32 connections).
-# The full text report is left in $bench_tmp/bench.out.
+# The full text report is left in $bench_tmp/bench.out, its CPU seconds (from /proc) in
+# $bench_tmp/client.cpu.
 run_bench() {
     quiet_wait
     local url=$1 review=$2; shift 2
     local ca=(); case "$url" in https:*) ca=(--cacert "$bench_tmp/cert.pem") ;; esac
     [ $# -gt 0 ] || set -- --closed --connections 32
-    taskset -c "$CLIENT_CPU" "$BENCH" --url "$url" "${ca[@]}" --review "$review" --duration "${secs}s" "$@" \
-        > "$bench_tmp/bench.out" 2>"$bench_tmp/bench.err" || true
+    with_proc_cpu "$bench_tmp/client.cpu" taskset -c "$CLIENT_CPU" "$BENCH" --url "$url" "${ca[@]}" \
+        --review "$review" --duration "${secs}s" "$@" > "$bench_tmp/bench.out" 2>"$bench_tmp/bench.err" || true
     awk '/^requests:/ {ok=$4+$6; err=$8}
          /^throughput:/ {rps=$2}
          /^latency/ {for (i=1;i<=NF;i++) {if ($i=="p50") p50=$(i+1); if ($i=="p99") p99=$(i+1)}; gsub(",","",p50); gsub(",","",p99)}

@@ -13,34 +13,28 @@ static const double quantiles[] = {0.5, 0.9, 0.99, 0.999};
 static const char *const quantile_names[] = {"p50", "p90", "p99", "p99.9"};
 #define NQ (sizeof(quantiles) / sizeof(quantiles[0]))
 
-const char *outcome_name(outcome_t o)
-{
-    static const char *const names[OUT_COUNT] = {
-        "allowed", "denied",  "http_error", "malformed", "uid_mismatch",
-        "timeout", "connect", "tls",        "io",        "protocol",
-    };
-
-    return o < OUT_COUNT ? names[o] : "unknown";
-}
-
 static double ms(uint64_t ns)
 {
     return (double)ns / 1e6;
 }
 
-static uint64_t errors(const report_t *r)
+/* The warning a thread above THREAD_BUSY_LIMIT gets, in the text and the JSON report alike. */
+static void busy_warning(const report_t *r, size_t i, char *buf, size_t len)
 {
-    uint64_t n = 0;
+    snprintf(buf, len, "thread %zu was %.0f%% busy: the figure is the generator's limit, not the server's%s",
+             i, thread_busy(&r->threads[i].usage) * 100, r->nthreads == 1 ? " (try --threads)" : "");
+}
 
-    for (int o = OUT_HTTP_ERROR; o < OUT_COUNT; o++) {
-        n += r->outcomes[o];
-    }
-    return n;
+static bool is_busy(const report_t *r, size_t i)
+{
+    return thread_busy(&r->threads[i].usage) > THREAD_BUSY_LIMIT;
 }
 
 void report_text(const report_t *r, FILE *out)
 {
-    const adm_hist_t *h = r->hist;
+    const tally_t *t = r->tally;
+    const adm_hist_t *h = &t->hist;
+    char warning[256];
 
     fprintf(out, "target: %s\n", r->url);
     if (r->closed) {
@@ -53,23 +47,23 @@ void report_text(const report_t *r, FILE *out)
             r->rate, (unsigned long long)r->connections, r->duration_s, r->warmup_s);
     }
     fprintf(out, "reviews: %zu from %s\n", r->nreviews, r->reviews);
-    fprintf(out, "requests: %llu sent, %llu allowed, %llu denied, %llu errors", (unsigned long long)r->sent,
-            (unsigned long long)r->outcomes[OUT_ALLOWED], (unsigned long long)r->outcomes[OUT_DENIED],
-            (unsigned long long)errors(r));
-    if (r->unfinished > 0) {
-        fprintf(out, ", %llu unfinished", (unsigned long long)r->unfinished);
+    fprintf(out, "requests: %llu sent, %llu allowed, %llu denied, %llu errors", (unsigned long long)t->sent,
+            (unsigned long long)t->outcomes[OUT_ALLOWED], (unsigned long long)t->outcomes[OUT_DENIED],
+            (unsigned long long)tally_errors(t));
+    if (t->unfinished > 0) {
+        fprintf(out, ", %llu unfinished", (unsigned long long)t->unfinished);
     }
     fputc('\n', out);
-    if (errors(r) > 0) {
+    if (tally_errors(t) > 0) {
         fprintf(out, "errors:");
         for (int o = OUT_HTTP_ERROR; o < OUT_COUNT; o++) {
-            if (r->outcomes[o] > 0) {
-                fprintf(out, " %s %llu", outcome_name((outcome_t)o), (unsigned long long)r->outcomes[o]);
+            if (t->outcomes[o] > 0) {
+                fprintf(out, " %s %llu", outcome_name((outcome_t)o), (unsigned long long)t->outcomes[o]);
             }
         }
-        for (int s = 0; s < 600; s++) {
-            if (r->http_status[s] > 0) {
-                fprintf(out, " (HTTP %d: %llu)", s, (unsigned long long)r->http_status[s]);
+        for (int s = 0; s < TALLY_HTTP_STATUSES; s++) {
+            if (t->http_status[s] > 0) {
+                fprintf(out, " (HTTP %d: %llu)", s, (unsigned long long)t->http_status[s]);
             }
         }
         fputc('\n', out);
@@ -82,7 +76,24 @@ void report_text(const report_t *r, FILE *out)
         }
         fprintf(out, ", max %.3f ms\n", ms(h->max_ns));
     }
-    fprintf(out, "client CPU: %.0f%% of one core\n", r->cpu_percent);
+    fprintf(out, "client CPU: %.0f%% of one core; busy by thread:", r->cpu_percent);
+    for (size_t i = 0; i < r->nthreads; i++) {
+        fprintf(out, " %.0f%%", thread_busy(&r->threads[i].usage) * 100);
+    }
+    fputc('\n', out);
+    if (r->nthreads > 1) {
+        fprintf(out, "sent by thread:");
+        for (size_t i = 0; i < r->nthreads; i++) {
+            fprintf(out, " %llu", (unsigned long long)r->threads[i].sent);
+        }
+        fputc('\n', out);
+    }
+    for (size_t i = 0; i < r->nthreads; i++) {
+        if (is_busy(r, i)) {
+            busy_warning(r, i, warning, sizeof(warning));
+            fprintf(out, "warning: %s\n", warning);
+        }
+    }
 }
 
 static void json_escape(FILE *f, const char *s)
@@ -104,7 +115,9 @@ static void json_escape(FILE *f, const char *s)
 
 int report_json(const report_t *r, FILE *f)
 {
-    const adm_hist_t *h = r->hist;
+    const tally_t *t = r->tally;
+    const adm_hist_t *h = &t->hist;
+    char warning[256];
     bool first = true;
 
     fprintf(f, "{\n  \"url\": ");
@@ -113,20 +126,41 @@ int report_json(const report_t *r, FILE *f)
             r->closed ? "closed" : "open", r->closed ? 0.0 : r->rate, (unsigned long long)r->connections);
     fprintf(f, "  \"duration_seconds\": %.3f,\n  \"warmup_seconds\": %.3f,\n  \"reviews\": %zu,\n",
             r->duration_s, r->warmup_s, r->nreviews);
-    fprintf(f, "  \"requests\": {\"sent\": %llu, \"unfinished\": %llu", (unsigned long long)r->sent,
-            (unsigned long long)r->unfinished);
+    fprintf(f, "  \"requests\": {\"sent\": %llu, \"unfinished\": %llu", (unsigned long long)t->sent,
+            (unsigned long long)t->unfinished);
     for (int o = 0; o < OUT_COUNT; o++) {
-        fprintf(f, ", \"%s\": %llu", outcome_name((outcome_t)o), (unsigned long long)r->outcomes[o]);
+        fprintf(f, ", \"%s\": %llu", outcome_name((outcome_t)o), (unsigned long long)t->outcomes[o]);
     }
     fprintf(f, "},\n  \"http_errors\": {");
-    for (int s = 0; s < 600; s++) {
-        if (r->http_status[s] > 0) {
-            fprintf(f, "%s\"%d\": %llu", first ? "" : ", ", s, (unsigned long long)r->http_status[s]);
+    for (int s = 0; s < TALLY_HTTP_STATUSES; s++) {
+        if (t->http_status[s] > 0) {
+            fprintf(f, "%s\"%d\": %llu", first ? "" : ", ", s, (unsigned long long)t->http_status[s]);
             first = false;
         }
     }
     fprintf(f, "},\n  \"throughput_rps\": %.3f,\n  \"client_cpu_percent\": %.1f,\n", r->throughput,
             r->cpu_percent);
+    /* each loop's own share and CPU (busy: of its own wall time), then a warning per busy one */
+    fprintf(f, "  \"threads\": [");
+    for (size_t i = 0; i < r->nthreads; i++) {
+        const thread_report_t *th = &r->threads[i];
+
+        fprintf(f,
+                "%s\n    {\"sent\": %llu, \"answered\": %llu, \"cpu_seconds\": %.3f, \"busy_percent\": %.1f}",
+                i > 0 ? "," : "", (unsigned long long)th->sent, (unsigned long long)th->answered,
+                (double)th->usage.cpu_ns / 1e9, thread_busy(&th->usage) * 100);
+    }
+    fprintf(f, "\n  ],\n  \"warnings\": [");
+    first = true;
+    for (size_t i = 0; i < r->nthreads; i++) {
+        if (is_busy(r, i)) {
+            busy_warning(r, i, warning, sizeof(warning));
+            fputs(first ? "\n    " : ",\n    ", f);
+            json_escape(f, warning);
+            first = false;
+        }
+    }
+    fprintf(f, "%s],\n", first ? "" : "\n  ");
     fprintf(f, "  \"latency_ns\": {\"count\": %llu, \"min\": %llu, \"mean\": %.0f",
             (unsigned long long)h->total, (unsigned long long)(h->total > 0 ? h->min_ns : 0),
             h->total > 0 ? (double)(h->sum_ns / h->total) : 0.0);
@@ -167,7 +201,7 @@ static double nines(double fraction)
 
 int report_html(const report_t *r, FILE *f)
 {
-    const adm_hist_t *h = r->hist;
+    const adm_hist_t *h = &r->tally->hist;
     double max_ms = h->total > 0 ? ms(h->max_ns) : 1.0;
     double y_top = max_ms > 0 ? max_ms * 1.05 : 1.0;
     uint64_t cumulative = 0;

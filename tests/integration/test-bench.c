@@ -4,8 +4,9 @@
  * one-line errors and exit codes for bad flags and bad targets (never a hang), every outcome
  * counted apart in --json, a fresh uid per request (checked on the mockhook's --record), the
  * open loop charging a stalling server for the requests it held up where a closed loop does not
- * (coordinated omission), and a self-contained --html page. Runs are 0.5-3 s each; every wait is
- * on a process exit or a file with a deadline.
+ * (coordinated omission), a self-contained --html page, and --threads: the threads together send
+ * exactly the requests one would, each its share, in one merged report. Runs are 0.5-3 s each;
+ * every wait is on a process exit or a file with a deadline.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -321,6 +322,28 @@ static void test_flags(void **state)
         assert_non_null(strstr(r.err, "--rate"));
     }
     {
+        const char *bad_threads[] = {"0", "-1", "65", "two", ""};
+
+        for (size_t i = 0; i < sizeof(bad_threads) / sizeof(bad_threads[0]); i++) {
+            const char *args[] = {"--url", url, "--review", review_file, "--threads", bad_threads[i], NULL};
+
+            run_bench(args, &r, RUN_TIMEOUT_MS);
+            expect_one_line(&r, 2, "--threads");
+        }
+    }
+    {
+        /* each thread needs a connection of its own, in either loop */
+        const char *closed[] = {"--url",         url, "--review", review_file, "--threads", "3",
+                                "--connections", "2", NULL};
+        const char *open[] = {"--url",  url,   "--review",      review_file, "--threads", "5",
+                              "--rate", "100", "--connections", "4",         NULL};
+
+        run_bench(closed, &r, RUN_TIMEOUT_MS);
+        expect_one_line(&r, 2, "--threads 3 is more than --connections 2");
+        run_bench(open, &r, RUN_TIMEOUT_MS);
+        expect_one_line(&r, 2, "--threads 5 is more than --connections 4");
+    }
+    {
         const char *args[] = {"--url", "ftp://127.0.0.1/", "--review", review_file, NULL};
 
         run_bench(args, &r, RUN_TIMEOUT_MS);
@@ -584,8 +607,10 @@ static void test_fresh_uids(void **state)
     snprintf(out, sizeof(out), "%s/uids.json", mock.dir);
     /* two runs against the same server: uids are fresh across runs too, the first request included */
     for (int i = 0; i < 2; i++) {
-        const char *args[] = {"--url", url,      "--cacert", rec.ca,       "--review", review_dir, "--rate",
-                              "300",   "--json", out,        "--duration", "700ms",    NULL};
+        /* the second run on two threads: their uids are distinct from each other's too */
+        const char *args[] = {
+            "--url",  url, "--cacert",   rec.ca,  "--review",  review_dir,         "--rate", "300",
+            "--json", out, "--duration", "700ms", "--threads", i == 0 ? "1" : "2", NULL};
         run_t r;
         yyjson_doc *d;
 
@@ -712,6 +737,68 @@ static void test_coordinated_omission(void **state)
     h_cleanup(&stall);
 }
 
+/* ---- threads -------------------------------------------------------------------------------- */
+
+/* The "threads" array of a --json report: n rows, their sent and answered into the totals. */
+static void check_threads(yyjson_doc *d, size_t n, uint64_t *sent)
+{
+    yyjson_val *arr = yyjson_obj_get(yyjson_doc_get_root(d), "threads");
+    uint64_t sum_sent = 0, sum_answered = 0;
+
+    assert_int_equal(yyjson_arr_size(arr), n);
+    for (size_t i = 0; i < n; i++) {
+        yyjson_val *row = yyjson_arr_get(arr, i);
+
+        sent[i] = yyjson_get_uint(yyjson_obj_get(row, "sent"));
+        sum_sent += sent[i];
+        sum_answered += yyjson_get_uint(yyjson_obj_get(row, "answered"));
+        assert_true(yyjson_get_num(yyjson_obj_get(row, "cpu_seconds")) > 0);
+        assert_true(yyjson_is_num(yyjson_obj_get(row, "busy_percent")));
+    }
+    assert_int_equal(sum_sent, count(d, "sent"));
+    assert_int_equal(sum_answered, count(d, "sent") - count(d, "unfinished"));
+    assert_true(yyjson_is_arr(yyjson_obj_get(yyjson_doc_get_root(d), "warnings")));
+}
+
+static void test_threads(void **state)
+{
+    uint64_t sent[2];
+    run_t r;
+    yyjson_doc *d;
+
+    (void)state;
+    {
+        /* open loop: 400/s for 1 s after a 300 ms warmup is requests 120..519 of the schedule,
+           exactly 400 whichever thread sends them, and each thread sends every other one */
+        const char *extra[] = {"--rate",    "400", "--duration",    "1s", "--warmup", "300ms",
+                               "--threads", "2",   "--connections", "4",  NULL};
+
+        d = run_json("/allow", review_file, extra, 0, &r);
+        check_accounting(d);
+        check_threads(d, 2, sent);
+        assert_int_equal(count(d, "sent"), 400);
+        assert_int_equal(count(d, "allowed"), 400);
+        assert_int_equal(latency(d, "count"), 400);
+        assert_int_equal(sent[0], 200);
+        assert_int_equal(sent[1], 200);
+        yyjson_doc_free(d);
+    }
+    {
+        /* closed loop: both threads busy for the whole second, one report adding them up */
+        const char *extra[] = {"--closed", "--duration", "1s", "--threads", "2", "--connections", "4", NULL};
+
+        d = run_json("/deny", review_file, extra, 0, &r);
+        check_accounting(d);
+        check_threads(d, 2, sent);
+        assert_true(sent[0] >= 20 && sent[1] >= 20);
+        assert_int_equal(count(d, "denied"), count(d, "sent") - count(d, "unfinished"));
+        assert_int_equal(latency(d, "count"), count(d, "denied"));
+        assert_true(yyjson_get_num(yyjson_obj_get(yyjson_doc_get_root(d), "duration_seconds")) == 1.0);
+        assert_true(r.elapsed_ms >= 1000 && r.elapsed_ms < 10000);
+        yyjson_doc_free(d);
+    }
+}
+
 /* ---- HTML ------------------------------------------------------------------------------------ */
 
 static void test_html(void **state)
@@ -780,7 +867,7 @@ int main(void)
         cmocka_unit_test(test_flags),      cmocka_unit_test(test_bad_targets),
         cmocka_unit_test(test_outcomes),   cmocka_unit_test(test_mixed_outcomes),
         cmocka_unit_test(test_fresh_uids), cmocka_unit_test(test_coordinated_omission),
-        cmocka_unit_test(test_html),
+        cmocka_unit_test(test_html),       cmocka_unit_test(test_threads),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
