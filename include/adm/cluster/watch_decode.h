@@ -34,7 +34,7 @@ typedef struct adm_watch_framer_s {
 
 typedef enum adm_frame_result_e {
     ADM_FRAME_NEED_MORE, /* every byte used; no complete event */
-    ADM_FRAME_EVENT,     /* *event/*event_len hold one event (valid until the next call) */
+    ADM_FRAME_EVENT,     /* *event and *event_len hold one event (valid until the next call) */
     ADM_FRAME_ERROR,     /* not a stream of JSON objects, or an event over the limit */
 } adm_frame_result_t;
 
