@@ -265,11 +265,12 @@ static int read_token(loader_t *l, const char *field, const char *path)
     if (rc != 0) {
         return rc;
     }
-    while (len > 0 && (buf[len - 1] == ' ' || buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
-                       buf[len - 1] == '\t')) {
+    while (len > 0 &&
+           (buf[len - 1] == ' ' || buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == '\t')) {
         len--;
     }
-    while (start < len && (buf[start] == ' ' || buf[start] == '\n' || buf[start] == '\r' || buf[start] == '\t')) {
+    while (start < len &&
+           (buf[start] == ' ' || buf[start] == '\n' || buf[start] == '\r' || buf[start] == '\t')) {
         start++;
     }
     if (start == len) {
@@ -322,7 +323,8 @@ static int load_cluster(loader_t *l, yyjson_val *cl, size_t idx)
     if (rc == 0 && c->ca_pem != NULL) {
         if (c->insecure) {
             /* clientcmd's validation: the two together are an error, not a silent choice */
-            return fail(l, ADM_EINVAL, "%s: certificate-authority and insecure-skip-tls-verify together", field);
+            return fail(l, ADM_EINVAL, "%s: certificate-authority and insecure-skip-tls-verify together",
+                        field);
         }
         rc = check_certs(l, where, c->ca_pem, c->ca_pem_len);
     }
@@ -347,13 +349,15 @@ static int load_user(loader_t *l, yyjson_val *user, size_t idx)
     int rc;
 
     snprintf(field, sizeof(field), "users[%zu].user", idx);
-    rc = refuse_member(l, user, field, "exec",
-                       "exec credential plugins are not supported by admitd (use token, tokenFile or a client "
-                       "certificate)");
+    rc =
+        refuse_member(l, user, field, "exec",
+                      "exec credential plugins are not supported by admitd (use token, tokenFile or a client "
+                      "certificate)");
     if (rc == 0) {
-        rc = refuse_member(l, user, field, "auth-provider",
-                           "auth-provider plugins are not supported by admitd (use token, tokenFile or a client "
-                           "certificate)");
+        rc = refuse_member(
+            l, user, field, "auth-provider",
+            "auth-provider plugins are not supported by admitd (use token, tokenFile or a client "
+            "certificate)");
     }
     if (rc == 0) {
         rc = refuse_member(l, user, field, "username",
@@ -489,7 +493,9 @@ int adm_kube_config_load(const char *path, adm_kube_config_t **out, char *err, s
     }
     c->source = adm_arena_strndup(c->arena, path, strlen(path));
     slash = strrchr(path, '/');
-    l.dir = slash == NULL ? "." : slash == path ? "" : adm_arena_strndup(c->arena, path, (size_t)(slash - path));
+    l.dir = slash == NULL   ? "."
+            : slash == path ? ""
+                            : adm_arena_strndup(c->arena, path, (size_t)(slash - path));
     rc = adm_fs_read(c->arena, path, MAX_KUBECONFIG_BYTES, &text, &len, why, sizeof(why));
     if (rc != 0) {
         snprintf(err, err_len, "%s", why);
@@ -562,8 +568,9 @@ int adm_kube_config_in_cluster(adm_kube_config_t **out, char *err, size_t err_le
     }
     if (host == NULL || host[0] == '\0' || port == NULL || port[0] == '\0') {
         /* client-go's ErrNotInCluster */
-        snprintf(err, err_len, "--in-cluster: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST "
-                               "and KUBERNETES_SERVICE_PORT must be defined");
+        snprintf(err, err_len,
+                 "--in-cluster: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST "
+                 "and KUBERNETES_SERVICE_PORT must be defined");
         rc = ADM_EINVAL;
         goto fail;
     }

@@ -96,8 +96,8 @@ static const char *msg(void)
     return p != NULL ? p : err;
 }
 
-#define HEAD                                                                                               \
-    "apiVersion: v1\nkind: Config\ncurrent-context: c\n"                                                 \
+#define HEAD                                                                                                 \
+    "apiVersion: v1\nkind: Config\ncurrent-context: c\n"                                                     \
     "contexts:\n- name: c\n  context: {cluster: k, user: u, namespace: team}\n"
 
 static void test_token_and_relative_ca(void **state)
@@ -158,7 +158,8 @@ static void test_refusals(void **state)
 {
     static const bad_t cases[] = {
         {"contexts: []\n", "kc.yaml: current-context: not set"},
-        {"current-context: x\ncontexts: []\n", "kc.yaml: current-context: no context named \"x\" in contexts"},
+        {"current-context: x\ncontexts: []\n",
+         "kc.yaml: current-context: no context named \"x\" in contexts"},
         {HEAD "clusters: []\n", "kc.yaml: contexts[0].context.cluster: no cluster named \"k\" in clusters"},
         {HEAD "clusters:\n- name: k\n  cluster: {}\n", "kc.yaml: clusters[0].cluster.server: must be set"},
         {HEAD "clusters:\n- name: k\n  cluster: {server: 'ftp://x'}\n",
@@ -167,20 +168,24 @@ static void test_refusals(void **state)
          "kc.yaml: clusters[0].cluster.certificate-authority: "},
         {HEAD "clusters:\n- name: k\n  cluster: {server: 'https://x', certificate-authority-data: '!!'}\n",
          "kc.yaml: clusters[0].cluster.certificate-authority-data: illegal base64 data"},
-        {HEAD "clusters:\n- name: k\n  cluster: {server: 'https://x', certificate-authority-data: aGVsbG8=}\n",
+        {HEAD
+         "clusters:\n- name: k\n  cluster: {server: 'https://x', certificate-authority-data: aGVsbG8=}\n",
          "kc.yaml: clusters[0].cluster.certificate-authority-data: not a PEM certificate bundle"},
         {HEAD "clusters:\n- name: k\n  cluster: {server: 'https://x', proxy-url: 'http://p'}\n",
          "kc.yaml: clusters[0].cluster.proxy-url: proxies are not supported by admitd"},
         {HEAD "clusters:\n- {name: k, cluster: {server: 'https://x'}}\nusers:\n- name: u\n  user:\n"
               "    exec: {command: aws}\n",
-         "kc.yaml: users[0].user.exec: exec credential plugins are not supported by admitd (use token, tokenFile "
+         "kc.yaml: users[0].user.exec: exec credential plugins are not supported by admitd (use token, "
+         "tokenFile "
          "or a client certificate)"},
         {HEAD "clusters:\n- {name: k, cluster: {server: 'https://x'}}\nusers:\n- name: u\n  user:\n"
               "    auth-provider: {name: gcp}\n",
          "kc.yaml: users[0].user.auth-provider: auth-provider plugins are not supported by admitd"},
-        {HEAD "clusters:\n- {name: k, cluster: {server: 'https://x'}}\nusers:\n- name: u\n  user: {username: a}\n",
+        {HEAD
+         "clusters:\n- {name: k, cluster: {server: 'https://x'}}\nusers:\n- name: u\n  user: {username: a}\n",
          "kc.yaml: users[0].user.username: basic authentication is not supported"},
-        {HEAD "clusters:\n- {name: k, cluster: {server: 'https://x'}}\nusers:\n- name: u\n  user: {tokenFile: none}\n",
+        {HEAD "clusters:\n- {name: k, cluster: {server: 'https://x'}}\nusers:\n- name: u\n  user: "
+              "{tokenFile: none}\n",
          "kc.yaml: users[0].user.tokenFile: "},
         {HEAD "clusters:\n- {name: k, cluster: {server: 'https://x'}}\nusers:\n- name: u\n"
               "  user: {client-certificate: client.crt.pem}\n",
@@ -231,8 +236,9 @@ static void test_in_cluster(void **state)
     unsetenv("KUBERNETES_SERVICE_HOST");
     setenv("KUBERNETES_SERVICE_PORT", "443", 1);
     assert_int_equal(adm_kube_config_in_cluster(&c, err, sizeof(err)), ADM_EINVAL);
-    assert_string_equal(err, "--in-cluster: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and "
-                             "KUBERNETES_SERVICE_PORT must be defined");
+    assert_string_equal(err,
+                        "--in-cluster: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and "
+                        "KUBERNETES_SERVICE_PORT must be defined");
     setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
     /* no token file yet */
     assert_int_not_equal(adm_kube_config_in_cluster(&c, err, sizeof(err)), 0);
@@ -263,8 +269,10 @@ static void test_in_cluster(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_token_and_relative_ca), cmocka_unit_test(test_data_fields_and_client_cert),
-        cmocka_unit_test(test_refusals),              cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_token_and_relative_ca),
+        cmocka_unit_test(test_data_fields_and_client_cert),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_in_cluster),
     };
 

@@ -21,9 +21,11 @@
 #include "adm/cluster/watch_decode.h"
 
 static const char stream[] =
-    "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Namespace\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"a\","
+    "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Namespace\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":"
+    "\"a\","
     "\"resourceVersion\":\"10\",\"labels\":{\"x\":\"}{\\\"\"}}}}\n"
-    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\",\"resourceVersion\":\"11\"},"
+    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\","
+    "\"resourceVersion\":\"11\"},"
     "\"spec\":{\"l\":[1,[2],{\"q\":\"]\"}]}}}\n"
     "  {\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Namespace\",\"metadata\":{\"resourceVersion\":\"12\"}}}"
     "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"13\"}}}\r\n"
@@ -43,7 +45,8 @@ static size_t frame_all(size_t step, adm_watch_event_t *evs, size_t max, adm_are
         while (pos < chunk) {
             const char *ev = NULL;
             size_t ev_len = 0, used = 0;
-            adm_frame_result_t r = adm_watch_framer_feed(&f, stream + off + pos, chunk - pos, &used, &ev, &ev_len);
+            adm_frame_result_t r =
+                adm_watch_framer_feed(&f, stream + off + pos, chunk - pos, &used, &ev, &ev_len);
 
             assert_int_not_equal(r, ADM_FRAME_ERROR);
             pos += used;
@@ -134,8 +137,9 @@ static void test_bad_events(void **state)
         adm_watch_event_t ev;
         char err[256] = "";
 
-        assert_int_equal(adm_watch_event_decode(a, cases[i].text, strlen(cases[i].text), &ev, err, sizeof(err)),
-                         ADM_EPARSE);
+        assert_int_equal(
+            adm_watch_event_decode(a, cases[i].text, strlen(cases[i].text), &ev, err, sizeof(err)),
+            ADM_EPARSE);
         assert_string_equal(err, cases[i].expect);
     }
     adm_arena_destroy(a);
@@ -167,7 +171,8 @@ static void test_list_page(void **state)
     static const char page1[] =
         "{\"kind\":\"NamespaceList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"42\","
         "\"continue\":\"tok\",\"remainingItemCount\":3},\"items\":[{\"metadata\":{\"name\":\"a\"}}]}";
-    static const char last[] = "{\"kind\":\"NamespaceList\",\"metadata\":{\"resourceVersion\":\"43\"},\"items\":null}";
+    static const char last[] =
+        "{\"kind\":\"NamespaceList\",\"metadata\":{\"resourceVersion\":\"43\"},\"items\":null}";
     static const char noname[] = "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[{\"metadata\":{}}]}";
     static const char norv[] = "{\"metadata\":{},\"items\":[]}";
     adm_arena_t *a = adm_arena_create(4096);
@@ -191,8 +196,9 @@ static void test_list_page(void **state)
 
 static void test_status(void **state)
 {
-    static const char st[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"slow "
-                             "down\",\"reason\":\"TooManyRequests\",\"details\":{\"retryAfterSeconds\":3},\"code\":429}";
+    static const char st[] =
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"slow "
+        "down\",\"reason\":\"TooManyRequests\",\"details\":{\"retryAfterSeconds\":3},\"code\":429}";
     adm_arena_t *a = adm_arena_create(4096);
     const char *reason, *message;
     uint64_t ra;
