@@ -14,6 +14,7 @@
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/cluster/cluster_state.h"
+#include "adm/cluster/cluster_store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ struct adm_chain_s {
     adm_clock_t clock; /* what plugins read through attrs->clock */
     /* --cluster-state, loaded by the chain (the built-in namespaces without it); attrs->cluster */
     adm_cluster_state_t *cluster;
+    adm_cluster_store_t *store; /* borrowed informer caches, or NULL */
 };
 
 static uint64_t hrtime_ns(void *arg)
@@ -52,6 +54,12 @@ static uint64_t hrtime_ms(void *arg)
 static uint64_t loop_ms(void *arg)
 {
     return uv_now(arg);
+}
+
+void adm_chain_use_cluster_store(adm_chain_t *c, adm_cluster_store_t *store)
+{
+    c->store = store;
+    adm_cluster_state_use_store(c->cluster, store);
 }
 
 void adm_chain_set_clock(adm_chain_t *c, const adm_clock_t *clock)
@@ -349,6 +357,9 @@ static void reject(adm_review_response_t *resp, const adm_status_t *st)
  */
 struct adm_chain_run_s {
     adm_chain_t *c;
+    /* the informer store pinned while the request's arena lives (the chain's at start), and the pin */
+    adm_cluster_store_t *store;
+    adm_cluster_pin_t pin;
     unsigned phases;
     adm_attrs_t attrs;
     adm_review_response_t resp;
@@ -500,6 +511,15 @@ void adm_async_done(adm_async_t *async, int rc, const adm_status_t *st)
     }
 }
 
+static void unpin_run(void *arg)
+{
+    adm_chain_run_t *run = arg;
+
+    if (run->store != NULL) {
+        adm_cluster_store_unpin(run->store, &run->pin);
+    }
+}
+
 adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req,
                                  adm_arena_t *a, uint64_t deadline_ms, adm_chain_done_fn done, void *arg)
 {
@@ -519,6 +539,14 @@ adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_revi
     adm_attrs_init(&run->attrs, req, a);
     run->attrs.clock = &c->clock;
     run->attrs.cluster = c->cluster;
+    if (c->store != NULL) {
+        /* the arena goes last, after the answer is written from it: the objects read stay valid */
+        if (adm_arena_on_free(a, unpin_run, run) != 0) {
+            return NULL;
+        }
+        adm_cluster_store_pin(c->store, &run->pin);
+        run->store = c->store;
+    }
     step(run);
     return run;
 }

@@ -15,8 +15,14 @@
 
 #include <cmocka.h>
 
+#include "adm/admission/chain.h"
+#include "adm/admission/review.h"
+#include "adm/base/arena.h"
 #include "adm/base/error.h"
+#include "adm/base/options.h"
+#include "adm/cluster/cluster_state.h"
 #include "adm/cluster/cluster_store.h"
+#include "plugintest.h"
 
 static yyjson_doc *parse(const char *json)
 {
@@ -210,12 +216,76 @@ static void test_many(void **state)
     adm_cluster_store_free(s);
 }
 
+/* File state and the store together: watched kinds from the store only, the rest from files. */
+static void test_state_uses_store(void **state)
+{
+    adm_cluster_state_t *cs =
+        pt_load_cluster("apiVersion: v1\nkind: Namespace\nmetadata: {name: from-file}\n---\n"
+                        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+                        "metadata: {name: high}\nvalue: 1000\n");
+    adm_cluster_store_t *s = adm_cluster_store_create();
+    adm_kind_store_t *k = adm_cluster_store_kind(s, "", "Namespace", false);
+    size_t n;
+
+    (void)state;
+    adm_cluster_state_use_store(cs, s);
+    /* not listed yet: the files still answer */
+    assert_non_null(adm_cluster_state_get(cs, "", "Namespace", NULL, "from-file"));
+    relist(k, "[{\"metadata\":{\"name\":\"live\"}}]");
+    assert_null(adm_cluster_state_get(cs, "", "Namespace", NULL, "from-file"));
+    assert_non_null(adm_cluster_state_get(cs, "", "Namespace", NULL, "live"));
+    assert_non_null(adm_cluster_state_list(cs, "", "Namespace", NULL, &n));
+    assert_int_equal(n, 1);
+    assert_non_null(adm_cluster_state_get(cs, "scheduling.k8s.io", "PriorityClass", NULL, "high"));
+    assert_non_null(adm_cluster_state_list(cs, "scheduling.k8s.io", "PriorityClass", NULL, &n));
+    assert_int_equal(n, 1);
+    adm_cluster_state_free(cs);
+    adm_cluster_store_free(s);
+}
+
+static void on_done(void *arg, adm_review_response_t *resp)
+{
+    *(bool *)arg = resp->allowed;
+}
+
+/* A request run by a chain holds a pin until its arena goes: what it read is freed only then. */
+static void test_chain_pins_per_request(void **state)
+{
+    adm_options_t opts;
+    adm_chain_t *c = NULL;
+    adm_cluster_store_t *s = adm_cluster_store_create();
+    adm_kind_store_t *k = adm_cluster_store_kind(s, "", "Namespace", false);
+    adm_arena_t *a = adm_arena_create(4096);
+    pt_request_t r = {.operation = "CREATE", .resource = "pods", .kind = "Pod", .name = "p", .object = "{}"};
+    adm_review_request_t *req = adm_arena_calloc(a, 1, sizeof(*req));
+    const char *body = pt_review_json(a, &r), *problem;
+    char err[256];
+    bool allowed = false;
+
+    (void)state;
+    adm_options_defaults(&opts);
+    assert_int_equal(adm_chain_create(&opts, &c, err, sizeof(err)), 0);
+    adm_chain_use_cluster_store(c, s);
+    relist(k, "[{\"metadata\":{\"name\":\"a\"}}]");
+    assert_int_equal(adm_review_decode(a, body, strlen(body), req, &problem), 0);
+    assert_non_null(adm_chain_start(c, ADM_PHASE_VALIDATING, req, a, UINT64_MAX, on_done, &allowed));
+    assert_true(allowed);
+    put(k, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"v\":\"2\"}}}");
+    assert_int_equal(adm_cluster_store_retired(s), 1); /* the request's arena is alive */
+    adm_arena_reset(a);
+    assert_int_equal(adm_cluster_store_retired(s), 0);
+    adm_arena_destroy(a);
+    adm_chain_destroy(c);
+    adm_cluster_store_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_namespaces),       cmocka_unit_test(test_namespaced_lists),
         cmocka_unit_test(test_pins_defer_frees), cmocka_unit_test(test_unpin_out_of_order),
         cmocka_unit_test(test_bad_objects),      cmocka_unit_test(test_many),
+        cmocka_unit_test(test_state_uses_store), cmocka_unit_test(test_chain_pins_per_request),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
