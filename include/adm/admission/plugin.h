@@ -71,9 +71,9 @@ typedef struct adm_plugin_s {
     /*
      * Optional. The kinds of cluster state the plugin reads through adm_plugin_cluster(), as
      * "group/Kind" ("/Namespace" for core, "scheduling.k8s.io/PriorityClass"), a list ended by
-     * NULL. With --kubeconfig or --in-cluster, admitd keeps an informer cache of each kind an
-     * enabled plugin names (and of Namespaces whenever a webhook has a namespaceSelector), and
-     * /readyz waits until each has synced; with file state it changes nothing.
+     * NULL. It is for the informer (issue 13, under way): with --kubeconfig or --in-cluster it is
+     * to keep a cache of each kind an enabled plugin names (and of Namespaces whenever a webhook
+     * has a namespaceSelector), with /readyz waiting until each has synced. File state ignores it.
      */
     const char *const *reads;
     /*
