@@ -16,11 +16,16 @@
 #include <yyjson.h>
 
 static const char shape[] =
-    "{\"metadata\":{\"name\":\"team-%06d\",\"uid\":\"6f1c2a9e-4b7d-4c1e-9a3f-%012d\",\"resourceVersion\":\"%d\","
-    "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"labels\":{\"kubernetes.io/metadata.name\":\"team-%06d\","
-    "\"env\":\"prod\",\"team\":\"payments\"},\"annotations\":{\"scheduler.alpha.kubernetes.io/node-selector\":"
-    "\"pool=general\"},\"managedFields\":[{\"manager\":\"kubectl-create\",\"operation\":\"Update\",\"apiVersion\":"
-    "\"v1\",\"time\":\"2026-01-01T00:00:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:labels\":"
+    "{\"metadata\":{\"name\":\"team-%06d\",\"uid\":\"6f1c2a9e-4b7d-4c1e-9a3f-%012d\",\"resourceVersion\":\"%"
+    "d\","
+    "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"labels\":{\"kubernetes.io/"
+    "metadata.name\":\"team-%06d\","
+    "\"env\":\"prod\",\"team\":\"payments\"},\"annotations\":{\"scheduler.alpha.kubernetes.io/"
+    "node-selector\":"
+    "\"pool=general\"},\"managedFields\":[{\"manager\":\"kubectl-create\",\"operation\":\"Update\","
+    "\"apiVersion\":"
+    "\"v1\",\"time\":\"2026-01-01T00:00:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:"
+    "labels\":"
     "{\".\":{},\"f:env\":{},\"f:kubernetes.io/metadata.name\":{},\"f:team\":{}},\"f:annotations\":{\".\":{},"
     "\"f:scheduler.alpha.kubernetes.io/node-selector\":{}}}}}]},\"spec\":{\"finalizers\":[\"kubernetes\"]},"
     "\"status\":{\"phase\":\"Active\"}}";
@@ -96,7 +101,8 @@ int main(int argc, char **argv)
     qsort(put_s, 1000, sizeof(double), cmp);
     qsort(list_s, 1000, sizeof(double), cmp);
     printf("modified_event_apply_us p50 %.1f p99 %.1f\n", put_s[500] * 1e6, put_s[990] * 1e6);
-    printf("list_all_rebuild_us p50 %.1f p99 %.1f (%zu items)\n", list_s[500] * 1e6, list_s[990] * 1e6, count);
+    printf("list_all_rebuild_us p50 %.1f p99 %.1f (%zu items)\n", list_s[500] * 1e6, list_s[990] * 1e6,
+           count);
     adm_cluster_store_free(s);
     free(put_s);
     free(list_s);
