@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * admitd's entry point: parse flags, set up TLS, run the server on one libuv loop until a
- * SIGTERM/SIGINT drain completes. SIGHUP is logged and otherwise ignored until reload exists.
+ * SIGTERM/SIGINT drain completes. SIGHUP, or a change to a file a flag names, reloads the TLS
+ * files and the admission configuration (adm/base/reload.h).
  * Exit codes: 0 after a clean drain, 2 for bad flags or files, 1 for anything else that stops
  * startup.
  */
-#include "adm/admission/chain.h"
 #include "adm/admission/endpoint.h"
 #include "adm/admission/plugin.h"
+#include "adm/admission/trace.h"
+#include "adm/app/live_config.h"
+#include "adm/base/admission_metrics.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/options.h"
+#include "adm/base/reload.h"
 #include "adm/net/tls.h"
+#include "adm/server/metrics.h"
 #include "adm/server/server.h"
-#include "adm/webhook/webhooks.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -33,9 +37,10 @@ static const struct {
 
 typedef struct app_s {
     adm_server_t *server;
-    adm_chain_t *chain;
-    adm_webhooks_t *webhooks;
+    adm_live_config_t *config;
+    adm_reload_t *reload;
     adm_admission_endpoint_t endpoints[NADMISSION_PATHS];
+    adm_trace_ring_t *traces; /* with --metrics-listen: the last requests' traces, /debug/requests */
     uv_signal_t sigterm;
     uv_signal_t sigint;
     uv_signal_t sighup;
@@ -49,16 +54,33 @@ static void on_signal(uv_signal_t *h, int signum)
     adm_server_shutdown(app->server);
 }
 
-/*
- * Reload (INTERFACE.md: SIGHUP re-reads certificates and configuration) is not built yet. SIGHUP's
- * default action ends the process without a drain, which is the worst answer to an operator who
- * only wanted a reload; so it is caught, and the log says that nothing changed.
- */
 static void on_sighup(uv_signal_t *h, int signum)
 {
-    (void)h;
+    app_t *app = h->data;
+
     (void)signum;
-    adm_log_warn("received SIGHUP: reload not supported yet; configuration unchanged, still serving");
+    adm_reload_now(app->reload, "SIGHUP");
+}
+
+static void on_reloaded(void *arg, bool ok)
+{
+    (void)arg;
+    adm_metrics_config_reload(ok);
+}
+
+/* The coordinator watches the TLS files and the admission configuration's; SIGHUP reloads too. */
+static int start_reload(app_t *app, uv_loop_t *loop)
+{
+    /* kubelet's update of a mounted volume is a handful of renames within a millisecond or two */
+    int rc = adm_reload_create(loop, 200, on_reloaded, app, &app->reload);
+
+    if (rc == 0) {
+        rc = adm_server_add_reload(app->server, app->reload);
+    }
+    if (rc == 0) {
+        rc = adm_live_config_add_reload(app->config, app->reload);
+    }
+    return rc;
 }
 
 /*
@@ -83,15 +105,40 @@ static int add_admission_routes(app_t *app, const adm_options_t *opts)
         };
         int rc;
 
-        ep->chain = app->chain;
+        ep->live = adm_live_config_chain(app->config);
         ep->phases = admission_paths[i].phases;
         ep->deadline_margin_ms = opts->deadline_margin_ms;
+        ep->label = route.label;
+        ep->traces = app->traces;
         rc = adm_server_add_route(app->server, &route);
         if (rc != 0) {
             return rc;
         }
     }
     return 0;
+}
+
+/* GET /debug/requests: the last requests' decision traces, on the metrics listener only (D18). */
+static int add_debug_routes(app_t *app, const adm_options_t *opts)
+{
+    adm_route_t route = {
+        .path = "/debug/requests",
+        .label = "debug-requests",
+        .listeners = ADM_ON_METRICS,
+        .method = ADM_ROUTE_GET,
+        .handler = adm_trace_ring_serve,
+    };
+    int rc;
+
+    if (!opts->has_metrics_listen) {
+        return 0;
+    }
+    rc = adm_trace_ring_create(&app->traces);
+    if (rc == 0) {
+        route.arg = app->traces;
+        rc = adm_server_add_route(app->server, &route);
+    }
+    return rc;
 }
 
 static void on_server_done(adm_server_t *s, void *arg)
@@ -107,9 +154,11 @@ static void on_server_done(adm_server_t *s, void *arg)
      * during the last steps of a clean exit would turn exit 0 into a kill: ignore it again.
      */
     signal(SIGHUP, SIG_IGN);
-    /* idle upstream connections would keep the loop alive */
-    adm_webhooks_destroy(app->webhooks);
-    app->webhooks = NULL;
+    /* watches and idle upstream connections would keep the loop alive */
+    adm_reload_close(app->reload);
+    app->reload = NULL;
+    adm_metrics_client_gauge(NULL, NULL);
+    adm_live_config_shutdown(app->config);
 }
 
 /*
@@ -120,12 +169,15 @@ static void on_server_done(adm_server_t *s, void *arg)
 static int start_failed(app_t *app, uv_loop_t *loop, const char *reason, int code)
 {
     fprintf(stderr, "admitd: %s\n", reason);
+    adm_reload_close(app->reload); /* its watches would keep the loop running */
+    app->reload = NULL;
     if (app->server != NULL) {
         uv_run(loop, UV_RUN_DEFAULT);
         adm_server_destroy(app->server);
     }
-    adm_chain_destroy(app->chain);
-    adm_webhooks_destroy(app->webhooks);
+    adm_metrics_client_gauge(NULL, NULL);
+    adm_live_config_destroy(app->config);
+    adm_trace_ring_destroy(app->traces);
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
     adm_tls_global_cleanup();
@@ -144,7 +196,7 @@ int main(int argc, char **argv)
     /*
      * A SIGHUP (a reload attempt) can come while the configuration loads or a key is generated,
      * before the loop's handler exists; its default action would kill admitd. Ignore it until
-     * uv_signal_start installs the handler that logs it.
+     * uv_signal_start installs the handler that reloads.
      */
     signal(SIGHUP, SIG_IGN);
     adm_options_defaults(&opts);
@@ -173,19 +225,24 @@ int main(int argc, char **argv)
         return 1;
     }
     uv_loop_init(&loop);
-    rc = adm_webhooks_create(&loop, &opts, &app.webhooks, err, sizeof(err));
-    if (rc == 0) {
-        rc = adm_chain_create_with(&opts, app.webhooks, &app.chain, err, sizeof(err));
-    }
+    rc = adm_live_config_create(&loop, &opts, &app.config, err, sizeof(err));
     if (rc != 0) {
         return start_failed(&app, &loop, err[0] != '\0' ? err : adm_strerror(rc), rc == ADM_ENOMEM ? 1 : 2);
     }
-    adm_chain_use_loop(app.chain, &loop); /* the deadlines the endpoint computes are loop time */
+    adm_metrics_client_gauge(adm_live_config_connections, app.config);
     rc = adm_server_create(&loop, &opts, &app.server, err, sizeof(err));
     if (rc != 0) {
         return start_failed(&app, &loop, err, 2);
     }
-    rc = add_admission_routes(&app, &opts);
+    rc = start_reload(&app, &loop);
+    if (rc != 0) {
+        snprintf(err, sizeof(err), "cannot set up reloading: %s", adm_strerror(rc));
+        return start_failed(&app, &loop, err, 1);
+    }
+    rc = add_debug_routes(&app, &opts);
+    if (rc == 0) {
+        rc = add_admission_routes(&app, &opts);
+    }
     if (rc != 0) {
         snprintf(err, sizeof(err), "cannot serve the admission endpoints: %s", adm_strerror(rc));
     } else {
@@ -199,18 +256,18 @@ int main(int argc, char **argv)
     uv_signal_init(&loop, &app.sighup);
     app.sigterm.data = &app;
     app.sigint.data = &app;
+    app.sighup.data = &app;
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
     uv_signal_start(&app.sigint, on_signal, SIGINT);
     uv_signal_start(&app.sighup, on_sighup, SIGHUP);
-    adm_chain_log_summary(app.chain);
-    adm_webhooks_log_summary(app.webhooks);
+    adm_live_config_log_summary(app.config);
     adm_log_info("admitd %s ready", ADM_VERSION);
 
     uv_run(&loop, UV_RUN_DEFAULT);
 
     adm_server_destroy(app.server);
-    adm_webhooks_destroy(app.webhooks);
-    adm_chain_destroy(app.chain);
+    adm_live_config_destroy(app.config);
+    adm_trace_ring_destroy(app.traces);
     rc = uv_loop_close(&loop);
     if (rc != 0) {
         adm_log_warn("event loop closed with handles still open: %s", uv_strerror(rc));

@@ -28,7 +28,8 @@ recipe_version=5   # bump when the recipe changes so old prefixes are rebuilt
 # bookworm packages: build tools, the libraries bookworm has, and what tests and benchmarks run.
 apt_packages=(build-essential cmake ninja-build pkg-config clang llvm libclang-rt-14-dev clang-format
               libuv1-dev libyaml-dev libcmocka-dev valgrind wrk nginx-light curl ca-certificates openssl
-              xz-utils debian-archive-keyring util-linux)
+              xz-utils debian-archive-keyring util-linux
+              golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev)
 
 step=""
 die() { echo "deps.sh: $step failed: $*" >&2; exit 1; }

@@ -78,6 +78,7 @@ static int load_path(adm_arena_t *a, const char *file, size_t i, const char *rel
     }
     pc->config = ndocs == 1 ? docs[0] : NULL;
     pc->source = full;
+    pc->path_file = full;
     return 0;
 }
 

@@ -11,6 +11,8 @@
 #include "adm/admission/admission_config.h"
 #include "adm/admission/jsonpatch.h"
 #include "adm/admission/plugin.h"
+#include "adm/admission/trace.h"
+#include "adm/base/admission_metrics.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/cluster/cluster_state.h"
@@ -29,13 +31,20 @@ typedef struct stage_s {
 struct adm_chain_s {
     stage_t *stages; /* enabled plugins in execution order */
     const char **names;
+    int *metric_ids; /* per stage: its name in admitd_admission_controller_duration_seconds */
     size_t nstages;
     const char **left_out; /* default plugins admitd does not implement yet */
     size_t nleft_out;
     adm_clock_t clock; /* what plugins read through attrs->clock */
-    /* --cluster-state, loaded by the chain (the built-in namespaces without it); attrs->cluster */
+    /* what plugins read through attrs->cluster: --cluster-state loaded by the chain (the built-in
+       namespaces without it) when owns_cluster, else the sources' borrowed one */
     adm_cluster_state_t *cluster;
     adm_cluster_store_t *store; /* borrowed informer caches, or NULL */
+    bool owns_cluster;
+    unsigned refs;              /* the creator's and one per run under way (one loop: no atomics) */
+    adm_chain_sources_t source; /* what was borrowed, and whom to tell when the chain goes */
+    char **files;               /* the AdmissionConfiguration and its path: files */
+    size_t nfiles;
 };
 
 static uint64_t hrtime_ns(void *arg)
@@ -162,12 +171,14 @@ static adm_chain_t *chain_new(size_t count)
     c->stages = calloc(count, sizeof(*c->stages));
     c->names = calloc(count, sizeof(*c->names));
     c->left_out = calloc(count, sizeof(*c->left_out));
-    if (c->stages == NULL || c->names == NULL || c->left_out == NULL) {
+    c->metric_ids = calloc(count, sizeof(*c->metric_ids));
+    if (c->stages == NULL || c->names == NULL || c->left_out == NULL || c->metric_ids == NULL) {
         adm_chain_destroy(c);
         return NULL;
     }
     c->clock.now_ms = hrtime_ms;
     c->clock.now_ns = hrtime_ns;
+    c->refs = 1;
     return c;
 }
 
@@ -200,6 +211,45 @@ int adm_chain_create(const adm_options_t *opts, adm_chain_t **out, char *err, si
 int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webhooks, adm_chain_t **out,
                           char *err, size_t err_len)
 {
+    adm_chain_sources_t src = {.webhooks = webhooks};
+
+    return adm_chain_create_from(opts, &src, out, err, err_len);
+}
+
+/* Remembers path among the files the configuration came from. */
+static int add_file(adm_chain_t *c, const char *path)
+{
+    char **files = realloc(c->files, (c->nfiles + 1) * sizeof(*files));
+
+    if (files == NULL) {
+        return ADM_ENOMEM;
+    }
+    c->files = files;
+    c->files[c->nfiles] = strdup(path);
+    if (c->files[c->nfiles] == NULL) {
+        return ADM_ENOMEM;
+    }
+    c->nfiles++;
+    return 0;
+}
+
+/* The configuration's files: the AdmissionConfiguration and each entry's path: file. */
+static int add_files(adm_chain_t *c, const char *config_file, const adm_admission_config_t *config)
+{
+    int rc = add_file(c, config_file);
+
+    for (size_t i = 0; rc == 0 && i < config->nplugins; i++) {
+        if (config->plugins[i].path_file != NULL) {
+            rc = add_file(c, config->plugins[i].path_file);
+        }
+    }
+    return rc;
+}
+
+int adm_chain_create_from(const adm_options_t *opts, const adm_chain_sources_t *src, adm_chain_t **out,
+                          char *err, size_t err_len)
+{
+    struct adm_webhooks_s *webhooks = src->webhooks;
     check_ctx_t enable_ctx = {"--enable-admission-plugins", true, err, err_len};
     check_ctx_t disable_ctx = {"--disable-admission-plugins", false, err, err_len};
     adm_admission_config_t config = {0};
@@ -222,10 +272,15 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
     if (c == NULL) {
         return ADM_ENOMEM;
     }
-    rc = adm_cluster_state_load(opts->cluster_states, opts->ncluster_states, &c->cluster, err, err_len);
-    if (rc != 0) {
-        adm_chain_destroy(c);
-        return rc;
+    if (src->cluster != NULL) {
+        c->cluster = src->cluster;
+    } else {
+        rc = adm_cluster_state_load(opts->cluster_states, opts->ncluster_states, &c->cluster, err, err_len);
+        if (rc != 0) {
+            adm_chain_destroy(c);
+            return rc;
+        }
+        c->owns_cluster = true;
     }
     if (opts->admission_config_file != NULL) {
         config_arena = adm_arena_create(65536);
@@ -234,6 +289,9 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
             return ADM_ENOMEM;
         }
         rc = adm_admission_config_load(config_arena, opts->admission_config_file, &config, err, err_len);
+        if (rc == 0) {
+            rc = add_files(c, opts->admission_config_file, &config);
+        }
         if (rc != 0) {
             adm_arena_destroy(config_arena);
             adm_chain_destroy(c);
@@ -281,16 +339,24 @@ int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webh
             }
         }
         c->names[c->nstages] = all[i].name;
+        c->metric_ids[c->nstages] = adm_metrics_name(all[i].name);
         c->nstages++;
     }
     adm_arena_destroy(config_arena);
+    /* the release hook is told only about a chain that was made: a failed one borrowed nothing */
+    c->source = *src;
     *out = c;
     return 0;
 }
 
+void adm_chain_ref(adm_chain_t *c)
+{
+    c->refs++;
+}
+
 void adm_chain_destroy(adm_chain_t *c)
 {
-    if (c == NULL) {
+    if (c == NULL || --c->refs > 0) {
         return;
     }
     for (size_t i = 0; c->stages != NULL && i < c->nstages; i++) {
@@ -301,8 +367,30 @@ void adm_chain_destroy(adm_chain_t *c)
     free(c->stages);
     free(c->names);
     free(c->left_out);
-    adm_cluster_state_free(c->cluster);
+    if (c->owns_cluster) {
+        adm_cluster_state_free(c->cluster);
+    }
+    for (size_t i = 0; i < c->nfiles; i++) {
+        free(c->files[i]);
+    }
+    free(c->files);
+    if (c->source.release != NULL) {
+        c->source.release(c->source.release_arg);
+    }
+    free(c->metric_ids);
     free(c);
+}
+
+void adm_chain_files(const adm_chain_t *c, void (*fn)(void *arg, const char *path), void *arg)
+{
+    for (size_t i = 0; i < c->nfiles; i++) {
+        fn(arg, c->files[i]);
+    }
+}
+
+const adm_cluster_state_t *adm_chain_cluster(const adm_chain_t *c)
+{
+    return c->cluster;
 }
 
 const char *const *adm_chain_plugins(const adm_chain_t *c, size_t *count)
@@ -374,17 +462,36 @@ struct adm_chain_run_s {
     int async_rc;
     adm_status_t async_st;
     bool finished;
-    int final_rc;  /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
-    void *slots[]; /* one per stage, for the whole request (adm_plugin_slot) */
+    uint64_t phase_started_ns; /* for admitd_admission_step_duration_seconds */
+    uint64_t hook_started_ns;  /* for admitd_admission_controller_duration_seconds */
+    int final_rc;              /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
+    void *slots[];             /* one per stage, for the whole request (adm_plugin_slot) */
 };
+
+static uint64_t now_ns(const adm_chain_run_t *run)
+{
+    return run->c->clock.now_ns(run->c->clock.arg);
+}
+
+/* The phase under way is over: its time goes to the step histogram. */
+static void phase_done(adm_chain_run_t *run, bool rejected)
+{
+    uint64_t now = now_ns(run);
+
+    adm_metrics_step(run->mutating ? ADM_MX_ADMIT : ADM_MX_VALIDATE, (unsigned)run->attrs.req->operation,
+                     rejected, now - run->phase_started_ns);
+    run->phase_started_ns = now;
+}
 
 static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
 {
+    adm_chain_t *c = run->c; /* done may free the run's arena: its reference is dropped after */
     adm_review_response_t *resp = &run->resp;
     adm_attrs_t *attrs = &run->attrs;
     adm_status_t nomem;
 
     run->finished = true;
+    phase_done(run, rc != ADM_OK);
     resp->warnings = attrs->warnings;
     resp->nwarnings = attrs->nwarnings;
     resp->audit_annotations = attrs->annotations;
@@ -411,11 +518,43 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
         run->final_rc = ADM_ENOMEM;
     }
     run->done(run->arg, resp);
+    adm_chain_destroy(c);
+}
+
+/*
+ * The hook of stage i ended with rc: its time, and (for plugins that call no webhook, whose calls
+ * are steps of their own) a step of the trace.
+ */
+static void observe_hook(adm_chain_run_t *run, size_t i, int rc, const adm_status_t *st)
+{
+    const adm_plugin_t *p = run->c->stages[i].plugin;
+    uint64_t ns = now_ns(run) - run->hook_started_ns;
+    bool rejected = rc != ADM_OK;
+
+    adm_metrics_controller(run->c->metric_ids[i], run->mutating ? ADM_MX_ADMIT : ADM_MX_VALIDATE,
+                           (unsigned)run->attrs.req->operation, rejected, ns);
+    if (run->attrs.trace != NULL && p->admit_async == NULL && p->validate_async == NULL) {
+        adm_trace_step_t step = {
+            .name = p->name,
+            .outcome = rejected ? "denied" : "allowed",
+            .reason = rejected && st != NULL ? st->message : NULL,
+            .latency_ns = ns,
+            .code = rejected && st != NULL ? st->code : 0,
+            .validate = !run->mutating,
+            .round = run->mutating ? run->async.round : 0,
+        };
+
+        adm_trace_add(run->attrs.trace, &step);
+    }
+    if (rejected) {
+        adm_trace_decided_by(run->attrs.trace, p->name);
+    }
 }
 
 /* The outcome of one hook: go on, or finish. Returns true when the run goes on. */
 static bool after_hook(adm_chain_run_t *run, const adm_plugin_t *p, int rc, const adm_status_t *st)
 {
+    observe_hook(run, run->next - 1, rc, st);
     if (rc == ADM_OK) {
         return true;
     }
@@ -446,6 +585,7 @@ static void step(adm_chain_run_t *run)
                 continue;
             }
             if (run->mutating && (run->phases & ADM_PHASE_VALIDATING) != 0) {
+                phase_done(run, false);
                 run->mutating = false;
                 run->next = 0;
                 continue;
@@ -459,6 +599,7 @@ static void step(adm_chain_run_t *run)
             continue;
         }
         run->attrs.slot = &run->slots[run->next];
+        run->hook_started_ns = now_ns(run);
         if ((run->mutating ? p->admit_async : p->validate_async) != NULL) {
             int (*hook)(void *, adm_attrs_t *, adm_status_t *, adm_async_t *) =
                 run->mutating ? p->admit_async : p->validate_async;
@@ -523,12 +664,28 @@ static void unpin_run(void *arg)
 adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req,
                                  adm_arena_t *a, uint64_t deadline_ms, adm_chain_done_fn done, void *arg)
 {
+    return adm_chain_start_traced(c, phases, req, a, deadline_ms, NULL, done, arg);
+}
+
+adm_chain_run_t *adm_chain_start_traced(adm_chain_t *c, unsigned phases, const adm_review_request_t *req,
+                                        adm_arena_t *a, uint64_t deadline_ms, struct adm_trace_s *trace,
+                                        adm_chain_done_fn done, void *arg)
+{
     /* the slots come with the run: no allocation of their own */
     adm_chain_run_t *run = adm_arena_calloc(a, 1, sizeof(*run) + c->nstages * sizeof(run->slots[0]));
 
     if (run == NULL) {
         return NULL;
     }
+    if (c->store != NULL) {
+        /* the arena goes last, after the answer is written from it: the objects read stay valid */
+        if (adm_arena_on_free(a, unpin_run, run) != 0) {
+            return NULL;
+        }
+        adm_cluster_store_pin(c->store, &run->pin);
+        run->store = c->store;
+    }
+    adm_chain_ref(c); /* a reload may drop the creator's reference while this run goes on */
     run->c = c;
     run->phases = phases;
     run->done = done;
@@ -539,30 +696,25 @@ adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_revi
     adm_attrs_init(&run->attrs, req, a);
     run->attrs.clock = &c->clock;
     run->attrs.cluster = c->cluster;
-    if (c->store != NULL) {
-        /* the arena goes last, after the answer is written from it: the objects read stay valid */
-        if (adm_arena_on_free(a, unpin_run, run) != 0) {
-            return NULL;
-        }
-        adm_cluster_store_pin(c->store, &run->pin);
-        run->store = c->store;
-    }
+    run->attrs.trace = trace;
+    run->phase_started_ns = now_ns(run);
     step(run);
     return run;
 }
 
 void adm_chain_cancel(adm_chain_run_t *run)
 {
-    if (run != NULL && !run->finished && run->waiting && run->async.cancel != NULL) {
+    if (run == NULL || run->finished) {
+        return;
+    }
+    run->finished = true;
+    if (run->waiting && run->async.cancel != NULL) {
         void (*cancel)(void *) = run->async.cancel;
 
         run->async.cancel = NULL;
-        run->finished = true;
         cancel(run->async.cancel_arg);
     }
-    if (run != NULL) {
-        run->finished = true;
-    }
+    adm_chain_destroy(run->c);
 }
 
 typedef struct sync_result_s {

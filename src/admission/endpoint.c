@@ -9,6 +9,7 @@
 #include "adm/admission/endpoint.h"
 
 #include "adm/admission/review.h"
+#include "adm/admission/trace.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/util.h"
@@ -46,11 +47,31 @@ static const char *query_param(adm_arena_t *a, const char *query, const char *na
 
 /* An admission request while the chain runs; lives in the exchange's arena. */
 typedef struct admission_s {
+    const adm_admission_endpoint_t *ep;
     adm_exchange_t *x;
+    adm_trace_t *trace; /* NULL: not traced */
+    uint64_t started_ns;
     adm_review_request_t review;
     adm_chain_run_t *run;
     bool *answered_now; /* set while adm_chain_start runs: it may answer before it returns */
 } admission_t;
+
+/* The request's trace, logged at --v 2 and kept for /debug/requests. */
+static void keep_trace(admission_t *ad, const adm_review_response_t *answer)
+{
+    const char *json;
+    size_t len;
+
+    json =
+        adm_trace_render(ad->trace, &ad->review, ad->ep->label, answer, uv_hrtime() - ad->started_ns, &len);
+    if (json == NULL) {
+        return;
+    }
+    adm_log_v_json(2, "admission request", "trace", json, len);
+    if (ad->ep->traces != NULL) {
+        adm_trace_ring_push(ad->ep->traces, ad->review.uid, json, len);
+    }
+}
 
 static void on_chain_done(void *arg, adm_review_response_t *answer)
 {
@@ -62,6 +83,9 @@ static void on_chain_done(void *arg, adm_review_response_t *answer)
 
     if (ad->answered_now != NULL) {
         *ad->answered_now = true;
+    }
+    if (ad->trace != NULL) {
+        keep_trace(ad, answer);
     }
     if (adm_review_encode(a, ad->review.version, ad->review.uid, answer, &body, &body_len) != 0) {
         text_answer(&resp, 500, "out of memory\n");
@@ -121,11 +145,16 @@ static bool admission_start(const adm_admission_endpoint_t *ep, adm_exchange_t *
     }
     /* answer by the caller's deadline minus the margin; a deadline shorter than the margin keeps half */
     budget = timeout_ms > ep->deadline_margin_ms ? timeout_ms - ep->deadline_margin_ms : timeout_ms / 2;
+    ad->ep = ep;
     ad->x = x;
     ad->answered_now = &answered;
+    if (ep->traces != NULL || adm_log_enabled(2)) {
+        ad->trace = adm_trace_start(a); /* NULL when the arena is out: the request goes untraced */
+        ad->started_ns = uv_hrtime();
+    }
     adm_exchange_on_cancel(x, on_exchange_cancel, ad);
-    run = adm_chain_start(ep->chain, ep->phases, &ad->review, a, uv_now(adm_exchange_loop(x)) + budget,
-                          on_chain_done, ad);
+    run = adm_chain_start_traced(ep->live != NULL ? *ep->live : ep->chain, ep->phases, &ad->review, a,
+                                 uv_now(adm_exchange_loop(x)) + budget, ad->trace, on_chain_done, ad);
     if (answered) {
         return true; /* the exchange, its arena and ad with it, is over: touch none of them */
     }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,4 +93,35 @@ void adm_log_v(int v, const char *fmt, ...)
     va_start(ap, fmt);
     emit(ADM_LOG_INFO, v, fmt, ap);
     va_end(ap);
+}
+
+void adm_log_v_json(int v, const char *msg, const char *key, const char *json, size_t len)
+{
+    char head[LINE_MAX_BYTES];
+    char ts[40];
+    struct iovec iov[3];
+    size_t n;
+    ssize_t rc;
+
+    if (!adm_log_enabled(v)) {
+        return;
+    }
+    timestamp(ts, sizeof(ts));
+    if (log_format == ADM_LOG_JSON) {
+        n = (size_t)snprintf(head, sizeof(head), "{\"ts\":\"%s\",\"level\":\"info\",\"v\":%d,\"msg\":", ts,
+                             v);
+        n = (size_t)(adm_jsonw_put_string(head + n, msg, strnlen(msg, 256)) - head);
+        n += (size_t)snprintf(head + n, sizeof(head) - n, ",\"%.64s\":", key);
+    } else {
+        n = (size_t)snprintf(head, sizeof(head), "%s info %.256s %.64s=", ts, msg, key);
+    }
+    iov[0].iov_base = head;
+    iov[0].iov_len = n < sizeof(head) ? n : sizeof(head) - 1;
+    iov[1].iov_base = (void *)json;
+    iov[1].iov_len = len;
+    iov[2].iov_base = log_format == ADM_LOG_JSON ? "}\n" : "\n";
+    iov[2].iov_len = log_format == ADM_LOG_JSON ? 2 : 1;
+    /* one writev: the line is not interleaved with other writers' lines */
+    rc = writev(STDERR_FILENO, iov, 3);
+    (void)rc;
 }

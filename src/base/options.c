@@ -62,7 +62,7 @@ static const flag_t flags[] = {
     {"--health-listen", FLAG_ADDR, OPT(health_listen), OPT(has_health_listen), 0, 0, "HOST:PORT",
      "also serve /healthz /livez /readyz over plain HTTP here (default off)"},
     {"--metrics-listen", FLAG_ADDR, OPT(metrics_listen), OPT(has_metrics_listen), 0, 0, "HOST:PORT",
-     "also serve /metrics over plain HTTP here (default off)"},
+     "also serve /metrics and /debug/requests over plain HTTP here (default off)"},
     {"--idle-timeout", FLAG_DURATION, OPT(idle_timeout_ms), NONE, 0, 0, "DURATION",
      "close keep-alive connections idle this long (default 120s)"},
     {"--deadline-margin", FLAG_DURATION, OPT(deadline_margin_ms), NONE, 0, 0, "DURATION",
@@ -98,7 +98,8 @@ static const flag_t flags[] = {
      "print every admission plugin: type, on by default or not, implemented or not; then exit"},
     {"--log-format", FLAG_LOG_FORMAT, OPT(log_format), NONE, 0, 0, "text|json",
      "log line format (default text)"},
-    {"--v", FLAG_UINT, OPT(verbosity), NONE, 0, 10, "N", "log verbosity (default 0)"},
+    {"--v", FLAG_UINT, OPT(verbosity), NONE, 0, 10, "N",
+     "log verbosity; 2 logs each request's decision trace (default 0)"},
     {"--help", FLAG_HELP, 0, NONE, 0, 0, NULL, "print this help and exit"},
     {"--version", FLAG_VERSION, 0, NONE, 0, 0, NULL, "print the version and exit"},
 };
@@ -541,5 +542,8 @@ void adm_options_usage(const adm_options_t *o, FILE *out)
         }
     }
     fprintf(out, "\nSignals: SIGTERM/SIGINT drain (see --shutdown-delay, --shutdown-grace) and exit 0.\n"
-                 "SIGHUP is logged and changes nothing: reload is not supported yet.\n");
+                 "SIGHUP, or a change to a file named by a flag (certificate, key, client CA,\n"
+                 "webhook configurations, admission configuration and its path: files, cluster\n"
+                 "state), reloads them without dropping connections; a reload that fails\n"
+                 "validation keeps the running configuration.\n");
 }

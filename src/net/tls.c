@@ -270,6 +270,32 @@ fail:
     return ADM_ETLS;
 }
 
+/*
+ * A reload keeps the generated certificate (clients were given it as their trust anchor): the new
+ * context gets copies of the old one's certificate and key, through DER.
+ */
+static int copy_generated(adm_tls_ctx_t *ctx, const adm_tls_ctx_t *from, char *err, size_t err_len)
+{
+    unsigned char der[1024]; /* a P-256 key is ~121 bytes of DER */
+    int n, ret;
+
+    ret = mbedtls_x509_crt_parse_der(&ctx->own_cert, from->own_cert.raw.p, from->own_cert.raw.len);
+    /* mbedtls_pk_write_key_der writes at the end of the buffer */
+    n = ret == 0 ? mbedtls_pk_write_key_der((mbedtls_pk_context *)&from->own_key, der, sizeof(der)) : ret;
+    if (n > 0) {
+        ret = mbedtls_pk_parse_key(&ctx->own_key, der + sizeof(der) - n, (size_t)n, NULL, 0,
+                                   mbedtls_ctr_drbg_random, &ctx->drbg);
+    } else {
+        ret = n != 0 ? n : -1;
+    }
+    mbedtls_platform_zeroize(der, sizeof(der));
+    if (ret != 0) {
+        snprintf(err, err_len, "(generated certificate): cannot be kept across the reload");
+        return ADM_ETLS;
+    }
+    return 0;
+}
+
 int adm_tls_server_ctx_create(const adm_tls_server_opts_t *opts, adm_tls_ctx_t **out, char *err,
                               size_t err_len)
 {
@@ -292,6 +318,8 @@ int adm_tls_server_ctx_create(const adm_tls_server_opts_t *opts, adm_tls_ctx_t *
             goto fail;
         }
         ret = load_key(ctx, "--tls-private-key-file", opts->key_file, err, err_len);
+    } else if (opts->keep_generated != NULL) {
+        ret = copy_generated(ctx, opts->keep_generated, err, err_len);
     } else {
         ret = adm__selfsigned_generate(&ctx->own_key, &ctx->own_cert, &ctx->drbg, opts->self_signed_out, err,
                                        err_len);

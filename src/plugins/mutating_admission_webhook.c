@@ -16,6 +16,7 @@
 #include "adm/base/json.h"
 #include "adm/base/log.h"
 #include "adm/webhook/match.h"
+#include "adm/webhook/observe.h"
 #include "adm/webhook/webhooks.h"
 
 #include <string.h>
@@ -139,6 +140,8 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
     adm_hook_merge_extras(attrs, res);
     if (res->outcome == ADM_HOOK_DENIED || res->outcome == ADM_HOOK_ERROR) {
         adm_webhooks_stats(s->w, wh)->rejected++;
+        adm_hook_observe(attrs->trace, wh, attrs->req->operation, s->async->round, res,
+                         adm_hook_verdict(wh, res), NULL);
         note_mutation(s, wh, false);
         *st = res->status;
         return ADM_DECLINED;
@@ -149,6 +152,7 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
     note_mutation(s, wh, mutated);
     if (rc != ADM_OK) {
         adm_webhooks_stats(s->w, wh)->rejected++; /* a patch that could not be applied */
+        adm_hook_observe_status(attrs->trace, wh, attrs->req->operation, s->async->round, res, st);
         return rc;
     }
     if (mutated) {
@@ -159,6 +163,10 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
         s->ctx->invoked_ifneeded[wh->index] = true; /* after the change: a webhook never schedules itself */
     }
     if (failure != NULL) {
+        adm_hook_observe(attrs->trace, wh, attrs->req->operation, s->async->round, res,
+                         wh->failure_policy == ADM_FAILURE_FAIL ? ADM_VERDICT_FAILED_CLOSED
+                                                                : ADM_VERDICT_FAILED_OPEN,
+                         failure);
         if (wh->failure_policy == ADM_FAILURE_FAIL) {
             adm_webhooks_stats(s->w, wh)->rejected++;
             adm_log_v(1, "mutating webhook %s failed closed: %s", wh->name, failure);
@@ -174,6 +182,9 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
         if (adm_plugin_now_ms(attrs) >= s->async->deadline_ms) {
             return adm_hook_timeout_status(st);
         }
+    } else {
+        adm_hook_observe(attrs->trace, wh, attrs->req->operation, s->async->round, res,
+                         mutated ? ADM_VERDICT_PATCHED : ADM_VERDICT_ALLOWED, NULL);
     }
     return ADM_OK;
 }

@@ -12,6 +12,7 @@
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/webhook/match.h"
+#include "adm/webhook/observe.h"
 #include "adm/webhook/webhooks.h"
 
 #include <string.h>
@@ -99,6 +100,7 @@ static void on_result(fanout_t *f, size_t i, adm_hook_result_t *res)
         return;
     }
     adm_hook_stats_count(adm_webhooks_stats(f->w, wh), wh, res);
+    adm_hook_observe(f->attrs->trace, wh, f->attrs->req->operation, 0, res, adm_hook_verdict(wh, res), NULL);
     if (res->outcome == ADM_HOOK_FAILED && wh->failure_policy == ADM_FAILURE_IGNORE) {
         adm_log_v(1, "validating webhook %s failed open: %s", wh->name, res->reason);
     } else if (res->outcome == ADM_HOOK_FAILED) {

@@ -12,9 +12,11 @@
  */
 #include "adm/server/server.h"
 
+#include "adm/base/admission_metrics.h"
 #include "adm/base/buf.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
+#include "adm/base/reload.h"
 #include "adm/base/util.h"
 #include "adm/net/tls.h"
 #include "adm/server/metrics.h"
@@ -78,6 +80,73 @@ int adm_server_create(uv_loop_t *loop, const adm_options_t *opts, adm_server_t *
     return 0;
 }
 
+static int tls_prepare(void *arg, void **pending, char *err, size_t err_len)
+{
+    adm_server_t *s = arg;
+    adm_tls_server_opts_t tls_opts = {
+        .cert_file = s->opts->tls_cert_file,
+        .key_file = s->opts->tls_key_file,
+        .client_ca_file = s->opts->client_ca_file,
+        .keep_generated = s->opts->tls_cert_file == NULL ? s->tls : NULL,
+    };
+
+    return adm_tls_server_ctx_create(&tls_opts, (adm_tls_ctx_t **)pending, err, err_len);
+}
+
+/* New handshakes take the new context; every open session holds a reference to its own. */
+static void tls_commit(void *arg, void *pending)
+{
+    adm_server_t *s = arg;
+    adm_tls_ctx_t *old = s->tls;
+
+    s->tls = pending;
+    for (int i = 0; i < s->nlisteners; i++) {
+        if (s->listeners[i].tls != NULL) {
+            s->listeners[i].tls = s->tls;
+        }
+    }
+    adm_tls_ctx_unref(old);
+}
+
+static void tls_discard(void *arg, void *pending)
+{
+    adm_tls_ctx_unref(pending);
+}
+
+static void tls_watch(void *arg, adm_reload_t *r)
+{
+    const adm_options_t *o = ((adm_server_t *)arg)->opts;
+    const char *files[] = {o->tls_cert_file, o->tls_key_file, o->client_ca_file};
+
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        if (files[i] != NULL) {
+            adm_reload_watch(r, files[i]);
+        }
+    }
+}
+
+int adm_server_add_reload(adm_server_t *s, adm_reload_t *r)
+{
+    adm_reload_part_t part = {
+        .name = "TLS",
+        .prepare = tls_prepare,
+        .commit = tls_commit,
+        .discard = tls_discard,
+        .watch = tls_watch,
+        .arg = s,
+    };
+
+    if (s->tls == NULL) {
+        return 0;
+    }
+    return adm_reload_add_part(r, &part);
+}
+
+adm_metrics_t *adm_server_metrics(adm_server_t *s)
+{
+    return &s->metrics;
+}
+
 void adm_server_destroy(adm_server_t *s)
 {
     if (s == NULL) {
@@ -133,7 +202,8 @@ static void serve_metrics(adm_exchange_t *x, void *arg)
     adm_http_response_t resp = {0};
 
     s->scratch.len = 0;
-    if (adm_metrics_render(&s->metrics, &s->scratch) != 0) {
+    /* the admission families follow the server's own: admitd_connections' client side is there */
+    if (adm_metrics_render(&s->metrics, &s->scratch) != 0 || adm_metrics_render_admission(&s->scratch) != 0) {
         text_answer(&resp, 500, "out of memory\n");
     } else {
         resp.status = 200;

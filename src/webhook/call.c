@@ -12,6 +12,7 @@
 #include "adm/base/json.h"
 #include "adm/base/log.h"
 #include "adm/base/util.h"
+#include "adm/webhook/observe.h"
 #include "webhooks_internal.h"
 
 #include <ctype.h>
@@ -34,6 +35,7 @@ struct adm_hook_call_s {
     const char *url; /* for messages: base, path and ?timeout= */
     char uid[37];
     adm_review_version_t version;
+    adm_operation_t operation; /* for the metrics of a late answer */
     uint64_t started_ns;
 };
 
@@ -101,6 +103,7 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
         return NULL;
     }
     call->version = wh->review_version;
+    call->operation = req->operation;
     text = call->version == ADM_REVIEW_V1 ? &body->v1 : &body->v1beta1;
     len = call->version == ADM_REVIEW_V1 ? &body->v1_len : &body->v1beta1_len;
     uid_off = call->version == ADM_REVIEW_V1 ? &body->v1_uid_off : &body->v1beta1_uid_off;
@@ -170,6 +173,7 @@ void adm_hook_call_abandon(adm_hook_call_t *call)
     late->version = call->version;
     memcpy(late->uid, call->uid, sizeof(late->uid));
     late->started_ns = call->started_ns;
+    late->operation = call->operation;
     memcpy(late->url, call->url != NULL ? call->url : "", url_len + 1);
     late->next = call->w->late;
     if (late->next != NULL) {
@@ -550,6 +554,7 @@ static void on_late_answer(const adm_call_result_t *res, void *arg)
     stats->outcomes[r.outcome]++;
     adm_hist_record(&stats->latency, r.latency_ns);
     adm_hook_stats_count(stats, late->wh, &r);
+    adm_hook_observe(NULL, late->wh, late->operation, 0, &r, adm_hook_verdict(late->wh, &r), NULL);
     adm_log_v(1, "%s webhook %s answered after the request was decided: %s%s%s",
               late->wh->type == ADM_WEBHOOK_MUTATING ? "mutating" : "validating", late->wh->name,
               outcome_names[r.outcome], r.outcome == ADM_HOOK_ALLOWED ? "" : ": ",
@@ -558,6 +563,9 @@ static void on_late_answer(const adm_call_result_t *res, void *arg)
                                              : r.status.message);
     adm_arena_destroy(a);
     free(late);
+    if (w->retired && w->late == NULL) {
+        adm__webhooks_late_drained(w); /* the last call of a configuration a reload replaced */
+    }
 }
 
 void adm_hook_stats_count(adm_hook_stats_t *stats, const adm_webhook_t *wh, const adm_hook_result_t *r)

@@ -255,6 +255,69 @@ void adm_webhooks_destroy(adm_webhooks_t *w)
     free(w);
 }
 
+static void unlink_retiring(adm_webhooks_t *w)
+{
+    if (w->retiring_prev != NULL) {
+        w->retiring_prev->retiring_next = w->retiring_next;
+    } else {
+        *w->retiring = w->retiring_next;
+    }
+    if (w->retiring_next != NULL) {
+        w->retiring_next->retiring_prev = w->retiring_prev;
+    }
+}
+
+static void on_retire_timer_closed(uv_handle_t *h)
+{
+    adm_webhooks_destroy(h->data);
+}
+
+/*
+ * Never from inside a call's callback: the upstream and plugin code that called back may still
+ * touch w when it returns. The timer fires on the next turn of the loop.
+ */
+static void on_retire_timer(uv_timer_t *t)
+{
+    adm_webhooks_t *w = t->data;
+
+    if (w->late != NULL) {
+        return; /* adm__webhooks_late_drained starts the timer again */
+    }
+    unlink_retiring(w);
+    w->retiring = NULL;
+    uv_close((uv_handle_t *)t, on_retire_timer_closed);
+}
+
+void adm__webhooks_late_drained(adm_webhooks_t *w)
+{
+    uv_timer_start(&w->retire_timer, on_retire_timer, 0, 0);
+}
+
+void adm_webhooks_retire(adm_webhooks_t *w, adm_webhooks_t **retiring)
+{
+    w->retired = true;
+    w->retiring = retiring;
+    w->retiring_next = *retiring;
+    if (*retiring != NULL) {
+        (*retiring)->retiring_prev = w;
+    }
+    *retiring = w;
+    uv_timer_init(w->loop, &w->retire_timer);
+    w->retire_timer.data = w;
+    uv_timer_start(&w->retire_timer, on_retire_timer, 0, 0);
+}
+
+void adm_webhooks_destroy_retiring(adm_webhooks_t **retiring)
+{
+    while (*retiring != NULL) {
+        adm_webhooks_t *w = *retiring;
+
+        unlink_retiring(w);
+        w->retiring = NULL;
+        uv_close((uv_handle_t *)&w->retire_timer, on_retire_timer_closed);
+    }
+}
+
 void adm_webhooks_log_summary(const adm_webhooks_t *w)
 {
     for (size_t i = 0; i < w->set->nwarnings; i++) {

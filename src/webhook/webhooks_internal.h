@@ -39,6 +39,7 @@ typedef struct adm_hook_late_s {
     adm_review_version_t version;
     char uid[37];
     uint64_t started_ns;
+    adm_operation_t operation;
     char url[]; /* for messages, as the call had it */
 } adm_hook_late_t;
 
@@ -52,8 +53,16 @@ struct adm_webhooks_s {
     adm_hook_trust_t *trust;
     size_t ntrust;
     adm_hook_late_t *late; /* abandoned calls still running */
-    adm_uuid_gen_t uids;   /* every call's fresh uid (call.c); zeroed by calloc, it is ready */
+    /* Replaced by a reload (adm_webhooks_retire): destroyed from retire_timer once late is empty. */
+    bool retired;
+    uv_timer_t retire_timer;
+    adm_webhooks_t **retiring; /* the list w is on while retired */
+    adm_webhooks_t *retiring_prev, *retiring_next;
+    adm_uuid_gen_t uids; /* every call's fresh uid (call.c); zeroed by calloc, it is ready */
 };
+
+/* webhooks.c: a retired w's last abandoned call ended (call.c). */
+void adm__webhooks_late_drained(adm_webhooks_t *w);
 
 /* call.c: the client's callback for a webhook call. */
 void adm__hook_on_answer(const adm_call_result_t *res, void *arg);

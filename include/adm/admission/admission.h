@@ -63,6 +63,7 @@ typedef struct adm_attrs_s {
     const adm_clock_t *clock;
     void **slot;                               /* the running plugin's own pointer for this request */
     const struct adm_cluster_state_s *cluster; /* the cluster state the request started with */
+    struct adm_trace_s *trace; /* the request's decision trace (adm/admission/trace.h), or NULL */
 } adm_attrs_t;
 
 /* A rejection, as metav1.Status; plugins fill it through the constructors below. */

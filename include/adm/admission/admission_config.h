@@ -14,9 +14,10 @@
 #include <yyjson.h>
 
 typedef struct adm_admission_plugin_config_s {
-    const char *name;   /* plugin name as written */
-    yyjson_val *config; /* inline configuration or the parsed path file; NULL when neither */
-    const char *source; /* "FILE: plugins[N].configuration" or the path file's name */
+    const char *name;      /* plugin name as written */
+    yyjson_val *config;    /* inline configuration or the parsed path file; NULL when neither */
+    const char *source;    /* "FILE: plugins[N].configuration" or the path file's name */
+    const char *path_file; /* the path: file read, or NULL (what a reload watches) */
 } adm_admission_plugin_config_t;
 
 typedef struct adm_admission_config_s {

@@ -12,6 +12,7 @@
 #include "adm/admission/review.h"
 #include "adm/base/arena.h"
 #include "adm/base/options.h"
+#include "adm/cluster/cluster_state.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,7 +37,36 @@ struct adm_webhooks_s;
 int adm_chain_create_with(const adm_options_t *opts, struct adm_webhooks_s *webhooks, adm_chain_t **out,
                           char *err, size_t err_len);
 
+/*
+ * Where a chain's inputs come from and who owns them. The chain owns its plugins' states and,
+ * unless cluster is given, the --cluster-state it loads; it only borrows the rest.
+ */
+typedef struct adm_chain_sources_s {
+    struct adm_webhooks_s *webhooks; /* borrowed (NULL: none): kept by the owner until release runs */
+    adm_cluster_state_t *cluster;    /* borrowed (an informer cache that outlives reloads), must outlive
+                                        the chain; NULL: the chain loads --cluster-state and owns it */
+    void (*release)(void *arg);      /* runs once when the chain is freed: what it borrowed for its
+                                        lifetime (webhooks) may go then; NULL: nothing to tell */
+    void *release_arg;
+} adm_chain_sources_t;
+
+/** As adm_chain_create, with the inputs of src (copied). */
+int adm_chain_create_from(const adm_options_t *opts, const adm_chain_sources_t *src, adm_chain_t **out,
+                          char *err, size_t err_len);
+
+/*
+ * A chain is reference counted so a reload can replace it while requests run: its creator holds
+ * one reference, and every run started (adm_chain_start) holds one until it finishes or is
+ * cancelled. adm_chain_destroy drops the creator's; the last reference frees the chain.
+ */
 void adm_chain_destroy(adm_chain_t *c);
+void adm_chain_ref(adm_chain_t *c);
+
+/**
+ * Calls fn for each file the chain's configuration was read from: --admission-control-config-file
+ * and the `path:` files it names (what a reload watches besides the flags' own files).
+ */
+void adm_chain_files(const adm_chain_t *c, void (*fn)(void *arg, const char *path), void *arg);
 
 /**
  * Makes every hook of c read time from clock (copied), from now on and in requests under way: how
@@ -63,6 +93,8 @@ void adm_chain_use_loop(adm_chain_t *c, struct uv_loop_s *loop);
  */
 struct adm_cluster_store_s;
 void adm_chain_use_cluster_store(adm_chain_t *c, struct adm_cluster_store_s *store);
+/** The cluster state the chain's plugins read (its own or the borrowed one). */
+const adm_cluster_state_t *adm_chain_cluster(const adm_chain_t *c);
 
 /** Logs two lines: the enabled plugins in order, and the default ones left out as not implemented. */
 void adm_chain_log_summary(const adm_chain_t *c);
@@ -90,6 +122,15 @@ typedef void (*adm_chain_done_fn)(void *arg, adm_review_response_t *resp);
 
 adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req,
                                  adm_arena_t *a, uint64_t deadline_ms, adm_chain_done_fn done, void *arg);
+
+/**
+ * As adm_chain_start, recording each step of the run in trace (adm/admission/trace.h; NULL: none):
+ * each built-in plugin's hook, and through attrs->trace each downstream webhook call.
+ */
+struct adm_trace_s;
+adm_chain_run_t *adm_chain_start_traced(adm_chain_t *c, unsigned phases, const adm_review_request_t *req,
+                                        adm_arena_t *a, uint64_t deadline_ms, struct adm_trace_s *trace,
+                                        adm_chain_done_fn done, void *arg);
 
 /** The caller is gone: outstanding webhook calls are dropped and done will not run. */
 void adm_chain_cancel(adm_chain_run_t *run);

@@ -13,6 +13,8 @@
 #ifndef ADM_LOG_H
 #define ADM_LOG_H
 
+#include <stddef.h>
+
 typedef enum adm_log_format_e { ADM_LOG_TEXT, ADM_LOG_JSON } adm_log_format_t;
 
 typedef enum adm_log_level_e {
@@ -32,6 +34,13 @@ void adm_log(adm_log_level_t level, const char *fmt, ...) __attribute__((format(
 
 /** Writes one info message at verbosity v, if enabled. */
 void adm_log_v(int v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/**
+ * Writes one info line at verbosity v, if enabled, carrying a JSON value (len bytes, valid JSON,
+ * not checked) under key: {"ts","level","v","msg",KEY:VALUE} in JSON format, `TS info MSG KEY=VALUE`
+ * in text.
+ */
+void adm_log_v_json(int v, const char *msg, const char *key, const char *json, size_t len);
 
 #define adm_log_error(...) adm_log(ADM_LOG_ERROR, __VA_ARGS__)
 #define adm_log_warn(...) adm_log(ADM_LOG_WARN, __VA_ARGS__)

@@ -24,6 +24,8 @@ typedef struct adm_tls_server_opts_s {
     const char *client_ca_file;  /* PEM CA bundle: request a client certificate (optional at TLS
                                     level, see adm_tls_session_peer_verified); NULL: no mTLS */
     const char *self_signed_out; /* when generating: also write the certificate here (PEM) */
+    const adm_tls_ctx_t *keep_generated; /* a reload without cert_file: serve this server context's
+                                            generated certificate and key again instead of a new one */
 } adm_tls_server_opts_t;
 
 typedef struct adm_tls_client_opts_s {

@@ -52,6 +52,20 @@ void adm_server_shutdown(adm_server_t *s);
  */
 int adm_server_add_route(adm_server_t *s, const adm_route_t *route);
 
+struct adm_reload_s;
+struct adm_metrics_s;
+
+/**
+ * Registers the server's TLS files (--tls-cert-file, --tls-private-key-file, --client-ca-file) with
+ * the reload coordinator: a reload builds a new server context from them (a generated certificate
+ * is kept), new handshakes use it and connections already open keep theirs. Nothing under
+ * --insecure-http. Returns 0 or a negative code.
+ */
+int adm_server_add_reload(adm_server_t *s, struct adm_reload_s *r);
+
+/** The server's metrics, for counters kept elsewhere (the reload outcomes). */
+struct adm_metrics_s *adm_server_metrics(adm_server_t *s);
+
 /** Frees the server after done has fired (or if it was never started). */
 void adm_server_destroy(adm_server_t *s);
 

@@ -32,6 +32,17 @@ int adm_webhooks_create(struct uv_loop_s *loop, const adm_options_t *opts, adm_w
 /** Closes the pools (calls in flight end) and frees; the loop must run afterwards for the sockets. */
 void adm_webhooks_destroy(adm_webhooks_t *w);
 
+/**
+ * A reload replaced w and no request uses it any more: on a later turn of the loop, once the calls
+ * still running in the background (abandoned, Decision D3) have finished and been counted, w is
+ * destroyed, closing its idle connections. Until then it is on the list *retiring (a list head
+ * the caller keeps, NULL when empty), which adm_webhooks_destroy_retiring empties at shutdown.
+ */
+void adm_webhooks_retire(adm_webhooks_t *w, adm_webhooks_t **retiring);
+
+/** Destroys every webhooks object still on the list *retiring now, cutting their calls. */
+void adm_webhooks_destroy_retiring(adm_webhooks_t **retiring);
+
 /** Logs what was loaded: hooks per type and the loader's warnings. */
 void adm_webhooks_log_summary(const adm_webhooks_t *w);
 

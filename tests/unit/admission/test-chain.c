@@ -665,6 +665,96 @@ static void test_slots(void **state)
     adm_chain_destroy(c);
 }
 
+static int releases;
+
+static void count_release(void *arg)
+{
+    (void)arg;
+    releases++;
+}
+
+/*
+ * A run holds a reference: a chain its creator dropped (a reload replaced it) lives until the
+ * requests that started on it finish or are cancelled, and then tells its owner once.
+ */
+static void test_runs_keep_their_chain(void **state)
+{
+    static const adm_plugin_t *const plugins[] = {&counting, &deferring};
+    static char *const names[] = {"a", "d"};
+    adm_review_response_t resp;
+
+    for (int cancel = 0; cancel < 2; cancel++) {
+        adm_chain_t *c = chain_of(plugins, names, 2);
+        adm_chain_run_t *run;
+        pt_request_t r = {
+            .operation = "CREATE", .resource = "pods", .kind = "Pod", .name = "p", .object = "{}"};
+        adm_review_request_t *req;
+        const char *body, *problem;
+
+        adm_arena_reset(arena);
+        req = adm_arena_calloc(arena, 1, sizeof(*req));
+        body = pt_review_json(arena, &r);
+        assert_int_equal(adm_review_decode(arena, body, strlen(body), req, &problem), 0);
+        c->source.release = count_release;
+        releases = 0;
+        memset(&resp, 0, sizeof(resp));
+        pending = NULL;
+        nseen = 0;
+        run = adm_chain_start(c, ADM_PHASE_MUTATING, req, arena, UINT64_MAX, on_done, &resp);
+        assert_non_null(run);
+        assert_non_null(pending);
+        adm_chain_destroy(c); /* the creator's reference */
+        assert_int_equal(releases, 0);
+        if (cancel) {
+            adm_chain_cancel(run);
+            adm_chain_cancel(run); /* twice is harmless */
+        } else {
+            adm_async_done(pending, ADM_OK, NULL);
+            assert_true(resp.allowed);
+        }
+        assert_int_equal(releases, 1);
+    }
+}
+
+static void collect_file(void *arg, const char *path)
+{
+    int *n = arg;
+
+    assert_true(strstr(path, "admission.yaml") != NULL || strstr(path, "erl.yaml") != NULL);
+    (*n)++;
+}
+
+/* A borrowed cluster state is read, not freed; the configuration's files are listed. */
+static void test_sources(void **state)
+{
+    adm_cluster_state_t *cs = pt_load_cluster("apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n");
+    adm_chain_sources_t src = {.cluster = cs, .release = count_release};
+    adm_options_t o;
+    adm_chain_t *c;
+    char err[512];
+    int nfiles = 0;
+
+    write_file("erl.yaml", "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\n"
+                           "limits:\n- type: Server\n  qps: 5\n  burst: 10\n");
+    adm_options_defaults(&o);
+    o.admission_config_file =
+        write_file("admission.yaml", "apiVersion: apiserver.config.k8s.io/v1\n"
+                                     "kind: AdmissionConfiguration\n"
+                                     "plugins:\n- name: EventRateLimit\n  path: erl.yaml\n");
+    releases = 0;
+    assert_int_equal(adm_chain_create_from(&o, &src, &c, err, sizeof(err)), 0);
+    assert_ptr_equal(adm_chain_cluster(c), cs);
+    adm_chain_files(c, collect_file, &nfiles);
+    assert_int_equal(nfiles, 2);
+    adm_chain_ref(c);
+    adm_chain_destroy(c);
+    assert_int_equal(releases, 0);
+    adm_chain_destroy(c);
+    assert_int_equal(releases, 1);
+    assert_int_equal(adm_cluster_state_count(cs), 1); /* still ours */
+    adm_cluster_state_free(cs);
+}
+
 /* Every hook reads the chain's clock: the default, a loop's, and one set by hand. */
 static void test_hook_clock(void **state)
 {
@@ -715,6 +805,8 @@ int main(void)
         cmocka_unit_test(test_clock),
         cmocka_unit_test(test_slots),
         cmocka_unit_test(test_hook_clock),
+        cmocka_unit_test(test_runs_keep_their_chain),
+        cmocka_unit_test(test_sources),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * admitd's running admission configuration and its reload: the downstream webhooks with their
+ * pools (--webhook-config), the chain with its plugins and their configurations
+ * (--admission-control-config-file and its path: files) and the cluster state from
+ * --cluster-state, built together as one generation. A reload builds the next generation whole
+ * and swaps it in; requests under way keep the chain they started with (each run holds a
+ * reference), and the old webhooks drain: once no request uses them, their calls still running in
+ * the background finish and their connections close.
+ */
+#ifndef ADM_LIVE_CONFIG_H
+#define ADM_LIVE_CONFIG_H
+
+#include "adm/admission/chain.h"
+#include "adm/base/options.h"
+#include "adm/base/reload.h"
+
+#include <stddef.h>
+#include <uv.h>
+
+typedef struct adm_live_config_s adm_live_config_t;
+
+/**
+ * Builds the first generation from opts (which must outlive it) on loop. Returns 0, or ADM_EINVAL /
+ * ADM_EIO / ADM_ENOMEM with one line in err naming the flag or file (and field).
+ */
+int adm_live_config_create(uv_loop_t *loop, const adm_options_t *opts, adm_live_config_t **out, char *err,
+                           size_t err_len);
+
+/** Where the running chain is: read it as each request starts (adm_admission_endpoint_t.live). */
+adm_chain_t *const *adm_live_config_chain(adm_live_config_t *lc);
+
+/**
+ * Open downstream connections of every generation (lc is an adm_live_config_t): the
+ * admitd_connections{side="client"} source, retired webhooks still draining included.
+ */
+size_t adm_live_config_connections(void *lc);
+
+/** Logs what the running generation holds (plugins, cluster state, webhooks). */
+void adm_live_config_log_summary(const adm_live_config_t *lc);
+
+/** Registers with the reload coordinator: the flags' files and the AdmissionConfiguration's. */
+int adm_live_config_add_reload(adm_live_config_t *lc, adm_reload_t *r);
+
+/**
+ * The server is done: drops the running generation and cuts the background calls of every
+ * generation (the loop must run afterwards for their sockets to close).
+ */
+void adm_live_config_shutdown(adm_live_config_t *lc);
+
+/** Frees lc (after adm_live_config_shutdown, or when start-up failed). */
+void adm_live_config_destroy(adm_live_config_t *lc);
+
+#endif

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The admission metrics of INTERFACE.md, beside the server's own (adm/server/metrics.h):
+ *   admitd_admission_step_duration_seconds{type,operation,rejected}               histogram
+ *   admitd_admission_controller_duration_seconds{name,type,operation,rejected}    histogram, plugins
+ *   admitd_webhook_admission_duration_seconds{name,type,operation,rejected}       histogram, webhooks
+ *   admitd_webhook_rejection_count{name,type,operation,error_type,rejection_code} counter
+ *   admitd_webhook_fail_open_count{name,type}                                     counter
+ *   admitd_connections{side="client"}                                             gauge
+ *   admitd_config_reloads_total{result}                                           counter
+ * type is "admit" (mutating) or "validate"; operation CREATE, UPDATE, DELETE or CONNECT; error_type
+ * kube-apiserver's calling_webhook_error, apiserver_internal_error or no_error.
+ *
+ * The registry is process-wide, as the log settings are (adm/base/log.h): the chain, the webhook
+ * calls and the reload path all record into it whatever object they belong to, so a reload that
+ * builds a new chain keeps counting in the same series, and admitd has one loop per process, so
+ * nothing here locks. Labels are bounded: a name is a plugin or webhook name from the
+ * configuration, interned once; past ADM_METRICS_NAMES distinct names, further ones are counted
+ * under name="other". Rejection codes are HTTP codes (100-599) or 0; others count as code 0.
+ *
+ * Histogram buckets start at 5 µs (a built-in plugin takes microseconds; kube-apiserver's start at
+ * 5 ms) and end at 10 s. Recording is an index lookup and a few increments; the first observation
+ * of a name allocates its series once.
+ */
+#ifndef ADM_ADMISSION_METRICS_H
+#define ADM_ADMISSION_METRICS_H
+
+#include "adm/base/buf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ADM_METRICS_NAMES 512
+#define ADM_METRICS_OPERATIONS 4 /* adm_operation_t: CREATE, UPDATE, DELETE, CONNECT */
+
+typedef enum adm_mx_type_e { ADM_MX_ADMIT, ADM_MX_VALIDATE } adm_mx_type_t;
+
+typedef enum adm_mx_error_e {
+    ADM_MX_CALLING_WEBHOOK_ERROR,
+    ADM_MX_APISERVER_INTERNAL_ERROR,
+    ADM_MX_NO_ERROR,
+} adm_mx_error_t;
+
+/**
+ * The id of a plugin or webhook name (interned; the text is copied), for the calls below. A name
+ * beyond the bound, or a NULL one, gets the id of "other". Never fails.
+ */
+int adm_metrics_name(const char *name);
+
+/** One phase of one request through the chain, from its first hook to its last. */
+void adm_metrics_step(adm_mx_type_t type, unsigned operation, bool rejected, uint64_t ns);
+
+/** One built-in plugin's hook (name id from adm_metrics_name). */
+void adm_metrics_controller(int name, adm_mx_type_t type, unsigned operation, bool rejected, uint64_t ns);
+
+/** One downstream webhook call, whatever its outcome. */
+void adm_metrics_webhook(int name, adm_mx_type_t type, unsigned operation, bool rejected, uint64_t ns);
+
+/** A webhook answer that rejected the request (a denial, a fail-closed failure, a refusal). */
+void adm_metrics_webhook_rejection(int name, adm_mx_type_t type, unsigned operation, adm_mx_error_t error,
+                                   int code);
+
+/** A call failure ignored under failurePolicy Ignore. */
+void adm_metrics_webhook_fail_open(int name, adm_mx_type_t type);
+
+/** A configuration reload attempt: result="success" when ok, else "failure". */
+void adm_metrics_config_reload(bool ok);
+
+/**
+ * Where admitd_connections{side="client"} is read at each scrape: fn(arg) is the number of open
+ * downstream connections. fn NULL: the gauge is 0. Set by whoever owns the client pools.
+ */
+void adm_metrics_client_gauge(size_t (*fn)(void *arg), void *arg);
+
+/**
+ * Appends these families in the text exposition format. Its first line is the client side of
+ * admitd_connections, so it goes right after the server's own rendering (adm_metrics_render), which
+ * ends with that family's declaration and its server side. Returns 0 or ADM_ENOMEM.
+ */
+int adm_metrics_render_admission(adm_buf_t *out);
+
+/** Forgets every series and name (tests; and nothing may record meanwhile). */
+void adm_metrics_reset(void);
+
+#endif
