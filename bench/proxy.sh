@@ -80,7 +80,8 @@ port=$((base + 10))
 for c in v1 v5 m3; do
     port_free "$port"
     taskset -c "$SERVER_CPU" "$ADMITD" --listen "127.0.0.1:$port" --tls-cert-file "$bench_tmp/cert.pem" \
-        --tls-private-key-file "$bench_tmp/key.pem" --webhook-config "$bench_tmp/$c.yaml" 2>"$bench_tmp/admitd-$c.log" &
+        --tls-private-key-file "$bench_tmp/key.pem" --webhook-config "$bench_tmp/$c.yaml" \
+        --cluster-state "$bench_root/tests/fixtures/cluster-state.yaml" 2>"$bench_tmp/admitd-$c.log" &
     bench_pids+=($!)
     wait_port "$port"
     path=validate; [ $c = m3 ] && path=mutate

@@ -239,7 +239,10 @@ int main(int argc, char **argv)
         snprintf(err, sizeof(err), "cannot set up reloading: %s", adm_strerror(rc));
         return start_failed(&app, &loop, err, 1);
     }
-    rc = add_debug_routes(&app, &opts);
+    rc = adm_server_add_metrics(app.server, adm_live_config_proxy_metrics, app.config);
+    if (rc == 0) {
+        rc = add_debug_routes(&app, &opts);
+    }
     if (rc == 0) {
         rc = add_admission_routes(&app, &opts);
     }

@@ -11,8 +11,9 @@
 # from Debian 13 (trixie) through a private apt configuration under third_party/cache/ that leaves the
 # system's apt setup untouched:
 #   llhttp 9.x   trixie binary libllhttp-dev, static archive unpacked (no C source is reachable)
-#   mbedTLS 3.6  trixie binary libmbedtls-dev, static archives unpacked (its AES-GCM already takes the
-#                AES-NI/PCLMUL path chosen at run time: measured equal to a -maes -mpclmul source build)
+#   mbedTLS 3.6  trixie source tarball, built with admitd's configuration (third_party/mbedtls/:
+#                only what admitd uses) and its AES-GCM and ChaCha20-Poly1305 on OpenSSL's libcrypto
+#                (bookworm libssl-dev) through the _ALT hooks: 4-10x mbedTLS's own code (bench/RESULTS.md)
 #   yyjson 0.10+ trixie source tarball, its single yyjson.c compiled here
 # Everything lands in third_party/prefix/{include,lib,lib/pkgconfig} with relocatable .pc files; what
 # was taken (versions and SHA-256) is written to third_party/deps.lock.
@@ -23,12 +24,14 @@ prefix="$here/prefix"
 cache="$here/cache"
 lock="$here/deps.lock"
 stamp="$prefix/.complete"
-recipe_version=5   # bump when the recipe changes so old prefixes are rebuilt
+recipe_version=6   # bump when the recipe changes so old prefixes are rebuilt
+# ... and a change to admitd's mbedTLS configuration or AEAD modules rebuilds it too.
+recipe_version="$recipe_version $(cat "$here"/mbedtls/* | sha256sum | cut -c1-16)"
 
 # bookworm packages: build tools, the libraries bookworm has, and what tests and benchmarks run.
 apt_packages=(build-essential cmake ninja-build pkg-config clang llvm libclang-rt-14-dev clang-format
-              libuv1-dev libyaml-dev libcmocka-dev valgrind wrk nginx-light curl ca-certificates openssl
-              xz-utils debian-archive-keyring util-linux
+              libuv1-dev libssl-dev libyaml-dev libcmocka-dev valgrind wrk nginx-light curl ca-certificates
+              openssl xz-utils debian-archive-keyring util-linux
               golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev)
 
 step=""
@@ -123,20 +126,31 @@ Cflags: -I\${prefix}/include
 Libs: -L\${prefix}/lib -lllhttp
 PC
 
-step="getting mbedTLS 3.6 (trixie libmbedtls-dev)"
-read -r uri file sha < <(uri_of bin libmbedtls-dev 'libmbedtls-dev_3\.6\.')
-deb=$(fetch "$uri" "$file" "$sha")
-v=$(version_of "$file"); v=${v%%-*}
-rm -rf "$cache/work/mbedtls"; dpkg-deb -x "$deb" "$cache/work/mbedtls"
-cp -r "$cache/work/mbedtls/usr/include/mbedtls" "$cache/work/mbedtls/usr/include/psa" "$prefix.new/include/"
-cp "$cache/work/mbedtls"/usr/lib/*/lib{mbedcrypto,mbedx509,mbedtls}.a "$prefix.new/lib/"
+step="building mbedTLS 3.6 (trixie source tarball, admitd's configuration)"
+read -r uri file sha < <(uri_of src mbedtls 'mbedtls_3\.6\.[0-9]+\.orig\.tar')
+tarball=$(fetch "$uri" "$file" "$sha")
+v=$(version_of "$file")
+src="$cache/work/mbedtls"
+rm -rf "$src"; mkdir -p "$src"
+tar xf "$tarball" -C "$src" --strip-components=1
+# Our configuration replaces the default one (so admitd compiles against the options the library was
+# built with), and the AES-GCM and ChaCha20-Poly1305 contexts come from OpenSSL (aead_openssl.c).
+cp "$here/mbedtls/mbedtls_config.h" "$here/mbedtls/gcm_alt.h" "$here/mbedtls/chachapoly_alt.h" "$src/include/mbedtls/"
+# Only the three libraries: no programs, no tests, no generated-file tooling (the tarball ships them).
+make -C "$src/library" -j"$(nproc)" CFLAGS="-O2 -fPIC" libmbedcrypto.a libmbedx509.a libmbedtls.a \
+    >"$cache/work/mbedtls-build.log" 2>&1 || { tail -20 "$cache/work/mbedtls-build.log" >&2; die "make (log above)"; }
+cc -O2 -fPIC -Wall -Wextra -Werror -I"$src/include" -I"$src/library" -c "$here/mbedtls/aead_openssl.c" \
+    -o "$src/library/aead_openssl.o" || die "compiling aead_openssl.c"
+ar rs "$src/library/libmbedcrypto.a" "$src/library/aead_openssl.o" 2>/dev/null
+cp -r "$src/include/mbedtls" "$src/include/psa" "$prefix.new/include/"
+cp "$src"/library/lib{mbedcrypto,mbedx509,mbedtls}.a "$prefix.new/lib/"
 echo "mbedtls $v $file sha256:$sha" >> "$lock.new"
-for pc in mbedcrypto:"" mbedx509:mbedcrypto mbedtls:mbedx509; do
+for pc in mbedcrypto:libcrypto mbedx509:mbedcrypto mbedtls:mbedx509; do
     name=${pc%%:*}; req=${pc#*:}
     cat > "$prefix.new/lib/pkgconfig/$name.pc" <<PC
 prefix=\${pcfiledir}/../..
 Name: $name
-Description: Mbed TLS $v ($name, static, from Debian trixie libmbedtls-dev)
+Description: Mbed TLS $v ($name, static, built by third_party/deps.sh with admitd's configuration)
 Version: $v
 Requires: $req
 Cflags: -I\${prefix}/include

@@ -30,7 +30,8 @@ bench_build() {
 bench_build_rev() {
     local rev=$1 tree="$bench_tmp/rev-src"
     git -C "$bench_root" worktree add --detach -f "$tree" "$rev" >/dev/null 2>&1
-    ln -s "$bench_root/third_party/prefix" "$tree/third_party/prefix"
+    # BENCH_REV_PREFIX: another dependency prefix for the old build (a before/after of a dependency change)
+    ln -s "${BENCH_REV_PREFIX:-$bench_root/third_party/prefix}" "$tree/third_party/prefix"
     cmake -S "$tree" -B "$bench_tmp/rev-build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DADM_BUILD_TESTS=OFF \
           >/dev/null
     cmake --build "$bench_tmp/rev-build" --target admitd >/dev/null
@@ -55,6 +56,17 @@ wait_port() {
     done
     echo "nothing listening on 127.0.0.1:$1" >&2
     return 1
+}
+
+# cpu_ticks PID: user+system clock ticks of PID and its children (nginx's worker), so a server's
+# work per request can be compared on a machine where other load steals its core.
+cpu_ticks() {
+    local total=0 p
+    for p in "$1" $(pgrep -P "$1" || true); do
+        [ -r "/proc/$p/stat" ] || continue
+        total=$((total + $(sed 's/^.*) //' "/proc/$p/stat" | awk '{print $12 + $13}')))
+    done
+    echo "$total"
 }
 
 # median of the numbers on stdin
@@ -94,7 +106,8 @@ start_admitd() {
     local tls=(--tls-cert-file "$bench_tmp/cert.pem" --tls-private-key-file "$bench_tmp/key.pem")
     [ "$mode" = plain ] && tls=(--insecure-http)
     port_free "$port"
-    taskset -c "$SERVER_CPU" "$ADMITD" --listen "127.0.0.1:$port" "${tls[@]}" --shutdown-delay 0s "$@" \
+    taskset -c "$SERVER_CPU" "$ADMITD" --listen "127.0.0.1:$port" "${tls[@]}" --shutdown-delay 0s \
+        --cluster-state "$bench_root/tests/fixtures/cluster-state.yaml" "$@" \
         2>"$bench_tmp/admitd-$port.log" &
     bench_pids+=($!)
     wait_port "$port"

@@ -20,6 +20,24 @@ static int fail(char *err, size_t err_len, const char *spec, const char *why)
     return -1;
 }
 
+/* raw:BYTES in place: \r, \n and \\ stand for CR, LF and a backslash (a flag cannot hold a CR). */
+static void unescape_raw(mock_behavior_t *b)
+{
+    char *t = (char *)b->text;
+    size_t r = 0, w = 0, n = strlen(t);
+
+    while (r < n) {
+        if (t[r] == '\\' && r + 1 < n && (t[r + 1] == 'r' || t[r + 1] == 'n' || t[r + 1] == '\\')) {
+            t[w++] = t[r + 1] == 'r' ? '\r' : t[r + 1] == 'n' ? '\n' : '\\';
+            r += 2;
+        } else {
+            t[w++] = t[r++];
+        }
+    }
+    t[w] = '\0';
+    b->text_len = w;
+}
+
 static int parse_simple(adm_arena_t *a, const char *spec, mock_behavior_t *out, char *err, size_t err_len)
 {
     const char *colon = strchr(spec, ':');
@@ -41,6 +59,7 @@ static int parse_simple(adm_arena_t *a, const char *spec, mock_behavior_t *out, 
         {"reset", MOCK_RESET, 0},
         {"warn", MOCK_WARN, 2},
         {"annotate", MOCK_ANNOTATE, 2},
+        {"raw", MOCK_RAW, 2},
     };
 
     memset(out, 0, sizeof(*out));
@@ -72,6 +91,8 @@ static int parse_simple(adm_arena_t *a, const char *spec, mock_behavior_t *out, 
                 return fail(err, err_len, spec, "the code must be an HTTP status from 200 to 599");
             }
             out->code = (int)code;
+        } else if (out->kind == MOCK_RAW) {
+            unescape_raw(out);
         } else if (out->kind == MOCK_ANNOTATE) {
             const char *eq = strchr(arg, '=');
 
@@ -86,7 +107,7 @@ static int parse_simple(adm_arena_t *a, const char *spec, mock_behavior_t *out, 
     return fail(
         err, err_len, spec,
         "unknown; use allow, deny[:MSG], patch:JSONPATCH, error:CODE, invalid-json, wrong-uid, hang, close, "
-        "reset, warn:TEXT, annotate:KEY=VALUE or mix:B=WEIGHT,...");
+        "reset, warn:TEXT, annotate:KEY=VALUE, raw:BYTES or mix:B=WEIGHT,...");
 }
 
 int mock_behavior_parse(adm_arena_t *a, const char *spec, mock_behavior_t *out, char *err, size_t err_len)

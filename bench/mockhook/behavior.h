@@ -2,7 +2,9 @@
 /*
  * What admitd-mockhook does with a request: the behaviours of INTERFACE.md (allow, deny[:MSG],
  * patch:JSONPATCH, error:CODE, invalid-json, wrong-uid, hang, close, reset, a weighted mix) plus
- * warn:TEXT and annotate:KEY=VALUE, which answer allowed with a warning or an audit annotation.
+ * warn:TEXT and annotate:KEY=VALUE, which answer allowed with a warning or an audit annotation, and
+ * raw:BYTES, which writes BYTES as they are (\r, \n and \\ escapes) and closes: a malformed answer,
+ * or a hand-made one such as a 429 with Retry-After.
  */
 #ifndef ADM_MOCKHOOK_BEHAVIOR_H
 #define ADM_MOCKHOOK_BEHAVIOR_H
@@ -25,6 +27,7 @@ typedef enum mock_kind_e {
     MOCK_RESET,
     MOCK_WARN,
     MOCK_ANNOTATE,
+    MOCK_RAW,
     MOCK_MIX,
 } mock_kind_t;
 
@@ -37,6 +40,7 @@ struct mock_behavior_s {
     const char *text;  /* deny message (NULL: none), patch JSON, warning, annotation key */
     const char *value; /* annotation value */
     int code;          /* error:CODE */
+    size_t text_len;   /* raw: the bytes at text */
     /* mix: choices with cumulative weights */
     mock_behavior_t *choices;
     unsigned *cumulative;

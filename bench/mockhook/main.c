@@ -70,6 +70,7 @@ static const char usage[] =
     "  --behavior B                  what to answer on paths without a route (default allow):\n"
     "                                allow, deny[:MSG], patch:JSONPATCH, error:CODE, invalid-json,\n"
     "                                wrong-uid, hang, close, reset, warn:TEXT, annotate:KEY=VALUE,\n"
+    "                                raw:BYTES (written as they are, \\r \\n \\\\ escapes, then close),\n"
     "                                or a weighted mix such as mix:allow=90,hang=5,reset=5\n"
     "  --delay D                     wait before answering: fixed (5ms) or uniform (1ms..20ms)\n"
     "  --route /PATH=B               behaviour B for this path (repeatable)\n"
@@ -172,6 +173,7 @@ static void play(pending_t *p)
     case MOCK_HANG: return; /* the client gives up; the cancel callback then frees p */
     case MOCK_CLOSE:
     case MOCK_RESET: adm_exchange_abort(x, p->behavior->kind == MOCK_RESET); return;
+    case MOCK_RAW: adm_exchange_reply_raw(x, p->behavior->text, p->behavior->text_len); return;
     default: adm_exchange_reply(x, &p->resp); return;
     }
 }
@@ -236,7 +238,7 @@ static void handle(adm_exchange_t *x, void *arg)
     p->behavior = mock_behavior_pick(&rt->behavior, next_random(m));
     memset(&p->resp, 0, sizeof(p->resp));
     if (p->behavior->kind != MOCK_HANG && p->behavior->kind != MOCK_CLOSE &&
-        p->behavior->kind != MOCK_RESET) {
+        p->behavior->kind != MOCK_RESET && p->behavior->kind != MOCK_RAW) {
         /* The body is only valid now: the answer is made at once, sent after the delay. */
         mock_behavior_answer(p->behavior, adm_exchange_arena(x), r->body, r->body_len, &p->resp);
     }

@@ -3,9 +3,11 @@
  * In-process cost of the admission chain, without sockets or TLS: for one AdmissionReview file,
  * the time per request of decode alone, decode + validating phase + encode (/validate), and
  * decode + both phases + encode (/admit), with the default plugin set or the plugins named on the
- * command line. Medians of several runs are printed; it pins nothing itself (use taskset).
+ * command line, over the built-in cluster state or a --cluster-state file (what LimitRanger and
+ * the other stateful plugins read), minus a disable list ("-" for none). Medians of several runs
+ * are printed; it pins nothing itself (use taskset).
  *
- *   chain-cost REVIEW.json [ENABLE_LIST] [ITERATIONS]
+ *   chain-cost REVIEW.json [ENABLE_LIST] [ITERATIONS] [CLUSTER_STATE] [DISABLE_LIST]
  */
 #include "adm/admission/chain.h"
 #include "adm/admission/review.h"
@@ -78,15 +80,23 @@ int main(int argc, char **argv)
 
     f = argc >= 2 ? fopen(argv[1], "rb") : NULL;
     if (f == NULL) {
-        fprintf(stderr, "usage: chain-cost REVIEW.json [ENABLE_LIST] [ITERATIONS]\n");
+        fprintf(stderr, "usage: chain-cost REVIEW.json [ENABLE_LIST] [ITERATIONS] [CLUSTER_STATE] "
+                        "[DISABLE_LIST]\n");
         return 2;
     }
     len = fread(body, 1, sizeof(body), f);
     fclose(f);
     adm_log_configure(ADM_LOG_TEXT, 0);
     adm_options_defaults(&opts);
-    if (argc > 2) {
+    if (argc > 2 && strcmp(argv[2], "-") != 0) {
         snprintf(opts.enable_plugins, sizeof(opts.enable_plugins), "%s", argv[2]);
+    }
+    if (argc > 4 && strcmp(argv[4], "-") != 0) {
+        opts.cluster_states[0] = argv[4];
+        opts.ncluster_states = 1;
+    }
+    if (argc > 5 && strcmp(argv[5], "-") != 0) {
+        snprintf(opts.disable_plugins, sizeof(opts.disable_plugins), "%s", argv[5]);
     }
     if (a == NULL || adm_chain_create(&opts, &chain, err, sizeof(err)) != 0) {
         fprintf(stderr, "chain-cost: %s\n", err);

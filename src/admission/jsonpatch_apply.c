@@ -8,12 +8,14 @@
  */
 #include "adm/admission/jsonpatch.h"
 
+#include "adm/admission/admission.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
 #include "jsonpatch_internal.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +27,11 @@ typedef struct patch_ctx_s {
     adm_arena_t *arena;
     char *token; /* decoded reference token (arena, grown as needed) */
     size_t token_cap;
-    const char *error; /* reason of the current failure */
-    adm__eq_list_t eq; /* the "test" operation's comparisons */
-    size_t placed;     /* deepest level a value was put at: path tokens + the value's depth */
+    const char *error;      /* reason of the current failure */
+    const char *kube_error; /* kube mode: json-patch v4's whole text for it, when set */
+    const char *why;        /* kube mode: strconv.Atoi's text for a token that is no index */
+    adm__eq_list_t eq;      /* the "test" operation's comparisons */
+    size_t placed;          /* deepest level a value was put at: path tokens + the value's depth */
 } patch_ctx_t;
 
 /* Decodes the reference token starting at p (after a '/') into ctx->token; returns its end. */
@@ -55,6 +59,10 @@ static const char *next_token(patch_ctx_t *ctx, const char *p, const char *end, 
             if (p + 1 < stop && (p[1] == '0' || p[1] == '1')) {
                 ctx->token[n++] = p[1] == '0' ? '~' : '/';
                 p++;
+                continue;
+            }
+            if (ctx->mode == ADM_JSONPATCH_KUBE) {
+                ctx->token[n++] = '~'; /* json-patch v4 replaces ~1 and ~0 and keeps any other ~ */
                 continue;
             }
             ctx->error = "invalid escape in JSON Pointer (only ~0 and ~1 exist)";
@@ -426,6 +434,376 @@ static int apply_one(patch_ctx_t *ctx, yyjson_val *op)
     return ADM_EINVAL;
 }
 
+/* ---- kube mode: json-patch v4's flow and error texts ---------------------------------------- */
+
+/*
+ * kube-apiserver applies a webhook's patch with evanphx/json-patch v4 and reports its error as it
+ * is (`Internal error occurred: <error>`), so kube mode follows that library's steps for each
+ * operation, and its words: pkg/errors wrapping ("what: cause"), the ErrMissing ("missing
+ * value"), ErrInvalidIndex ("invalid index referenced") and ErrTestFailed ("test failed") causes,
+ * strconv.Atoi's errors for array indices. Its findObject finds no container for a path without
+ * '/', for "" (so the whole document cannot be replaced), and for a path through a missing member,
+ * a bad or out-of-range index or a scalar; whatever precedes the first '/' is ignored. A missing
+ * "value" is JSON null (add, replace), as is the copy of a missing member. Where v4 would panic
+ * (a negative index to get, test of a missing member without "value"), admitd counts the index
+ * from the end and fails the test.
+ */
+#define KUBE_NO_CONTAINER 1
+
+static int kube_fail(patch_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int kube_fail(patch_ctx_t *ctx, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    ctx->kube_error = adm_arena_vprintf(ctx->arena, fmt, ap);
+    va_end(ap);
+    if (ctx->kube_error == NULL) {
+        ctx->error = "out of memory";
+        return ADM_ENOMEM;
+    }
+    return ADM_EINVAL;
+}
+
+static bool out_of_memory(const patch_ctx_t *ctx)
+{
+    return ctx->error != NULL && strcmp(ctx->error, "out of memory") == 0;
+}
+
+/* strconv.Atoi of the token; false with ctx->why set to Go's error. */
+static bool kube_atoi(patch_ctx_t *ctx, const char *tok, size_t len, long long *out)
+{
+    size_t i = len > 0 && (tok[0] == '+' || tok[0] == '-') ? 1 : 0;
+    bool digits = i < len;
+
+    if (parse_index(ctx, tok, len, out)) {
+        return true;
+    }
+    for (; i < len; i++) {
+        digits = digits && tok[i] >= '0' && tok[i] <= '9';
+    }
+    ctx->why = adm_arena_printf(ctx->arena, "strconv.Atoi: parsing %s: %s", adm_go_quote(ctx->arena, tok),
+                                digits ? "value out of range" : "invalid syntax");
+    if (ctx->why == NULL) {
+        ctx->why = "out of memory";
+    }
+    return false;
+}
+
+static const char *invalid_index(patch_ctx_t *ctx, long long idx)
+{
+    const char *t =
+        adm_arena_printf(ctx->arena, "Unable to access invalid index: %lld: invalid index referenced", idx);
+
+    return t != NULL ? t : "out of memory";
+}
+
+/* findObject: the container of path's last token (decoded into ctx->token, *len), or NULL. */
+static yyjson_mut_val *kube_find(patch_ctx_t *ctx, const char *path, size_t path_len, size_t *len)
+{
+    const char *slash = memchr(path, '/', path_len);
+    yyjson_mut_val *parent;
+
+    if (slash == NULL) {
+        return NULL;
+    }
+    if (resolve_parent(ctx, slash, path_len - (size_t)(slash - path), &parent, len) != 0) {
+        return NULL;
+    }
+    return yyjson_mut_is_obj(parent) || yyjson_mut_is_arr(parent) ? parent : NULL;
+}
+
+/* 0, KUBE_NO_CONTAINER, ADM_ENOMEM, or ADM_EINVAL with *why the container's own error. */
+static int kube_add(patch_ctx_t *ctx, const char *path, size_t path_len, yyjson_mut_val *v, const char **why)
+{
+    size_t len, size;
+    long long idx;
+    yyjson_mut_val *parent = kube_find(ctx, path, path_len, &len);
+
+    if (parent == NULL) {
+        return out_of_memory(ctx) ? ADM_ENOMEM : KUBE_NO_CONTAINER;
+    }
+    if (!note_placement(ctx, path, path_len, v)) {
+        return ADM_ENOMEM;
+    }
+    if (yyjson_mut_is_obj(parent)) {
+        yyjson_mut_val *key = yyjson_mut_strncpy(ctx->doc, ctx->token, len);
+
+        return key != NULL && yyjson_mut_obj_put(parent, key, v) ? 0 : ADM_ENOMEM;
+    }
+    if (len == 1 && ctx->token[0] == '-') {
+        return yyjson_mut_arr_append(parent, v) ? 0 : ADM_ENOMEM;
+    }
+    if (!kube_atoi(ctx, ctx->token, len, &idx)) {
+        *why = adm_arena_printf(ctx->arena, "value was not a proper array index: '%s': %s", ctx->token,
+                                ctx->why);
+        return *why != NULL ? ADM_EINVAL : ADM_ENOMEM;
+    }
+    size = yyjson_mut_arr_size(parent) + 1;
+    if (idx >= (long long)size || idx < -(long long)size) {
+        *why = invalid_index(ctx, idx);
+        return ADM_EINVAL;
+    }
+    if (idx < 0) {
+        idx += (long long)size;
+    }
+    return yyjson_mut_arr_insert(parent, v, (size_t)idx) ? 0 : ADM_ENOMEM;
+}
+
+/*
+ * The container's get: *out the value (NULL for a missing member, which is no error), *key the
+ * decoded last token. 0, KUBE_NO_CONTAINER, ADM_ENOMEM, or ADM_EINVAL with *why.
+ */
+static int kube_get(patch_ctx_t *ctx, const char *path, size_t path_len, yyjson_mut_val **parent_out,
+                    yyjson_mut_val **out, const char **key, size_t *index, const char **why)
+{
+    size_t len, size;
+    long long idx;
+    yyjson_mut_val *parent = kube_find(ctx, path, path_len, &len);
+
+    *out = NULL;
+    if (parent == NULL) {
+        return out_of_memory(ctx) ? ADM_ENOMEM : KUBE_NO_CONTAINER;
+    }
+    *parent_out = parent;
+    *key = adm_arena_strndup(ctx->arena, ctx->token, len);
+    if (*key == NULL) {
+        return ADM_ENOMEM;
+    }
+    if (yyjson_mut_is_obj(parent)) {
+        *out = yyjson_mut_obj_getn(parent, *key, len);
+        return 0;
+    }
+    if (!kube_atoi(ctx, *key, len, &idx)) {
+        *why = ctx->why;
+        return ADM_EINVAL;
+    }
+    size = yyjson_mut_arr_size(parent);
+    if (idx >= (long long)size || idx < -(long long)size) {
+        *why = invalid_index(ctx, idx);
+        return ADM_EINVAL;
+    }
+    *index = (size_t)(idx < 0 ? idx + (long long)size : idx);
+    *out = yyjson_mut_arr_get(parent, *index);
+    return 0;
+}
+
+static int kube_remove(patch_ctx_t *ctx, const char *path, size_t path_len, yyjson_mut_val **removed,
+                       const char **key, const char **why)
+{
+    yyjson_mut_val *parent = NULL;
+    size_t index = 0;
+    int rc = kube_get(ctx, path, path_len, &parent, removed, key, &index, why);
+
+    if (rc != 0) {
+        return rc;
+    }
+    if (yyjson_mut_is_obj(parent)) {
+        *removed = yyjson_mut_obj_remove_keyn(parent, *key, strlen(*key));
+        if (*removed == NULL) {
+            *why = adm_arena_printf(ctx->arena, "Unable to remove nonexistent key: %s: missing value", *key);
+            return *why != NULL ? ADM_EINVAL : ADM_ENOMEM;
+        }
+        return 0;
+    }
+    *removed = yyjson_mut_arr_remove(parent, index);
+    return 0;
+}
+
+/* An operation's "path" or "from" as v4's accessors read it; NULL when absent or not a string. */
+static const char *kube_str(yyjson_val *op, const char *field, size_t *len)
+{
+    yyjson_val *v = yyjson_obj_get(op, field);
+
+    *len = yyjson_get_len(v);
+    return yyjson_get_str(v);
+}
+
+/* The accessor's own error: "operation missing path field: missing value" or the decoder's. */
+static const char *kube_str_error(patch_ctx_t *ctx, yyjson_val *op, const char *field)
+{
+    yyjson_val *v = yyjson_obj_get(op, field);
+    const char *t;
+
+    if (v == NULL || yyjson_is_null(v)) {
+        return strcmp(field, "path") == 0 ? "operation missing path field: missing value"
+                                          : "operation, missing from field: missing value";
+    }
+    t = adm_arena_printf(ctx->arena, "json: cannot unmarshal %s into Go value of type string",
+                         adm_json_go_type(v));
+    return t != NULL ? t : "out of memory";
+}
+
+static yyjson_mut_val *kube_value(patch_ctx_t *ctx, yyjson_val *value)
+{
+    return value != NULL ? yyjson_val_mut_copy(ctx->doc, value) : yyjson_mut_null(ctx->doc);
+}
+
+static int kube_op_add(patch_ctx_t *ctx, yyjson_val *op, const char *path, size_t path_len, bool replace)
+{
+    const char *why = NULL;
+    yyjson_mut_val *v = kube_value(ctx, yyjson_obj_get(op, "value"));
+    int rc;
+
+    if (v == NULL) {
+        return ADM_ENOMEM;
+    }
+    if (replace) {
+        yyjson_mut_val *parent = NULL, *old;
+        const char *key;
+        size_t index = 0;
+
+        rc = kube_get(ctx, path, path_len, &parent, &old, &key, &index, &why);
+        if (rc == KUBE_NO_CONTAINER) {
+            return kube_fail(ctx, "replace operation does not apply: doc is missing path: %s: missing value",
+                             path);
+        }
+        if (rc == ADM_EINVAL) {
+            return kube_fail(ctx, "replace operation does not apply: doc is missing key: %s: missing value",
+                             path);
+        }
+        if (rc != 0 || !note_placement(ctx, path, path_len, v)) {
+            return ADM_ENOMEM;
+        }
+        if (yyjson_mut_is_arr(parent)) {
+            yyjson_mut_arr_replace(parent, index, v);
+            return 0;
+        }
+        old = yyjson_mut_strcpy(ctx->doc, key);
+        return old != NULL && yyjson_mut_obj_put(parent, old, v) ? 0 : ADM_ENOMEM;
+    }
+    rc = kube_add(ctx, path, path_len, v, &why);
+    if (rc == KUBE_NO_CONTAINER) {
+        return kube_fail(ctx, "add operation does not apply: doc is missing path: \"%s\": missing value",
+                         path);
+    }
+    if (rc == ADM_EINVAL) {
+        return kube_fail(ctx, "error in add for path: '%s': %s", path, why);
+    }
+    return rc;
+}
+
+static int kube_op_move_copy(patch_ctx_t *ctx, yyjson_val *op, const char *name, bool copy)
+{
+    size_t from_len, path_len, index = 0;
+    const char *from = kube_str(op, "from", &from_len), *path, *key = NULL, *why = NULL;
+    yyjson_mut_val *parent = NULL, *v = NULL;
+    int rc;
+
+    if (from == NULL) {
+        return kube_fail(ctx, "%s operation failed to decode from: %s", name,
+                         kube_str_error(ctx, op, "from"));
+    }
+    rc = copy ? kube_get(ctx, from, from_len, &parent, &v, &key, &index, &why)
+              : kube_remove(ctx, from, from_len, &v, &key, &why);
+    if (rc == KUBE_NO_CONTAINER) {
+        return kube_fail(ctx, "%s operation does not apply: doc is missing from path: %s: missing value",
+                         name, from);
+    }
+    if (rc == ADM_EINVAL) {
+        return copy ? kube_fail(ctx, "error in copy for from: '%s': %s", from, why)
+                    : kube_fail(ctx, "error in move for path: '%s': %s", key, why);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    path = kube_str(op, "path", &path_len);
+    if (path == NULL) {
+        return copy ? kube_fail(ctx, "copy operation failed to decode path: missing value")
+                    : kube_fail(ctx, "move operation failed to decode path: %s",
+                                kube_str_error(ctx, op, "path"));
+    }
+    v = v == NULL ? yyjson_mut_null(ctx->doc) : copy ? adm_json_mut_copy(ctx->doc, v) : v;
+    if (v == NULL) {
+        return ADM_ENOMEM;
+    }
+    rc = kube_add(ctx, path, path_len, v, &why);
+    if (rc == KUBE_NO_CONTAINER) {
+        return kube_fail(ctx,
+                         "%s operation does not apply: doc is missing destination path: %s: missing value",
+                         name, path);
+    }
+    if (rc == ADM_EINVAL) {
+        return copy ? kube_fail(ctx, "error while adding value during copy: %s", why)
+                    : kube_fail(ctx, "error in move for path: '%s': %s", path, why);
+    }
+    return rc;
+}
+
+static int kube_op_test(patch_ctx_t *ctx, yyjson_val *op, const char *path, size_t path_len)
+{
+    yyjson_val *value = yyjson_obj_get(op, "value");
+    yyjson_mut_val *parent = NULL, *v = NULL;
+    const char *key, *why = NULL;
+    size_t index = 0;
+    int rc = kube_get(ctx, path, path_len, &parent, &v, &key, &index, &why);
+
+    if (rc == KUBE_NO_CONTAINER) {
+        return kube_fail(ctx, "test operation does not apply: is missing path: %s: missing value", path);
+    }
+    if (rc == ADM_EINVAL) {
+        return kube_fail(ctx, "error in test for path: '%s': %s", path, why);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    if (v == NULL && yyjson_is_null(value)) {
+        return 0; /* a missing member tests equal to null */
+    }
+    if (v != NULL && value != NULL && adm__json_equal(&ctx->eq, v, value)) {
+        return 0;
+    }
+    if (ctx->eq.failed) {
+        ctx->error = "out of memory";
+        return ADM_ENOMEM;
+    }
+    return kube_fail(ctx, "testing value %s failed: test failed", path);
+}
+
+static int apply_one_kube(patch_ctx_t *ctx, yyjson_val *op)
+{
+    const char *name = yyjson_get_str(yyjson_obj_get(op, "op"));
+    size_t path_len;
+    const char *path = kube_str(op, "path", &path_len);
+    yyjson_mut_val *removed;
+    const char *key, *why = NULL;
+    int rc;
+
+    if (name == NULL) {
+        return kube_fail(ctx, "Unexpected kind: unknown");
+    }
+    if (strcmp(name, "move") == 0 || strcmp(name, "copy") == 0) {
+        return kube_op_move_copy(ctx, op, name, name[0] == 'c');
+    }
+    if (strcmp(name, "add") != 0 && strcmp(name, "remove") != 0 && strcmp(name, "replace") != 0 &&
+        strcmp(name, "test") != 0) {
+        return kube_fail(ctx, "Unexpected kind: %s", name);
+    }
+    if (path == NULL) {
+        /* add and remove drop the accessor's error for their own; replace and test wrap it */
+        return strcmp(name, "add") == 0 || strcmp(name, "remove") == 0
+                   ? kube_fail(ctx, "%s operation failed to decode path: missing value", name)
+                   : kube_fail(ctx, "%s operation failed to decode path: %s", name,
+                               kube_str_error(ctx, op, "path"));
+    }
+    if (strcmp(name, "test") == 0) {
+        return kube_op_test(ctx, op, path, path_len);
+    }
+    if (strcmp(name, "remove") != 0) {
+        return kube_op_add(ctx, op, path, path_len, name[0] == 'r');
+    }
+    rc = kube_remove(ctx, path, path_len, &removed, &key, &why);
+    if (rc == KUBE_NO_CONTAINER) {
+        return kube_fail(ctx, "remove operation does not apply: doc is missing path: \"%s\": missing value",
+                         path);
+    }
+    if (rc == ADM_EINVAL) {
+        return kube_fail(ctx, "error in remove for path: '%s': %s", path, why);
+    }
+    return rc;
+}
+
 int adm_jsonpatch_apply(yyjson_mut_doc *doc, yyjson_val *patch, adm_jsonpatch_mode_t mode, adm_arena_t *a,
                         const char **error)
 {
@@ -441,8 +819,13 @@ int adm_jsonpatch_apply(yyjson_mut_doc *doc, yyjson_val *patch, adm_jsonpatch_mo
     }
     yyjson_arr_iter_init(patch, &it);
     for (op = yyjson_arr_iter_next(&it); op != NULL; op = yyjson_arr_iter_next(&it)) {
-        int rc = apply_one(&ctx, op);
+        int rc =
+            mode == ADM_JSONPATCH_KUBE && yyjson_is_obj(op) ? apply_one_kube(&ctx, op) : apply_one(&ctx, op);
 
+        if (rc != 0 && ctx.kube_error != NULL) {
+            *error = ctx.kube_error;
+            return rc;
+        }
         if (rc != 0) {
             char *msg = adm_arena_alloc(a, 512);
             const char *opname = yyjson_get_str(yyjson_obj_get(op, "op"));

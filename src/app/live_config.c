@@ -194,3 +194,10 @@ size_t adm_live_config_connections(void *arg)
     }
     return n;
 }
+
+int adm_live_config_proxy_metrics(void *arg, adm_buf_t *out)
+{
+    const adm_live_config_t *lc = arg;
+
+    return lc->current != NULL ? adm_webhooks_proxy_metrics(lc->current->webhooks, out) : 0;
+}

@@ -342,6 +342,7 @@ int adm_metrics_render_admission(adm_buf_t *out)
                            "admitd_config_reloads_total{result=\"success\"} %llu\n"
                            "admitd_config_reloads_total{result=\"failure\"} %llu\n",
                            (unsigned long long)reg.reloads[1], (unsigned long long)reg.reloads[0]);
+    err |= adm_metrics_render_psa(out);
     adm_buf_free(&labels);
     return err != 0 ? ADM_ENOMEM : 0;
 }
@@ -363,4 +364,5 @@ void adm_metrics_reset(void)
         }
     }
     memset(&reg, 0, sizeof(reg));
+    adm_metrics_reset_psa();
 }

@@ -90,7 +90,13 @@ static const flag_t flags[] = {
      "Kubernetes objects the plugins and namespace selectors read (default: namespaces default, kube-system, "
      "kube-public, kube-node-lease); repeatable"},
     {"--resolve", FLAG_RESOLVE, 0, NONE, 0, 0, "HOST:PORT:ADDR",
-     "connect to ADDR for downstream webhook HOST:PORT (TLS still verifies HOST); repeatable"},
+     "connect to ADDR for downstream webhook HOST:PORT (TLS still verifies HOST); repeatable, and ADDR may "
+     "be a comma list: with several addresses for one HOST:PORT each call goes to the one with the "
+     "fewest calls outstanding"},
+    {"--webhook-circuit-breaker", FLAG_STRING, OPT(webhook_circuit_breaker), NONE, 0, 0, "K/COOLDOWN",
+     "after K consecutive failed calls to a webhook, fail its calls at once for COOLDOWN, then let one "
+     "probe through (e.g. 5/10s; default off; a configuration's proxy.admitd.io/circuit-breaker "
+     "annotation overrides it)"},
     {"--allow-insecure-webhook-urls", FLAG_BOOL, OPT(allow_insecure_webhook_urls), NONE, 0, 0, NULL,
      "permit http:// downstream webhook URLs (benchmarks only)"},
     {NULL, FLAG_DECLARED, 0, NONE, 0, 0, NULL, NULL},
@@ -300,41 +306,54 @@ void adm_options_values(const adm_options_t *o, const adm_option_t *rows, adm_op
 }
 
 /* HOST:PORT:ADDR as curl takes it; ADDR an IPv4 or [IPv6] literal. */
+/* HOST:PORT:ADDR[,ADDR...]: one entry per address, as curl's --resolve takes a list. */
 static int parse_resolve(adm_options_t *o, const char *value, char *err, size_t err_len)
 {
     const char *c1 = strchr(value, ':');
     const char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
-    adm_resolve_t *r;
-    char port[8], hostport[80];
+    const char *addr;
+    char host[256], port[8];
     uint64_t p;
 
-    if (o->nresolve == ADM_MAX_RESOLVE) {
-        snprintf(err, err_len, "--resolve: at most %d", ADM_MAX_RESOLVE);
-        return ADM_EINVAL;
-    }
-    r = &o->resolve[o->nresolve];
-    if (c1 == NULL || c2 == NULL || c1 == value || (size_t)(c1 - value) >= sizeof(r->host) ||
+    if (c1 == NULL || c2 == NULL || c1 == value || (size_t)(c1 - value) >= sizeof(host) ||
         (size_t)(c2 - c1 - 1) >= sizeof(port)) {
         snprintf(err, err_len, "--resolve %s: want HOST:PORT:ADDR (e.g. hook.example.com:443:127.0.0.1)",
                  value);
         return ADM_EINVAL;
     }
-    memcpy(r->host, value, (size_t)(c1 - value));
-    r->host[c1 - value] = '\0';
+    memcpy(host, value, (size_t)(c1 - value));
+    host[c1 - value] = '\0';
     memcpy(port, c1 + 1, (size_t)(c2 - c1 - 1));
     port[c2 - c1 - 1] = '\0';
     if (adm_parse_uint(port, 65535, &p) != 0 || p == 0) {
         snprintf(err, err_len, "--resolve %s: bad port", value);
         return ADM_EINVAL;
     }
-    r->port = (uint16_t)p;
-    snprintf(hostport, sizeof(hostport), "%s:%s", c2 + 1, port);
-    if (strcmp(c2 + 1, "localhost") == 0 || adm_parse_hostport(hostport, &r->addr) != 0) {
-        snprintf(err, err_len, "--resolve %s: ADDR must be an IPv4 or [IPv6] address", value);
-        return ADM_EINVAL;
+    for (addr = c2 + 1;;) {
+        const char *comma = strchr(addr, ',');
+        size_t n = comma != NULL ? (size_t)(comma - addr) : strlen(addr);
+        char hostport[80];
+        adm_resolve_t *r;
+
+        if (o->nresolve == ADM_MAX_RESOLVE) {
+            snprintf(err, err_len, "--resolve: at most %d addresses in all", ADM_MAX_RESOLVE);
+            return ADM_EINVAL;
+        }
+        r = &o->resolve[o->nresolve];
+        snprintf(hostport, sizeof(hostport), "%.*s:%s", (int)(n < 64 ? n : 64), addr, port);
+        if (n == 0 || n >= 64 || (n == 9 && strncmp(addr, "localhost", 9) == 0) ||
+            adm_parse_hostport(hostport, &r->addr) != 0) {
+            snprintf(err, err_len, "--resolve %s: ADDR must be an IPv4 or [IPv6] address", value);
+            return ADM_EINVAL;
+        }
+        memcpy(r->host, host, sizeof(r->host));
+        r->port = (uint16_t)p;
+        o->nresolve++;
+        if (comma == NULL) {
+            return 0;
+        }
+        addr = comma + 1;
     }
-    o->nresolve++;
-    return 0;
 }
 
 static int set_value(adm_options_t *o, const flag_t *f, const char *value, char *err, size_t err_len)

@@ -6,6 +6,7 @@
 #include "adm/net/http_client.h"
 
 #include "adm/base/error.h"
+#include "adm/net/go_status_line.h"
 
 #include <string.h>
 #include <strings.h>
@@ -22,6 +23,7 @@ static int on_message_begin(llhttp_t *l)
     p->body.len = 0;
     p->too_big = false;
     p->content_type[0] = '\0';
+    p->retry_after[0] = '\0';
     p->field_len = 0;
     p->headers_done = false;
     p->streaming = false;
@@ -47,9 +49,14 @@ static int on_header_field_complete(llhttp_t *l)
 
     p->in_content_type =
         p->field_len == strlen("content-type") && strncasecmp(p->field, "content-type", p->field_len) == 0;
+    p->in_retry_after =
+        p->field_len == strlen("retry-after") && strncasecmp(p->field, "retry-after", p->field_len) == 0;
     p->field_len = 0;
     if (p->in_content_type) {
         p->content_type[0] = '\0';
+    }
+    if (p->in_retry_after) {
+        p->retry_after[0] = '\0';
     }
     return 0;
 }
@@ -57,17 +64,18 @@ static int on_header_field_complete(llhttp_t *l)
 static int on_header_value(llhttp_t *l, const char *at, size_t len)
 {
     adm_http_resp_parser_t *p = parser_of(l);
-    size_t have;
+    char *into = p->in_content_type ? p->content_type : p->in_retry_after ? p->retry_after : NULL;
+    size_t cap = p->in_content_type ? sizeof(p->content_type) : sizeof(p->retry_after), have;
 
-    if (!p->in_content_type) {
+    if (into == NULL) {
         return 0;
     }
-    have = strlen(p->content_type);
-    if (len > sizeof(p->content_type) - 1 - have) {
-        len = sizeof(p->content_type) - 1 - have;
+    have = strlen(into);
+    if (len > cap - 1 - have) {
+        len = cap - 1 - have;
     }
-    memcpy(p->content_type + have, at, len);
-    p->content_type[have + len] = '\0';
+    memcpy(into + have, at, len);
+    into[have + len] = '\0';
     return 0;
 }
 
@@ -165,6 +173,32 @@ static adm_http_resp_event_t fail(adm_http_resp_parser_t *p, llhttp_errno_t err)
     return ADM_HTTP_RESP_ERROR;
 }
 
+/* Keeps the bytes of the answer's first line, up to its line end, for Go's error texts. */
+static void capture_first_line(adm_http_resp_parser_t *p, const uint8_t *data, size_t len)
+{
+    const uint8_t *nl;
+    size_t take, room = sizeof(p->first_line) - 1 - p->first_line_len;
+
+    if (p->first_line_done) {
+        return;
+    }
+    nl = memchr(data, '\n', len);
+    take = nl != NULL ? (size_t)(nl - data) : len;
+    if (take > room) {
+        take = room;
+        p->first_line_done = true;
+    }
+    memcpy(p->first_line + p->first_line_len, data, take);
+    p->first_line_len += take;
+    if (nl != NULL) {
+        p->first_line_done = true;
+    }
+    if (p->first_line_done && p->first_line_len > 0 && p->first_line[p->first_line_len - 1] == '\r') {
+        p->first_line_len--; /* textproto's ReadLine drops the \r\n */
+    }
+    p->first_line[p->first_line_len] = '\0';
+}
+
 adm_http_resp_event_t adm_http_resp_parse(adm_http_resp_parser_t *p, const uint8_t *data, size_t len,
                                           size_t *used)
 {
@@ -177,12 +211,24 @@ adm_http_resp_event_t adm_http_resp_parse(adm_http_resp_parser_t *p, const uint8
     if (len == 0) {
         return ADM_HTTP_RESP_NEED_MORE;
     }
+    capture_first_line(p, data, len);
+    if (p->line_error) {
+        /* Go reads the whole first line before judging it: so does this, then fails. */
+        *used = len;
+        return p->first_line_done ? fail(p, (llhttp_errno_t)p->pending_errno) : ADM_HTTP_RESP_NEED_MORE;
+    }
     err = llhttp_execute(&p->llhttp, (const char *)data, len);
     if (err == HPE_PAUSED) {
         *used = (size_t)(llhttp_get_error_pos(&p->llhttp) - (const char *)data);
         return ADM_HTTP_RESP_DONE;
     }
     if (err != HPE_OK) {
+        if (!p->first_line_done && !p->too_big && err != HPE_USER) {
+            p->line_error = true;
+            p->pending_errno = (int)err;
+            *used = len;
+            return ADM_HTTP_RESP_NEED_MORE;
+        }
         return fail(p, err);
     }
     *used = len;
@@ -196,6 +242,10 @@ adm_http_resp_event_t adm_http_resp_eof(adm_http_resp_parser_t *p)
     if (p->done) {
         return ADM_HTTP_RESP_DONE;
     }
+    if (p->line_error) {
+        p->first_line_done = true; /* Go's ReadLine returns what came before the end */
+        return fail(p, (llhttp_errno_t)p->pending_errno);
+    }
     err = llhttp_finish(&p->llhttp);
     if (err == HPE_PAUSED || (err == HPE_OK && p->done)) {
         return ADM_HTTP_RESP_DONE;
@@ -207,6 +257,14 @@ adm_http_resp_event_t adm_http_resp_eof(adm_http_resp_parser_t *p)
     return fail(p, err);
 }
 
+bool adm_http_resp_go_error(const adm_http_resp_parser_t *p, char *out, size_t cap)
+{
+    if (p->too_big || p->first_line_len == 0) {
+        return false;
+    }
+    return adm_go_status_line_error(p->first_line, p->first_line_len, out, cap);
+}
+
 void adm_http_resp_next(adm_http_resp_parser_t *p)
 {
     p->done = false;
@@ -216,6 +274,10 @@ void adm_http_resp_next(adm_http_resp_parser_t *p)
     p->content_type[0] = '\0';
     p->headers_done = false;
     p->streaming = false;
+    p->retry_after[0] = '\0';
+    p->first_line_len = 0;
+    p->first_line[0] = '\0';
+    p->first_line_done = false;
     if (llhttp_get_errno(&p->llhttp) == HPE_PAUSED) {
         llhttp_resume(&p->llhttp);
     }

@@ -35,32 +35,35 @@ static const uint16_t groups[] = {
 };
 
 /*
- * AEAD suites only. ChaCha20-Poly1305 comes first: with mbedTLS on these machines it runs at 1.5x
- * the speed of AES-GCM (480 vs 322 MB/s with AES-NI, bench/RESULTS.md), and bulk encryption is the
- * largest per-request cost. TLS 1.2 follows this server order; for TLS 1.3 mbedTLS follows the
- * client's order, so a server session whose ClientHello offers ChaCha20 is set up on conf_chacha.
+ * AEAD suites only, the fastest on admitd's machines first: AES-128-GCM, then AES-256-GCM, then
+ * ChaCha20-Poly1305. Record encryption is OpenSSL's (third_party/mbedtls/aead_openssl.c), where
+ * AES-GCM with AES-NI/VAES beats ChaCha20-Poly1305 at every record size admitd sees, by the most on
+ * the small records of answers (bench/RESULTS.md, "record-layer AEAD"); Go clients (kube-apiserver)
+ * offer all three, AES-128-GCM first on such CPUs. TLS 1.2 follows this server order; for TLS 1.3
+ * mbedTLS follows the client's order, so a server session whose ClientHello offers
+ * TLS_AES_128_GCM_SHA256 is set up on conf_fastest, whose only TLS 1.3 suite is that one.
  */
 static const int ciphersuites[] = {
-    MBEDTLS_TLS1_3_CHACHA20_POLY1305_SHA256,
     MBEDTLS_TLS1_3_AES_128_GCM_SHA256,
     MBEDTLS_TLS1_3_AES_256_GCM_SHA384,
-    MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
-    MBEDTLS_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    MBEDTLS_TLS1_3_CHACHA20_POLY1305_SHA256,
     MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
     MBEDTLS_TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
     MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
     MBEDTLS_TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+    MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    MBEDTLS_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
     0,
 };
 
-static const int ciphersuites_chacha[] = {
-    MBEDTLS_TLS1_3_CHACHA20_POLY1305_SHA256,
-    MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
-    MBEDTLS_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+static const int ciphersuites_fastest[] = {
+    MBEDTLS_TLS1_3_AES_128_GCM_SHA256,
     MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
     MBEDTLS_TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
     MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
     MBEDTLS_TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+    MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    MBEDTLS_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
     0,
 };
 
@@ -231,7 +234,7 @@ static int ctx_new(bool server, adm_tls_ctx_t **out, char *msg, size_t msg_len)
     atomic_init(&ctx->refs, 1);
     ctx->server = server;
     mbedtls_ssl_config_init(&ctx->conf);
-    mbedtls_ssl_config_init(&ctx->conf_chacha);
+    mbedtls_ssl_config_init(&ctx->conf_fastest);
     mbedtls_entropy_init(&ctx->entropy);
     mbedtls_ctr_drbg_init(&ctx->drbg);
     mbedtls_x509_crt_init(&ctx->own_cert);
@@ -250,12 +253,12 @@ static int ctx_new(bool server, adm_tls_ctx_t **out, char *msg, size_t msg_len)
     }
     conf_common(ctx, &ctx->conf, ciphersuites);
     if (server) {
-        ret = mbedtls_ssl_config_defaults(&ctx->conf_chacha, endpoint, MBEDTLS_SSL_TRANSPORT_STREAM,
+        ret = mbedtls_ssl_config_defaults(&ctx->conf_fastest, endpoint, MBEDTLS_SSL_TRANSPORT_STREAM,
                                           MBEDTLS_SSL_PRESET_DEFAULT);
         if (ret != 0) {
             goto fail;
         }
-        conf_common(ctx, &ctx->conf_chacha, ciphersuites_chacha);
+        conf_common(ctx, &ctx->conf_fastest, ciphersuites_fastest);
     } else {
         /* Connections are not resumed, so a ticket would only be parsed and dropped. */
         mbedtls_ssl_conf_session_tickets(&ctx->conf, MBEDTLS_SSL_SESSION_TICKETS_DISABLED);
@@ -335,7 +338,7 @@ int adm_tls_server_ctx_create(const adm_tls_server_opts_t *opts, adm_tls_ctx_t *
         ctx->wants_client_cert = true;
     }
     for (int i = 0; i < 2; i++) {
-        mbedtls_ssl_config *conf = i == 0 ? &ctx->conf : &ctx->conf_chacha;
+        mbedtls_ssl_config *conf = i == 0 ? &ctx->conf : &ctx->conf_fastest;
 
         if (ctx->wants_client_cert) {
             /*
@@ -452,7 +455,7 @@ void adm_tls_ctx_unref(adm_tls_ctx_t *ctx)
         return;
     }
     mbedtls_ssl_config_free(&ctx->conf);
-    mbedtls_ssl_config_free(&ctx->conf_chacha);
+    mbedtls_ssl_config_free(&ctx->conf_fastest);
     mbedtls_x509_crt_free(&ctx->own_cert);
     mbedtls_pk_free(&ctx->own_key);
     mbedtls_x509_crt_free(&ctx->ca);

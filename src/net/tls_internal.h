@@ -25,7 +25,7 @@ struct adm_tls_ctx_s {
     bool wants_client_cert;
     bool verify_server; /* clients: the server's certificate and name are checked */
     mbedtls_ssl_config conf;
-    mbedtls_ssl_config conf_chacha; /* servers only: TLS 1.3 restricted to ChaCha20-Poly1305 */
+    mbedtls_ssl_config conf_fastest; /* servers only: TLS 1.3 restricted to TLS_AES_128_GCM_SHA256 */
     mbedtls_entropy_context entropy;
     mbedtls_ctr_drbg_context drbg; /* locked by mbedTLS itself (built with MBEDTLS_THREADING_C) */
     mbedtls_x509_crt own_cert;

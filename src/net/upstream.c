@@ -43,8 +43,8 @@ struct adm_call_s {
     adm_upstream_conn_t *conn; /* the connection carrying it, or NULL */
     adm_call_cb cb;
     void *arg;
-    adm_buf_t request; /* the whole HTTP request */
-    char detail[256];
+    adm_buf_t request;               /* the whole HTTP request */
+    char detail[720];                /* room for a quoted malformed first line (upstream_conn.c) */
     adm_call_error_t deferred_error; /* ended inside adm_upstream_post: reported from the timer */
     bool queued;
     bool retried; /* already sent again after a stale connection */
@@ -198,6 +198,7 @@ static void on_call_deferred(uv_timer_t *t)
     res.error = call->deferred_error;
     res.detail = call->detail;
     res.content_type = "";
+    res.retry_after = "";
     if (cb != NULL) {
         u->in_callback++;
         cb(&res, call->arg);
@@ -256,6 +257,7 @@ static void fail_call(adm_call_t *call, adm_call_error_t error, const char *fmt,
     res.error = error;
     res.detail = call->detail;
     res.content_type = "";
+    res.retry_after = "";
     finish_call(call, &res);
 }
 

@@ -252,6 +252,7 @@ static void conn_answer(adm_upstream_conn_t *c)
     res.error = ADM_CALL_OK;
     res.status = c->resp.status;
     res.content_type = c->resp.content_type;
+    res.retry_after = c->resp.retry_after;
     res.body = c->resp.body.data;
     res.body_len = c->resp.body.len;
     res.reused = c->reused;
@@ -272,11 +273,26 @@ static void conn_answer(adm_upstream_conn_t *c)
     set->events->may_dial(set);
 }
 
+/* Room for Go's words on a malformed first line: the line (at most 511 bytes) quoted. */
+#define ANSWER_DETAIL_MAX 700
+
+/* What Go's transport says of an answer whose first line it cannot read; false for other faults. */
+static bool malformed_detail(const adm_upstream_conn_t *c, char *out, size_t cap)
+{
+    static const char broken[] = "net/http: HTTP/1.x transport connection broken: ";
+
+    if (cap <= sizeof(broken)) {
+        return false;
+    }
+    memcpy(out, broken, sizeof(broken));
+    return adm_http_resp_go_error(&c->resp, out + sizeof(broken) - 1, cap - sizeof(broken) + 1);
+}
+
 static void parse_answer(adm_upstream_conn_t *c)
 {
     size_t used;
     adm_http_resp_event_t ev;
-    char detail[200];
+    char detail[ANSWER_DETAIL_MAX];
 
     if (c->plain.len == 0) {
         return;
@@ -292,6 +308,8 @@ static void parse_answer(adm_upstream_conn_t *c)
     adm_buf_consume(&c->plain, used);
     if (ev == ADM_HTTP_RESP_DONE) {
         conn_answer(c);
+    } else if (ev == ADM_HTTP_RESP_ERROR && malformed_detail(c, detail, sizeof(detail))) {
+        conn_fail(c, ADM_CALL_PROTOCOL, detail);
     } else if (ev == ADM_HTTP_RESP_ERROR) {
         snprintf(detail, sizeof(detail),
                  "net/http: HTTP/1.x transport connection broken: malformed HTTP response (%s)",
@@ -312,7 +330,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 static void on_eof(adm_upstream_conn_t *c, ssize_t nread)
 {
-    char detail[160];
+    char detail[ANSWER_DETAIL_MAX];
 
     if (c->state != CONN_READY) {
         snprintf(detail, sizeof(detail), "tls: handshake failed: %s",
@@ -328,6 +346,10 @@ static void on_eof(adm_upstream_conn_t *c, ssize_t nread)
     if (nread == UV_EOF && c->answer_started && adm_http_resp_eof(&c->resp) == ADM_HTTP_RESP_DONE) {
         c->resp.keep_alive = false;
         conn_answer(c);
+        return;
+    }
+    if (nread == UV_EOF && c->answer_started && malformed_detail(c, detail, sizeof(detail))) {
+        conn_fail(c, ADM_CALL_PROTOCOL, detail);
         return;
     }
     if (nread == UV_EOF) {

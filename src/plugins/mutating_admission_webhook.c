@@ -9,6 +9,10 @@
  * for a second round, and schedules every IfNeeded webhook called before it; in that round only
  * scheduled webhooks are called (never one for the first time), and if built-in plugins changed
  * the object after this plugin's first round, every IfNeeded webhook called so far is scheduled.
+ *
+ * A shadow webhook is called in its place on the object as patched so far, and its answer only
+ * recorded (shadow.mutation.webhook.admitd.io.round_R_index_I): its patch is never applied, its
+ * denial or failure never decides, and it schedules nothing.
  */
 #include "adm/admission/jsonpatch.h"
 #include "adm/admission/plugin.h"
@@ -137,6 +141,18 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
     bool mutated = false;
     int rc = ADM_OK;
 
+    if (wh->shadow) {
+        /* never decides and never patches: only its record (shadow.c) */
+        const char *key = adm_hook_annotation_key(attrs->arena, "shadow.mutation.webhook.admitd.io",
+                                                  s->async->round, wh->index);
+        const char *value = adm_hook_shadow_note(s->w, attrs->arena, wh, res);
+
+        if (key != NULL && value != NULL) {
+            adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations,
+                                    &attrs->annotations_cap, key, value);
+        }
+        return ADM_OK;
+    }
     adm_hook_merge_extras(attrs, res);
     if (res->outcome == ADM_HOOK_DENIED || res->outcome == ADM_HOOK_ERROR) {
         adm_webhooks_stats(s->w, wh)->rejected++;

@@ -6,7 +6,9 @@
  * comes first, so a selector error (an unknown namespace) aborts before any call (spec 1.4, 7).
  * Fail-open failures are recorded as audit annotations indexed among the matched webhooks. Calls
  * still running when the request is decided go on in the background; their answers are counted
- * and logged (webhook_call.c), not merged.
+ * and logged (webhook_call.c), not merged. A shadow webhook is called and waited for like the
+ * others, but its answer never decides: it only leaves its audit annotation
+ * (shadow.validating.webhook.admitd.io.round_0_index_I, I among the matched webhooks).
  */
 #include "adm/admission/plugin.h"
 #include "adm/base/error.h"
@@ -26,6 +28,7 @@ typedef struct fanout_s {
     adm_hook_call_t **calls;
     adm_hook_result_t *results;
     bool *answered;
+    const char **shadow_notes; /* per matched shadow webhook: its annotation value, once answered */
     size_t n, outstanding;
     bool decided;
     adm_hook_body_t body;
@@ -69,6 +72,17 @@ static void merge_answered(fanout_t *f)
         if (!f->answered[i]) {
             continue;
         }
+        if (f->hooks[i]->shadow) {
+            /* its answer decides nothing and adds nothing to the answer but this record */
+            const char *key =
+                adm_hook_annotation_key(attrs->arena, "shadow.validating.webhook.admitd.io", 0, i);
+
+            if (key != NULL && f->shadow_notes[i] != NULL) {
+                adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations,
+                                        &attrs->annotations_cap, key, f->shadow_notes[i]);
+            }
+            continue;
+        }
         adm_hook_merge_extras(attrs, r);
         if (r->outcome == ADM_HOOK_FAILED && f->hooks[i]->failure_policy == ADM_FAILURE_IGNORE) {
             adm_hook_add_annotation(
@@ -96,6 +110,13 @@ static void on_result(fanout_t *f, size_t i, adm_hook_result_t *res)
     f->answered[i] = true;
     f->outstanding--;
     f->results[i] = *res;
+    if (wh->shadow) {
+        f->shadow_notes[i] = adm_hook_shadow_note(f->w, f->attrs->arena, wh, res);
+        if (!f->decided && f->outstanding == 0) {
+            decide(f, ADM_OK, NULL);
+        }
+        return;
+    }
     if (f->decided) {
         return;
     }
@@ -172,7 +193,8 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
     f->calls = adm_arena_calloc(a, f->n, sizeof(*f->calls));
     f->results = adm_arena_calloc(a, f->n, sizeof(*f->results));
     f->answered = adm_arena_calloc(a, f->n, sizeof(*f->answered));
-    if (f->calls == NULL || f->results == NULL || f->answered == NULL) {
+    f->shadow_notes = adm_arena_calloc(a, f->n, sizeof(*f->shadow_notes));
+    if (f->calls == NULL || f->results == NULL || f->answered == NULL || f->shadow_notes == NULL) {
         return adm_status_nomem(st);
     }
     adm_hook_body_init(&f->body, in.object);

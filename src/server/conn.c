@@ -79,11 +79,15 @@ struct adm_conn_s {
     bool close_notify_sent;
     bool reading_paused; /* backpressure: output is piling up */
     bool peer_eof;
+    bool hello_taken;       /* the ClientHello went through: the rest of the handshake is never held */
+    adm__pacer_node_t pace; /* in the pacer's line: the ClientHello held for a later loop turn */
+    adm_buf_t held;         /* that input (ciphertext) */
 };
 
 static void flush(adm_conn_t *c);
 static void process_input(adm_conn_t *c);
 static void resume_reading(adm_conn_t *c);
+static void on_pacer_resume(adm__pacer_t *p, adm__pacer_node_t *node);
 
 void adm__conns_init(adm__conns_t *set, uv_loop_t *loop, const adm_options_t *opts, adm_metrics_t *metrics,
                      void (*on_freed)(void *arg), void *arg)
@@ -94,6 +98,7 @@ void adm__conns_init(adm__conns_t *set, uv_loop_t *loop, const adm_options_t *op
     set->metrics = metrics;
     set->on_freed = on_freed;
     set->on_freed_arg = arg;
+    adm__pacer_init(&set->pacer, loop, ADM_HANDSHAKE_BUDGET_NS, on_pacer_resume);
 }
 
 void adm__conns_dispose(adm__conns_t *set)
@@ -136,6 +141,7 @@ static void on_handle_closed(uv_handle_t *h)
     adm_buf_free(&c->in);
     adm_buf_free(&c->pending);
     adm_buf_free(&c->writing);
+    adm_buf_free(&c->held);
     free(c);
     set->alive--;
     set->on_freed(set->on_freed_arg);
@@ -195,6 +201,7 @@ static void close_conn(adm_conn_t *c, bool reset)
     }
     c->state = CONN_CLOSING;
     unlink_conn(c);
+    adm__pacer_cancel(&c->set->pacer, &c->pace);
     cancel_exchange(c);
     c->pending_closes = 2;
     if (!reset || uv_tcp_close_reset(&c->tcp, on_handle_closed) != 0) {
@@ -603,6 +610,31 @@ void adm_exchange_reply(adm_exchange_t *x, adm_http_response_t *resp)
     }
 }
 
+void adm_exchange_reply_raw(adm_exchange_t *x, const void *bytes, size_t len)
+{
+    adm_conn_t *c = x->conn;
+
+    if (!c->awaiting) {
+        return;
+    }
+    if (c->state != CONN_OPEN) {
+        end_exchange(c);
+        return;
+    }
+    if (adm_buf_append(&c->pending, bytes, len) != 0) {
+        adm_log_error("out of memory writing an answer; closing the connection");
+        end_exchange(c);
+        close_now(c);
+        return;
+    }
+    c->close_after_write = true;
+    end_exchange(c);
+    end_request(c);
+    if (!c->dispatching) {
+        flush(c);
+    }
+}
+
 void adm_exchange_abort(adm_exchange_t *x, bool reset)
 {
     adm_conn_t *c = x->conn;
@@ -663,41 +695,33 @@ static void process_input(adm_conn_t *c)
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+static void take_input(adm_conn_t *c, const uint8_t *data, size_t len);
 
 static void resume_reading(adm_conn_t *c)
 {
-    if (!c->reading_paused && c->state != CONN_CLOSING && !c->peer_eof) {
+    if (!c->reading_paused && c->state != CONN_CLOSING && !c->peer_eof && !c->pace.queued) {
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
     }
 }
 
-static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+/* Received bytes (ciphertext on TLS listeners): decrypt, parse, answer. */
+static void take_input(adm_conn_t *c, const uint8_t *data, size_t len)
 {
-    adm_conn_t *c = stream->data;
+    uv_stream_t *stream = (uv_stream_t *)&c->tcp;
     int rc;
 
-    if (nread == 0) {
+    if (c->state != CONN_OPEN) {
         return;
-    }
-    if (nread < 0) {
-        /* EOF or error. A half-closing client still gets the answers it asked for. */
-        uv_read_stop(stream);
-        c->peer_eof = true;
-        if (c->awaiting && nread == UV_EOF && c->state == CONN_OPEN) {
-            return; /* the answer owed closes the connection (adm_exchange_reply) */
-        }
-        if (c->state == CONN_OPEN && output_pending(c) && !request_in_progress(c)) {
-            c->close_after_write = true;
-            return;
-        }
-        close_now(c);
-        return;
-    }
-    if (c->state == CONN_LINGER) {
-        return; /* discarding */
     }
     if (c->tls != NULL) {
-        rc = adm_tls_session_recv(c->tls, (const uint8_t *)buf->base, (size_t)nread, &c->in);
+        bool handshaking = !c->handshake_done;
+        uint64_t t0 = handshaking ? uv_hrtime() : 0;
+
+        c->hello_taken = true;
+        rc = adm_tls_session_recv(c->tls, data, len, &c->in);
+        if (handshaking) {
+            adm__pacer_charge(&c->set->pacer, uv_hrtime() - t0);
+        }
         if (!c->handshake_done && adm_tls_session_handshake_done(c->tls)) {
             c->handshake_done = true;
             c->peer_verified = adm_tls_session_peer_verified(c->tls);
@@ -717,7 +741,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
             c->peer_eof = true;
             uv_read_stop(stream);
         }
-    } else if (adm_buf_append(&c->in, buf->base, (size_t)nread) != 0) {
+    } else if (adm_buf_append(&c->in, data, len) != 0) {
         close_now(c);
         return;
     }
@@ -739,6 +763,58 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         c->close_after_write = true;
     }
     flush(c);
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    adm_conn_t *c = stream->data;
+
+    if (nread == 0) {
+        return;
+    }
+    if (nread < 0) {
+        /* EOF or error. A half-closing client still gets the answers it asked for. */
+        uv_read_stop(stream);
+        c->peer_eof = true;
+        if (c->awaiting && nread == UV_EOF && c->state == CONN_OPEN) {
+            return; /* the answer owed closes the connection (adm_exchange_reply) */
+        }
+        if (c->state == CONN_OPEN && output_pending(c) && !request_in_progress(c)) {
+            c->close_after_write = true;
+            return;
+        }
+        close_now(c);
+        return;
+    }
+    if (c->state == CONN_LINGER) {
+        return; /* discarding */
+    }
+    /* Only new handshakes wait: one under way is finished first, so its client is answered sooner. */
+    if (c->tls != NULL && !c->hello_taken && !adm__pacer_may_run(&c->set->pacer) &&
+        adm_buf_append(&c->held, buf->base, (size_t)nread) == 0 &&
+        adm__pacer_hold(&c->set->pacer, &c->pace) == 0) {
+        /* This turn's handshake budget is spent: the handshake goes on in a later turn. */
+        uv_read_stop(stream);
+        return;
+    }
+    if (c->held.len > 0) {
+        /* Holding failed after the copy (out of memory): go on now, in order. */
+        take_input(c, c->held.data, c->held.len);
+        adm_buf_free(&c->held);
+        return;
+    }
+    take_input(c, (const uint8_t *)buf->base, (size_t)nread);
+}
+
+/* A held connection's turn: its handshake input goes through, then reading resumes. */
+static void on_pacer_resume(adm__pacer_t *p, adm__pacer_node_t *node)
+{
+    adm_conn_t *c = (adm_conn_t *)((char *)node - offsetof(adm_conn_t, pace));
+
+    (void)p;
+    take_input(c, c->held.data, c->held.len);
+    adm_buf_free(&c->held);
+    resume_reading(c);
 }
 
 void adm__conn_accept(adm__listener_t *l)

@@ -13,6 +13,7 @@
 #include "adm/net/tls.h"
 #include "adm/server/metrics.h"
 #include "adm/server/route.h"
+#include "handshake_pacer.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -51,6 +52,7 @@ typedef struct adm__conns_s {
      */
     adm_arena_t *arena_pool[ADM_ARENA_POOL_MAX];
     size_t narena_pool;
+    adm__pacer_t pacer; /* bounds the TLS handshake work of one loop turn (connection storms) */
     uint8_t read_buf[ADM_READ_BUFFER_SIZE]; /* libuv reads are handled one at a time */
 } adm__conns_t;
 

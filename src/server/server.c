@@ -42,7 +42,10 @@ struct adm_server_s {
     bool ready;   /* /readyz answers 200 */
     bool finished;
     adm_metrics_t metrics;
-    adm_buf_t scratch; /* reused for rendering /metrics */
+    adm_buf_t scratch;                     /* reused for rendering /metrics */
+    adm_server_metrics_fn more_metrics[4]; /* the application's families (adm_server_add_metrics) */
+    void *more_metrics_arg[4];
+    size_t nmore_metrics;
 };
 
 static void maybe_finish(adm_server_t *s);
@@ -196,14 +199,34 @@ static void serve_ready(adm_exchange_t *x, void *arg)
     reply(x, &resp);
 }
 
+int adm_server_add_metrics(adm_server_t *s, adm_server_metrics_fn fn, void *arg)
+{
+    if (s->nmore_metrics == sizeof(s->more_metrics) / sizeof(s->more_metrics[0])) {
+        return ADM_ETOOBIG;
+    }
+    s->more_metrics[s->nmore_metrics] = fn;
+    s->more_metrics_arg[s->nmore_metrics] = arg;
+    s->nmore_metrics++;
+    return 0;
+}
+
 static void serve_metrics(adm_exchange_t *x, void *arg)
 {
     adm_server_t *s = arg;
     adm_http_response_t resp = {0};
 
+    int rc;
+
     s->scratch.len = 0;
     /* the admission families follow the server's own: admitd_connections' client side is there */
-    if (adm_metrics_render(&s->metrics, &s->scratch) != 0 || adm_metrics_render_admission(&s->scratch) != 0) {
+    rc = adm_metrics_render(&s->metrics, &s->scratch);
+    if (rc == 0) {
+        rc = adm_metrics_render_admission(&s->scratch);
+    }
+    for (size_t i = 0; rc == 0 && i < s->nmore_metrics; i++) {
+        rc = s->more_metrics[i](s->more_metrics_arg[i], &s->scratch);
+    }
+    if (rc != 0) {
         text_answer(&resp, 500, "out of memory\n");
     } else {
         resp.status = 200;
@@ -438,11 +461,21 @@ static void on_grace_over(uv_timer_t *t)
     maybe_finish(s);
 }
 
+static void on_pacer_closed(uv_handle_t *h)
+{
+    adm_server_t *s = h->data;
+
+    s->pending_closes--;
+    maybe_finish(s);
+}
+
 static void stop_accepting(adm_server_t *s)
 {
     s->conns.stopping = true;
     close_listeners(s);
     adm__conns_close_idle(&s->conns);
+    /* No new handshakes come: those held go on now, and the pacer's handles close. */
+    s->pending_closes += adm__pacer_close(&s->conns.pacer, on_pacer_closed, s);
     if (s->conns.open > 0) {
         adm_log_info("listeners closed; waiting up to %llu ms for %zu connections",
                      (unsigned long long)s->opts->shutdown_grace_ms, s->conns.open);

@@ -16,6 +16,7 @@
 #include "webhooks_internal.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <mbedtls/base64.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,17 @@ struct adm_hook_call_s {
     adm_hook_done_fn done;
     void *arg;
     adm_call_t *call;
-    const char *url; /* for messages: base, path and ?timeout= */
+    adm_hook_client_t *cl;
+    adm_hook_endpoint_t *ep; /* the address it went to */
+    bool probe;              /* the half-open probe of cl's breaker */
+    /* for client-go's Retry-After retries: what is sent again, and until when */
+    const char *path;
+    char *text;
+    size_t text_len, uid_off;
+    uint64_t call_deadline_ms; /* loop time the call's own context ends */
+    unsigned retries;
+    uv_timer_t *retry_timer; /* heap (it may outlive the arena): waiting to send again, or NULL */
+    const char *url;         /* for messages: base, path and ?timeout= */
     char uid[37];
     adm_review_version_t version;
     adm_operation_t operation; /* for the metrics of a late answer */
@@ -59,6 +70,25 @@ static void failed(adm_hook_result_t *r, adm_arena_t *a, const char *fmt, ...)
     if (r->reason == NULL) {
         r->reason = "out of memory";
     }
+}
+
+/* Sends the call (again, after a Retry-After) to the endpoint with the fewest outstanding. */
+static int post(adm_hook_call_t *call)
+{
+    uint64_t now = uv_now(call->w->loop);
+
+    /* the body is shared by the request's calls: this call's uid goes back in before it is copied */
+    memcpy(call->text + call->uid_off, call->uid, 36);
+    call->ep = adm__hook_pick_endpoint(call->cl->target);
+    call->call = adm_upstream_post(
+        call->ep->up, call->path, "User-Agent: admitd/" ADM_VERSION "\r\n", call->text, call->text_len,
+        call->call_deadline_ms > now ? call->call_deadline_ms - now : 1, adm__hook_on_answer, call);
+    if (call->call == NULL) {
+        return ADM_ENOMEM;
+    }
+    call->ep->outstanding++;
+    call->ep->calls++;
+    return 0;
 }
 
 static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const adm_webhook_t *wh,
@@ -102,6 +132,12 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
         failed(now, a, "failed to call webhook: Post \"%s\": context deadline exceeded", call->url);
         return NULL;
     }
+    /* After the checks kube makes before any call, so an open circuit changes no other answer. */
+    if (!adm_breaker_admit(&cl->breaker, loop_now, &call->probe)) {
+        failed(now, a, "%s", cl->breaker.reason);
+        return NULL;
+    }
+    call->cl = cl;
     call->version = wh->review_version;
     call->operation = req->operation;
     text = call->version == ADM_REVIEW_V1 ? &body->v1 : &body->v1beta1;
@@ -109,6 +145,9 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
     uid_off = call->version == ADM_REVIEW_V1 ? &body->v1_uid_off : &body->v1beta1_uid_off;
     if (*text == NULL &&
         adm_review_encode_request(a, req, body->object, call->version, text, len, uid_off) != 0) {
+        if (call->probe) {
+            adm_breaker_probe_dropped(&cl->breaker);
+        }
         now->outcome = ADM_HOOK_ERROR;
         adm_status_nomem(&now->status);
         return NULL;
@@ -123,9 +162,15 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
     call->done = done;
     call->arg = arg;
     call->started_ns = uv_hrtime();
-    call->call = adm_upstream_post(cl->up, path, "User-Agent: admitd/" ADM_VERSION "\r\n", *text, *len,
-                                   timeout_ms, adm__hook_on_answer, call);
-    if (call->call == NULL) {
+    call->path = path;
+    call->text = stamped;
+    call->text_len = *len;
+    call->uid_off = *uid_off;
+    call->call_deadline_ms = loop_now + timeout_ms;
+    if (post(call) != 0) {
+        if (call->probe) {
+            adm_breaker_probe_dropped(&cl->breaker);
+        }
         failed(now, a, "failed to call webhook: Post \"%s\": out of memory", call->url);
         return NULL;
     }
@@ -151,11 +196,26 @@ adm_hook_call_t *adm_hook_call_start(adm_webhooks_t *w, const adm_webhook_t *wh,
 
 static void on_late_answer(const adm_call_result_t *res, void *arg);
 
+static void free_timer(uv_handle_t *h)
+{
+    free(h);
+}
+
 void adm_hook_call_abandon(adm_hook_call_t *call)
 {
     adm_hook_late_t *late;
     size_t url_len;
 
+    if (call != NULL && call->retry_timer != NULL) {
+        /* waiting to send again: nothing is on the wire, nothing more to hear */
+        uv_timer_stop(call->retry_timer);
+        uv_close((uv_handle_t *)call->retry_timer, free_timer);
+        call->retry_timer = NULL;
+        if (call->probe) {
+            adm_breaker_probe_dropped(&call->cl->breaker);
+        }
+        return;
+    }
     if (call == NULL || call->call == NULL) {
         return;
     }
@@ -164,6 +224,10 @@ void adm_hook_call_abandon(adm_hook_call_t *call)
     url_len = strlen(call->url != NULL ? call->url : "");
     late = calloc(1, sizeof(*late) + url_len + 1);
     if (late == NULL) {
+        if (call->probe) {
+            adm_breaker_probe_dropped(&call->cl->breaker);
+        }
+        call->ep->outstanding--; /* its answer will never be heard of */
         adm_call_abandon(call->call);
         call->call = NULL;
         return;
@@ -174,6 +238,8 @@ void adm_hook_call_abandon(adm_hook_call_t *call)
     memcpy(late->uid, call->uid, sizeof(late->uid));
     late->started_ns = call->started_ns;
     late->operation = call->operation;
+    late->probe = call->probe;
+    late->ep = call->ep;
     memcpy(late->url, call->url != NULL ? call->url : "", url_len + 1);
     late->next = call->w->late;
     if (late->next != NULL) {
@@ -201,7 +267,8 @@ static const char *status_message(adm_arena_t *a, int code, const char *ct, cons
         while (end > start && isspace(body[end - 1])) {
             end--;
         }
-        server = adm_arena_strndup(a, (const char *)body + start, end - start);
+        /* an empty body may come as NULL */
+        server = end > start ? adm_arena_strndup(a, (const char *)body + start, end - start) : "";
     } else {
         yyjson_read_err err;
         yyjson_doc *doc;
@@ -514,6 +581,25 @@ void adm__hook_interpret(adm_arena_t *a, const adm_webhook_t *wh, adm_review_ver
 
 static const char *const outcome_names[] = {"allowed", "denied", "failed", "refused"};
 
+/* What the breaker counts against a webhook: no answer at all, or a 5xx (issue 18). */
+static void breaker_note(adm_webhooks_t *w, adm_hook_client_t *cl, const adm_webhook_t *wh, bool probe,
+                         const adm_call_result_t *res, const adm_hook_result_t *r)
+{
+    bool failure = res->error != ADM_CALL_OK ? res->error != ADM_CALL_NOMEM : res->status >= 500;
+    adm_breaker_state_t before = cl->breaker.state;
+
+    if (cl->breaker.threshold == 0) {
+        return;
+    }
+    adm_breaker_record(&cl->breaker, uv_now(w->loop), probe, failure,
+                       r->outcome == ADM_HOOK_FAILED ? r->reason : NULL);
+    if (cl->breaker.state != before || (probe && cl->breaker.state == ADM_BREAKER_OPEN)) {
+        adm_log_info("webhook %s: circuit %s%s%s", wh->name, adm_breaker_state_name(cl->breaker.state),
+                     cl->breaker.state == ADM_BREAKER_OPEN ? " after: " : "",
+                     cl->breaker.state == ADM_BREAKER_OPEN ? cl->breaker.reason : "");
+    }
+}
+
 static void on_late_answer(const adm_call_result_t *res, void *arg)
 {
     adm_hook_late_t *late = arg;
@@ -551,6 +637,9 @@ static void on_late_answer(const adm_call_result_t *res, void *arg)
         interpret(&call, res, &r);
     }
     r.latency_ns = uv_hrtime() - late->started_ns;
+    late->ep->outstanding--;
+    breaker_note(w, &w->clients[late->wh->type == ADM_WEBHOOK_MUTATING ? 0 : 1][late->wh->index], late->wh,
+                 late->probe, res, &r);
     stats->outcomes[r.outcome]++;
     adm_hist_record(&stats->latency, r.latency_ns);
     adm_hook_stats_count(stats, late->wh, &r);
@@ -577,6 +666,17 @@ void adm_hook_stats_count(adm_hook_stats_t *stats, const adm_webhook_t *wh, cons
     }
 }
 
+/*
+ * client-go's retry (rest.Request with its default of 10 retries): an answer of 429 or 5xx with a
+ * Retry-After of whole seconds (strconv.Atoi) is sent again after that wait. Go sleeps the wait
+ * out and then finds its context done; admitd fails at once when the wait would end past the
+ * call's deadline, with the same words. Returns true when the call goes on (sent again, or waiting).
+ */
+static bool retry_after(adm_hook_call_t *call, const adm_call_result_t *res, adm_hook_result_t *r);
+
+/* Counts the call's result and hands it to the dispatcher. */
+static void finish(adm_hook_call_t *call, const adm_call_result_t *res, adm_hook_result_t *r);
+
 void adm__hook_on_answer(const adm_call_result_t *res, void *arg)
 {
     adm_hook_call_t *call = arg;
@@ -584,11 +684,73 @@ void adm__hook_on_answer(const adm_call_result_t *res, void *arg)
 
     memset(&r, 0, sizeof(r));
     call->call = NULL;
-    interpret(call, res, &r);
-    r.latency_ns = uv_hrtime() - call->started_ns;
-    call->stats->outcomes[r.outcome]++;
-    adm_hist_record(&call->stats->latency, r.latency_ns);
-    call->done(call->arg, &r);
+    call->ep->outstanding--;
+    if (retry_after(call, res, &r)) {
+        return;
+    }
+    if (r.outcome != ADM_HOOK_FAILED) {
+        interpret(call, res, &r);
+    }
+    finish(call, res, &r);
+}
+
+static void on_retry_timer(uv_timer_t *t)
+{
+    adm_hook_call_t *call = t->data;
+    adm_hook_result_t r;
+    adm_call_result_t res = {.error = ADM_CALL_NOMEM, .detail = "out of memory", .content_type = ""};
+
+    uv_close((uv_handle_t *)t, free_timer);
+    call->retry_timer = NULL;
+    if (post(call) != 0) {
+        memset(&r, 0, sizeof(r));
+        failed(&r, call->a, "failed to call webhook: Post \"%s\": out of memory", call->url);
+        finish(call, &res, &r);
+    }
+}
+
+static bool retry_after(adm_hook_call_t *call, const adm_call_result_t *res, adm_hook_result_t *r)
+{
+    const char *h = res->retry_after != NULL ? res->retry_after : "";
+    uint64_t now = uv_now(call->w->loop), wait_ms;
+    long long seconds = 0;
+    char *end = NULL;
+
+    if (res->error != ADM_CALL_OK || (res->status != 429 && res->status < 500) || h[0] == '\0' ||
+        call->retries >= 10) {
+        return false;
+    }
+    errno = 0;
+    seconds = strtoll(h, &end, 10);
+    if (end == h || *end != '\0' || errno != 0 || h[0] == ' ' || h[0] == '\t') {
+        return false; /* not what strconv.Atoi reads (an HTTP date, say): no retry */
+    }
+    wait_ms = seconds > 0 ? (uint64_t)seconds * 1000 : 0;
+    if (seconds > (long long)(UINT64_MAX / 2000) || now + wait_ms >= call->call_deadline_ms) {
+        failed(r, call->a, "failed to call webhook: context deadline exceeded");
+        return false;
+    }
+    call->retries++;
+    adm_log_v(2, "webhook %s: Retry-After %s on HTTP %d: attempt %u", call->wh->name, h, res->status,
+              call->retries + 1);
+    call->retry_timer = malloc(sizeof(*call->retry_timer));
+    if (call->retry_timer == NULL) {
+        failed(r, call->a, "failed to call webhook: Post \"%s\": out of memory", call->url);
+        return false;
+    }
+    uv_timer_init(call->w->loop, call->retry_timer);
+    call->retry_timer->data = call;
+    uv_timer_start(call->retry_timer, on_retry_timer, wait_ms, 0);
+    return true;
+}
+
+static void finish(adm_hook_call_t *call, const adm_call_result_t *res, adm_hook_result_t *r)
+{
+    r->latency_ns = uv_hrtime() - call->started_ns;
+    breaker_note(call->w, call->cl, call->wh, call->probe, res, r);
+    call->stats->outcomes[r->outcome]++;
+    adm_hist_record(&call->stats->latency, r->latency_ns);
+    call->done(call->arg, r);
 }
 
 /* ---- merging ------------------------------------------------------------------------------- */

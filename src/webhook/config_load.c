@@ -12,6 +12,8 @@
 #include "adm/base/fs.h"
 #include "adm/base/json.h"
 #include "adm/base/yaml.h"
+#include "adm/webhook/breaker.h"
+#include "adm/webhook/webhooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +81,39 @@ static int check_metadata_name(adm__cfg_loader_t *L, yyjson_val *obj, const char
         return adm__cfg_fail(L, "metadata.name: Invalid value: %s: %s", adm_json_text(L->a, v), msg);
     }
     *name = yyjson_get_str(v);
+    return 0;
+}
+
+/* admitd's own settings for the webhooks of a configuration, from its metadata.annotations. */
+static int read_proxy_annotations(adm__cfg_loader_t *L, yyjson_val *obj, adm_webhook_t *h)
+{
+    yyjson_val *v = yyjson_obj_get(yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "annotations"),
+                                   ADM_BREAKER_ANNOTATION);
+
+    yyjson_val *shadow =
+        yyjson_obj_get(yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "annotations"), ADM_SHADOW_ANNOTATION);
+
+    if (shadow != NULL) {
+        if (!yyjson_is_str(shadow) ||
+            (strcmp(yyjson_get_str(shadow), "true") != 0 && strcmp(yyjson_get_str(shadow), "false") != 0)) {
+            return adm__cfg_fail(L,
+                                 "metadata.annotations." ADM_SHADOW_ANNOTATION ": Invalid value: %s: want "
+                                 "\"true\" or \"false\"",
+                                 adm_json_text(L->a, shadow));
+        }
+        h->shadow = strcmp(yyjson_get_str(shadow), "true") == 0;
+    }
+    if (v == NULL) {
+        return 0;
+    }
+    if (!yyjson_is_str(v) ||
+        adm_breaker_parse(yyjson_get_str(v), &h->breaker_threshold, &h->breaker_cooldown_ms) != 0) {
+        return adm__cfg_fail(L,
+                             "metadata.annotations." ADM_BREAKER_ANNOTATION ": Invalid value: %s: want "
+                             "K/COOLDOWN (\"5/10s\") or \"off\"",
+                             adm_json_text(L->a, v));
+    }
+    h->breaker_set = true;
     return 0;
 }
 
@@ -161,6 +196,9 @@ static int load_config(adm__cfg_loader_t *L, yyjson_val *obj, const char *label,
             return adm__cfg_nomem(L);
         }
         rc = adm__cfg_warn_equivalent(L, h, i);
+        if (rc == 0) {
+            rc = read_proxy_annotations(L, obj, h);
+        }
         if (rc != 0) {
             return rc;
         }

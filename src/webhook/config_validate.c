@@ -1027,17 +1027,16 @@ static const char *append_member(adm__cfg_loader_t *L, const char *list, const a
  * equivalence class (api_equivalents.h) that one of its rules matches, converted to that member.
  * admitd cannot convert, so where the rules match one member of a class but not another, one line
  * per webhook names the members that would need the conversion and what admitd does with their
- * requests: another version of the same group and resource is a call failure, failurePolicy
- * deciding (match.c); another group is not seen by the run-time matcher at all, so the
- * webhook is not called. Resources outside the table (custom resources among them) are left to the
- * run-time D6 check, and a rule with "*" versions and groups reaches every member alike.
+ * requests: another version of the same group and resource, or another group of the table, is a
+ * call failure, failurePolicy deciding (match.c). Resources outside the table (custom resources among them)
+ * are left to the run-time D6 check, and a rule with "*" versions and groups reaches every member alike.
  */
 int adm__cfg_warn_equivalent(adm__cfg_loader_t *L, const adm_webhook_t *h, size_t i)
 {
     size_t nclasses;
     const adm_api_class_t *classes = adm_api_equivalent_classes(&nclasses);
     const char *fail_call = NULL;  /* same group and resource: the call fails */
-    const char *not_called = NULL; /* another group: the webhook is skipped */
+    const char *not_called = NULL; /* another group: the call fails as well */
     char *line;
 
     if (h->match_policy != ADM_MATCH_EQUIVALENT) {
@@ -1077,11 +1076,12 @@ int adm__cfg_warn_equivalent(adm__cfg_loader_t *L, const adm_webhook_t *h, size_
         }
     }
     if (not_called != NULL) {
-        not_called = adm_arena_printf(L->a,
-                                      "requests for %s match only through another group, so admitd does not "
-                                      "call the webhook for them where kube-apiserver would call it with a "
-                                      "converted object",
-                                      not_called);
+        not_called =
+            adm_arena_printf(L->a,
+                             "requests for %s match only through another group, where kube-apiserver "
+                             "would call the webhook with a converted object, so the call fails and "
+                             "failurePolicy decides (D6)",
+                             not_called);
         if (not_called == NULL) {
             return adm__cfg_nomem(L);
         }

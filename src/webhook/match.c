@@ -9,6 +9,7 @@
 
 #include "adm/base/error.h"
 #include "adm/base/json.h"
+#include "adm/webhook/api_equivalents.h"
 #include "adm/webhook/selector.h"
 
 #include <string.h>
@@ -46,17 +47,22 @@ static bool scope_matches(adm_rule_scope_t scope, const adm_review_request_t *re
     return false;
 }
 
-static bool resource_matches(const adm_rule_t *r, const adm_review_request_t *req)
+static bool resource_name_matches(const adm_rule_t *r, const char *resource, const char *sub)
 {
     for (size_t i = 0; i < r->nresources; i++) {
         const adm_rule_resource_t *rr = &r->resources[i];
 
-        if ((strcmp(rr->resource, "*") == 0 || strcmp(rr->resource, req->resource.resource) == 0) &&
-            (strcmp(rr->subresource, "*") == 0 || strcmp(rr->subresource, req->sub_resource) == 0)) {
+        if ((strcmp(rr->resource, "*") == 0 || strcmp(rr->resource, resource) == 0) &&
+            (strcmp(rr->subresource, "*") == 0 || strcmp(rr->subresource, sub) == 0)) {
             return true;
         }
     }
     return false;
+}
+
+static bool resource_matches(const adm_rule_t *r, const adm_review_request_t *req)
+{
+    return resource_name_matches(r, req->resource.resource, req->sub_resource);
 }
 
 /* Every part of rules.Matcher but the version, which the caller substitutes. */
@@ -82,10 +88,53 @@ static bool rules_match_exactly(const adm_webhook_t *wh, const adm_review_reques
 }
 
 /*
+ * The members in other groups of the request's built-in equivalence class (api_equivalents.h:
+ * core v1 events and events.k8s.io/v1 events) that a rule matches: kube-apiserver would send the
+ * request converted to that member; for admitd that is the D6 call failure too.
+ */
+static bool rules_match_other_group(const adm_webhook_t *wh, const adm_review_request_t *req)
+{
+    size_t nclasses;
+    const adm_api_class_t *classes = adm_api_equivalent_classes(&nclasses);
+
+    for (size_t c = 0; c < nclasses; c++) {
+        const adm_api_class_t *cl = &classes[c];
+        bool member = false;
+
+        for (size_t j = 0; j < cl->nmembers && !member; j++) {
+            const adm_gvr_t *g = &cl->members[j].gvr;
+
+            member = strcmp(g->group, req->resource.group) == 0 &&
+                     strcmp(g->version, req->resource.version) == 0 &&
+                     strcmp(g->resource, req->resource.resource) == 0;
+        }
+        for (size_t j = 0; member && j < cl->nmembers; j++) {
+            const adm_api_member_t *m = &cl->members[j];
+
+            if (strcmp(m->gvr.group, req->resource.group) == 0 || !adm_api_member_served(m)) {
+                continue;
+            }
+            for (size_t i = 0; i < wh->nrules; i++) {
+                const adm_rule_t *r = &wh->rules[i];
+
+                if (exact_or_wildcard(r->api_versions, r->napi_versions, m->gvr.version) &&
+                    exact_or_wildcard(r->api_groups, r->napi_groups, m->gvr.group) &&
+                    scope_matches(r->scope, req, m->gvr.version) &&
+                    (r->operations & (1u << req->operation)) != 0 &&
+                    resource_name_matches(r, m->gvr.resource, req->sub_resource)) {
+                    return true;
+                }
+            }
+        }
+    }
+    return false;
+}
+
+/*
  * kube tries the resource's equivalents (other versions with the same storage) against each rule.
  * At run time admitd takes every other version a rule lists for the same group and resource as
- * one, which is what D6 reports as a conversion it cannot do; equivalents in other groups are not
- * matched here (the loader warns about them from api_equivalents.h's table).
+ * one, which is what D6 reports as a conversion it cannot do; so are the equivalents in other
+ * groups that api_equivalents.h's table of built-in resources lists.
  */
 static bool rules_match_other_version(const adm_webhook_t *wh, const adm_review_request_t *req)
 {
@@ -150,7 +199,8 @@ adm_wh_match_t adm_webhook_match(const adm_webhook_t *wh, const adm_match_input_
     bool namespaces = strcmp(req->resource.resource, "namespaces") == 0;
     pending_t pending = PENDING_NONE;
 
-    if (!exact && (wh->match_policy != ADM_MATCH_EQUIVALENT || !rules_match_other_version(wh, req))) {
+    if (!exact && (wh->match_policy != ADM_MATCH_EQUIVALENT ||
+                   (!rules_match_other_version(wh, req) && !rules_match_other_group(wh, req)))) {
         return ADM_WH_SKIP;
     }
 

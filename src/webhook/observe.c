@@ -91,7 +91,11 @@ size_t adm_webhooks_connections(void *arg)
     size_t n = 0;
 
     for (size_t i = 0; w != NULL && i < w->nupstreams; i++) {
-        n += w->upstreams[i].up != NULL ? adm_upstream_connections(w->upstreams[i].up) : 0;
+        for (size_t e = 0; e < w->upstreams[i].nendpoints; e++) {
+            const adm_hook_endpoint_t *ep = &w->upstreams[i].endpoints[e];
+
+            n += ep->up != NULL ? adm_upstream_connections(ep->up) : 0;
+        }
     }
     return n;
 }

@@ -94,14 +94,57 @@ static adm_tls_ctx_t *trust_for(adm_webhooks_t *w, const adm_webhook_t *wh, char
     return ctx;
 }
 
-static const struct sockaddr *resolved(const adm_options_t *opts, const char *host, uint16_t port)
+adm_hook_endpoint_t *adm__hook_pick_endpoint(adm_hook_upstream_t *target)
 {
-    for (size_t i = 0; i < opts->nresolve; i++) {
-        if (opts->resolve[i].port == port && strcmp(opts->resolve[i].host, host) == 0) {
-            return (const struct sockaddr *)&opts->resolve[i].addr;
+    adm_hook_endpoint_t *best = NULL;
+
+    for (size_t k = 0; k < target->nendpoints; k++) {
+        adm_hook_endpoint_t *ep = &target->endpoints[(target->next + k) % target->nendpoints];
+
+        if (best == NULL || ep->outstanding < best->outstanding) {
+            best = ep;
         }
     }
-    return NULL;
+    target->next = (target->next + 1) % target->nendpoints;
+    return best;
+}
+
+/* One endpoint per --resolve address of host:port, or one that resolves host itself. */
+static int make_endpoints(adm_webhooks_t *w, adm_hook_upstream_t *u, adm_upstream_opts_t *uo)
+{
+    const adm_options_t *opts = w->opts;
+
+    for (size_t i = 0; i < opts->nresolve && u->nendpoints < ADM_HOOK_ENDPOINTS_MAX; i++) {
+        adm_hook_endpoint_t *ep = &u->endpoints[u->nendpoints];
+
+        if (opts->resolve[i].port != u->port || strcmp(opts->resolve[i].host, u->host) != 0) {
+            continue;
+        }
+        uo->addr = (const struct sockaddr *)&opts->resolve[i].addr;
+        adm_format_addr((const struct sockaddr *)&opts->resolve[i].addr, ep->address, sizeof(ep->address));
+        if (adm_upstream_create(w->loop, uo, &ep->up) != 0) {
+            return ADM_ENOMEM;
+        }
+        u->nendpoints++;
+    }
+    if (u->nendpoints == 0) {
+        uo->addr = NULL;
+        if (adm_upstream_create(w->loop, uo, &u->endpoints[0].up) != 0) {
+            return ADM_ENOMEM;
+        }
+        u->nendpoints = 1;
+    }
+    return 0;
+}
+
+/* The configuration's annotation, else the flag's setting. */
+static void init_breaker(adm_breaker_t *b, const adm_webhook_t *wh, uint32_t k, uint64_t cooldown_ms)
+{
+    if (wh->breaker_set) {
+        adm_breaker_init(b, wh->breaker_threshold, wh->breaker_cooldown_ms);
+    } else {
+        adm_breaker_init(b, k, cooldown_ms);
+    }
 }
 
 static int make_client(adm_webhooks_t *w, const adm_webhook_t *wh, adm_hook_client_t *cl)
@@ -149,24 +192,19 @@ static int make_client(adm_webhooks_t *w, const adm_webhook_t *wh, adm_hook_clie
         adm_hook_upstream_t *u = &w->upstreams[i];
 
         if (u->port == port && u->tls == ctx && strcmp(u->host, host) == 0) {
-            cl->up = u->up;
+            cl->target = u;
             return 0;
         }
     }
+    cl->target = &w->upstreams[w->nupstreams++];
+    cl->target->tls = ctx;
+    cl->target->port = port;
+    snprintf(cl->target->host, sizeof(cl->target->host), "%s", host);
     uo.host = host;
     uo.port = port;
-    uo.addr = resolved(w->opts, host, port);
     uo.tls = ctx;
     uo.max_conns = UPSTREAM_MAX_CONNS;
-    if (adm_upstream_create(w->loop, &uo, &cl->up) != 0) {
-        return ADM_ENOMEM;
-    }
-    w->upstreams[w->nupstreams].up = cl->up;
-    w->upstreams[w->nupstreams].tls = ctx;
-    w->upstreams[w->nupstreams].port = port;
-    snprintf(w->upstreams[w->nupstreams].host, sizeof(w->upstreams[w->nupstreams].host), "%s", host);
-    w->nupstreams++;
-    return 0;
+    return make_endpoints(w, cl->target, &uo);
 }
 
 int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks_t **out, char *err,
@@ -174,6 +212,8 @@ int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks
 {
     adm_webhooks_t *w = calloc(1, sizeof(*w));
     size_t total;
+    uint32_t breaker_k = 0;
+    uint64_t breaker_ms = 0;
     int rc;
 
     *out = NULL;
@@ -192,6 +232,14 @@ int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks
         adm_webhooks_destroy(w);
         return rc;
     }
+    if (opts->webhook_circuit_breaker != NULL &&
+        adm_breaker_parse(opts->webhook_circuit_breaker, &breaker_k, &breaker_ms) != 0) {
+        snprintf(err, err_len,
+                 "--webhook-circuit-breaker: \"%s\": want K/COOLDOWN (K failures, e.g. 5/10s) or off",
+                 opts->webhook_circuit_breaker);
+        adm_webhooks_destroy(w);
+        return ADM_EINVAL;
+    }
     total = w->set->nmutating + w->set->nvalidating;
     w->clients[0] = calloc(w->set->nmutating + 1, sizeof(adm_hook_client_t));
     w->clients[1] = calloc(w->set->nvalidating + 1, sizeof(adm_hook_client_t));
@@ -203,6 +251,7 @@ int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks
     }
     for (size_t i = 0; i < w->set->nmutating; i++) {
         adm_hist_init(&w->clients[0][i].stats.latency);
+        init_breaker(&w->clients[0][i].breaker, &w->set->mutating[i], breaker_k, breaker_ms);
         if (make_client(w, &w->set->mutating[i], &w->clients[0][i]) != 0) {
             adm_webhooks_destroy(w);
             return ADM_ENOMEM;
@@ -210,6 +259,7 @@ int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks
     }
     for (size_t i = 0; i < w->set->nvalidating; i++) {
         adm_hist_init(&w->clients[1][i].stats.latency);
+        init_breaker(&w->clients[1][i].breaker, &w->set->validating[i], breaker_k, breaker_ms);
         if (make_client(w, &w->set->validating[i], &w->clients[1][i]) != 0) {
             adm_webhooks_destroy(w);
             return ADM_ENOMEM;
@@ -240,7 +290,9 @@ void adm_webhooks_destroy(adm_webhooks_t *w)
     }
     w->late = NULL;
     for (size_t i = 0; i < w->nupstreams; i++) {
-        adm_upstream_close(w->upstreams[i].up);
+        for (size_t k = 0; k < w->upstreams[i].nendpoints; k++) {
+            adm_upstream_close(w->upstreams[i].endpoints[k].up);
+        }
     }
     for (size_t i = 0; i < w->ntrust; i++) {
         adm_tls_ctx_unref(w->trust[i].ctx);

@@ -5,22 +5,42 @@
 
 #include "adm/base/util.h"
 #include "adm/net/upstream.h"
+#include "adm/webhook/breaker.h"
 #include "adm/webhook/webhooks.h"
 
-typedef struct adm_hook_client_s {
-    adm_upstream_t *up; /* NULL when error is set */
-    char *error;        /* "could not get REST client: ..." for every call, or NULL */
-    char *url_base;     /* "https://host[:port]" as Go prints the URL in errors */
-    char *path;         /* cleaned path the webhook is posted to */
-    adm_hook_stats_t stats;
-} adm_hook_client_t;
+/* The addresses one upstream may be spread over (--resolve HOST:PORT:ADDR,ADDR,...). */
+#define ADM_HOOK_ENDPOINTS_MAX 16
 
-typedef struct adm_hook_upstream_s {
+/* One address of an upstream, with its own keep-alive pool. */
+typedef struct adm_hook_endpoint_s {
     adm_upstream_t *up;
+    char address[64];   /* "10.0.0.1:443", for metrics; "" when resolved by name */
+    size_t outstanding; /* calls sent to it and not yet answered */
+    uint64_t calls;     /* calls sent to it since start */
+} adm_hook_endpoint_t;
+
+/*
+ * An upstream (scheme, host, port, trust), shared by the webhooks that name it. With several
+ * addresses, each call goes to the endpoint with the fewest calls outstanding, ties taken in
+ * turn, so a slow address gets fewer calls and equal ones get equal shares.
+ */
+typedef struct adm_hook_upstream_s {
+    adm_hook_endpoint_t endpoints[ADM_HOOK_ENDPOINTS_MAX];
+    size_t nendpoints;
+    size_t next; /* where the next tie-break starts */
     adm_tls_ctx_t *tls;
     char host[256];
     uint16_t port;
 } adm_hook_upstream_t;
+
+typedef struct adm_hook_client_s {
+    adm_hook_upstream_t *target; /* NULL when error is set */
+    char *error;                 /* "could not get REST client: ..." for every call, or NULL */
+    char *url_base;              /* "https://host[:port]" as Go prints the URL in errors */
+    char *path;                  /* cleaned path the webhook is posted to */
+    adm_hook_stats_t stats;
+    adm_breaker_t breaker; /* threshold 0 when the webhook has none */
+} adm_hook_client_t;
 
 typedef struct adm_hook_trust_s {
     const char *ca_bundle; /* NULL: the system CAs */
@@ -40,7 +60,9 @@ typedef struct adm_hook_late_s {
     char uid[37];
     uint64_t started_ns;
     adm_operation_t operation;
-    char url[]; /* for messages, as the call had it */
+    bool probe;              /* the call is its breaker's half-open probe */
+    adm_hook_endpoint_t *ep; /* where it went: its outstanding count drops at the answer */
+    char url[];              /* for messages, as the call had it */
 } adm_hook_late_t;
 
 struct adm_webhooks_s {
@@ -63,6 +85,8 @@ struct adm_webhooks_s {
 
 /* webhooks.c: a retired w's last abandoned call ended (call.c). */
 void adm__webhooks_late_drained(adm_webhooks_t *w);
+/* webhooks.c: the endpoint of target for the next call (fewest outstanding, ties in turn). */
+adm_hook_endpoint_t *adm__hook_pick_endpoint(adm_hook_upstream_t *target);
 
 /* call.c: the client's callback for a webhook call. */
 void adm__hook_on_answer(const adm_call_result_t *res, void *arg);

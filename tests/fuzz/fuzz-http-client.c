@@ -4,13 +4,30 @@
  * input, responses taken one after another as a keep-alive connection would, then EOF. Every
  * completed response must have a final status and a body within the limit; nothing may loop. The
  * first byte's high bits also stream 2xx bodies to a reader (a watch), which may stop midway: only a
- * 2xx body may reach it, after the status is known, and a streamed response keeps no body.
+ * 2xx body may reach it, after the status is known, and a streamed response keeps no body. A failed
+ * one is worded as Go would (adm_http_resp_go_error): the text must fit its buffer, quoted.
  */
 #include "adm/net/http_client.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* Go's words for a failed answer, when it has some, must be one quoted text within the buffer. */
+static void check_go_error(const adm_http_resp_parser_t *p)
+{
+    char text[200];
+    size_t n;
+
+    if (!adm_http_resp_go_error(p, text, sizeof(text))) {
+        return;
+    }
+    n = strlen(text);
+    if (n >= sizeof(text) || text[n - 1] != '"' || strncmp(text, "malformed HTTP ", 15) != 0) {
+        abort();
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -57,6 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (p.error == NULL) {
                 abort();
             }
+            check_go_error(&p);
             break;
         }
         if (ev == ADM_HTTP_RESP_DONE) {
@@ -71,6 +89,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         if (ev == ADM_HTTP_RESP_ERROR && p.error == NULL) {
             abort();
+        }
+        if (ev == ADM_HTTP_RESP_ERROR) {
+            check_go_error(&p);
         }
     }
     adm_http_resp_parser_free(&p);

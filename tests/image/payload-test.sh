@@ -73,10 +73,14 @@ webhooks:
   admissionReviewVersions: [v1]
 YAML
 
+# the namespaces and service accounts the fixture review names, for the default plugins
+mkdir -p "$root/etc/admitd/cluster"
+cp "$fixtures/cluster-state.yaml" "$root/etc/admitd/cluster/state.yaml"
+
 log="$work/admitd.log"
 run_admitd=(/usr/local/bin/admitd --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --shutdown-delay 0s
     --tls-cert-file /etc/admitd/tls/tls.crt --tls-private-key-file /etc/admitd/tls/tls.key
-    --webhook-config /etc/admitd/webhooks)
+    --webhook-config /etc/admitd/webhooks --cluster-state /etc/admitd/cluster)
 # a private mount namespace: the root bound read-only onto itself, then chroot as 65532
 # (a probe write must fail there, or admitd is not started)
 unshare --mount --fork sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" &&

@@ -687,6 +687,17 @@ char *h_review(const char *uid)
     return (char *)b.data;
 }
 
+const char *h_fixture_path(const char *name)
+{
+    static char paths[8][512];
+    static unsigned next;
+    const char *fixtures = getenv("ADM_FIXTURES_DIR");
+    char *path = paths[next++ % 8];
+
+    snprintf(path, sizeof(paths[0]), "%s/%s", fixtures != NULL ? fixtures : "tests/fixtures", name);
+    return path;
+}
+
 char *h_fixture(const char *name, size_t *len)
 {
     const char *dir = getenv("ADM_FIXTURES_DIR");

@@ -131,6 +131,13 @@ char *h_request(const char *method, const char *path, const char *ctype, const c
 /** A minimal AdmissionReview v1 with the given uid (heap). */
 char *h_review(const char *uid);
 
+/**
+ * The path of tests/fixtures/NAME ($ADM_FIXTURES_DIR when set), in one of 8 static buffers used in
+ * turn: e.g. h_fixture_path("cluster-state.yaml"), the namespaces and service accounts the fixture
+ * reviews name, for the default plugins that look them up.
+ */
+const char *h_fixture_path(const char *name);
+
 /** Reads tests/fixtures/NAME (heap, NUL-terminated). */
 char *h_fixture(const char *name, size_t *len);
 

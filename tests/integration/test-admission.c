@@ -27,9 +27,9 @@ static h_server_t server;
 
 static int setup(void **state)
 {
-    static const char *const args[] = {"--enable-admission-plugins",
-                                       "AlwaysPullImages,DenyServiceExternalIPs,ExtendedResourceToleration",
-                                       NULL};
+    const char *args[] = {"--enable-admission-plugins",
+                          "AlwaysPullImages,DenyServiceExternalIPs,ExtendedResourceToleration",
+                          "--cluster-state", h_fixture_path("cluster-state.yaml"), NULL};
 
     return adm_tls_global_init() != 0 || h_start(&server, NULL, args) != 0;
 }
@@ -132,7 +132,10 @@ static void assert_patched(const answer_t *a, const char *object, const char *wa
     "\"spec\":{\"initContainers\":[{\"name\":\"init\",\"image\":\"busybox\",\"imagePullPolicy\":"            \
     "\"IfNotPresent\"}],"                                                                                    \
     "\"containers\":[{\"name\":\"train\",\"image\":\"trainer:v2\",\"imagePullPolicy\":\"Never\","            \
-    "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\",\"cpu\":\"2\"}}}]}}"
+    "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\",\"cpu\":\"2\"}}}],"                               \
+    "\"automountServiceAccountToken\":false,\"serviceAccountName\":\"default\"}}"
+/* ServiceAccount finds the account (no token: the pod opts out), Priority gives the priority of a
+   cluster without a default class. */
 #define POD_FINAL                                                                                            \
     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"gpu-1\",\"namespace\":\"ml\"},"        \
     "\"spec\":{\"initContainers\":[{\"name\":\"init\",\"image\":\"busybox\",\"imagePullPolicy\":\"Always\"}" \
@@ -144,7 +147,8 @@ static void assert_patched(const answer_t *a, const char *object, const char *wa
     "\"tolerationSeconds\":300},{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\","        \
     "\"effect\":\"NoExecute\",\"tolerationSeconds\":300},{\"key\":\"nvidia.com/"                             \
     "gpu\",\"operator\":\"Exists\","                                                                         \
-    "\"effect\":\"NoSchedule\"}]}}"
+    "\"effect\":\"NoSchedule\"}],\"automountServiceAccountToken\":false,\"serviceAccountName\":\"default\"," \
+    "\"priority\":0,\"preemptionPolicy\":\"PreemptLowerPriority\"}}"
 
 static void test_pod_through_each_endpoint(void **state)
 {
@@ -262,7 +266,7 @@ static void test_flag_and_config_errors(void **state)
     char dir[256], path[512], bad[320];
     const char *list[] = {"--list-plugins", NULL};
     const char *unknown[] = {"--enable-admission-plugins", "AlwaysAdmit,Nope", NULL};
-    const char *unimplemented[] = {"--enable-admission-plugins", "PodSecurity", NULL};
+    const char *unimplemented[] = {"--enable-admission-plugins", "ImagePolicyWebhook", NULL};
     const char *bad_config[] = {"--admission-control-config-file", bad, NULL};
     FILE *f;
 
@@ -270,7 +274,7 @@ static void test_flag_and_config_errors(void **state)
     assert_non_null(
         strstr(out, "DefaultTolerationSeconds              mutating              on       yes\n"));
     assert_non_null(strstr(
-        out, "PodSecurity                           validating            on       not implemented\n"));
+        out, "ImagePolicyWebhook                    validating            off      not implemented\n"));
 
     assert_int_equal(h_run(unknown, out, sizeof(out), 10000), 2);
     assert_non_null(
@@ -279,7 +283,7 @@ static void test_flag_and_config_errors(void **state)
 
     assert_int_equal(h_run(unimplemented, out, sizeof(out), 10000), 2);
     assert_string_equal(
-        out, "admitd: --enable-admission-plugins: plugin \"PodSecurity\" is known to kube-apiserver "
+        out, "admitd: --enable-admission-plugins: plugin \"ImagePolicyWebhook\" is known to kube-apiserver "
              "but not implemented by admitd yet (see --list-plugins)\n");
 
     assert_int_equal(certgen_tempdir(dir, sizeof(dir)), 0);

@@ -21,7 +21,9 @@ static h_server_t server;
 
 static int setup(void **state)
 {
-    return adm_tls_global_init() != 0 || h_start(&server, NULL, NULL) != 0;
+    const char *args[] = {"--cluster-state", h_fixture_path("cluster-state.yaml"), NULL};
+
+    return adm_tls_global_init() != 0 || h_start(&server, NULL, args) != 0;
 }
 
 static int teardown(void **state)

@@ -201,9 +201,17 @@ static int setup(void **state)
     snprintf(config, sizeof(config), "%s/hooks.yaml", dir);
     write_config(config);
     {
-        const char *args[] = {"--webhook-config", config, "--metrics-listen",
-                              "127.0.0.1:0",      "--v",  "2",
-                              "--log-format",     "json", NULL};
+        const char *args[] = {"--webhook-config",
+                              config,
+                              "--cluster-state",
+                              h_fixture_path("cluster-state.yaml"),
+                              "--metrics-listen",
+                              "127.0.0.1:0",
+                              "--v",
+                              "2",
+                              "--log-format",
+                              "json",
+                              NULL};
 
         if (h_start(&admitd, NULL, args) != 0) {
             return -1;

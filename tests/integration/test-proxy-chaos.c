@@ -149,7 +149,13 @@ static int setup(void **state)
     free(ca2);
     free(ca3);
     {
-        const char *args[] = {"--webhook-config", config, "--shutdown-delay", "0s", NULL};
+        const char *args[] = {"--webhook-config",
+                              config,
+                              "--shutdown-delay",
+                              "0s",
+                              "--cluster-state",
+                              h_fixture_path("cluster-state.yaml"),
+                              NULL};
 
         assert_int_equal(h_start(&admitd, dir, args), 0);
     }
@@ -416,8 +422,16 @@ static void test_cancel_after_immediate_dial_failure(void **state)
     write_file(config, &b);
     adm_buf_free(&b);
     {
-        const char *args[] = {
-            "--webhook-config", config, "--insecure-http", "--shutdown-delay", "0s", "--v", "1", NULL};
+        const char *args[] = {"--webhook-config",
+                              config,
+                              "--insecure-http",
+                              "--shutdown-delay",
+                              "0s",
+                              "--v",
+                              "1",
+                              "--cluster-state",
+                              h_fixture_path("cluster-state.yaml"),
+                              NULL};
 
         assert_int_equal(h_start(&ad, NULL, args), 0);
     }

@@ -165,11 +165,14 @@ static char *hooks_yaml(const char *name, const char *path)
 
 static char *namespace_yaml(const char *env, int rev)
 {
-    static char text[512];
+    static char text[768];
 
+    /* with the service accounts its pods name, which the default ServiceAccount plugin looks up */
     snprintf(text, sizeof(text),
-             "apiVersion: v1\nkind: Namespace\nmetadata: {name: web, labels: {env: %s, rev: \"%d\"}}\n", env,
-             rev);
+             "apiVersion: v1\nkind: Namespace\nmetadata: {name: web, labels: {env: %s, rev: \"%d\"}}\n---\n"
+             "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: default, namespace: web}\n---\n"
+             "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: web, namespace: web}\n",
+             env, rev);
     return text;
 }
 
@@ -666,6 +669,8 @@ static void test_failed_reload_keeps_config(void **state)
                           crt,
                           "--tls-private-key-file",
                           key,
+                          "--cluster-state",
+                          h_fixture_path("cluster-state.yaml"),
                           "--shutdown-delay",
                           "0s",
                           NULL};

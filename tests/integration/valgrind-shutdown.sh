@@ -15,7 +15,8 @@ trap cleanup EXIT
 
 valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible \
     --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99 \
-    "$bin" --listen 127.0.0.1:0 --self-signed-ca-out "$dir/ca.pem" --shutdown-delay 0s 2>"$dir/log" &
+    "$bin" --listen 127.0.0.1:0 --self-signed-ca-out "$dir/ca.pem" --shutdown-delay 0s \
+    --cluster-state "$fixtures/cluster-state.yaml" 2>"$dir/log" &
 pid=$!
 
 port=

@@ -135,6 +135,7 @@ pt_result_t pt_run(adm_arena_t *a, const adm_plugin_t *p, void *state, char phas
     assert_non_null(attrs->slot);
     res.rc = hook(state, attrs, &res.status);
     res.changed = attrs->changed;
+    res.attrs = attrs;
     obj = adm_attrs_object(attrs);
     adm_json_alc_init(&alc, a);
     res.object = obj != NULL ? yyjson_val_write_opts(obj, 0, &alc, NULL, NULL) : "null";

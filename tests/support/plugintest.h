@@ -35,6 +35,8 @@ typedef struct pt_result_s {
     adm_status_t status; /* when rc is ADM_DECLINED */
     bool changed;        /* the hook asked for the mutable object */
     const char *object;  /* the object after the hook, compact JSON ("null" when none) */
+    /* the request as the hook left it: warnings, audit annotations (arena) */
+    const adm_attrs_t *attrs;
 } pt_result_t;
 
 /** Builds a v1 AdmissionReview body for r in the arena. */

@@ -12,6 +12,7 @@
 #define ADM_LIVE_CONFIG_H
 
 #include "adm/admission/chain.h"
+#include "adm/base/buf.h"
 #include "adm/base/options.h"
 #include "adm/base/reload.h"
 
@@ -35,6 +36,13 @@ adm_chain_t *const *adm_live_config_chain(adm_live_config_t *lc);
  * admitd_connections{side="client"} source, retired webhooks still draining included.
  */
 size_t adm_live_config_connections(void *lc);
+
+/**
+ * The proxy's metric families (circuit breakers, shadows, endpoints) of the running generation,
+ * for adm_server_add_metrics (lc is an adm_live_config_t); nothing once shut down. A reload
+ * starts the new generation's counters at zero, which Prometheus reads as a counter reset.
+ */
+int adm_live_config_proxy_metrics(void *lc, adm_buf_t *out);
 
 /** Logs what the running generation holds (plugins, cluster state, webhooks). */
 void adm_live_config_log_summary(const adm_live_config_t *lc);

@@ -8,6 +8,9 @@
  *   admitd_webhook_fail_open_count{name,type}                                     counter
  *   admitd_connections{side="client"}                                             gauge
  *   admitd_config_reloads_total{result}                                           counter
+ *   admitd_pod_security_evaluations_total{decision,policy_level,policy_version,mode,request_operation,
+ *                                         resource,subresource}                   counter
+ *   admitd_pod_security_errors_total{fatal,request_operation,resource,subresource} counter
  * type is "admit" (mutating) or "validate"; operation CREATE, UPDATE, DELETE or CONNECT; error_type
  * kube-apiserver's calling_webhook_error, apiserver_internal_error or no_error.
  *
@@ -72,6 +75,46 @@ void adm_metrics_config_reload(bool ok);
  * downstream connections. fn NULL: the gauge is 0. Set by whoever owns the client pools.
  */
 void adm_metrics_client_gauge(size_t (*fn)(void *arg), void *arg);
+
+/*
+ * PodSecurity's counters, kube's pod_security_evaluations_total and pod_security_errors_total
+ * (pod-security-admission's metrics package) with the same label values: decision allow|deny, mode
+ * enforce|warn|audit, policy_level privileged|baseline|restricted, policy_version "latest" (also
+ * for privileged), "v1.N", or "future" past the newest version the checks know, request_operation
+ * create|update, resource pod|controller|namespace. The series are fixed arrays indexed by those
+ * values, so recording never allocates; to keep them bounded, a subresource other than "",
+ * "ephemeralcontainers" and "resize" (the ones a pod evaluation sees) is counted as "other", and a
+ * minor version of ADM_MX_PSA_MINORS or more as "future".
+ */
+#define ADM_MX_PSA_MINORS 48
+#define ADM_MX_PSA_LATEST (-1) /* policy versions besides a minor number */
+#define ADM_MX_PSA_FUTURE (-2)
+
+typedef enum adm_mx_psa_decision_e { ADM_MX_PSA_ALLOW, ADM_MX_PSA_DENY } adm_mx_psa_decision_t;
+typedef enum adm_mx_psa_mode_e { ADM_MX_PSA_ENFORCE, ADM_MX_PSA_WARN, ADM_MX_PSA_AUDIT } adm_mx_psa_mode_t;
+typedef enum adm_mx_psa_resource_e {
+    ADM_MX_PSA_POD,
+    ADM_MX_PSA_CONTROLLER,
+    ADM_MX_PSA_NAMESPACE,
+} adm_mx_psa_resource_t;
+
+/**
+ * One policy evaluation. level: 0 privileged, 1 baseline, 2 restricted; version: a minor number,
+ * ADM_MX_PSA_LATEST or ADM_MX_PSA_FUTURE; operation: adm_operation_t (only CREATE and UPDATE count).
+ */
+void adm_metrics_psa_evaluation(adm_mx_psa_decision_t decision, unsigned level, int version,
+                                adm_mx_psa_mode_t mode, unsigned operation, adm_mx_psa_resource_t resource,
+                                const char *subresource);
+
+/** An error that kept PodSecurity from its normal evaluation (fatal: the request was not evaluated). */
+void adm_metrics_psa_error(bool fatal, unsigned operation, adm_mx_psa_resource_t resource,
+                           const char *subresource);
+
+/** Appends the two PodSecurity families (called by adm_metrics_render_admission). */
+int adm_metrics_render_psa(adm_buf_t *out);
+
+/** Forgets the PodSecurity counts (called by adm_metrics_reset). */
+void adm_metrics_reset_psa(void);
 
 /**
  * Appends these families in the text exposition format. Its first line is the client side of

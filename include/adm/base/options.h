@@ -19,7 +19,7 @@
 /* Repeatable flags that name files or folders (--webhook-config, --cluster-state). */
 #define ADM_MAX_PATHS 32
 /* --resolve entries at most. */
-#define ADM_MAX_RESOLVE 32
+#define ADM_MAX_RESOLVE 64
 /* Declared flags at most, over every table (adm_options_declare). */
 #define ADM_MAX_DECLARED 32
 
@@ -88,9 +88,10 @@ typedef struct adm_options_s {
     size_t nwebhook_configs;
     const char *cluster_states[ADM_MAX_PATHS]; /* --cluster-state */
     size_t ncluster_states;
-    adm_resolve_t resolve[ADM_MAX_RESOLVE]; /* --resolve HOST:PORT:ADDR */
+    adm_resolve_t resolve[ADM_MAX_RESOLVE]; /* --resolve HOST:PORT:ADDR[,ADDR]: one entry per address */
     size_t nresolve;
     bool allow_insecure_webhook_urls;          /* --allow-insecure-webhook-urls */
+    const char *webhook_circuit_breaker;       /* --webhook-circuit-breaker K/COOLDOWN or off; NULL: off */
     adm_log_format_t log_format;               /* --log-format */
     int verbosity;                             /* --v */
     adm_declared_t declared[ADM_MAX_DECLARED]; /* adm_options_declare, in the order declared */

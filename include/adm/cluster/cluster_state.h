@@ -20,8 +20,9 @@ typedef struct adm_cluster_state_s adm_cluster_state_t;
  * Loads paths: files or directories (a directory contributes its regular *.yaml, *.yml and *.json
  * files in name order, not recursively, hidden names skipped). Each file holds multi-document YAML,
  * JSON, or a List (kind List or <Kind>List with items; items of a <Kind>List may omit apiVersion
- * and kind, as the API server's list responses do). npaths 0 gives the built-in default: Namespaces
- * default, kube-system, kube-public and kube-node-lease.
+ * and kind, as the API server's list responses do). npaths 0 gives the built-in default, what a new
+ * cluster holds: Namespaces default, kube-system, kube-public and kube-node-lease, each with its
+ * ServiceAccount "default".
  *
  * Objects need apiVersion, kind and metadata.name. Namespaced kinds keep metadata.namespace (a
  * known namespaced kind without one is an error); known cluster-scoped kinds are indexed without a

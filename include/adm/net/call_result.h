@@ -29,6 +29,7 @@ typedef struct adm_call_result_s {
     const char *detail;
     int status;               /* HTTP status when error is ADM_CALL_OK */
     const char *content_type; /* "" when absent */
+    const char *retry_after;  /* the Retry-After header; "" when absent */
     const uint8_t *body;      /* valid only during the callback */
     size_t body_len;
     bool reused; /* the answer came on a kept-alive connection */

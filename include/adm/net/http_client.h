@@ -35,17 +35,26 @@ typedef struct adm_http_resp_parser_s {
     bool keep_alive; /* the connection may carry the next request */
     adm_buf_t body;
     char content_type[128]; /* the Content-Type header ("" when absent; cut at 127 bytes) */
+    char retry_after[32];   /* the Retry-After header ("" when absent; cut at 31 bytes) */
     const char *error;      /* after ADM_HTTP_RESP_ERROR: what was wrong (static text) */
     bool headers_done;      /* status and content_type are known (the body may still be coming) */
+    /* the answer's first line as received, without its line end (cut at 511 bytes): Go words a
+       malformed answer by it (adm_http_resp_go_error) */
+    char first_line[512];
+    size_t first_line_len;
     /* private */
     adm_http_chunk_fn on_chunk; /* adm_http_resp_stream: where a 2xx body goes, or NULL */
     void *chunk_arg;
-    bool streaming;  /* this response's body goes to on_chunk */
-    bool stopped;    /* on_chunk asked to stop */
-    bool bad_status; /* a status below 100 */
+    bool streaming;    /* this response's body goes to on_chunk */
+    bool stopped;      /* on_chunk asked to stop */
+    bool bad_status;   /* a status below 100 */
+    bool first_line_done;
+    bool line_error;   /* llhttp failed within the first line: the rest of it is awaited */
+    int pending_errno; /* llhttp's error then */
     bool done;
     bool too_big;
     bool in_content_type; /* the header value being read is Content-Type's */
+    bool in_retry_after;  /* ... or Retry-After's */
     char field[16];       /* the header name being read, as far as it fits */
     size_t field_len;
 } adm_http_resp_parser_t;
@@ -77,6 +86,13 @@ adm_http_resp_event_t adm_http_resp_parse(adm_http_resp_parser_t *p, const uint8
  * ADM_HTTP_RESP_DONE, or ADM_HTTP_RESP_ERROR when the response was cut short (or none began).
  */
 adm_http_resp_event_t adm_http_resp_eof(adm_http_resp_parser_t *p);
+
+/**
+ * After ADM_HTTP_RESP_ERROR: writes into out what Go's transport says of that answer's first line
+ * ("malformed HTTP response \"bad-http\"", or the status code or version forms) and returns true;
+ * false when Go would have read the first line (the fault lies later: headers, body, limit).
+ */
+bool adm_http_resp_go_error(const adm_http_resp_parser_t *p, char *out, size_t cap);
 
 /** Readies the parser for the next response on the same connection (keeps the body's buffer). */
 void adm_http_resp_next(adm_http_resp_parser_t *p);

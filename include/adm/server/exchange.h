@@ -60,6 +60,13 @@ bool adm_exchange_peer_verified(const adm_exchange_t *x);
  */
 void adm_exchange_reply(adm_exchange_t *x, adm_http_response_t *resp);
 
+/**
+ * Ends the exchange by writing len bytes as they are (no HTTP framing added) and closing the
+ * connection after them: for a test upstream that plays a broken or hand-made answer. The bytes
+ * are copied. Not counted in the request metrics.
+ */
+void adm_exchange_reply_raw(adm_exchange_t *x, const void *bytes, size_t len);
+
 /** Ends the exchange without an answer by closing the connection; reset: with a TCP RST. */
 void adm_exchange_abort(adm_exchange_t *x, bool reset);
 

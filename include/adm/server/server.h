@@ -8,6 +8,7 @@
 #ifndef ADM_SERVER_H
 #define ADM_SERVER_H
 
+#include "adm/base/buf.h"
 #include "adm/base/options.h"
 #include "adm/server/exchange.h"
 #include "adm/server/route.h"
@@ -68,5 +69,14 @@ struct adm_metrics_s *adm_server_metrics(adm_server_t *s);
 
 /** Frees the server after done has fired (or if it was never started). */
 void adm_server_destroy(adm_server_t *s);
+
+/* Appends more metric families to /metrics: 0 or ADM_ENOMEM. */
+typedef int (*adm_server_metrics_fn)(void *arg, adm_buf_t *out);
+
+/**
+ * Registers fn(arg, out), called after the server's own families on every /metrics answer, in the
+ * order registered (at most 4). arg must outlive the server. Returns 0 or ADM_ETOOBIG.
+ */
+int adm_server_add_metrics(adm_server_t *s, adm_server_metrics_fn fn, void *arg);
 
 #endif

@@ -5,7 +5,8 @@
  * kube-apiserver's EquivalentResourceRegistry (keyed by storage prefix) makes them equivalent for
  * matchPolicy Equivalent, and a webhook whose rules list one member is sent requests for the others
  * converted to that one. admitd cannot convert (INTERFACE D6); the webhook loader uses this table
- * to warn exactly where a configuration relies on such a conversion.
+ * to warn exactly where a configuration relies on such a conversion, and the matcher to make a
+ * request that matches only through another group of its class the D6 call failure.
  *
  * The table is static data, valid for the life of the process. It knows nothing of custom
  * resources or aggregated APIs: their versions are not kube-apiserver's to list.

@@ -123,6 +123,12 @@ typedef struct adm_webhook_s {
     uint32_t timeout_seconds;            /* 1..30, default 10 */
     adm_review_version_t review_version; /* first of admissionReviewVersions that admitd speaks */
     adm_reinvocation_t reinvocation;     /* mutating only */
+    /* the configuration's proxy.admitd.io/circuit-breaker annotation (breaker.h), when it has one */
+    bool breaker_set;
+    uint32_t breaker_threshold; /* 0: off */
+    uint64_t breaker_cooldown_ms;
+    /* the configuration's proxy.admitd.io/shadow annotation is "true": called, never deciding */
+    bool shadow;
 } adm_webhook_t;
 
 #endif

@@ -10,6 +10,7 @@
 #define ADM_WEBHOOKS_H
 
 #include "adm/admission/admission.h"
+#include "adm/base/buf.h"
 #include "adm/base/histogram.h"
 #include "adm/base/options.h"
 #include "adm/webhook/config.h"
@@ -128,17 +129,44 @@ void adm_hook_merge_extras(adm_attrs_t *attrs, const adm_hook_result_t *r);
 /** The annotation key kube-apiserver uses with '/' made '.', shortened to 63 characters (INTERFACE.md). */
 const char *adm_hook_annotation_key(adm_arena_t *a, const char *prefix, unsigned round, size_t index);
 
+/* The configuration annotation that makes every webhook of a configuration a shadow webhook. */
+#define ADM_SHADOW_ANNOTATION "proxy.admitd.io/shadow"
+
+/*
+ * A shadow webhook's result, which never decides (issue 18): counted (patches too) and logged
+ * (at info when it denied, failed or would have patched; else at --v 1). Returns the value of its
+ * audit annotation, a JSON object {configuration, webhook, outcome, latencyMs, and code and
+ * message, reason, or patch (or patchBytes when over 4 KiB)}, in the arena; NULL when out of
+ * memory.
+ */
+const char *adm_hook_shadow_note(adm_webhooks_t *w, adm_arena_t *a, const adm_webhook_t *wh,
+                                 const adm_hook_result_t *r);
+
 /*
  * What happened to each downstream webhook since start: kept now for the metrics of the
  * observability work (INTERFACE.md admitd_webhook_*), and readable by tests and tools.
  */
 typedef struct adm_hook_stats_s {
-    uint64_t calls;       /* calls that reached the network */
-    uint64_t outcomes[4]; /* by adm_hook_outcome_t, calls and immediate outcomes alike */
-    uint64_t rejected;    /* answers that rejected (denied, refused, failed closed) */
-    uint64_t failed_open; /* call failures ignored under failurePolicy Ignore */
-    adm_hist_t latency;   /* of the calls, in ns */
+    uint64_t calls;          /* calls that reached the network */
+    uint64_t outcomes[4];    /* by adm_hook_outcome_t, calls and immediate outcomes alike */
+    uint64_t rejected;       /* answers that rejected (denied, refused, failed closed) */
+    uint64_t failed_open;    /* call failures ignored under failurePolicy Ignore */
+    uint64_t shadow_patches; /* shadow webhooks: answers with a patch that was not applied */
+    adm_hist_t latency;      /* of the calls, in ns */
 } adm_hook_stats_t;
+
+/**
+ * Appends the proxy's own metric families (for adm_server_add_metrics; arg is w), each only when
+ * some webhook has what it describes:
+ *   admitd_webhook_circuit_state{name,type} (0 closed, 1 open, 2 half-open),
+ *   admitd_webhook_circuit_opened_total, admitd_webhook_circuit_refused_total (breakers);
+ *   admitd_webhook_shadow_calls_total{name,type,outcome}, admitd_webhook_shadow_patches_total,
+ *   admitd_webhook_shadow_latency_seconds{name,type,quantile="0.5"|"0.99"} (shadow webhooks);
+ *   admitd_webhook_endpoint_calls_total{upstream,address}, admitd_webhook_endpoint_outstanding
+ *   (upstreams spread over several --resolve addresses).
+ * Returns 0 or ADM_ENOMEM.
+ */
+int adm_webhooks_proxy_metrics(void *w, adm_buf_t *out);
 
 /** The statistics of wh (a webhook of w's set). */
 adm_hook_stats_t *adm_webhooks_stats(adm_webhooks_t *w, const adm_webhook_t *wh);

@@ -143,12 +143,80 @@ static void test_client_gauge_and_escaping(void **state)
     adm_metrics_client_gauge(NULL, NULL);
 }
 
+/* kube's label values; every series counts exactly what was recorded under it. */
+static void test_pod_security_counters(void **state)
+{
+    char *text;
+
+    (void)state;
+    adm_metrics_psa_evaluation(ADM_MX_PSA_DENY, 2, 30, ADM_MX_PSA_ENFORCE, 0, ADM_MX_PSA_POD, "");
+    adm_metrics_psa_evaluation(ADM_MX_PSA_DENY, 2, 30, ADM_MX_PSA_ENFORCE, 0, ADM_MX_PSA_POD, NULL);
+    adm_metrics_psa_evaluation(ADM_MX_PSA_ALLOW, 1, ADM_MX_PSA_LATEST, ADM_MX_PSA_ENFORCE, 1, ADM_MX_PSA_POD,
+                               "ephemeralcontainers");
+    /* privileged is always "latest"; a version past the bound is "future" */
+    adm_metrics_psa_evaluation(ADM_MX_PSA_ALLOW, 0, 12, ADM_MX_PSA_ENFORCE, 0, ADM_MX_PSA_POD, "");
+    adm_metrics_psa_evaluation(ADM_MX_PSA_DENY, 1, ADM_MX_PSA_MINORS, ADM_MX_PSA_WARN, 0,
+                               ADM_MX_PSA_CONTROLLER, "");
+    adm_metrics_psa_evaluation(ADM_MX_PSA_DENY, 2, ADM_MX_PSA_FUTURE, ADM_MX_PSA_AUDIT, 0,
+                               ADM_MX_PSA_CONTROLLER, "");
+    adm_metrics_psa_error(true, 0, ADM_MX_PSA_POD, "");
+    adm_metrics_psa_error(false, 1, ADM_MX_PSA_CONTROLLER, "scale"); /* unknown subresource: "other" */
+    /* out of range: dropped (DELETE, a fourth level, a fourth resource) */
+    adm_metrics_psa_evaluation(ADM_MX_PSA_DENY, 2, 30, ADM_MX_PSA_ENFORCE, 2, ADM_MX_PSA_POD, "");
+    adm_metrics_psa_evaluation(ADM_MX_PSA_DENY, 3, 30, ADM_MX_PSA_ENFORCE, 0, ADM_MX_PSA_POD, "");
+    adm_metrics_psa_error(true, 0, (adm_mx_psa_resource_t)3, "");
+    text = render();
+    assert_has(text, "# TYPE admitd_pod_security_evaluations_total counter\n");
+    assert_has(text, "# TYPE admitd_pod_security_errors_total counter\n");
+    assert_has(text, "admitd_pod_security_evaluations_total{decision=\"deny\",policy_level=\"restricted\","
+                     "policy_version=\"v1.30\",mode=\"enforce\",request_operation=\"create\","
+                     "resource=\"pod\",subresource=\"\"} 2\n");
+    assert_has(text, "admitd_pod_security_evaluations_total{decision=\"allow\",policy_level=\"baseline\","
+                     "policy_version=\"latest\",mode=\"enforce\",request_operation=\"update\","
+                     "resource=\"pod\",subresource=\"ephemeralcontainers\"} 1\n");
+    assert_has(text, "admitd_pod_security_evaluations_total{decision=\"allow\",policy_level=\"privileged\","
+                     "policy_version=\"latest\",mode=\"enforce\",request_operation=\"create\","
+                     "resource=\"pod\",subresource=\"\"} 1\n");
+    assert_has(text, "admitd_pod_security_evaluations_total{decision=\"deny\",policy_level=\"baseline\","
+                     "policy_version=\"future\",mode=\"warn\",request_operation=\"create\","
+                     "resource=\"controller\",subresource=\"\"} 1\n");
+    assert_has(text, "admitd_pod_security_evaluations_total{decision=\"deny\",policy_level=\"restricted\","
+                     "policy_version=\"future\",mode=\"audit\",request_operation=\"create\","
+                     "resource=\"controller\",subresource=\"\"} 1\n");
+    assert_has(text, "admitd_pod_security_errors_total{fatal=\"true\",request_operation=\"create\","
+                     "resource=\"pod\",subresource=\"\"} 1\n");
+    assert_has(text, "admitd_pod_security_errors_total{fatal=\"false\",request_operation=\"update\","
+                     "resource=\"controller\",subresource=\"other\"} 1\n");
+    assert_null(strstr(text, "request_operation=\"delete\""));
+    assert_null(strstr(text, "policy_version=\"v1.12\""));
+    {
+        /* five evaluation series and two error series, nothing else */
+        size_t evals = 0, errs = 0;
+
+        for (const char *p = text; (p = strstr(p, "\nadmitd_pod_security_evaluations_total{")) != NULL; p++) {
+            evals++;
+        }
+        for (const char *p = text; (p = strstr(p, "\nadmitd_pod_security_errors_total{")) != NULL; p++) {
+            errs++;
+        }
+        assert_int_equal(evals, 5);
+        assert_int_equal(errs, 2);
+    }
+    free(text);
+    adm_metrics_reset();
+    text = render();
+    assert_null(strstr(text, "admitd_pod_security_evaluations_total{"));
+    assert_null(strstr(text, "admitd_pod_security_errors_total{"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_names_are_interned_and_bounded, reset),
         cmocka_unit_test_setup(test_every_family_renders, reset),
         cmocka_unit_test_setup(test_client_gauge_and_escaping, reset),
+        cmocka_unit_test_setup(test_pod_security_counters, reset),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
 

@@ -23,7 +23,7 @@
 #include "adm/base/options.h"
 #include "adm/base/util.h"
 
-#define MAX_ARGS 80
+#define MAX_ARGS 160
 
 /* The arguments after "admitd", ended by NULL. */
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -170,6 +170,16 @@ static void test_kinds(void **state)
     assert_string_equal(opts.resolve[1].host, "h");
     assert_string_equal(addr_text(&opts.resolve[1].addr), "[::1]:8443");
 
+    /* several addresses for one name: a comma list, or the flag again */
+    assert_int_equal(
+        parse(ARGS("--resolve", "s.ns.svc:443:10.0.0.1,10.0.0.2", "--resolve", "s.ns.svc:443:[::2]")), 0);
+    assert_int_equal(opts.nresolve, 3);
+    assert_string_equal(opts.resolve[1].host, "s.ns.svc");
+    assert_int_equal(opts.resolve[1].port, 443);
+    assert_string_equal(addr_text(&opts.resolve[0].addr), "10.0.0.1:443");
+    assert_string_equal(addr_text(&opts.resolve[1].addr), "10.0.0.2:443");
+    assert_string_equal(addr_text(&opts.resolve[2].addr), "[::2]:443");
+
     /* booleans: bare, or =true / =false */
     assert_int_equal(parse(ARGS("--insecure-http", "--allow-insecure-webhook-urls=true")), 0);
     assert_true(opts.insecure_http);
@@ -236,6 +246,8 @@ static const error_case_t errors[] = {
     {{"--resolve", "a:65536:1.2.3.4"}, "--resolve a:65536:1.2.3.4: bad port"},
     {{"--resolve", "a:1:localhost"}, "--resolve a:1:localhost: ADDR must be an IPv4 or [IPv6] address"},
     {{"--resolve", "a:1:example.com"}, "--resolve a:1:example.com: ADDR must be an IPv4 or [IPv6] address"},
+    {{"--resolve", "a:1:1.2.3.4,"}, "--resolve a:1:1.2.3.4,: ADDR must be an IPv4 or [IPv6] address"},
+    {{"--resolve", "a:1:1.2.3.4,x"}, "--resolve a:1:1.2.3.4,x: ADDR must be an IPv4 or [IPv6] address"},
     /* out of range */
     {{"--max-connections", "0"}, "--max-connections 0: want a whole number from 1 to 1000000"},
     {{"--max-connections=1000001"}, "--max-connections 1000001: want a whole number from 1 to 1000000"},
@@ -344,7 +356,7 @@ static void test_limits(void **state)
     args[2 * ADM_MAX_RESOLVE] = "--resolve";
     args[2 * ADM_MAX_RESOLVE + 2] = NULL;
     assert_int_equal(parse(args), ADM_EINVAL);
-    assert_string_equal(err, "--resolve: at most 32");
+    assert_string_equal(err, "--resolve: at most 64 addresses in all");
 }
 
 /* --help and --version end the parse at once; --list-plugins lets the other flags parse. */
@@ -405,6 +417,7 @@ static void test_usage(void **state)
         "--webhook-config FILE|DIR",
         "--cluster-state FILE|DIR",
         "--resolve HOST:PORT:ADDR",
+        "--webhook-circuit-breaker K/COOLDOWN",
         "--allow-insecure-webhook-urls",
         "--default-not-ready-toleration-seconds N",
         "--default-unreachable-toleration-seconds N",

@@ -82,7 +82,8 @@ static void test_default(void **state)
     size_t n;
 
     assert_int_equal(adm_cluster_state_load(NULL, 0, &cs, err, sizeof(err)), 0);
-    assert_int_equal(adm_cluster_state_count(cs), 4);
+    /* what a new cluster holds: four namespaces, each with its "default" ServiceAccount */
+    assert_int_equal(adm_cluster_state_count(cs), 8);
     all = adm_cluster_state_list(cs, "", "Namespace", NULL, &n);
     assert_int_equal(n, 4);
     for (size_t i = 0; i < 4; i++) {
@@ -91,6 +92,7 @@ static void test_default(void **state)
         assert_non_null(ns);
         assert_ptr_equal(all[i], ns);
         assert_string_equal(label(ns, "kubernetes.io/metadata.name"), names[i]);
+        assert_non_null(adm_cluster_state_get(cs, "", "ServiceAccount", names[i], "default"));
     }
     /* NULL namespace is cluster scope too */
     assert_non_null(adm_cluster_state_get(cs, "", "Namespace", NULL, "default"));

@@ -256,7 +256,8 @@ static void test_chain_pins_per_request(void **state)
     adm_cluster_store_t *s = adm_cluster_store_create();
     adm_kind_store_t *k = adm_cluster_store_kind(s, "", "Namespace", false);
     adm_arena_t *a = adm_arena_create(4096);
-    pt_request_t r = {.operation = "CREATE", .resource = "pods", .kind = "Pod", .name = "p", .object = "{}"};
+    pt_request_t r = {
+        .operation = "CREATE", .resource = "pods", .kind = "Pod", .namespace_ = "a", .name = "p", .object = "{}"};
     adm_review_request_t *req = adm_arena_calloc(a, 1, sizeof(*req));
     const char *body = pt_review_json(a, &r), *problem;
     char err[256];
@@ -264,6 +265,8 @@ static void test_chain_pins_per_request(void **state)
 
     (void)state;
     adm_options_defaults(&opts);
+    /* ServiceAccount would deny: this store holds no ServiceAccount "default" */
+    snprintf(opts.disable_plugins, sizeof(opts.disable_plugins), "ServiceAccount");
     assert_int_equal(adm_chain_create(&opts, &c, err, sizeof(err)), 0);
     adm_chain_use_cluster_store(c, s);
     relist(k, "[{\"metadata\":{\"name\":\"a\"}}]");

@@ -422,7 +422,7 @@ static void test_equivalent_same_group(void **state)
     adm_webhook_set_free(set);
 }
 
-/* events.k8s.io/v1 events and core v1 events share storage across groups: admitd never matches that way. */
+/* events.k8s.io/v1 events and core v1 events share storage across groups: a call failure too (D6). */
 static void test_equivalent_other_group(void **state)
 {
     adm_webhook_set_t *set =
@@ -430,11 +430,10 @@ static void test_equivalent_other_group(void **state)
                    "resources: [events]}]");
     const char *w = only_warning(set, 0);
 
-    assert_non_null(strstr(w,
-                           "requests for \"\"/v1 events (via events.k8s.io/v1 events) match only through "
-                           "another group, so admitd does not call the webhook for them where kube-apiserver "
-                           "would call it with a converted object"));
-    assert_null(strstr(w, "failurePolicy decides"));
+    assert_non_null(
+        strstr(w, "requests for \"\"/v1 events (via events.k8s.io/v1 events) match only through "
+                  "another group, where kube-apiserver would call the webhook with a converted object, "
+                  "so the call fails and failurePolicy decides (D6)"));
     assert_null(strstr(w, "autoscaling"));
     adm_webhook_set_free(set);
 }

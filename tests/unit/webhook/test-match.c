@@ -153,6 +153,10 @@ static const rule_spec_t r_deploy_beta = {ALL_OPS, "apps", "v1beta1,v1beta2", "d
 static const rule_spec_t r_deploy_v1 = {ALL_OPS, "apps", "v1", "deployments", ADM_SCOPE_ALL};
 static const rule_spec_t r_pods_beta = {ALL_OPS, "", "v1beta1", "pods", ADM_SCOPE_ALL};
 static const rule_spec_t r_ext_deploy = {ALL_OPS, "extensions", "v1beta1", "deployments", ADM_SCOPE_ALL};
+static const rule_spec_t r_events_new = {ALL_OPS, "events.k8s.io", "v1", "events", ADM_SCOPE_ALL};
+static const rule_spec_t r_events_core = {ALL_OPS, "", "v1", "events", ADM_SCOPE_NAMESPACED};
+static const rule_spec_t r_events_new_delete = {ADM_OPS_DELETE, "events.k8s.io", "v1", "events",
+                                                ADM_SCOPE_ALL};
 static const rule_spec_t r_deploy_beta_delete = {ADM_OPS_DELETE, "apps", "v1beta1", "deployments",
                                                  ADM_SCOPE_ALL};
 static const rule_spec_t r_scale_beta = {ALL_OPS, "apps", "v1beta1", "deployments/scale", ADM_SCOPE_ALL};
@@ -323,6 +327,16 @@ static const mcase_t cases[] = {
      .rule = &r_deploy_beta, .rule2 = &r_deploy_v1, .want = ADM_WH_CALL},
     {"Equivalent: another group is not a version", .group = "apps", .resource = "deployments",
      .rule = &r_ext_deploy, .want = ADM_WH_SKIP},
+    {"Equivalent: core events through events.k8s.io, a call failure", .resource = "events",
+     .rule = &r_events_new, .want = ADM_WH_CONVERT,
+     .text = "cannot convert /v1, Resource=events for matchPolicy Equivalent"},
+    {"Equivalent: events.k8s.io events through core", .group = "events.k8s.io", .resource = "events",
+     .rule = &r_events_core, .want = ADM_WH_CONVERT,
+     .text = "cannot convert events.k8s.io/v1, Resource=events for matchPolicy Equivalent"},
+    {"Exact: another group skips", .resource = "events", .rule = &r_events_new, .policy = ADM_MATCH_EXACT,
+     .want = ADM_WH_SKIP},
+    {"Equivalent: the other group's rule must match the operation", .resource = "events",
+     .rule = &r_events_new_delete, .want = ADM_WH_SKIP},
     {"Equivalent: other parts must still match", .group = "apps", .resource = "deployments",
      .rule = &r_deploy_beta_delete, .want = ADM_WH_SKIP},
     {"Equivalent: selectors must still match", .group = "apps", .resource = "deployments", .ns = "dev",

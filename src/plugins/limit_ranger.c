@@ -1,0 +1,755 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * LimitRanger: the LimitRanges of the request's namespace (cluster state) give containers their
+ * default requests and limits (mutating phase, with the kubernetes.io/limit-ranger annotation
+ * saying what was set) and bound containers, pods and PersistentVolumeClaims by min, max and
+ * maxLimitRequestRatio (validating phase). Quantities are compared as kube-apiserver's released
+ * plugin compares them: in milli-units when all three fit, else in whole units, rounding up. The
+ * first LimitRange (in load order) with a violation rejects with all of its violations.
+ */
+#include "adm/admission/plugin.h"
+#include "adm/base/error.h"
+#include "adm/base/quantity.h"
+#include "adm/cluster/cluster_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ANNOTATION "kubernetes.io/limit-ranger"
+
+/* A ResourceList: names in the JSON object's order (Go iterates its map in random order). */
+typedef struct rlist_s {
+    const char **names;
+    adm_quantity_t *qs;
+    size_t n, cap;
+} rlist_t;
+
+static const adm_quantity_t *rl_find(const rlist_t *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->names[i], name) == 0) {
+            return &l->qs[i];
+        }
+    }
+    return NULL;
+}
+
+/* Sets name to q (replacing an entry of that name). Returns 0 or ADM_ENOMEM. */
+static int rl_set(adm_arena_t *a, rlist_t *l, const char *name, const adm_quantity_t *q)
+{
+    adm_quantity_t *found = (adm_quantity_t *)rl_find(l, name);
+
+    if (found != NULL) {
+        *found = *q;
+        return 0;
+    }
+    if (l->n == l->cap) {
+        size_t ncap = l->cap == 0 ? 4 : l->cap * 2;
+        const char **names = adm_arena_realloc(a, l->names, l->cap * sizeof(*names), ncap * sizeof(*names));
+        adm_quantity_t *qs = adm_arena_realloc(a, l->qs, l->cap * sizeof(*qs), ncap * sizeof(*qs));
+
+        if (names == NULL || qs == NULL) {
+            return ADM_ENOMEM;
+        }
+        l->names = names;
+        l->qs = qs;
+        l->cap = ncap;
+    }
+    l->names[l->n] = name;
+    l->qs[l->n] = *q;
+    l->n++;
+    return 0;
+}
+
+/*
+ * A quantity as Quantity.UnmarshalJSON reads one: a JSON string, or a bare number (YAML's
+ * `cpu: 1`), whose text is parsed the same way. The text lives in the arena (q may point at it).
+ */
+static int read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, const char **problem)
+{
+    const char *text;
+    size_t len;
+
+    if (yyjson_is_str(v)) {
+        return adm_quantity_parse(yyjson_get_str(v), yyjson_get_len(v), q, problem);
+    }
+    if (yyjson_is_uint(v)) {
+        text = adm_arena_printf(a, "%llu", (unsigned long long)yyjson_get_uint(v));
+    } else if (yyjson_is_sint(v)) {
+        text = adm_arena_printf(a, "%lld", (long long)yyjson_get_sint(v));
+    } else if (yyjson_is_real(v)) {
+        text = adm_arena_printf(a, "%.17g", yyjson_get_real(v));
+    } else {
+        *problem = "quantities must be strings or numbers";
+        return ADM_EINVAL;
+    }
+    if (text == NULL) {
+        *problem = "out of memory";
+        return ADM_ENOMEM;
+    }
+    len = strlen(text);
+    return adm_quantity_parse(text, len, q, problem);
+}
+
+/*
+ * Reads a ResourceList object. Returns 0, ADM_ENOMEM, or ADM_EINVAL with *bad apimachinery's
+ * reason a value is not a quantity (kube-apiserver would not have decoded the object at all).
+ */
+static int rl_read(adm_arena_t *a, yyjson_val *obj, rlist_t *out, const char **bad)
+{
+    yyjson_obj_iter it;
+    yyjson_val *key;
+
+    memset(out, 0, sizeof(*out));
+    yyjson_obj_iter_init(obj, &it);
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        adm_quantity_t q;
+        int err = read_quantity(a, yyjson_obj_iter_get_val(key), &q, bad);
+
+        if (err != 0) {
+            return err == ADM_ENOMEM ? ADM_ENOMEM : ADM_EINVAL;
+        }
+        if (rl_set(a, out, yyjson_get_str(key), &q) != 0) {
+            return ADM_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* One item of spec.limits, parsed. */
+typedef struct lr_item_s {
+    const char *type;
+    rlist_t min, max, def, def_request, ratio;
+} lr_item_t;
+
+typedef struct lr_s {
+    lr_item_t *items;
+    size_t n;
+} lr_t;
+
+/* Parses a LimitRange; ADM_EINVAL when one of its quantities is malformed. */
+static int lr_read(adm_arena_t *a, yyjson_val *obj, lr_t *out)
+{
+    yyjson_val *limits = adm_json_path(obj, "spec", "limits", NULL);
+    size_t n = yyjson_arr_size(limits), i = 0;
+    yyjson_arr_iter it;
+    yyjson_val *item;
+    const char *bad;
+
+    out->n = 0;
+    out->items = adm_arena_calloc(a, n == 0 ? 1 : n, sizeof(*out->items));
+    if (out->items == NULL) {
+        return ADM_ENOMEM;
+    }
+    yyjson_arr_iter_init(limits, &it);
+    for (item = yyjson_arr_iter_next(&it); item != NULL; item = yyjson_arr_iter_next(&it), i++) {
+        lr_item_t *li = &out->items[i];
+        int err;
+
+        li->type = adm_json_str(item, "type");
+        err = rl_read(a, adm_json_get(item, "min"), &li->min, &bad);
+        if (err == 0) {
+            err = rl_read(a, adm_json_get(item, "max"), &li->max, &bad);
+        }
+        if (err == 0) {
+            err = rl_read(a, adm_json_get(item, "default"), &li->def, &bad);
+        }
+        if (err == 0) {
+            err = rl_read(a, adm_json_get(item, "defaultRequest"), &li->def_request, &bad);
+        }
+        if (err == 0) {
+            err = rl_read(a, adm_json_get(item, "maxLimitRequestRatio"), &li->ratio, &bad);
+        }
+        if (err != 0) {
+            return err;
+        }
+    }
+    out->n = i;
+    return 0;
+}
+
+static const char *qstr(adm_arena_t *a, const adm_quantity_t *q)
+{
+    char buf[ADM_QTY_STR_MAX];
+    size_t n = adm_quantity_format(q, buf, sizeof(buf));
+    char *s;
+
+    if (n < sizeof(buf)) {
+        return adm_arena_strndup(a, buf, n);
+    }
+    s = adm_arena_alloc(a, n + 1);
+    if (s != NULL) {
+        adm_quantity_format(q, s, n + 1);
+    }
+    return s;
+}
+
+/* ---- the constraints (messages as kube's minConstraint, maxConstraint ...) ---- */
+
+/* requestLimitEnforcedValues: milli-units when all three fit, else whole units. */
+static void common_values(const adm_quantity_t *req, const adm_quantity_t *lim, const adm_quantity_t *enf,
+                          int64_t *r, int64_t *l, int64_t *e)
+{
+    *r = adm_quantity_value(req);
+    *l = adm_quantity_value(lim);
+    *e = adm_quantity_value(enf);
+    if (*r <= ADM_QTY_MAX_MILLI_VALUE && *l <= ADM_QTY_MAX_MILLI_VALUE && *e <= ADM_QTY_MAX_MILLI_VALUE) {
+        *r = adm_quantity_milli_value(req);
+        *l = adm_quantity_milli_value(lim);
+        *e = adm_quantity_milli_value(enf);
+    }
+}
+
+static const adm_quantity_t ZERO; /* what a missing entry reads as (Quantity{}) */
+
+static const char *min_constraint(adm_arena_t *a, const char *type, const char *res,
+                                  const adm_quantity_t *enf, const rlist_t *requests, const rlist_t *limits)
+{
+    const adm_quantity_t *req = rl_find(requests, res), *lim = rl_find(limits, res);
+    int64_t r, l, e;
+
+    common_values(req != NULL ? req : &ZERO, lim != NULL ? lim : &ZERO, enf, &r, &l, &e);
+    if (req == NULL) {
+        return adm_arena_printf(a, "minimum %s usage per %s is %s.  No request is specified", res, type,
+                                qstr(a, enf));
+    }
+    if (r < e) {
+        return adm_arena_printf(a, "minimum %s usage per %s is %s, but request is %s", res, type,
+                                qstr(a, enf), qstr(a, req));
+    }
+    if (lim != NULL && l < e) {
+        return adm_arena_printf(a, "minimum %s usage per %s is %s, but limit is %s", res, type, qstr(a, enf),
+                                qstr(a, lim));
+    }
+    return "";
+}
+
+static const char *max_request_constraint(adm_arena_t *a, const char *type, const char *res,
+                                          const adm_quantity_t *enf, const rlist_t *requests)
+{
+    const adm_quantity_t *req = rl_find(requests, res);
+    int64_t r, l, e;
+
+    common_values(req != NULL ? req : &ZERO, &ZERO, enf, &r, &l, &e);
+    if (req == NULL) {
+        return adm_arena_printf(a, "maximum %s usage per %s is %s.  No request is specified", res, type,
+                                qstr(a, enf));
+    }
+    if (r > e) {
+        return adm_arena_printf(a, "maximum %s usage per %s is %s, but request is %s", res, type,
+                                qstr(a, enf), qstr(a, req));
+    }
+    return "";
+}
+
+static const char *max_constraint(adm_arena_t *a, const char *type, const char *res,
+                                  const adm_quantity_t *enf, const rlist_t *requests, const rlist_t *limits)
+{
+    const adm_quantity_t *req = rl_find(requests, res), *lim = rl_find(limits, res);
+    int64_t r, l, e;
+
+    common_values(req != NULL ? req : &ZERO, lim != NULL ? lim : &ZERO, enf, &r, &l, &e);
+    if (lim == NULL) {
+        return adm_arena_printf(a, "maximum %s usage per %s is %s.  No limit is specified", res, type,
+                                qstr(a, enf));
+    }
+    if (l > e) {
+        return adm_arena_printf(a, "maximum %s usage per %s is %s, but limit is %s", res, type, qstr(a, enf),
+                                qstr(a, lim));
+    }
+    if (req != NULL && r > e) {
+        return adm_arena_printf(a, "maximum %s usage per %s is %s, but request is %s", res, type,
+                                qstr(a, enf), qstr(a, req));
+    }
+    return "";
+}
+
+static const char *ratio_constraint(adm_arena_t *a, const char *type, const char *res,
+                                    const adm_quantity_t *enf, const rlist_t *requests, const rlist_t *limits)
+{
+    const adm_quantity_t *req = rl_find(requests, res), *lim = rl_find(limits, res);
+    int64_t r, l, e;
+    double observed, shown, max;
+
+    common_values(req != NULL ? req : &ZERO, lim != NULL ? lim : &ZERO, enf, &r, &l, &e);
+    if (req == NULL || r == 0) {
+        return adm_arena_printf(a,
+                                "%s max limit to request ratio per %s is %s, but no request is specified or "
+                                "request is 0",
+                                res, type, qstr(a, enf));
+    }
+    if (lim == NULL || l == 0) {
+        return adm_arena_printf(a,
+                                "%s max limit to request ratio per %s is %s, but no limit is specified or "
+                                "limit is 0",
+                                res, type, qstr(a, enf));
+    }
+    observed = (double)l / (double)r;
+    shown = observed;
+    max = (double)adm_quantity_value(enf);
+    if (adm_quantity_value(enf) <= ADM_QTY_MAX_MILLI_VALUE) {
+        observed *= 1000;
+        max = (double)adm_quantity_milli_value(enf);
+    }
+    if (observed > max) {
+        return adm_arena_printf(a, "%s max limit to request ratio per %s is %s, but provided ratio is %f",
+                                res, type, qstr(a, enf), shown);
+    }
+    return "";
+}
+
+/* Adds every violation of item against requests/limits to agg. */
+static void check_item(adm_arena_t *a, adm_aggregate_t *agg, const lr_item_t *li, const rlist_t *requests,
+                       const rlist_t *limits)
+{
+    for (size_t k = 0; k < li->min.n; k++) {
+        const char *m = min_constraint(a, li->type, li->min.names[k], &li->min.qs[k], requests, limits);
+
+        if (m == NULL || *m != '\0') {
+            adm_aggregate_add(agg, m);
+        }
+    }
+    for (size_t k = 0; k < li->max.n; k++) {
+        const char *m = max_constraint(a, li->type, li->max.names[k], &li->max.qs[k], requests, limits);
+
+        if (m == NULL || *m != '\0') {
+            adm_aggregate_add(agg, m);
+        }
+    }
+    for (size_t k = 0; k < li->ratio.n; k++) {
+        const char *m = ratio_constraint(a, li->type, li->ratio.names[k], &li->ratio.qs[k], requests, limits);
+
+        if (m == NULL || *m != '\0') {
+            adm_aggregate_add(agg, m);
+        }
+    }
+}
+
+/* ---- pod-level totals (component-helpers' PodRequests/PodLimits without overhead) ---- */
+
+/* addResourceList: sums, a name seen first is copied. */
+static int rl_add(adm_arena_t *a, rlist_t *into, const rlist_t *from)
+{
+    for (size_t i = 0; i < from->n; i++) {
+        adm_quantity_t *have = (adm_quantity_t *)rl_find(into, from->names[i]);
+
+        if (have == NULL) {
+            if (rl_set(a, into, from->names[i], &from->qs[i]) != 0) {
+                return ADM_ENOMEM;
+            }
+        } else if (adm_quantity_add(have, &from->qs[i]) != 0) {
+            return ADM_ETOOBIG;
+        }
+    }
+    return 0;
+}
+
+/* maxResourceList. */
+static int rl_max(adm_arena_t *a, rlist_t *into, const rlist_t *from)
+{
+    for (size_t i = 0; i < from->n; i++) {
+        adm_quantity_t *have = (adm_quantity_t *)rl_find(into, from->names[i]);
+
+        if (have == NULL) {
+            if (rl_set(a, into, from->names[i], &from->qs[i]) != 0) {
+                return ADM_ENOMEM;
+            }
+        } else if (adm_quantity_cmp(&from->qs[i], have) > 0) {
+            *have = from->qs[i];
+        }
+    }
+    return 0;
+}
+
+static int rl_copy(adm_arena_t *a, rlist_t *out, const rlist_t *from)
+{
+    memset(out, 0, sizeof(*out));
+    return rl_add(a, out, from);
+}
+
+/*
+ * Regular containers plus sidecars (init containers with restartPolicy Always) run together; each
+ * other init container runs with the sidecars started before it; the pod needs the larger.
+ */
+static int pod_total(adm_arena_t *a, yyjson_val *pod, const char *which, rlist_t *out, const char **bad)
+{
+    rlist_t sidecars, init_max, one, tmp;
+    yyjson_arr_iter it;
+    yyjson_val *c;
+    int err;
+
+    memset(out, 0, sizeof(*out));
+    memset(&sidecars, 0, sizeof(sidecars));
+    memset(&init_max, 0, sizeof(init_max));
+    yyjson_arr_iter_init(adm_json_path(pod, "spec", "containers", NULL), &it);
+    for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+        err = rl_read(a, adm_json_path(c, "resources", which, NULL), &one, bad);
+        if (err == 0) {
+            err = rl_add(a, out, &one);
+        }
+        if (err != 0) {
+            return err;
+        }
+    }
+    yyjson_arr_iter_init(adm_json_path(pod, "spec", "initContainers", NULL), &it);
+    for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+        err = rl_read(a, adm_json_path(c, "resources", which, NULL), &one, bad);
+        if (err != 0) {
+            return err;
+        }
+        if (strcmp(adm_json_str(c, "restartPolicy"), "Always") == 0) {
+            err = rl_add(a, out, &one);
+            if (err == 0) {
+                err = rl_add(a, &sidecars, &one);
+            }
+            if (err == 0) {
+                err = rl_max(a, &init_max, &sidecars);
+            }
+        } else {
+            err = rl_copy(a, &tmp, &one);
+            if (err == 0) {
+                err = rl_add(a, &tmp, &sidecars);
+            }
+            if (err == 0) {
+                err = rl_max(a, &init_max, &tmp);
+            }
+        }
+        if (err != 0) {
+            return err;
+        }
+    }
+    err = rl_max(a, out, &init_max);
+    if (err != 0) {
+        return err;
+    }
+    /* PodLevelResources (on by default since 1.34): spec.resources overrides cpu and memory. */
+    err = rl_read(a, adm_json_path(pod, "spec", "resources", which, NULL), &one, bad);
+    for (size_t i = 0; err == 0 && i < one.n; i++) {
+        if (strcmp(one.names[i], "cpu") == 0 || strcmp(one.names[i], "memory") == 0) {
+            err = rl_set(a, out, one.names[i], &one.qs[i]);
+        }
+    }
+    return err;
+}
+
+/* ---- the hooks ---- */
+
+/* SupportsAttributes. */
+static bool supported(const adm_attrs_t *attrs)
+{
+    const adm_review_request_t *req = attrs->req;
+    bool pod = strcmp(req->kind.group, "") == 0 && strcmp(req->kind.kind, "Pod") == 0;
+    bool pvc = strcmp(req->kind.group, "") == 0 && strcmp(req->kind.kind, "PersistentVolumeClaim") == 0;
+
+    if (strcmp(req->sub_resource, "resize") == 0 && pod && req->operation == ADM_OP_UPDATE) {
+        return true;
+    }
+    if (req->sub_resource[0] != '\0' || (pod && req->operation == ADM_OP_UPDATE)) {
+        return false;
+    }
+    return pod || pvc;
+}
+
+/* The namespace's LimitRanges, unless the request is exempt (an object being deleted). */
+static yyjson_val *const *limit_ranges(const adm_attrs_t *attrs, size_t *n)
+{
+    *n = 0;
+    if (!supported(attrs) ||
+        adm_json_path(attrs->req->old_object, "metadata", "deletionTimestamp", NULL) != NULL) {
+        return NULL;
+    }
+    return adm_cluster_state_list(adm_plugin_cluster(attrs), "", "LimitRange", attrs->req->namespace_, n);
+}
+
+static int bad_quantity(adm_status_t *st, adm_attrs_t *attrs, const char *problem)
+{
+    return adm_status_bad_request(st, attrs->arena, "%s in version \"%s\" cannot be handled as a %s: %s",
+                                  attrs->req->kind.kind, attrs->req->kind.version, attrs->req->kind.kind,
+                                  problem);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* Sets into c.resources.<which> every default it lacks; appends "<names> <word> for <prefix> <name>". */
+static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const rlist_t *defaults, const char *which,
+                          const char *word, const char *prefix, const char **parts, size_t *nparts)
+{
+    adm_arena_t *a = attrs->arena;
+    yyjson_mut_val *res, *list = NULL, *name = adm_mut_get(c, "name");
+    const char **set = adm_arena_alloc(a, (defaults->n + 1) * sizeof(*set));
+    const char *text;
+    size_t nset = 0;
+
+    if (set == NULL) {
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < defaults->n; i++) {
+        const char *v;
+
+        if (adm_mut_get(adm_mut_get(adm_mut_get(c, "resources"), which), defaults->names[i]) != NULL) {
+            continue;
+        }
+        if (list == NULL) {
+            res = adm_mut_ensure(attrs->mdoc, c, "resources", YYJSON_TYPE_OBJ);
+            list = res == NULL ? NULL : adm_mut_ensure(attrs->mdoc, res, which, YYJSON_TYPE_OBJ);
+            if (list == NULL) {
+                return ADM_ENOMEM;
+            }
+        }
+        v = qstr(a, &defaults->qs[i]);
+        if (v == NULL || !yyjson_mut_obj_add_str(attrs->mdoc, list, defaults->names[i], v)) {
+            return ADM_ENOMEM;
+        }
+        set[nset++] = defaults->names[i];
+    }
+    if (nset == 0) {
+        return 0;
+    }
+    qsort(set, nset, sizeof(*set), cmp_str);
+    text = set[0];
+    for (size_t i = 1; i < nset && text != NULL; i++) {
+        text = adm_arena_printf(a, "%s, %s", text, set[i]);
+    }
+    text = text == NULL ? NULL
+                        : adm_arena_printf(a, "%s %s for %s %s", text, word, prefix,
+                                           yyjson_mut_is_str(name) ? yyjson_mut_get_str(name) : "");
+    if (text == NULL) {
+        return ADM_ENOMEM;
+    }
+    parts[(*nparts)++] = text;
+    return 0;
+}
+
+/* PodMutateLimitFunc for one LimitRange: defaults from its Container items, then the annotation. */
+static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    static const char *const prefixes[] = {"container", "init container"};
+    adm_arena_t *a = attrs->arena;
+    rlist_t requests, limits;
+    yyjson_mut_val *pod, *meta, *annotations;
+    const char **parts;
+    size_t nparts = 0, ncontainers;
+    const char *text;
+    int err;
+
+    memset(&requests, 0, sizeof(requests));
+    memset(&limits, 0, sizeof(limits));
+    for (size_t i = 0; i < lr->n; i++) {
+        if (strcmp(lr->items[i].type, "Container") != 0) {
+            continue;
+        }
+        for (size_t k = 0; k < lr->items[i].def_request.n; k++) {
+            if (rl_set(a, &requests, lr->items[i].def_request.names[k], &lr->items[i].def_request.qs[k]) !=
+                0) {
+                return ADM_ENOMEM;
+            }
+        }
+        for (size_t k = 0; k < lr->items[i].def.n; k++) {
+            if (rl_set(a, &limits, lr->items[i].def.names[k], &lr->items[i].def.qs[k]) != 0) {
+                return ADM_ENOMEM;
+            }
+        }
+    }
+    if (requests.n == 0 && limits.n == 0) {
+        return 0;
+    }
+    pod = adm_attrs_mutable_object(attrs);
+    if (pod == NULL) {
+        return ADM_ENOMEM;
+    }
+    ncontainers = yyjson_mut_arr_size(adm_mut_get(adm_mut_get(pod, "spec"), lists[0])) +
+                  yyjson_mut_arr_size(adm_mut_get(adm_mut_get(pod, "spec"), lists[1]));
+    parts = adm_arena_alloc(a, (2 * ncontainers + 1) * sizeof(*parts));
+    if (parts == NULL) {
+        return ADM_ENOMEM;
+    }
+    for (size_t l = 0; l < 2; l++) {
+        yyjson_mut_val *arr = adm_mut_get(adm_mut_get(pod, "spec"), lists[l]);
+        size_t n = yyjson_mut_arr_size(arr);
+
+        for (size_t i = 0; i < n; i++) {
+            yyjson_mut_val *c = yyjson_mut_arr_get(arr, i);
+
+            if (!yyjson_mut_is_obj(c)) {
+                continue;
+            }
+            err = merge_defaults(attrs, c, &requests, "requests", "request", prefixes[l], parts, &nparts);
+            if (err == 0) {
+                err = merge_defaults(attrs, c, &limits, "limits", "limit", prefixes[l], parts, &nparts);
+            }
+            if (err != 0) {
+                return err;
+            }
+        }
+    }
+    if (nparts == 0) {
+        return 0;
+    }
+    text = "LimitRanger plugin set: ";
+    for (size_t i = 0; i < nparts && text != NULL; i++) {
+        text = adm_arena_printf(a, "%s%s%s", text, i > 0 ? "; " : "", parts[i]);
+    }
+    meta = adm_mut_ensure(attrs->mdoc, pod, "metadata", YYJSON_TYPE_OBJ);
+    annotations = meta == NULL ? NULL : adm_mut_ensure(attrs->mdoc, meta, "annotations", YYJSON_TYPE_OBJ);
+    if (text == NULL || annotations == NULL) {
+        return ADM_ENOMEM;
+    }
+    yyjson_mut_obj_remove_key(annotations, ANNOTATION);
+    return yyjson_mut_obj_add_str(attrs->mdoc, annotations, ANNOTATION, text) ? 0 : ADM_ENOMEM;
+}
+
+static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    yyjson_val *const *ranges;
+    size_t n;
+
+    ranges = limit_ranges(attrs, &n);
+    if (n == 0 || strcmp(attrs->req->resource.resource, "pods") != 0) {
+        return ADM_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        lr_t lr;
+        int err = lr_read(attrs->arena, ranges[i], &lr);
+
+        if (err == ADM_EINVAL) {
+            continue; /* kube-apiserver could not have decoded it: its informer never holds it */
+        }
+        if (err == 0) {
+            err = apply_defaults(attrs, &lr);
+        }
+        if (err != 0) {
+            return err == ADM_ENOMEM ? ADM_ENOMEM : adm_status_nomem(st);
+        }
+    }
+    return ADM_OK;
+}
+
+/* PodValidateLimitFunc / PersistentVolumeClaimValidateLimitFunc for one LimitRange. */
+static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const lr_t *lr, adm_aggregate_t *agg,
+                       const char **bad)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    adm_arena_t *a = attrs->arena;
+    rlist_t requests, limits, none;
+    int err;
+
+    memset(&none, 0, sizeof(none));
+    for (size_t i = 0; i < lr->n; i++) {
+        const lr_item_t *li = &lr->items[i];
+
+        if (!is_pod) {
+            if (strcmp(li->type, "PersistentVolumeClaim") != 0) {
+                continue;
+            }
+            err = rl_read(a, adm_json_path(obj, "spec", "resources", "requests", NULL), &requests, bad);
+            if (err != 0) {
+                return err;
+            }
+            for (size_t k = 0; k < li->min.n; k++) {
+                const char *m =
+                    min_constraint(a, li->type, li->min.names[k], &li->min.qs[k], &requests, &none);
+
+                if (m == NULL || *m != '\0') {
+                    adm_aggregate_add(agg, m);
+                }
+            }
+            for (size_t k = 0; k < li->max.n; k++) {
+                const char *m =
+                    max_request_constraint(a, li->type, li->max.names[k], &li->max.qs[k], &requests);
+
+                if (m == NULL || *m != '\0') {
+                    adm_aggregate_add(agg, m);
+                }
+            }
+            continue;
+        }
+        if (strcmp(li->type, "Container") == 0) {
+            for (size_t l = 0; l < 2; l++) {
+                yyjson_arr_iter it;
+                yyjson_val *c;
+
+                yyjson_arr_iter_init(adm_json_path(obj, "spec", lists[l], NULL), &it);
+                for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+                    err = rl_read(a, adm_json_path(c, "resources", "requests", NULL), &requests, bad);
+                    if (err == 0) {
+                        err = rl_read(a, adm_json_path(c, "resources", "limits", NULL), &limits, bad);
+                    }
+                    if (err != 0) {
+                        return err;
+                    }
+                    check_item(a, agg, li, &requests, &limits);
+                }
+            }
+        } else if (strcmp(li->type, "Pod") == 0) {
+            err = pod_total(a, obj, "requests", &requests, bad);
+            if (err == 0) {
+                err = pod_total(a, obj, "limits", &limits, bad);
+            }
+            if (err != 0) {
+                return err;
+            }
+            check_item(a, agg, li, &requests, &limits);
+        }
+    }
+    return 0;
+}
+
+static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    yyjson_val *const *ranges;
+    yyjson_val *obj;
+    const char *resource = attrs->req->resource.resource;
+    bool is_pod = strcmp(resource, "pods") == 0;
+    size_t n;
+
+    ranges = limit_ranges(attrs, &n);
+    if (n == 0 || (!is_pod && strcmp(resource, "persistentvolumeclaims") != 0)) {
+        return ADM_OK;
+    }
+    obj = adm_attrs_object(attrs);
+    if (obj == NULL) {
+        return adm_status_nomem(st);
+    }
+    for (size_t i = 0; i < n; i++) {
+        adm_aggregate_t agg;
+        const char *bad = NULL, *text;
+        lr_t lr;
+        int err = lr_read(attrs->arena, ranges[i], &lr);
+
+        if (err == ADM_EINVAL) {
+            continue; /* as in admit */
+        }
+        adm_aggregate_init(&agg, attrs->arena);
+        if (err == 0) {
+            err = check_range(attrs, obj, is_pod, &lr, &agg, &bad);
+        }
+        if (err == ADM_EINVAL) {
+            return bad_quantity(st, attrs, bad);
+        }
+        if (err == ADM_ETOOBIG) {
+            return adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
+        }
+        if (err != 0) {
+            return adm_status_nomem(st);
+        }
+        text = adm_aggregate_text(&agg);
+        if (text == NULL) {
+            return adm_status_nomem(st);
+        }
+        if (*text != '\0') {
+            return adm_status_forbidden(st, attrs, "%s", text);
+        }
+    }
+    return ADM_OK;
+}
+
+const adm_plugin_t adm_plugin_limit_ranger = {
+    .name = "LimitRanger",
+    .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .admit = admit,
+    .validate = validate,
+};

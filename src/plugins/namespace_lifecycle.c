@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * NamespaceLifecycle: the immortal namespaces (default, kube-system, kube-public) cannot be
+ * deleted, and nothing is created in a namespace that does not exist or is Terminating (updates
+ * and deletes of what is inside are always allowed, as in the newest kube-apiserver). Deleting
+ * a namespace puts its name, for 30 s, in a cache of at most 100 names whose cached copy is not
+ * trusted while it still says Active: a create in it then asks the storage (a live GET).
+ *
+ * Where admitd differs from kube-apiserver: the lister and the storage are both the
+ * --cluster-state files until admitd has an API client, so the live GET answers what the lister
+ * answered, and kube's 50 ms wait for a missing namespace to reach the cache is not made (the
+ * state cannot change during a request, and the loop must not sleep). Both reads go through
+ * need_live() and the reader in one place, so a reader backed by an API client can take over.
+ */
+#include "adm/plugins/namespace_lifecycle.h"
+#include "adm/admission/plugin.h"
+#include "adm/base/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { FORCE_LIVE_MAX = 100 };
+static const uint64_t FORCE_LIVE_TTL_MS = 30000;
+
+/* kube's LRUExpireCache of namespace names: an entry is good while now <= expires. */
+typedef struct force_entry_s {
+    char *name;
+    uint64_t expires_ms;
+    uint64_t used; /* recency stamp: the smallest is evicted first */
+} force_entry_t;
+
+typedef struct state_s {
+    adm_live_reader_t live;
+    force_entry_t force[FORCE_LIVE_MAX];
+    size_t nforce;
+    uint64_t stamp;
+} state_t;
+
+static const char *const immortal[] = {"default", "kube-system", "kube-public"};
+
+static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    state_t *s = calloc(1, sizeof(*s));
+
+    (void)cfg;
+    (void)err;
+    (void)err_len;
+    if (s == NULL) {
+        return ADM_ENOMEM;
+    }
+    s->live = adm_live_reader_files;
+    *state = s;
+    return 0;
+}
+
+static void free_state(void *state)
+{
+    state_t *s = state;
+
+    if (s == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < s->nforce; i++) {
+        free(s->force[i].name);
+    }
+    free(s);
+}
+
+void adm_namespace_lifecycle_set_live_reader(void *state, const adm_live_reader_t *r)
+{
+    ((state_t *)state)->live = *r;
+}
+
+static force_entry_t *force_find(state_t *s, const char *name)
+{
+    for (size_t i = 0; i < s->nforce; i++) {
+        if (strcmp(s->force[i].name, name) == 0) {
+            return &s->force[i];
+        }
+    }
+    return NULL;
+}
+
+/* LRUExpireCache.Add: a new name takes the least recently used place when the cache is full. */
+static void force_add(state_t *s, const char *name, uint64_t now_ms)
+{
+    force_entry_t *e = force_find(s, name);
+
+    if (e == NULL && s->nforce < FORCE_LIVE_MAX) {
+        char *copy = strdup(name);
+
+        if (copy == NULL) {
+            return; /* the cache is an optimisation of freshness; nothing is wrong without it */
+        }
+        e = &s->force[s->nforce++];
+        e->name = copy;
+    } else if (e == NULL) {
+        char *copy = strdup(name);
+
+        if (copy == NULL) {
+            return;
+        }
+        e = &s->force[0];
+        for (size_t i = 1; i < s->nforce; i++) {
+            if (s->force[i].used < e->used) {
+                e = &s->force[i];
+            }
+        }
+        free(e->name);
+        e->name = copy;
+    }
+    e->expires_ms = now_ms + FORCE_LIVE_TTL_MS;
+    e->used = ++s->stamp;
+}
+
+/* LRUExpireCache.Get: present and not expired (an expired entry is dropped). */
+static bool force_get(state_t *s, const char *name, uint64_t now_ms)
+{
+    force_entry_t *e = force_find(s, name);
+
+    if (e == NULL) {
+        return false;
+    }
+    if (now_ms > e->expires_ms) {
+        free(e->name);
+        *e = s->force[--s->nforce];
+        return false;
+    }
+    e->used = ++s->stamp;
+    return true;
+}
+
+static bool is_namespace_kind(const adm_attrs_t *attrs)
+{
+    return attrs->req->kind.group[0] == '\0' && strcmp(attrs->req->kind.kind, "Namespace") == 0;
+}
+
+static bool is_immortal(const char *name)
+{
+    for (size_t i = 0; i < sizeof(immortal) / sizeof(immortal[0]); i++) {
+        if (strcmp(name, immortal[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * The storage must be asked when the lister does not have the namespace, or when it was deleted
+ * lately and the cached copy still says Active.
+ */
+static bool need_live(state_t *s, adm_attrs_t *attrs, yyjson_val *cached)
+{
+    bool forced = force_get(s, attrs->req->namespace_, adm_plugin_now_ms(attrs));
+
+    if (cached == NULL) {
+        return true;
+    }
+    return forced && strcmp(adm_json_str(adm_json_get(cached, "status"), "phase"), "Active") == 0;
+}
+
+static int terminating(adm_status_t *st, adm_attrs_t *attrs)
+{
+    const char *ns = attrs->req->namespace_;
+    const char *cause;
+    int rc = adm_status_forbidden(st, attrs,
+                                  "unable to create new content in namespace %s because it is being "
+                                  "terminated",
+                                  ns);
+
+    if (rc != ADM_DECLINED) {
+        return rc;
+    }
+    cause = adm_arena_printf(attrs->arena, "namespace %s is being terminated", ns);
+    if (cause == NULL) {
+        return ADM_ENOMEM;
+    }
+    return adm_status_add_cause(st, attrs->arena, "NamespaceTerminating", cause, "metadata.namespace");
+}
+
+static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    state_t *s = state;
+    const adm_review_request_t *req = attrs->req;
+    yyjson_val *ns;
+
+    if (req->operation == ADM_OP_DELETE && is_namespace_kind(attrs) && is_immortal(req->name)) {
+        return adm_status_forbidden_named(st, attrs->arena, req->resource.group, req->resource.resource,
+                                          req->name, "this namespace may not be deleted");
+    }
+    if (req->namespace_[0] == '\0' && !is_namespace_kind(attrs)) {
+        return ADM_OK;
+    }
+    if (is_namespace_kind(attrs)) {
+        if (req->operation == ADM_OP_DELETE) {
+            force_add(s, req->name, adm_plugin_now_ms(attrs));
+        }
+        return ADM_OK;
+    }
+    /* Objects may outlive their namespace in storage; only creates are refused (newest kube). */
+    if (req->operation == ADM_OP_DELETE || req->operation == ADM_OP_UPDATE) {
+        return ADM_OK;
+    }
+    /* Answering "not found" for an access review would tell which namespaces exist. */
+    if (strcmp(req->resource.group, "authorization.k8s.io") == 0 &&
+        strcmp(req->resource.resource, "localsubjectaccessreviews") == 0) {
+        return ADM_OK;
+    }
+    ns = adm_lookup(attrs, "", "Namespace", "", req->namespace_);
+    if (need_live(s, attrs, ns)) {
+        const char *err = NULL;
+
+        switch (s->live.get(s->live.arg, attrs, "", "Namespace", "", req->namespace_, &ns, &err)) {
+        case ADM_LIVE_FOUND: break;
+        case ADM_LIVE_NOT_FOUND:
+            return adm_status_not_found(st, attrs->arena, "", "namespaces", req->namespace_);
+        default: return adm_status_internal(st, attrs->arena, "%s", err != NULL ? err : "unknown error");
+        }
+    }
+    if (strcmp(adm_json_str(adm_json_get(ns, "status"), "phase"), "Terminating") == 0) {
+        return terminating(st, attrs);
+    }
+    return ADM_OK;
+}
+
+const adm_plugin_t adm_plugin_namespace_lifecycle = {
+    .name = "NamespaceLifecycle",
+    .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE | ADM_OPS_DELETE,
+    .configure = configure,
+    .free_state = free_state,
+    .admit = admit,
+};

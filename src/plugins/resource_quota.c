@@ -1,0 +1,1202 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ResourceQuota (validating): a CREATE or UPDATE is charged against every ResourceQuota of its
+ * namespace (cluster state) that tracks what it uses and whose scopes it matches; usage is the
+ * quota's status.used, the bound its status.hard, as kube-apiserver's quotaEvaluator.checkRequest.
+ * Evaluation only: admitd has no API client, so nothing is reserved in status.used between
+ * requests (README: what differs). Evaluators: pods (compute resources, pods, count/pods; scopes),
+ * persistentvolumeclaims (storage, per storage class), services (load balancers, node ports), and
+ * kube's object count evaluator (count/<resource>[.<group>]) for every other resource.
+ */
+#include "adm/admission/plugin.h"
+#include "adm/base/error.h"
+#include "adm/base/quantity.h"
+#include "adm/cluster/cluster_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define STORAGE_CLASS_SUFFIX ".storageclass.storage.k8s.io/"
+
+/* A ResourceList: names with quantities, insertion order. */
+typedef struct rlist_s {
+    const char **names;
+    adm_quantity_t *qs;
+    size_t n, cap;
+} rlist_t;
+
+static adm_quantity_t *rl_find(const rlist_t *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->names[i], name) == 0) {
+            return &l->qs[i];
+        }
+    }
+    return NULL;
+}
+
+static int rl_set(adm_arena_t *a, rlist_t *l, const char *name, const adm_quantity_t *q)
+{
+    adm_quantity_t *found = rl_find(l, name);
+
+    if (found != NULL) {
+        *found = *q;
+        return 0;
+    }
+    if (l->n == l->cap) {
+        size_t ncap = l->cap == 0 ? 8 : l->cap * 2;
+        const char **names = adm_arena_realloc(a, l->names, l->cap * sizeof(*names), ncap * sizeof(*names));
+        adm_quantity_t *qs = adm_arena_realloc(a, l->qs, l->cap * sizeof(*qs), ncap * sizeof(*qs));
+
+        if (names == NULL || qs == NULL) {
+            return ADM_ENOMEM;
+        }
+        l->names = names;
+        l->qs = qs;
+        l->cap = ncap;
+    }
+    l->names[l->n] = name;
+    l->qs[l->n] = *q;
+    l->n++;
+    return 0;
+}
+
+static int rl_set_int(adm_arena_t *a, rlist_t *l, const char *name, int64_t v)
+{
+    adm_quantity_t q = adm_quantity_scaled(v, 0, ADM_QTY_DECIMAL_SI);
+
+    return rl_set(a, l, name, &q);
+}
+
+/* quota.Add for one entry: a name seen first is copied. */
+static int rl_add_one(adm_arena_t *a, rlist_t *into, const char *name, const adm_quantity_t *q)
+{
+    adm_quantity_t *have = rl_find(into, name);
+
+    if (have == NULL) {
+        return rl_set(a, into, name, q);
+    }
+    return adm_quantity_add(have, q) != 0 ? ADM_ETOOBIG : 0;
+}
+
+static int rl_add(adm_arena_t *a, rlist_t *into, const rlist_t *from)
+{
+    for (size_t i = 0; i < from->n; i++) {
+        int err = rl_add_one(a, into, from->names[i], &from->qs[i]);
+
+        if (err != 0) {
+            return err;
+        }
+    }
+    return 0;
+}
+
+static int rl_max(adm_arena_t *a, rlist_t *into, const rlist_t *from)
+{
+    for (size_t i = 0; i < from->n; i++) {
+        adm_quantity_t *have = rl_find(into, from->names[i]);
+
+        if (have == NULL) {
+            if (rl_set(a, into, from->names[i], &from->qs[i]) != 0) {
+                return ADM_ENOMEM;
+            }
+        } else if (adm_quantity_cmp(&from->qs[i], have) > 0) {
+            *have = from->qs[i];
+        }
+    }
+    return 0;
+}
+
+/* A quantity as Quantity.UnmarshalJSON reads it: a string or a bare number. */
+static int read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q)
+{
+    const char *text, *problem;
+
+    if (yyjson_is_str(v)) {
+        return adm_quantity_parse(yyjson_get_str(v), yyjson_get_len(v), q, &problem);
+    }
+    if (yyjson_is_uint(v)) {
+        text = adm_arena_printf(a, "%llu", (unsigned long long)yyjson_get_uint(v));
+    } else if (yyjson_is_sint(v)) {
+        text = adm_arena_printf(a, "%lld", (long long)yyjson_get_sint(v));
+    } else if (yyjson_is_real(v)) {
+        text = adm_arena_printf(a, "%.17g", yyjson_get_real(v));
+    } else {
+        return ADM_EINVAL;
+    }
+    if (text == NULL) {
+        return ADM_ENOMEM;
+    }
+    return adm_quantity_parse(text, strlen(text), q, &problem);
+}
+
+/* Reads a ResourceList object; ADM_EINVAL when a value is not a quantity. */
+static int rl_read(adm_arena_t *a, yyjson_val *obj, rlist_t *out)
+{
+    yyjson_obj_iter it;
+    yyjson_val *key;
+
+    memset(out, 0, sizeof(*out));
+    yyjson_obj_iter_init(obj, &it);
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        adm_quantity_t q;
+        int err = read_quantity(a, yyjson_obj_iter_get_val(key), &q);
+
+        if (err != 0) {
+            return err == ADM_ENOMEM ? ADM_ENOMEM : ADM_EINVAL;
+        }
+        if (rl_set(a, out, yyjson_get_str(key), &q) != 0) {
+            return ADM_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* helper.IsNativeResource: no domain, or a kubernetes.io domain. */
+static bool is_native(const char *name)
+{
+    return strchr(name, '/') == NULL || strstr(name, "kubernetes.io/") != NULL;
+}
+
+/* ---- the evaluators ---- */
+
+typedef enum { EV_POD, EV_PVC, EV_SERVICE, EV_COUNT } ev_kind_t;
+
+typedef struct ev_s {
+    ev_kind_t kind;
+    const char *count_name;  /* count/<resource>[.<group>] */
+    const char *legacy_name; /* the object count's legacy name ("configmaps"), or NULL */
+} ev_t;
+
+static const char *const POD_RESOURCES[] = {
+    "cpu",
+    "requests.cpu",
+    "limits.cpu",
+    "memory",
+    "requests.memory",
+    "limits.memory",
+    "pods",
+    "count/pods",
+    "ephemeral-storage",
+    "requests.ephemeral-storage",
+    "limits.ephemeral-storage",
+};
+
+/* MatchingResources: whether the evaluator tracks name. */
+static bool ev_tracks(const ev_t *ev, const char *name)
+{
+    switch (ev->kind) {
+    case EV_POD:
+        for (size_t i = 0; i < sizeof(POD_RESOURCES) / sizeof(POD_RESOURCES[0]); i++) {
+            if (strcmp(name, POD_RESOURCES[i]) == 0) {
+                return true;
+            }
+        }
+        return starts_with(name, "hugepages-") || starts_with(name, "requests.hugepages-") ||
+               (!is_native(name) && starts_with(name, "requests."));
+    case EV_PVC:
+        return strcmp(name, "persistentvolumeclaims") == 0 ||
+               strcmp(name, "count/persistentvolumeclaims") == 0 || strcmp(name, "requests.storage") == 0 ||
+               (strstr(name, STORAGE_CLASS_SUFFIX) != NULL &&
+                (ends_with(name, STORAGE_CLASS_SUFFIX "requests.storage") ||
+                 ends_with(name, STORAGE_CLASS_SUFFIX "persistentvolumeclaims")));
+    case EV_SERVICE:
+        return strcmp(name, "services") == 0 || strcmp(name, "count/services") == 0 ||
+               strcmp(name, "services.loadbalancers") == 0 || strcmp(name, "services.nodeports") == 0;
+    case EV_COUNT:
+        return strcmp(name, ev->count_name) == 0 ||
+               (ev->legacy_name != NULL && strcmp(name, ev->legacy_name) == 0);
+    }
+    return false;
+}
+
+/* Sum of the containers' (and init containers') resources as component-helpers' PodRequests. */
+static int pod_total(adm_arena_t *a, yyjson_val *pod, const char *which, rlist_t *out)
+{
+    rlist_t sidecars, init_max, one, tmp;
+    yyjson_arr_iter it;
+    yyjson_val *c;
+    int err;
+
+    memset(out, 0, sizeof(*out));
+    memset(&sidecars, 0, sizeof(sidecars));
+    memset(&init_max, 0, sizeof(init_max));
+    yyjson_arr_iter_init(adm_json_path(pod, "spec", "containers", NULL), &it);
+    for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+        err = rl_read(a, adm_json_path(c, "resources", which, NULL), &one);
+        if (err == 0) {
+            err = rl_add(a, out, &one);
+        }
+        if (err != 0) {
+            return err;
+        }
+    }
+    yyjson_arr_iter_init(adm_json_path(pod, "spec", "initContainers", NULL), &it);
+    for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+        err = rl_read(a, adm_json_path(c, "resources", which, NULL), &one);
+        if (err != 0) {
+            return err;
+        }
+        if (strcmp(adm_json_str(c, "restartPolicy"), "Always") == 0) {
+            err = rl_add(a, out, &one);
+            if (err == 0) {
+                err = rl_add(a, &sidecars, &one);
+            }
+            if (err == 0) {
+                err = rl_max(a, &init_max, &sidecars);
+            }
+        } else {
+            memset(&tmp, 0, sizeof(tmp));
+            err = rl_add(a, &tmp, &one);
+            if (err == 0) {
+                err = rl_add(a, &tmp, &sidecars);
+            }
+            if (err == 0) {
+                err = rl_max(a, &init_max, &tmp);
+            }
+        }
+        if (err != 0) {
+            return err;
+        }
+    }
+    err = rl_max(a, out, &init_max);
+    if (err != 0) {
+        return err;
+    }
+    /* PodLevelResources: spec.resources overrides cpu and memory. */
+    err = rl_read(a, adm_json_path(pod, "spec", "resources", which, NULL), &one);
+    for (size_t i = 0; err == 0 && i < one.n; i++) {
+        if (strcmp(one.names[i], "cpu") == 0 || strcmp(one.names[i], "memory") == 0) {
+            err = rl_set(a, out, one.names[i], &one.qs[i]);
+        }
+    }
+    return err;
+}
+
+/* podComputeUsageHelper: requests and limits as the quota resource names. */
+static int pod_compute_usage(adm_arena_t *a, const rlist_t *req, const rlist_t *lim, rlist_t *out)
+{
+    static const char *const plain[] = {"cpu", "memory", "ephemeral-storage"};
+    int err = rl_set_int(a, out, "pods", 1);
+
+    for (size_t i = 0; err == 0 && i < 3; i++) {
+        const adm_quantity_t *r = rl_find(req, plain[i]), *l = rl_find(lim, plain[i]);
+
+        if (r != NULL) {
+            err = rl_set(a, out, plain[i], r);
+            if (err == 0) {
+                err = rl_set(a, out, adm_arena_printf(a, "requests.%s", plain[i]), r);
+            }
+        }
+        if (err == 0 && l != NULL) {
+            err = rl_set(a, out, adm_arena_printf(a, "limits.%s", plain[i]), l);
+        }
+    }
+    for (size_t i = 0; err == 0 && i < req->n; i++) {
+        const char *name = req->names[i];
+
+        if (starts_with(name, "hugepages-")) {
+            err = rl_set(a, out, name, &req->qs[i]);
+        }
+        if (err == 0 &&
+            (starts_with(name, "hugepages-") || (!is_native(name) && !starts_with(name, "requests.")))) {
+            err = rl_set(a, out, adm_arena_printf(a, "requests.%s", name), &req->qs[i]);
+        }
+    }
+    return err;
+}
+
+static bool pod_terminal(yyjson_val *pod)
+{
+    const char *phase = adm_json_str(adm_json_get(pod, "status"), "phase");
+
+    return strcmp(phase, "Failed") == 0 || strcmp(phase, "Succeeded") == 0;
+}
+
+/* The evaluator's Usage of obj. */
+static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, rlist_t *out)
+{
+    int err = 0;
+
+    memset(out, 0, sizeof(*out));
+    switch (ev->kind) {
+    case EV_POD: {
+        rlist_t req, lim;
+
+        err = rl_set_int(a, out, "count/pods", 1);
+        if (err != 0 || pod_terminal(obj)) {
+            return err;
+        }
+        err = pod_total(a, obj, "requests", &req);
+        if (err == 0) {
+            err = pod_total(a, obj, "limits", &lim);
+        }
+        return err == 0 ? pod_compute_usage(a, &req, &lim, out) : err;
+    }
+    case EV_PVC: {
+        yyjson_val *storage = adm_json_path(obj, "spec", "resources", "requests", "storage", NULL);
+        const char *cls = adm_json_str(adm_json_path(obj, "metadata", "annotations", NULL),
+                                       "volume.beta.kubernetes.io/storage-class");
+        adm_quantity_t q;
+
+        if (*cls == '\0') {
+            cls = adm_json_str(adm_json_get(obj, "spec"), "storageClassName");
+        }
+        err = rl_set_int(a, out, "count/persistentvolumeclaims", 1);
+        if (err == 0) {
+            err = rl_set_int(a, out, "persistentvolumeclaims", 1);
+        }
+        if (err == 0 && *cls != '\0') {
+            err = rl_set_int(a, out,
+                             adm_arena_printf(a, "%s" STORAGE_CLASS_SUFFIX "persistentvolumeclaims", cls), 1);
+        }
+        if (err == 0 && storage != NULL) {
+            err = read_quantity(a, storage, &q);
+            if (err == 0) {
+                err = rl_set(a, out, "requests.storage", &q);
+            }
+            if (err == 0 && *cls != '\0') {
+                err = rl_set(a, out, adm_arena_printf(a, "%s" STORAGE_CLASS_SUFFIX "requests.storage", cls),
+                             &q);
+            }
+        }
+        return err;
+    }
+    case EV_SERVICE: {
+        yyjson_val *spec = adm_json_get(obj, "spec");
+        const char *type = adm_json_str(spec, "type");
+        yyjson_val *ports = adm_json_get(spec, "ports");
+        int64_t nports = (int64_t)yyjson_arr_size(ports);
+
+        err = rl_set_int(a, out, "count/services", 1);
+        if (err == 0) {
+            err = rl_set_int(a, out, "services", 1);
+        }
+        if (err == 0 && strcmp(type, "NodePort") == 0) {
+            err = rl_set_int(a, out, "services.nodeports", nports);
+        } else if (err == 0 && strcmp(type, "LoadBalancer") == 0) {
+            if (yyjson_is_false(adm_json_get(spec, "allocateLoadBalancerNodePorts"))) {
+                /* node ports are not allocated then: only the ones asked for count */
+                yyjson_arr_iter it;
+                yyjson_val *p;
+
+                nports = 0;
+                yyjson_arr_iter_init(ports, &it);
+                for (p = yyjson_arr_iter_next(&it); p != NULL; p = yyjson_arr_iter_next(&it)) {
+                    nports += yyjson_get_int(adm_json_get(p, "nodePort")) != 0;
+                }
+            }
+            err = rl_set_int(a, out, "services.nodeports", nports);
+            if (err == 0) {
+                err = rl_set_int(a, out, "services.loadbalancers", 1);
+            }
+        }
+        return err;
+    }
+    case EV_COUNT:
+        err = rl_set_int(a, out, ev->count_name, 1);
+        if (err == 0 && ev->legacy_name != NULL) {
+            err = rl_set_int(a, out, ev->legacy_name, 1);
+        }
+        return err;
+    }
+    return 0;
+}
+
+/* ---- scopes ---- */
+
+/* qos.GetPodQOS == BestEffort: no container asks for or is limited in cpu or memory. */
+static bool pod_best_effort(yyjson_val *pod)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    static const char *const which[] = {"requests", "limits"};
+    const char *problem;
+
+    for (size_t l = 0; l < 2; l++) {
+        yyjson_arr_iter it;
+        yyjson_val *c;
+
+        yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+            for (size_t w = 0; w < 2; w++) {
+                yyjson_val *list = adm_json_path(c, "resources", which[w], NULL);
+                static const char *const names[] = {"cpu", "memory"};
+
+                for (size_t k = 0; k < 2; k++) {
+                    yyjson_val *v = adm_json_get(list, names[k]);
+                    adm_quantity_t q;
+
+                    if (yyjson_is_str(v) &&
+                        adm_quantity_parse(yyjson_get_str(v), yyjson_get_len(v), &q, &problem) == 0 &&
+                        !adm_quantity_is_zero(&q)) {
+                        return false;
+                    }
+                    if (yyjson_is_num(v) && yyjson_get_num(v) != 0) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    for (size_t w = 0; w < 2; w++) {
+        if (yyjson_obj_size(adm_json_path(pod, "spec", "resources", which[w], NULL)) > 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool terms_cross_namespace(yyjson_val *terms, bool weighted)
+{
+    yyjson_arr_iter it;
+    yyjson_val *t;
+
+    yyjson_arr_iter_init(terms, &it);
+    for (t = yyjson_arr_iter_next(&it); t != NULL; t = yyjson_arr_iter_next(&it)) {
+        yyjson_val *term = weighted ? adm_json_get(t, "podAffinityTerm") : t;
+
+        if (yyjson_arr_size(adm_json_get(term, "namespaces")) > 0 ||
+            (adm_json_get(term, "namespaceSelector") != NULL &&
+             !yyjson_is_null(adm_json_get(term, "namespaceSelector")))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool pod_cross_namespace_affinity(yyjson_val *pod)
+{
+    static const char *const kinds[] = {"podAffinity", "podAntiAffinity"};
+
+    for (size_t i = 0; i < 2; i++) {
+        yyjson_val *aff = adm_json_path(pod, "spec", "affinity", kinds[i], NULL);
+
+        if (terms_cross_namespace(adm_json_get(aff, "requiredDuringSchedulingIgnoredDuringExecution"),
+                                  false) ||
+            terms_cross_namespace(adm_json_get(aff, "preferredDuringSchedulingIgnoredDuringExecution"),
+                                  true)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A PriorityClass selector: the pod's label set is {PriorityClass: name} (empty without one). */
+static bool priority_matches(yyjson_val *pod, const char *op, yyjson_val *values)
+{
+    const char *pc = adm_json_str(adm_json_get(pod, "spec"), "priorityClassName");
+    bool has = *pc != '\0', in = false;
+    yyjson_arr_iter it;
+    yyjson_val *v;
+
+    yyjson_arr_iter_init(values, &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
+        in = in || (has && yyjson_is_str(v) && strcmp(yyjson_get_str(v), pc) == 0);
+    }
+    if (strcmp(op, "In") == 0) {
+        return in;
+    }
+    if (strcmp(op, "NotIn") == 0) {
+        return !in;
+    }
+    if (strcmp(op, "Exists") == 0) {
+        return has;
+    }
+    if (strcmp(op, "DoesNotExist") == 0) {
+        return !has;
+    }
+    return false;
+}
+
+/* podMatchesScopeFunc; other evaluators match no scope (generic.MatchesNoScopeFunc). */
+static bool scope_matches(const ev_t *ev, yyjson_val *obj, const char *scope, const char *op,
+                          yyjson_val *values)
+{
+    yyjson_val *deadline;
+
+    if (ev->kind != EV_POD) {
+        return false;
+    }
+    deadline = adm_json_path(obj, "spec", "activeDeadlineSeconds", NULL);
+    if (strcmp(scope, "Terminating") == 0 || strcmp(scope, "NotTerminating") == 0) {
+        bool terminating = yyjson_is_int(deadline) && yyjson_get_sint(deadline) >= 0;
+
+        return terminating == (strcmp(scope, "Terminating") == 0);
+    }
+    if (strcmp(scope, "BestEffort") == 0) {
+        return pod_best_effort(obj);
+    }
+    if (strcmp(scope, "NotBestEffort") == 0) {
+        return !pod_best_effort(obj);
+    }
+    if (strcmp(scope, "PriorityClass") == 0) {
+        return priority_matches(obj, op, values);
+    }
+    if (strcmp(scope, "CrossNamespacePodAffinity") == 0) {
+        return pod_cross_namespace_affinity(obj);
+    }
+    return false;
+}
+
+/* generic.Matches' scope half: spec.scopes (as Exists) and every scopeSelector expression match. */
+static bool quota_scopes_match(const ev_t *ev, yyjson_val *quota, yyjson_val *obj)
+{
+    yyjson_arr_iter it;
+    yyjson_val *s;
+
+    yyjson_arr_iter_init(adm_json_path(quota, "spec", "scopes", NULL), &it);
+    for (s = yyjson_arr_iter_next(&it); s != NULL; s = yyjson_arr_iter_next(&it)) {
+        if (!scope_matches(ev, obj, yyjson_is_str(s) ? yyjson_get_str(s) : "", "Exists", NULL)) {
+            return false;
+        }
+    }
+    yyjson_arr_iter_init(adm_json_path(quota, "spec", "scopeSelector", "matchExpressions", NULL), &it);
+    for (s = yyjson_arr_iter_next(&it); s != NULL; s = yyjson_arr_iter_next(&it)) {
+        if (!scope_matches(ev, obj, adm_json_str(s, "scopeName"), adm_json_str(s, "operator"),
+                           adm_json_get(s, "values"))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- limitedResources (the plugin's Configuration) ---- */
+
+typedef struct scope_req_s {
+    const char *name, *op;
+    yyjson_val *values; /* in the state's own document */
+} scope_req_t;
+
+typedef struct limited_s {
+    const char *group, *resource;
+    const char **contains;
+    size_t ncontains;
+    scope_req_t *scopes;
+    size_t nscopes;
+} limited_t;
+
+typedef struct rq_state_s {
+    yyjson_doc *doc; /* a copy of the configuration: the strings above point into it */
+    limited_t *limited;
+    size_t nlimited;
+} rq_state_t;
+
+static const char *const SCOPES[] = {"Terminating",   "NotTerminating", "BestEffort",
+                                     "NotBestEffort", "PriorityClass",  "CrossNamespacePodAffinity"};
+
+/* One matchScopes entry as kube's ValidateConfiguration checks it; NULL or the problem. */
+static const char *check_scope(yyjson_val *m, scope_req_t *out)
+{
+    bool known = false;
+    yyjson_val *values = adm_json_get(m, "values");
+
+    out->name = adm_json_str(m, "scopeName");
+    out->op = adm_json_str(m, "operator");
+    out->values = values;
+    for (size_t i = 0; i < sizeof(SCOPES) / sizeof(SCOPES[0]); i++) {
+        known = known || strcmp(out->name, SCOPES[i]) == 0;
+    }
+    if (!known) {
+        return "scopeName: unsupported scope";
+    }
+    if (strcmp(out->op, "In") != 0 && strcmp(out->op, "NotIn") != 0 && strcmp(out->op, "Exists") != 0 &&
+        strcmp(out->op, "DoesNotExist") != 0) {
+        return "operator: must be In, NotIn, Exists or DoesNotExist";
+    }
+    if ((strcmp(out->op, "In") == 0 || strcmp(out->op, "NotIn") == 0) && yyjson_arr_size(values) == 0) {
+        return "values: must be at least one value when `operator` is 'In' or 'NotIn' for scope selector";
+    }
+    if ((strcmp(out->op, "Exists") == 0 || strcmp(out->op, "DoesNotExist") == 0) &&
+        yyjson_arr_size(values) > 0) {
+        return "values: must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector";
+    }
+    return NULL;
+}
+
+/* Fills s from the Configuration; NULL or "FIELD: problem". */
+static const char *read_config(adm_arena_t *a, yyjson_val *root, rq_state_t *s)
+{
+    const char *api = adm_json_str(root, "apiVersion");
+    yyjson_val *list = adm_json_get(root, "limitedResources");
+    size_t n = yyjson_arr_size(list);
+
+    if (!yyjson_is_obj(root)) {
+        return "the configuration must be an object";
+    }
+    if (strcmp(api, "resourcequota.admission.k8s.io/v1") != 0 &&
+        strcmp(api, "resourcequota.admission.k8s.io/v1beta1") != 0 &&
+        strcmp(api, "resourcequota.admission.k8s.io/v1alpha1") != 0) {
+        return adm_arena_printf(
+            a, "apiVersion: \"%s\" is not resourcequota.admission.k8s.io/v1, v1beta1 or v1alpha1", api);
+    }
+    if (strcmp(adm_json_str(root, "kind"), "Configuration") != 0) {
+        return adm_arena_printf(a, "kind: \"%s\" is not Configuration", adm_json_str(root, "kind"));
+    }
+    if (list != NULL && !yyjson_is_arr(list)) {
+        return "limitedResources: must be a list";
+    }
+    s->limited = calloc(n == 0 ? 1 : n, sizeof(*s->limited));
+    if (s->limited == NULL) {
+        return "out of memory";
+    }
+    for (size_t i = 0; i < n; i++) {
+        yyjson_val *item = yyjson_arr_get(list, i), *contains = adm_json_get(item, "matchContains");
+        yyjson_val *scopes = adm_json_get(item, "matchScopes");
+        limited_t *l = &s->limited[i];
+
+        l->group = adm_json_str(item, "apiGroup");
+        l->resource = adm_json_str(item, "resource");
+        if (*l->resource == '\0') {
+            return adm_arena_printf(a, "limitedResources[%zu].resource: Required value", i);
+        }
+        if (yyjson_arr_size(contains) == 0 && yyjson_arr_size(scopes) == 0) {
+            return adm_arena_printf(
+                a,
+                "limitedResources[%zu].matchContains: Required value: must at least specify "
+                "matchContains or matchScopes",
+                i);
+        }
+        l->ncontains = yyjson_arr_size(contains);
+        l->contains = adm_arena_calloc(a, l->ncontains + 1, sizeof(*l->contains));
+        l->nscopes = yyjson_arr_size(scopes);
+        l->scopes = adm_arena_calloc(a, l->nscopes + 1, sizeof(*l->scopes));
+        if (l->contains == NULL || l->scopes == NULL) {
+            return "out of memory";
+        }
+        for (size_t k = 0; k < l->ncontains; k++) {
+            yyjson_val *c = yyjson_arr_get(contains, k);
+
+            if (!yyjson_is_str(c)) {
+                return adm_arena_printf(a, "limitedResources[%zu].matchContains[%zu]: must be a string", i,
+                                        k);
+            }
+            l->contains[k] = yyjson_get_str(c);
+        }
+        for (size_t k = 0; k < l->nscopes; k++) {
+            const char *why = check_scope(yyjson_arr_get(scopes, k), &l->scopes[k]);
+
+            if (why != NULL) {
+                return adm_arena_printf(a, "limitedResources[%zu].matchScopes[%zu].%s", i, k, why);
+            }
+        }
+    }
+    s->nlimited = n;
+    return NULL;
+}
+
+/*
+ * configure: the limitedResources of a resourcequota.admission.k8s.io Configuration. The state
+ * keeps its own copy of the document (the strings point into it) and an arena for the arrays.
+ */
+typedef struct rq_owner_s {
+    rq_state_t st;
+    adm_arena_t *arena;
+} rq_owner_t;
+
+static void free_owner(void *state)
+{
+    rq_owner_t *o = state;
+
+    if (o != NULL) {
+        yyjson_doc_free(o->st.doc);
+        free(o->st.limited);
+        adm_arena_destroy(o->arena);
+        free(o);
+    }
+}
+
+static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    rq_owner_t *o;
+    const char *problem;
+
+    *state = NULL;
+    if (cfg->config == NULL) {
+        return 0;
+    }
+    o = calloc(1, sizeof(*o));
+    if (o == NULL) {
+        return ADM_ENOMEM;
+    }
+    o->arena = adm_arena_create(1024);
+    {
+        size_t len;
+        char *text = yyjson_val_write(cfg->config, 0, &len);
+
+        o->st.doc = text == NULL ? NULL : yyjson_read(text, len, 0);
+        free(text);
+    }
+    if (o->arena == NULL || o->st.doc == NULL) {
+        free_owner(o);
+        return ADM_ENOMEM;
+    }
+    problem = read_config(o->arena, yyjson_doc_get_root(o->st.doc), &o->st);
+    if (problem != NULL) {
+        snprintf(err, err_len, "%s: %s", cfg->source, problem);
+        free_owner(o);
+        return ADM_EINVAL;
+    }
+    *state = o;
+    return 0;
+}
+
+/* ---- the check ---- */
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* "a,b,c" from names sorted with duplicates dropped (sets.String.List). */
+static const char *sorted_join(adm_arena_t *a, const char **names, size_t n, const char *sep)
+{
+    const char *out = "";
+
+    qsort(names, n, sizeof(*names), cmp_str);
+    for (size_t i = 0; i < n && out != NULL; i++) {
+        if (i > 0 && strcmp(names[i], names[i - 1]) == 0) {
+            continue;
+        }
+        out = i == 0 ? names[i] : adm_arena_printf(a, "%s%s%s", out, sep, names[i]);
+    }
+    return out;
+}
+
+/*
+ * Constraints of the pod evaluator: a quota on cpu or memory needs every container to state them
+ * (kube's backward-compatibility rule). Returns "" when satisfied, the error text, or NULL (memory).
+ */
+static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const rlist_t *restricted)
+{
+    static const char *const validation[] = {"cpu",    "limits.cpu",   "limits.memory",
+                                             "memory", "requests.cpu", "requests.memory"};
+    static const char *const lists[] = {"containers", "initContainers"};
+    size_t ncont = yyjson_arr_size(adm_json_path(pod, "spec", "containers", NULL)) +
+                   yyjson_arr_size(adm_json_path(pod, "spec", "initContainers", NULL));
+    const char **names = adm_arena_alloc(a, (ncont + 1) * sizeof(*names));
+    const char *text = NULL;
+
+    if (names == NULL) {
+        return NULL;
+    }
+    for (size_t k = 0; k < 6; k++) {
+        size_t n = 0;
+
+        if (rl_find(restricted, validation[k]) == NULL) {
+            continue;
+        }
+        for (size_t l = 0; l < 2; l++) {
+            yyjson_arr_iter it;
+            yyjson_val *c;
+
+            yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
+            for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+                rlist_t req, lim, usage;
+                int err;
+
+                if (!yyjson_is_obj(c)) {
+                    continue; /* not a container: kube-apiserver would not have decoded the pod */
+                }
+                memset(&usage, 0, sizeof(usage));
+                err = rl_read(a, adm_json_path(c, "resources", "requests", NULL), &req);
+                if (err == 0) {
+                    err = rl_read(a, adm_json_path(c, "resources", "limits", NULL), &lim);
+                }
+                if (err == ADM_EINVAL) {
+                    return ""; /* a malformed quantity: the pod's own decoding rejects it */
+                }
+                if (err != 0 || pod_compute_usage(a, &req, &lim, &usage) != 0) {
+                    return NULL;
+                }
+                if (rl_find(&usage, validation[k]) == NULL) {
+                    names[n++] = adm_json_str(c, "name");
+                }
+            }
+        }
+        if (n > 0) {
+            const char *part =
+                adm_arena_printf(a, "%s for: %s", validation[k], sorted_join(a, names, n, ","));
+
+            text = text == NULL ? part : adm_arena_printf(a, "%s; %s", text, part);
+        }
+    }
+    return text == NULL ? "" : adm_arena_printf(a, "must specify %s", text);
+}
+
+/* prettyPrint: "name=value" sorted by name, comma separated, for names in keys. */
+static const char *pretty(adm_arena_t *a, const rlist_t *l, const char **keys, size_t nkeys)
+{
+    const char *out = "";
+    bool first = true;
+
+    qsort(keys, nkeys, sizeof(*keys), cmp_str);
+    for (size_t i = 0; i < nkeys && out != NULL; i++) {
+        const adm_quantity_t *q = rl_find(l, keys[i]);
+        char buf[ADM_QTY_STR_MAX];
+
+        if (q == NULL) {
+            continue;
+        }
+        adm_quantity_format(q, buf, sizeof(buf));
+        out = adm_arena_printf(a, "%s%s%s=%s", out, first ? "" : ",", keys[i], buf);
+        first = false;
+    }
+    return out;
+}
+
+/* Which evaluator handles the request; false when none does (kube's Handles). */
+static bool pick_evaluator(adm_attrs_t *attrs, ev_t *ev)
+{
+    const adm_review_request_t *req = attrs->req;
+    const char *group = req->resource.group, *resource = req->resource.resource;
+    bool core = req->kind.group[0] == '\0';
+    bool create = req->operation == ADM_OP_CREATE;
+
+    memset(ev, 0, sizeof(*ev));
+    if (req->sub_resource[0] != '\0' && strcmp(req->sub_resource, "resize") != 0) {
+        return false; /* kube's plugin ignores subresources but a pod's resize */
+    }
+    if (core && strcmp(req->kind.kind, "Pod") == 0 && strcmp(resource, "pods") == 0) {
+        ev->kind = EV_POD;
+        return create || (req->operation == ADM_OP_UPDATE && strcmp(req->sub_resource, "resize") == 0);
+    }
+    if (req->sub_resource[0] != '\0') {
+        return false;
+    }
+    if (core && strcmp(req->kind.kind, "PersistentVolumeClaim") == 0) {
+        ev->kind = EV_PVC;
+        return create || req->operation == ADM_OP_UPDATE;
+    }
+    if (core && strcmp(req->kind.kind, "Service") == 0) {
+        ev->kind = EV_SERVICE;
+        return create || req->operation == ADM_OP_UPDATE;
+    }
+    ev->kind = EV_COUNT;
+    ev->count_name = group[0] == '\0' ? adm_arena_printf(attrs->arena, "count/%s", resource)
+                                      : adm_arena_printf(attrs->arena, "count/%s.%s", resource, group);
+    if (group[0] == '\0' &&
+        (strcmp(resource, "configmaps") == 0 || strcmp(resource, "secrets") == 0 ||
+         strcmp(resource, "replicationcontrollers") == 0 || strcmp(resource, "resourcequotas") == 0)) {
+        ev->legacy_name = resource;
+    }
+    return create && ev->count_name != NULL;
+}
+
+/* The quota's status lists; false when one does not parse (kube-apiserver could not hold it). */
+static bool read_quota(adm_arena_t *a, yyjson_val *quota, rlist_t *hard, rlist_t *used)
+{
+    return rl_read(a, adm_json_path(quota, "status", "hard", NULL), hard) == 0 &&
+           rl_read(a, adm_json_path(quota, "status", "used", NULL), used) == 0;
+}
+
+/* limitedByDefault: the consumed resources a covering quota must track. */
+static size_t limited_names(const rq_state_t *cfg, const adm_attrs_t *attrs, const rlist_t *usage,
+                            const char **out)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; cfg != NULL && i < cfg->nlimited; i++) {
+        const limited_t *l = &cfg->limited[i];
+
+        if (strcmp(l->group, attrs->req->resource.group) != 0 ||
+            strcmp(l->resource, attrs->req->resource.resource) != 0) {
+            continue;
+        }
+        for (size_t k = 0; k < usage->n; k++) {
+            bool hit = false;
+
+            for (size_t c = 0; !hit && adm_quantity_sign(&usage->qs[k]) > 0 && c < l->ncontains; c++) {
+                hit = strstr(usage->names[k], l->contains[c]) != NULL;
+            }
+            for (size_t j = 0; hit && j < n; j++) {
+                hit = out[j] != usage->names[k]; /* once each: out holds at most usage->n names */
+            }
+            if (hit) {
+                out[n++] = usage->names[k];
+            }
+        }
+    }
+    return n;
+}
+
+/* Go's %v of a ScopedResourceSelectorRequirement: {PriorityClass In [a b]}. */
+static const char *scope_text(adm_arena_t *a, const scope_req_t *r)
+{
+    const char *values = "";
+    yyjson_arr_iter it;
+    yyjson_val *v;
+    bool first = true;
+
+    yyjson_arr_iter_init(r->values, &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL && values != NULL; v = yyjson_arr_iter_next(&it)) {
+        values = adm_arena_printf(a, "%s%s%s", values, first ? "" : " ",
+                                  yyjson_is_str(v) ? yyjson_get_str(v) : "");
+        first = false;
+    }
+    return adm_arena_printf(a, "{%s %s [%s]}", r->name, r->op, values);
+}
+
+/*
+ * The limited scopes the object matches that no quota of the namespace covers (a quota covers a
+ * scope when one of its own scopes of that name matches the object), as Go prints the list; ""
+ * when all are covered.
+ */
+static const char *uncovered_scopes(adm_arena_t *a, const rq_state_t *cfg, const ev_t *ev, yyjson_val *obj,
+                                    yyjson_val *const *quotas, size_t nquotas)
+{
+    const char *text = NULL;
+
+    for (size_t i = 0; cfg != NULL && i < cfg->nlimited; i++) {
+        for (size_t k = 0; k < cfg->limited[i].nscopes; k++) {
+            const scope_req_t *r = &cfg->limited[i].scopes[k];
+            bool covered = false;
+
+            if (!scope_matches(ev, obj, r->name, r->op, r->values)) {
+                continue;
+            }
+            for (size_t q = 0; q < nquotas && !covered; q++) {
+                yyjson_arr_iter it;
+                yyjson_val *sc;
+
+                yyjson_arr_iter_init(adm_json_path(quotas[q], "spec", "scopes", NULL), &it);
+                for (sc = yyjson_arr_iter_next(&it); sc != NULL && !covered; sc = yyjson_arr_iter_next(&it)) {
+                    covered = yyjson_is_str(sc) && strcmp(yyjson_get_str(sc), r->name) == 0 &&
+                              scope_matches(ev, obj, r->name, "Exists", NULL);
+                }
+                yyjson_arr_iter_init(
+                    adm_json_path(quotas[q], "spec", "scopeSelector", "matchExpressions", NULL), &it);
+                for (sc = yyjson_arr_iter_next(&it); sc != NULL && !covered; sc = yyjson_arr_iter_next(&it)) {
+                    const char *name = adm_json_str(sc, "scopeName");
+
+                    covered = strcmp(name, r->name) == 0 &&
+                              scope_matches(ev, obj, name, adm_json_str(sc, "operator"),
+                                            adm_json_get(sc, "values"));
+                }
+            }
+            if (!covered) {
+                const char *one = scope_text(a, r);
+
+                text = text == NULL ? one : adm_arena_printf(a, "%s %s", text, one);
+            }
+        }
+    }
+    return text == NULL ? "" : adm_arena_printf(a, "[%s]", text);
+}
+
+static const adm_quantity_t ZERO; /* Quantity{}: 0 */
+
+static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    const rq_state_t *cfg = state == NULL ? NULL : &((const rq_owner_t *)state)->st;
+    adm_arena_t *a = attrs->arena;
+    yyjson_val *const *quotas;
+    yyjson_val *obj, *old;
+    rlist_t delta, prev, restricted_all;
+    const char **keys, *uncovered;
+    const char *limited_text = NULL;
+    size_t n, nmatch = 0, nneg = 0, nlimited, nuncovered = 0;
+    bool *match, zero = true;
+    ev_t ev;
+    int err;
+
+    if (attrs->req->namespace_[0] == '\0' || !pick_evaluator(attrs, &ev)) {
+        return ADM_OK;
+    }
+    quotas =
+        adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", attrs->req->namespace_, &n);
+    if (n == 0 && (cfg == NULL || cfg->nlimited == 0)) {
+        return ADM_OK;
+    }
+    obj = adm_attrs_object(attrs);
+    match = adm_arena_calloc(a, n + 1, sizeof(*match));
+    if (obj == NULL || match == NULL) {
+        return adm_status_nomem(st);
+    }
+    memset(&restricted_all, 0, sizeof(restricted_all));
+    for (size_t i = 0; i < n; i++) {
+        const char *name = adm_json_str(adm_json_get(quotas[i], "metadata"), "name");
+        rlist_t hard, used, restricted;
+        const char **missing;
+        size_t nmissing = 0;
+
+        if (!read_quota(a, quotas[i], &hard, &used) || !quota_scopes_match(&ev, quotas[i], obj)) {
+            continue;
+        }
+        memset(&restricted, 0, sizeof(restricted));
+        for (size_t k = 0; k < hard.n; k++) {
+            if (ev_tracks(&ev, hard.names[k]) &&
+                (rl_set(a, &restricted, hard.names[k], &hard.qs[k]) != 0 ||
+                 rl_set(a, &restricted_all, hard.names[k], &hard.qs[k]) != 0)) {
+                return adm_status_nomem(st);
+            }
+        }
+        if (restricted.n == 0) {
+            continue;
+        }
+        if (ev.kind == EV_POD) {
+            const char *why = pod_constraints(a, obj, &restricted);
+
+            if (why == NULL) {
+                return adm_status_nomem(st);
+            }
+            if (*why != '\0') {
+                return adm_status_forbidden(st, attrs, "failed quota: %s: %s", name, why);
+            }
+        }
+        missing = adm_arena_alloc(a, restricted.n * sizeof(*missing));
+        if (missing == NULL) {
+            return adm_status_nomem(st);
+        }
+        for (size_t k = 0; k < restricted.n; k++) {
+            missing[k] = restricted.names[k];
+            nmissing += rl_find(&used, restricted.names[k]) == NULL;
+        }
+        if (nmissing > 0) {
+            return adm_status_forbidden(st, attrs, "status unknown for quota: %s, resources: %s", name,
+                                        sorted_join(a, missing, restricted.n, ","));
+        }
+        match[i] = true;
+        nmatch++;
+    }
+    err = ev_usage(a, &ev, obj, &delta);
+    if (err == ADM_EINVAL) {
+        return ADM_OK; /* a malformed quantity: the object's own decoding rejects it */
+    }
+    if (err != 0) {
+        return err == ADM_ENOMEM
+                   ? adm_status_nomem(st)
+                   : adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
+    }
+    keys = adm_arena_alloc(a, (delta.n + 1) * sizeof(*keys));
+    if (keys == NULL) {
+        return adm_status_nomem(st);
+    }
+    /* hasNoCoveringQuota, from the usage before an update's old usage is taken off */
+    nlimited = limited_names(cfg, attrs, &delta, keys);
+    for (size_t k = 0; k < nlimited; k++) {
+        if (rl_find(&restricted_all, keys[k]) == NULL) {
+            keys[nuncovered++] = keys[k];
+        }
+    }
+    if (nuncovered > 0) {
+        limited_text = sorted_join(a, keys, nuncovered, ",");
+        if (limited_text == NULL) {
+            return adm_status_nomem(st);
+        }
+    }
+    for (size_t k = 0; k < delta.n; k++) {
+        if (adm_quantity_sign(&delta.qs[k]) < 0) {
+            nneg++;
+        }
+    }
+    if (nneg > 0) {
+        const char **neg = adm_arena_alloc(a, nneg * sizeof(*neg));
+
+        if (neg == NULL) {
+            return adm_status_nomem(st);
+        }
+        nneg = 0;
+        for (size_t k = 0; k < delta.n; k++) {
+            if (adm_quantity_sign(&delta.qs[k]) < 0) {
+                neg[nneg++] = delta.names[k];
+            }
+        }
+        return adm_status_forbidden(st, attrs, "quota usage is negative for resource(s): %s",
+                                    sorted_join(a, neg, nneg, ","));
+    }
+    old = attrs->req->old_object;
+    if (attrs->req->operation == ADM_OP_UPDATE && old == NULL) {
+        return adm_status_forbidden(
+            st, attrs, "unable to get previous usage since prior version of object was not found");
+    }
+    /* an old object without a resourceVersion is an update that creates: charged in full */
+    if (attrs->req->operation == ADM_OP_UPDATE &&
+        *adm_json_str(adm_json_get(old, "metadata"), "resourceVersion") != '\0' &&
+        ev_usage(a, &ev, old, &prev) == 0) {
+        /* SubtractWithNonNegativeResult: what the update adds, never less than nothing */
+        for (size_t k = 0; k < delta.n; k++) {
+            const adm_quantity_t *was = rl_find(&prev, delta.names[k]);
+
+            if (was != NULL && adm_quantity_sub(&delta.qs[k], was) != 0) {
+                return adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
+            }
+            if (adm_quantity_sign(&delta.qs[k]) < 0) {
+                delta.qs[k] = ZERO;
+            }
+        }
+    }
+    for (size_t k = 0; k < delta.n; k++) {
+        zero = zero && adm_quantity_is_zero(&delta.qs[k]);
+    }
+    if (zero) {
+        return ADM_OK;
+    }
+    if (limited_text != NULL) {
+        return adm_status_forbidden(st, attrs, "insufficient quota to consume: %s", limited_text);
+    }
+    uncovered = uncovered_scopes(a, cfg, &ev, obj, quotas, n);
+    if (uncovered == NULL) {
+        return adm_status_nomem(st);
+    }
+    if (*uncovered != '\0') {
+        /* a plain error in kube (not a Forbidden): the API answers 500 with the bare message */
+        return adm_status_plain(st, a, "insufficient quota to match these scopes: %s", uncovered);
+    }
+    if (nmatch == 0) {
+        return ADM_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *name = adm_json_str(adm_json_get(quotas[i], "metadata"), "name");
+        rlist_t hard, used;
+        size_t nexceeded = 0;
+
+        if (!match[i] || !read_quota(a, quotas[i], &hard, &used)) {
+            continue;
+        }
+        for (size_t k = 0; k < delta.n; k++) {
+            const adm_quantity_t *limit = rl_find(&hard, delta.names[k]),
+                                 *was = rl_find(&used, delta.names[k]);
+            adm_quantity_t now;
+
+            if (limit == NULL) {
+                continue;
+            }
+            now = was != NULL ? *was : ZERO;
+            if (adm_quantity_add(&now, &delta.qs[k]) != 0 || adm_quantity_cmp(&now, limit) > 0) {
+                keys[nexceeded++] = delta.names[k];
+            }
+        }
+        if (nexceeded > 0) {
+            const char *requested = pretty(a, &delta, keys, nexceeded);
+            const char *was = pretty(a, &used, keys, nexceeded);
+            const char *limited = pretty(a, &hard, keys, nexceeded);
+
+            if (requested == NULL || was == NULL || limited == NULL) {
+                return adm_status_nomem(st);
+            }
+            return adm_status_forbidden(st, attrs, "exceeded quota: %s, requested: %s, used: %s, limited: %s",
+                                        name, requested, was, limited);
+        }
+    }
+    return ADM_OK;
+}
+
+const adm_plugin_t adm_plugin_resource_quota = {
+    .name = "ResourceQuota",
+    .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .configure = configure,
+    .free_state = free_owner,
+    .validate = validate,
+};

@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ServiceAccount: a new pod runs as a service account that exists ("default" when it names
+ * none), gets the projected kube-api-access-XXXXX token volume mounted in every init and regular
+ * container (unless the pod or the account opts out, or a container already mounts something at
+ * the token path), and the account's imagePullSecrets when it has none of its own. Mirror pods are
+ * never changed and may not reference service accounts, secrets or token projections. An account
+ * annotated kubernetes.io/enforce-mountable-secrets=true limits the secrets its pods (and, on
+ * pods/ephemeralcontainers updates, their ephemeral containers) may reference to its own.
+ *
+ * Kube looks a missing account up again in the API server (10 times, 100-199 ms apart, for
+ * "default"); admitd's storage is the --cluster-state files until it has an API client, so the
+ * one lookup (get_account) answers at once. It is the place an asynchronous reader goes.
+ */
+#include "adm/plugins/service_account.h"
+#include "adm/admission/plugin.h"
+#include "adm/admission/podutil.h"
+#include "adm/base/error.h"
+#include "adm/base/json.h"
+#include "adm/plugins/lookup.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#define TOKEN_PATH "/var/run/secrets/kubernetes.io/serviceaccount"
+#define VOLUME_PREFIX "kube-api-access-"
+#define MIRROR_ANNOTATION "kubernetes.io/config.mirror"
+#define ENFORCE_ANNOTATION "kubernetes.io/enforce-mountable-secrets"
+
+typedef struct state_s {
+    adm_sa_suffix_fn suffix;
+} state_t;
+
+/* utilrand.String's alphabet: no vowels, no confusable characters. */
+static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+
+static void random_suffix(char out[6])
+{
+    unsigned char r[5] = {0};
+
+    if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+        /* getrandom on 5 bytes does not fail once the pool is ready; a fixed name still works */
+        memset(r, 0, sizeof(r));
+    }
+    for (size_t i = 0; i < 5; i++) {
+        out[i] = alphabet[r[i] % (sizeof(alphabet) - 1)];
+    }
+    out[5] = '\0';
+}
+
+static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    state_t *s = malloc(sizeof(*s));
+
+    (void)cfg;
+    (void)err;
+    (void)err_len;
+    if (s == NULL) {
+        return ADM_ENOMEM;
+    }
+    s->suffix = random_suffix;
+    *state = s;
+    return 0;
+}
+
+void adm_service_account_set_suffix(void *state, adm_sa_suffix_fn fn)
+{
+    ((state_t *)state)->suffix = fn;
+}
+
+/* shouldIgnore: pods and pods/ephemeralcontainers carrying a Pod. */
+static bool ignored(adm_attrs_t *attrs)
+{
+    const adm_review_request_t *req = attrs->req;
+
+    if (req->resource.group[0] != '\0' || strcmp(req->resource.resource, "pods") != 0 ||
+        (req->sub_resource[0] != '\0' && strcmp(req->sub_resource, "ephemeralcontainers") != 0)) {
+        return true;
+    }
+    return adm_attrs_object(attrs) == NULL || !adm_attrs_kind_is(attrs, "", "Pod");
+}
+
+static bool is_mirror(yyjson_val *pod)
+{
+    return adm_json_get(adm_json_path(pod, "metadata", "annotations", NULL), MIRROR_ANNOTATION) != NULL;
+}
+
+/* strconv.ParseBool's true spellings. */
+static bool parse_bool_true(const char *v)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (strcmp(v, yes[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool enforce_mountable(yyjson_val *sa)
+{
+    yyjson_val *v = adm_json_get(adm_json_path(sa, "metadata", "annotations", NULL), ENFORCE_ANNOTATION);
+
+    return yyjson_is_str(v) && parse_bool_true(yyjson_get_str(v));
+}
+
+/*
+ * getServiceAccount: the lister, then the storage. Returns ADM_OK with *sa set, or the Forbidden
+ * `error looking up service account NS/NAME: ERR` in st.
+ */
+static int get_account(adm_attrs_t *attrs, const char *name, yyjson_val **sa, adm_status_t *st)
+{
+    const adm_live_reader_t *live = &adm_live_reader_files;
+    const char *ns = attrs->req->namespace_;
+    const char *err = NULL;
+
+    *sa = adm_lookup(attrs, "", "ServiceAccount", ns, name);
+    if (*sa != NULL) {
+        return ADM_OK;
+    }
+    switch (live->get(live->arg, attrs, "", "ServiceAccount", ns, name, sa, &err)) {
+    case ADM_LIVE_FOUND: return ADM_OK;
+    case ADM_LIVE_NOT_FOUND:
+        err = adm_go_quote(attrs->arena, name);
+        err = err != NULL ? adm_arena_printf(attrs->arena, "serviceaccount %s not found", err) : NULL;
+        if (err == NULL) {
+            return adm_status_nomem(st);
+        }
+        break;
+    default: break;
+    }
+    return adm_status_forbidden(st, attrs, "error looking up service account %s/%s: %s", ns, name,
+                                err != NULL ? err : "unknown error");
+}
+
+/* True when the list of {name: ...} objects holds name. */
+static bool names_hold(yyjson_val *list, const char *name)
+{
+    yyjson_val *v;
+    yyjson_arr_iter it;
+
+    yyjson_arr_iter_init(list, &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
+        if (strcmp(adm_json_str(v, "name"), name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The env and envFrom secret references of one container list, checked against mountable. */
+static int limit_containers(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *list, const char *what,
+                            yyjson_val *mountable, const char *sa_name)
+{
+    yyjson_val *c;
+    yyjson_arr_iter it;
+
+    yyjson_arr_iter_init(list, &it);
+    for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+        yyjson_val *e;
+        yyjson_arr_iter eit;
+
+        yyjson_arr_iter_init(adm_json_get(c, "env"), &eit);
+        for (e = yyjson_arr_iter_next(&eit); e != NULL; e = yyjson_arr_iter_next(&eit)) {
+            yyjson_val *ref = adm_json_path(e, "valueFrom", "secretKeyRef", NULL);
+
+            if (yyjson_is_obj(ref) && !names_hold(mountable, adm_json_str(ref, "name"))) {
+                return adm_status_forbidden(
+                    st, attrs,
+                    "%s %s with envVar %s referencing secret.secretName=\"%s\" is not "
+                    "allowed because service account %s does not reference that secret",
+                    what, adm_json_str(c, "name"), adm_json_str(e, "name"), adm_json_str(ref, "name"),
+                    sa_name);
+            }
+        }
+        yyjson_arr_iter_init(adm_json_get(c, "envFrom"), &eit);
+        for (e = yyjson_arr_iter_next(&eit); e != NULL; e = yyjson_arr_iter_next(&eit)) {
+            yyjson_val *ref = adm_json_get(e, "secretRef");
+
+            if (yyjson_is_obj(ref) && !names_hold(mountable, adm_json_str(ref, "name"))) {
+                return adm_status_forbidden(
+                    st, attrs,
+                    "%s %s with envFrom referencing secret.secretName=\"%s\" is not "
+                    "allowed because service account %s does not reference that secret",
+                    what, adm_json_str(c, "name"), adm_json_str(ref, "name"), sa_name);
+            }
+        }
+    }
+    return ADM_OK;
+}
+
+/* limitSecretReferences */
+static int limit_secrets(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *sa, yyjson_val *spec)
+{
+    yyjson_val *mountable = adm_json_get(sa, "secrets");
+    const char *sa_name = adm_json_str(adm_json_get(sa, "metadata"), "name");
+    yyjson_val *v;
+    yyjson_arr_iter it;
+    size_t i = 0;
+    int rc;
+
+    yyjson_arr_iter_init(adm_json_get(spec, "volumes"), &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
+        yyjson_val *secret = adm_json_get(v, "secret");
+
+        if (yyjson_is_obj(secret) && !names_hold(mountable, adm_json_str(secret, "secretName"))) {
+            return adm_status_forbidden(st, attrs,
+                                        "volume with secret.secretName=\"%s\" is not allowed because service "
+                                        "account %s does not reference that secret",
+                                        adm_json_str(secret, "secretName"), sa_name);
+        }
+    }
+    rc = limit_containers(attrs, st, adm_json_get(spec, "initContainers"), "init container", mountable,
+                          sa_name);
+    if (rc == ADM_OK) {
+        rc = limit_containers(attrs, st, adm_json_get(spec, "containers"), "container", mountable, sa_name);
+    }
+    if (rc != ADM_OK) {
+        return rc;
+    }
+    yyjson_arr_iter_init(adm_json_get(spec, "imagePullSecrets"), &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it), i++) {
+        if (!names_hold(adm_json_get(sa, "imagePullSecrets"), adm_json_str(v, "name"))) {
+            return adm_status_forbidden(
+                st, attrs,
+                "imagePullSecrets[%zu].name=\"%s\" is not allowed because service account "
+                "%s does not reference that imagePullSecret",
+                i, adm_json_str(v, "name"), sa_name);
+        }
+    }
+    return ADM_OK;
+}
+
+static int validate_mirror(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *spec)
+{
+    yyjson_val *v;
+    yyjson_arr_iter it;
+
+    if (adm_json_str(spec, "serviceAccountName")[0] != '\0') {
+        return adm_status_forbidden(st, attrs, "a mirror pod may not reference service accounts");
+    }
+    if (adm_pod_references_secrets(spec)) {
+        return adm_status_forbidden(st, attrs, "a mirror pod may not reference secrets");
+    }
+    yyjson_arr_iter_init(adm_json_get(spec, "volumes"), &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
+        yyjson_val *src;
+        yyjson_arr_iter sit;
+
+        yyjson_arr_iter_init(adm_json_path(v, "projected", "sources", NULL), &sit);
+        for (src = yyjson_arr_iter_next(&sit); src != NULL; src = yyjson_arr_iter_next(&sit)) {
+            if (yyjson_is_obj(adm_json_get(src, "serviceAccountToken"))) {
+                return adm_status_forbidden(
+                    st, attrs, "a mirror pod may not use ServiceAccountToken volume projections");
+            }
+        }
+    }
+    return ADM_OK;
+}
+
+static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    const adm_review_request_t *req = attrs->req;
+    yyjson_val *pod;
+    yyjson_val *spec;
+    yyjson_val *sa;
+    const char *sa_name;
+    bool ephemeral;
+    int rc;
+
+    (void)state;
+    if (ignored(attrs)) {
+        return ADM_OK;
+    }
+    pod = adm_attrs_object(attrs);
+    spec = adm_json_get(pod, "spec");
+    ephemeral = req->operation == ADM_OP_UPDATE && strcmp(req->sub_resource, "ephemeralcontainers") == 0;
+    if (!ephemeral && req->operation != ADM_OP_CREATE) {
+        return ADM_OK;
+    }
+    if (!ephemeral && is_mirror(pod)) {
+        return validate_mirror(attrs, st, spec);
+    }
+    sa_name = adm_json_str(spec, "serviceAccountName");
+    if (sa_name[0] == '\0') {
+        return adm_status_forbidden(st, attrs, "no service account specified for pod %s/%s", req->namespace_,
+                                    adm_json_str(adm_json_get(pod, "metadata"), "name"));
+    }
+    rc = get_account(attrs, sa_name, &sa, st);
+    if (rc != ADM_OK || !enforce_mountable(sa)) {
+        return rc;
+    }
+    if (ephemeral) {
+        return limit_containers(attrs, st, adm_json_get(spec, "ephemeralContainers"), "ephemeral container",
+                                adm_json_get(sa, "secrets"),
+                                adm_json_str(adm_json_get(sa, "metadata"), "name"));
+    }
+    return limit_secrets(attrs, st, sa, spec);
+}
+
+/* shouldAutomount: the pod's choice, else the account's, else true. */
+static bool automount(yyjson_val *sa, yyjson_val *spec)
+{
+    yyjson_val *v = adm_json_get(spec, "automountServiceAccountToken");
+
+    if (yyjson_is_bool(v)) {
+        return yyjson_get_bool(v);
+    }
+    v = adm_json_get(sa, "automountServiceAccountToken");
+    return yyjson_is_bool(v) ? yyjson_get_bool(v) : true;
+}
+
+/* TokenVolumeSource, with defaultMode and expirationSeconds set explicitly as kube sets them. */
+static const char token_volume_json[] =
+    "{\"projected\":{\"sources\":[{\"serviceAccountToken\":{\"expirationSeconds\":3607,\"path\":\"token\"}},"
+    "{\"configMap\":{\"name\":\"kube-root-ca.crt\",\"items\":[{\"key\":\"ca.crt\",\"path\":\"ca.crt\"}]}},"
+    "{\"downwardAPI\":{\"items\":[{\"path\":\"namespace\",\"fieldRef\":{\"apiVersion\":\"v1\","
+    "\"fieldPath\":\"metadata.namespace\"}}]}}],\"defaultMode\":420}}";
+
+/* Appends the token mount to each container of list that mounts nothing at the token path. */
+static int mount_in(yyjson_mut_doc *doc, yyjson_mut_val *list, const char *volume, bool *added)
+{
+    yyjson_mut_val *c;
+    yyjson_mut_arr_iter it;
+
+    yyjson_mut_arr_iter_init(list, &it);
+    for (c = yyjson_mut_arr_iter_next(&it); c != NULL; c = yyjson_mut_arr_iter_next(&it)) {
+        yyjson_mut_val *mounts = adm_mut_get(c, "volumeMounts");
+        yyjson_mut_val *m;
+        yyjson_mut_arr_iter mit;
+        bool present = false;
+
+        yyjson_mut_arr_iter_init(mounts, &mit);
+        for (m = yyjson_mut_arr_iter_next(&mit); m != NULL && !present; m = yyjson_mut_arr_iter_next(&mit)) {
+            const char *path = yyjson_mut_get_str(adm_mut_get(m, "mountPath"));
+
+            present = path != NULL && strcmp(path, TOKEN_PATH) == 0;
+        }
+        if (present || !yyjson_mut_is_obj(c)) {
+            continue;
+        }
+        mounts = adm_mut_ensure(doc, c, "volumeMounts", YYJSON_TYPE_ARR);
+        m = mounts != NULL ? yyjson_mut_arr_add_obj(doc, mounts) : NULL;
+        if (m == NULL || !yyjson_mut_obj_add_str(doc, m, "name", volume) ||
+            !yyjson_mut_obj_add_bool(doc, m, "readOnly", true) ||
+            !yyjson_mut_obj_add_str(doc, m, "mountPath", TOKEN_PATH)) {
+            return ADM_ENOMEM;
+        }
+        *added = true;
+    }
+    return ADM_OK;
+}
+
+/* mountServiceAccountToken */
+static int mount_token(state_t *s, adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_mut_val *spec)
+{
+    yyjson_mut_val *volumes = adm_mut_get(spec, "volumes");
+    yyjson_mut_val *v;
+    yyjson_mut_arr_iter it;
+    const char *name = NULL;
+    bool added = false;
+    bool has_volume;
+    int rc;
+
+    yyjson_mut_arr_iter_init(volumes, &it);
+    for (v = yyjson_mut_arr_iter_next(&it); v != NULL && name == NULL; v = yyjson_mut_arr_iter_next(&it)) {
+        const char *n = yyjson_mut_get_str(adm_mut_get(v, "name"));
+
+        if (n != NULL && strncmp(n, VOLUME_PREFIX, strlen(VOLUME_PREFIX)) == 0) {
+            name = n;
+        }
+    }
+    has_volume = name != NULL;
+    if (name == NULL) {
+        char suffix[6];
+
+        s->suffix(suffix);
+        name = adm_arena_printf(attrs->arena, VOLUME_PREFIX "%s", suffix);
+        if (name == NULL) {
+            return ADM_ENOMEM;
+        }
+    }
+    rc = mount_in(doc, adm_mut_get(spec, "initContainers"), name, &added);
+    if (rc == ADM_OK) {
+        rc = mount_in(doc, adm_mut_get(spec, "containers"), name, &added);
+    }
+    if (rc != ADM_OK || has_volume || !added) {
+        return rc;
+    }
+    {
+        yyjson_read_err rerr;
+        yyjson_doc *tmpl =
+            adm_json_read(attrs->arena, token_volume_json, sizeof(token_volume_json) - 1, &rerr);
+        yyjson_mut_val *vol = tmpl != NULL ? adm_json_mut_share(doc, yyjson_doc_get_root(tmpl)) : NULL;
+        bool ok;
+
+        volumes = adm_mut_ensure(doc, spec, "volumes", YYJSON_TYPE_ARR);
+        ok = vol != NULL && volumes != NULL &&
+             yyjson_mut_obj_insert(vol, yyjson_mut_str(doc, "name"), yyjson_mut_str(doc, name), 0);
+        return ok && yyjson_mut_arr_append(volumes, vol) ? ADM_OK : ADM_ENOMEM;
+    }
+}
+
+static int copy_pull_secrets(yyjson_mut_doc *doc, yyjson_mut_val *spec, yyjson_val *sa)
+{
+    yyjson_val *from = adm_json_get(sa, "imagePullSecrets");
+    yyjson_mut_val *to;
+    yyjson_val *v;
+    yyjson_arr_iter it;
+
+    if (yyjson_mut_arr_size(adm_mut_get(spec, "imagePullSecrets")) != 0 || yyjson_arr_size(from) == 0) {
+        return ADM_OK; /* an empty list is dropped by the encoder: nothing to write */
+    }
+    to = adm_mut_ensure(doc, spec, "imagePullSecrets", YYJSON_TYPE_ARR);
+    if (to == NULL) {
+        return ADM_ENOMEM;
+    }
+    yyjson_arr_iter_init(from, &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL; v = yyjson_arr_iter_next(&it)) {
+        yyjson_mut_val *ref = yyjson_mut_arr_add_obj(doc, to);
+
+        if (ref == NULL || !yyjson_mut_obj_add_strcpy(doc, ref, "name", adm_json_str(v, "name"))) {
+            return ADM_ENOMEM;
+        }
+    }
+    return ADM_OK;
+}
+
+static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    state_t *s = state;
+    yyjson_val *pod;
+    yyjson_val *sa;
+    yyjson_mut_val *root;
+    yyjson_mut_val *spec;
+    const char *sa_name;
+    int rc;
+
+    if (ignored(attrs) || attrs->req->operation != ADM_OP_CREATE) {
+        return ADM_OK;
+    }
+    pod = adm_attrs_object(attrs);
+    if (is_mirror(pod)) {
+        return validate(state, attrs, st);
+    }
+    sa_name = adm_json_str(adm_json_get(pod, "spec"), "serviceAccountName");
+    if (sa_name[0] == '\0') {
+        sa_name = "default";
+    }
+    rc = get_account(attrs, sa_name, &sa, st);
+    if (rc != ADM_OK) {
+        return rc;
+    }
+    root = adm_attrs_mutable_object(attrs);
+    spec = root != NULL ? adm_mut_ensure(attrs->mdoc, root, "spec", YYJSON_TYPE_OBJ) : NULL;
+    if (spec == NULL) {
+        return adm_status_nomem(st);
+    }
+    if (adm_json_str(adm_json_get(pod, "spec"), "serviceAccountName")[0] == '\0') {
+        yyjson_mut_obj_remove_key(spec, "serviceAccountName");
+        if (!yyjson_mut_obj_add_str(attrs->mdoc, spec, "serviceAccountName", "default")) {
+            return adm_status_nomem(st);
+        }
+    }
+    if (automount(sa, adm_json_get(pod, "spec"))) {
+        rc = mount_token(s, attrs, attrs->mdoc, spec);
+    }
+    if (rc == ADM_OK) {
+        rc = copy_pull_secrets(attrs->mdoc, spec, sa);
+    }
+    if (rc != ADM_OK) {
+        return adm_status_nomem(st);
+    }
+    return validate(state, attrs, st);
+}
+
+const adm_plugin_t adm_plugin_service_account = {
+    .name = "ServiceAccount",
+    .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .configure = configure,
+    .free_state = free,
+    .admit = admit,
+    .validate = validate,
+};

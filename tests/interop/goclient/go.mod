@@ -1,0 +1,3 @@
+module admitd/tests/interop/goclient
+
+go 1.19
