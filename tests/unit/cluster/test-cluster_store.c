@@ -256,8 +256,12 @@ static void test_chain_pins_per_request(void **state)
     adm_cluster_store_t *s = adm_cluster_store_create();
     adm_kind_store_t *k = adm_cluster_store_kind(s, "", "Namespace", false);
     adm_arena_t *a = adm_arena_create(4096);
-    pt_request_t r = {
-        .operation = "CREATE", .resource = "pods", .kind = "Pod", .namespace_ = "a", .name = "p", .object = "{}"};
+    pt_request_t r = {.operation = "CREATE",
+                      .resource = "pods",
+                      .kind = "Pod",
+                      .namespace_ = "a",
+                      .name = "p",
+                      .object = "{}"};
     adm_review_request_t *req = adm_arena_calloc(a, 1, sizeof(*req));
     const char *body = pt_review_json(a, &r), *problem;
     char err[256];
