@@ -45,9 +45,9 @@ typedef struct adm_http_resp_parser_s {
     /* private */
     adm_http_chunk_fn on_chunk; /* adm_http_resp_stream: where a 2xx body goes, or NULL */
     void *chunk_arg;
-    bool streaming;    /* this response's body goes to on_chunk */
-    bool stopped;      /* on_chunk asked to stop */
-    bool bad_status;   /* a status below 100 */
+    bool streaming;  /* this response's body goes to on_chunk */
+    bool stopped;    /* on_chunk asked to stop */
+    bool bad_status; /* a status below 100 */
     bool first_line_done;
     bool line_error;   /* llhttp failed within the first line: the rest of it is awaited */
     int pending_errno; /* llhttp's error then */
