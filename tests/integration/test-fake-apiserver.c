@@ -66,20 +66,7 @@ static void get(const char *path, const char *token, h_response_t *r)
 
 static void control(const char *json)
 {
-    h_conn_t c;
-    h_response_t r = {0};
-    size_t len;
-    char *req = h_request("POST", "/_control", "application/json", json, strlen(json), &len);
-
-    assert_int_equal(h_connect(&c, api.port, NULL, NULL, NULL, NULL), 0);
-    assert_int_equal(h_send(&c, req, len), 0);
-    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
-    if (r.status != 200) {
-        fail_msg("control %s: %d %.*s", json, r.status, (int)r.body.len, (const char *)r.body.data);
-    }
-    h_response_free(&r);
-    h_close(&c);
-    free(req);
+    h_api_control(&api, json);
 }
 
 static bool body_has(const h_response_t *r, const char *needle)
