@@ -420,10 +420,10 @@ int adm_tls_client_ctx_create(const adm_tls_client_opts_t *opts, adm_tls_ctx_t *
     if (opts->cert_pem != NULL && opts->key_pem != NULL) {
         /* in memory (a kubeconfig's client-certificate(-data), already read by its loader) */
         ret = parse_certs(&ctx->own_cert, (const unsigned char *)opts->cert_pem, opts->cert_pem_len, true,
-                          "client-certificate", "", err, err_len);
+                          "client-certificate", "(in memory)", err, err_len);
         if (ret == 0) {
-            ret = parse_key(ctx, (const unsigned char *)opts->key_pem, opts->key_pem_len, "client-key", "",
-                            err, err_len);
+            ret = parse_key(ctx, (const unsigned char *)opts->key_pem, opts->key_pem_len, "client-key",
+                            "(in memory)", err, err_len);
         }
         if (ret == 0 && mbedtls_ssl_conf_own_cert(&ctx->conf, &ctx->own_cert, &ctx->own_key) != 0) {
             snprintf(err, err_len, "client-certificate: cannot be used for TLS (out of memory)");
