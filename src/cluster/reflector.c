@@ -368,7 +368,8 @@ static void on_watch_end(const adm_call_result_t *res, void *arg)
 static void start_watch(adm_reflector_t *r)
 {
     char path[1024];
-    uint64_t timeout_s = MIN_WATCH_TIMEOUT_S + (uint64_t)(rand() % MIN_WATCH_TIMEOUT_S);
+    /* spread so the watches of many admitd replicas do not end together (the clock's low bits) */
+    uint64_t timeout_s = MIN_WATCH_TIMEOUT_S + (uv_hrtime() / 1000) % MIN_WATCH_TIMEOUT_S;
 
     if (snprintf(path, sizeof(path), "%s?allowWatchBookmarks=true&resourceVersion=", r->path) <= 0 ||
         !query_escape(path, sizeof(path), r->rv)) {
