@@ -15,6 +15,7 @@
 #include "adm/base/log.h"
 #include "adm/base/options.h"
 #include "adm/base/reload.h"
+#include "adm/cluster/informer.h"
 #include "adm/net/tls.h"
 #include "adm/server/metrics.h"
 #include "adm/server/server.h"
@@ -41,6 +42,7 @@ typedef struct app_s {
     adm_reload_t *reload;
     adm_admission_endpoint_t endpoints[NADMISSION_PATHS];
     adm_trace_ring_t *traces; /* with --metrics-listen: the last requests' traces, /debug/requests */
+    adm_informer_t *informer; /* with --kubeconfig or --in-cluster; outlives the chains it lends to */
     uv_signal_t sigterm;
     uv_signal_t sigint;
     uv_signal_t sighup;
@@ -159,6 +161,33 @@ static void on_server_done(adm_server_t *s, void *arg)
     app->reload = NULL;
     adm_metrics_client_gauge(NULL, NULL);
     adm_live_config_shutdown(app->config);
+    adm_informer_stop(app->informer); /* its watches would keep the loop alive */
+}
+
+/*
+ * --kubeconfig / --in-cluster: the informer caches of the kinds the enabled plugins read (and
+ * Namespaces), lent to every chain generation. Returns 0 (also when neither flag is given), or a
+ * code with one line in err.
+ */
+static int start_informer(app_t *app, uv_loop_t *loop, const adm_options_t *opts, char *err, size_t err_len)
+{
+    const char *const *plugins;
+    size_t n = 0;
+    int rc;
+
+    if (opts->kubeconfig == NULL && !opts->in_cluster) {
+        return 0;
+    }
+    if (opts->kubeconfig != NULL && opts->in_cluster) {
+        snprintf(err, err_len, "--kubeconfig and --in-cluster: give one of them");
+        return ADM_EINVAL;
+    }
+    plugins = adm_chain_plugins(*adm_live_config_chain(app->config), &n);
+    rc = adm_informer_create(loop, opts->kubeconfig, plugins, n, &app->informer, err, err_len);
+    if (rc == 0) {
+        adm_live_config_use_cluster_store(app->config, adm_informer_store(app->informer));
+    }
+    return rc;
 }
 
 /*
@@ -178,7 +207,9 @@ static int start_failed(app_t *app, uv_loop_t *loop, const char *reason, int cod
     adm_metrics_client_gauge(NULL, NULL);
     adm_live_config_destroy(app->config);
     adm_trace_ring_destroy(app->traces);
+    adm_informer_stop(app->informer);
     uv_run(loop, UV_RUN_DEFAULT);
+    adm_informer_destroy(app->informer);
     uv_loop_close(loop);
     adm_tls_global_cleanup();
     return code;
@@ -229,10 +260,17 @@ int main(int argc, char **argv)
     if (rc != 0) {
         return start_failed(&app, &loop, err[0] != '\0' ? err : adm_strerror(rc), rc == ADM_ENOMEM ? 1 : 2);
     }
+    rc = start_informer(&app, &loop, &opts, err, sizeof(err));
+    if (rc != 0) {
+        return start_failed(&app, &loop, err, rc == ADM_ENOMEM ? 1 : 2);
+    }
     adm_metrics_client_gauge(adm_live_config_connections, app.config);
     rc = adm_server_create(&loop, &opts, &app.server, err, sizeof(err));
     if (rc != 0) {
         return start_failed(&app, &loop, err, 2);
+    }
+    if (app.informer != NULL) {
+        adm_server_set_ready_check(app.server, adm_informer_synced, app.informer);
     }
     rc = start_reload(&app, &loop);
     if (rc != 0) {
@@ -240,6 +278,9 @@ int main(int argc, char **argv)
         return start_failed(&app, &loop, err, 1);
     }
     rc = adm_server_add_metrics(app.server, adm_live_config_proxy_metrics, app.config);
+    if (rc == 0 && app.informer != NULL) {
+        rc = adm_server_add_metrics(app.server, adm_informer_metrics, app.informer);
+    }
     if (rc == 0) {
         rc = add_debug_routes(&app, &opts);
     }
@@ -271,6 +312,8 @@ int main(int argc, char **argv)
     adm_server_destroy(app.server);
     adm_live_config_destroy(app.config);
     adm_trace_ring_destroy(app.traces);
+    uv_run(&loop, UV_RUN_DEFAULT); /* the informer's closes */
+    adm_informer_destroy(app.informer);
     rc = uv_loop_close(&loop);
     if (rc != 0) {
         adm_log_warn("event loop closed with handles still open: %s", uv_strerror(rc));

@@ -16,6 +16,7 @@
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/cluster/cluster_state.h"
+#include "adm/cluster/cluster_store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ struct adm_chain_s {
     /* what plugins read through attrs->cluster: --cluster-state loaded by the chain (the built-in
        namespaces without it) when owns_cluster, else the sources' borrowed one */
     adm_cluster_state_t *cluster;
+    adm_cluster_store_t *store; /* borrowed informer caches, or NULL */
     bool owns_cluster;
     unsigned refs;              /* the creator's and one per run under way (one loop: no atomics) */
     adm_chain_sources_t source; /* what was borrowed, and whom to tell when the chain goes */
@@ -61,6 +63,12 @@ static uint64_t hrtime_ms(void *arg)
 static uint64_t loop_ms(void *arg)
 {
     return uv_now(arg);
+}
+
+void adm_chain_use_cluster_store(adm_chain_t *c, adm_cluster_store_t *store)
+{
+    c->store = store;
+    adm_cluster_state_use_store(c->cluster, store);
 }
 
 void adm_chain_set_clock(adm_chain_t *c, const adm_clock_t *clock)
@@ -437,6 +445,9 @@ static void reject(adm_review_response_t *resp, const adm_status_t *st)
  */
 struct adm_chain_run_s {
     adm_chain_t *c;
+    /* the informer store pinned while the request's arena lives (the chain's at start), and the pin */
+    adm_cluster_store_t *store;
+    adm_cluster_pin_t pin;
     unsigned phases;
     adm_attrs_t attrs;
     adm_review_response_t resp;
@@ -641,6 +652,15 @@ void adm_async_done(adm_async_t *async, int rc, const adm_status_t *st)
     }
 }
 
+static void unpin_run(void *arg)
+{
+    adm_chain_run_t *run = arg;
+
+    if (run->store != NULL) {
+        adm_cluster_store_unpin(run->store, &run->pin);
+    }
+}
+
 adm_chain_run_t *adm_chain_start(adm_chain_t *c, unsigned phases, const adm_review_request_t *req,
                                  adm_arena_t *a, uint64_t deadline_ms, adm_chain_done_fn done, void *arg)
 {
@@ -656,6 +676,14 @@ adm_chain_run_t *adm_chain_start_traced(adm_chain_t *c, unsigned phases, const a
 
     if (run == NULL) {
         return NULL;
+    }
+    if (c->store != NULL) {
+        /* the arena goes last, after the answer is written from it: the objects read stay valid */
+        if (adm_arena_on_free(a, unpin_run, run) != 0) {
+            return NULL;
+        }
+        adm_cluster_store_pin(c->store, &run->pin);
+        run->store = c->store;
     }
     adm_chain_ref(c); /* a reload may drop the creator's reference while this run goes on */
     run->c = c;

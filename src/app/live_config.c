@@ -8,6 +8,7 @@
 
 #include "adm/base/error.h"
 #include "adm/base/log.h"
+#include "adm/cluster/cluster_store.h"
 #include "adm/webhook/observe.h"
 #include "adm/webhook/webhooks.h"
 
@@ -23,9 +24,10 @@ typedef struct generation_s {
 struct adm_live_config_s {
     uv_loop_t *loop;
     const adm_options_t *opts;
-    generation_t *current;    /* NULL after shutdown */
-    adm_chain_t *chain;       /* current->chain: what requests start on */
-    adm_webhooks_t *retiring; /* webhooks of replaced generations still finishing calls */
+    generation_t *current;      /* NULL after shutdown */
+    adm_chain_t *chain;         /* current->chain: what requests start on */
+    adm_webhooks_t *retiring;   /* webhooks of replaced generations still finishing calls */
+    adm_cluster_store_t *store; /* the informer's, lent to each chain; NULL: files only */
     bool shut_down;
 };
 
@@ -62,6 +64,9 @@ static int build(adm_live_config_t *lc, generation_t **out, char *err, size_t er
         return rc;
     }
     adm_chain_use_loop(g->chain, lc->loop); /* the deadlines the endpoint computes are loop time */
+    if (lc->store != NULL) {
+        adm_chain_use_cluster_store(g->chain, lc->store);
+    }
     *out = g;
     return 0;
 }
@@ -86,6 +91,14 @@ int adm_live_config_create(uv_loop_t *loop, const adm_options_t *opts, adm_live_
     lc->chain = lc->current->chain;
     *out = lc;
     return 0;
+}
+
+void adm_live_config_use_cluster_store(adm_live_config_t *lc, adm_cluster_store_t *store)
+{
+    lc->store = store;
+    if (lc->current != NULL) {
+        adm_chain_use_cluster_store(lc->current->chain, store);
+    }
 }
 
 adm_chain_t *const *adm_live_config_chain(adm_live_config_t *lc)

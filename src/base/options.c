@@ -89,6 +89,10 @@ static const flag_t flags[] = {
     {"--cluster-state", FLAG_PATHS, OPT(cluster_states), OPT(ncluster_states), 0, 0, "FILE|DIR",
      "Kubernetes objects the plugins and namespace selectors read (default: namespaces default, kube-system, "
      "kube-public, kube-node-lease); repeatable"},
+    {"--kubeconfig", FLAG_STRING, OPT(kubeconfig), NONE, 0, 0, "FILE",
+     "read cluster state by list+watch from the API server this kubeconfig names (current context)"},
+    {"--in-cluster", FLAG_BOOL, OPT(in_cluster), NONE, 0, 0, NULL,
+     "the same, from the pod's service account (KUBERNETES_SERVICE_HOST/PORT, token, ca.crt)"},
     {"--resolve", FLAG_RESOLVE, 0, NONE, 0, 0, "HOST:PORT:ADDR",
      "connect to ADDR for downstream webhook HOST:PORT (TLS still verifies HOST); repeatable, and ADDR may "
      "be a comma list: with several addresses for one HOST:PORT each call goes to the one with the "

@@ -7,6 +7,8 @@
  */
 #include "adm/cluster/cluster_state.h"
 
+#include "adm/cluster/cluster_store.h"
+
 #include "adm/admission/admission.h"
 #include "adm/admission/admission_config.h"
 #include "adm/base/arena.h"
@@ -58,6 +60,7 @@ struct adm_cluster_state_s {
     size_t nlists;
     uint32_t *lslots;
     size_t nlslots;
+    adm_cluster_store_t *store; /* borrowed: the informer caches, which win for the kinds they serve */
 };
 
 typedef struct loader_s {
@@ -657,6 +660,9 @@ yyjson_val *adm_cluster_state_get(const adm_cluster_state_t *cs, const char *gro
     if (cs == NULL) {
         return NULL;
     }
+    if (cs->store != NULL && adm_cluster_store_serves(cs->store, group, kind)) {
+        return adm_cluster_store_get(cs->store, group, kind, namespace_, name);
+    }
     e = find_entry(cs, group, kind, ns, name, entry_hash(group, kind, ns, name));
     return e != NULL ? e->obj : NULL;
 }
@@ -664,11 +670,20 @@ yyjson_val *adm_cluster_state_get(const adm_cluster_state_t *cs, const char *gro
 yyjson_val *const *adm_cluster_state_list(const adm_cluster_state_t *cs, const char *group, const char *kind,
                                           const char *namespace_, size_t *n)
 {
-    const list_t *l =
-        cs != NULL ? find_list(cs, group, kind, namespace_, list_hash(group, kind, namespace_)) : NULL;
+    const list_t *l;
+
+    if (cs != NULL && cs->store != NULL && adm_cluster_store_serves(cs->store, group, kind)) {
+        return adm_cluster_store_list(cs->store, group, kind, namespace_, n);
+    }
+    l = cs != NULL ? find_list(cs, group, kind, namespace_, list_hash(group, kind, namespace_)) : NULL;
 
     *n = l != NULL ? l->n : 0;
     return l != NULL ? l->items : NULL;
+}
+
+void adm_cluster_state_use_store(adm_cluster_state_t *cs, struct adm_cluster_store_s *store)
+{
+    cs->store = store;
 }
 
 size_t adm_cluster_state_count(const adm_cluster_state_t *cs)

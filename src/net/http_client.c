@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * HTTP/1.1 for admitd's outgoing calls (http_client.h): writing a POST, and reading responses with
- * llhttp one at a time, the body gathered into a reused, bounded buffer.
+ * HTTP/1.1 for admitd's outgoing calls (http_client.h): writing a POST or GET, and reading responses
+ * with llhttp one at a time, the body gathered into a reused, bounded buffer or streamed to a reader.
  */
 #include "adm/net/http_client.h"
 
@@ -25,6 +25,9 @@ static int on_message_begin(llhttp_t *l)
     p->content_type[0] = '\0';
     p->retry_after[0] = '\0';
     p->field_len = 0;
+    p->headers_done = false;
+    p->streaming = false;
+    p->bad_status = false;
     return 0;
 }
 
@@ -80,6 +83,13 @@ static int on_body(llhttp_t *l, const char *at, size_t len)
 {
     adm_http_resp_parser_t *p = parser_of(l);
 
+    if (p->streaming) {
+        if (p->on_chunk(p->chunk_arg, (const uint8_t *)at, len) != 0) {
+            p->stopped = true;
+            return HPE_USER;
+        }
+        return 0;
+    }
     if (p->body.len + len > p->max_body_bytes) {
         p->too_big = true;
         return HPE_USER;
@@ -91,6 +101,19 @@ static int on_headers_complete(llhttp_t *l)
 {
     adm_http_resp_parser_t *p = parser_of(l);
 
+    if (l->status_code < 100) {
+        p->bad_status = true; /* llhttp takes any three digits; Go refuses these too */
+        return -1;
+    }
+    if (l->status_code >= 100 && l->status_code < 200) {
+        return 0; /* interim: no body, and not the answer */
+    }
+    p->status = l->status_code;
+    p->headers_done = true;
+    p->streaming = p->on_chunk != NULL && l->status_code >= 200 && l->status_code < 300;
+    if (p->streaming) {
+        return 0; /* no limit: a watch's body has no end */
+    }
     /* A declared length past the limit fails before any of it is read. */
     if ((l->flags & F_CONTENT_LENGTH) != 0 && l->content_length > p->max_body_bytes) {
         p->too_big = true;
@@ -129,6 +152,12 @@ void adm_http_resp_parser_init(adm_http_resp_parser_t *p, size_t max_body_bytes)
     p->max_body_bytes = max_body_bytes;
 }
 
+void adm_http_resp_stream(adm_http_resp_parser_t *p, adm_http_chunk_fn fn, void *arg)
+{
+    p->on_chunk = fn;
+    p->chunk_arg = arg;
+}
+
 void adm_http_resp_parser_free(adm_http_resp_parser_t *p)
 {
     adm_buf_free(&p->body);
@@ -136,7 +165,9 @@ void adm_http_resp_parser_free(adm_http_resp_parser_t *p)
 
 static adm_http_resp_event_t fail(adm_http_resp_parser_t *p, llhttp_errno_t err)
 {
-    p->error = p->too_big        ? "response body larger than the limit"
+    p->error = p->bad_status     ? "malformed HTTP status code"
+               : p->too_big      ? "response body larger than the limit"
+               : p->stopped      ? "stopped by the reader"
                : err == HPE_USER ? "out of memory"
                                  : llhttp_errno_name(err);
     return ADM_HTTP_RESP_ERROR;
@@ -241,6 +272,8 @@ void adm_http_resp_next(adm_http_resp_parser_t *p)
     p->body.len = 0;
     p->error = NULL;
     p->content_type[0] = '\0';
+    p->headers_done = false;
+    p->streaming = false;
     p->retry_after[0] = '\0';
     p->first_line_len = 0;
     p->first_line[0] = '\0';
@@ -277,6 +310,24 @@ int adm_http_write_post(adm_buf_t *out, const char *host, const char *path, cons
         adm_buf_append(out, digits + nd, sizeof(digits) - nd) != 0 || adm_buf_append(out, "\r\n", 2) != 0 ||
         adm_buf_append(out, extra_headers, strlen(extra_headers)) != 0 ||
         adm_buf_append(out, "\r\n", 2) != 0 || adm_buf_append(out, body, body_len) != 0) {
+        return ADM_ENOMEM;
+    }
+    return 0;
+}
+
+int adm_http_write_get(adm_buf_t *out, const char *host, const char *path, const char *extra_headers)
+{
+    static const char mid[] = " HTTP/1.1\r\nHost: ";
+    static const char fixed[] = "\r\nAccept: application/json\r\n";
+
+    if (extra_headers == NULL) {
+        extra_headers = "";
+    }
+    if (adm_buf_append(out, "GET ", 4) != 0 || adm_buf_append(out, path, strlen(path)) != 0 ||
+        adm_buf_append(out, mid, sizeof(mid) - 1) != 0 || adm_buf_append(out, host, strlen(host)) != 0 ||
+        adm_buf_append(out, fixed, sizeof(fixed) - 1) != 0 ||
+        adm_buf_append(out, extra_headers, strlen(extra_headers)) != 0 ||
+        adm_buf_append(out, "\r\n", 2) != 0) {
         return ADM_ENOMEM;
     }
     return 0;

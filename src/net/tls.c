@@ -174,28 +174,13 @@ static int load_certs(mbedtls_x509_crt *chain, bool strict, const char *flag, co
     return ret;
 }
 
-/* Loads ctx->own_key from key_path and checks that it belongs to ctx->own_cert. */
-static int load_key(adm_tls_ctx_t *ctx, const char *flag, const char *path, char *msg, size_t msg_len)
+/* Parses ctx->own_key from data (len bytes with the PEM's NUL) and checks it against ctx->own_cert. */
+static int parse_key(adm_tls_ctx_t *ctx, const unsigned char *data, size_t len, const char *flag,
+                     const char *path, char *msg, size_t msg_len)
 {
-    adm_arena_t *a = adm_arena_create(16384);
-    unsigned char *data = NULL;
-    size_t len = 0;
     char text[128];
-    int ret;
+    int ret = mbedtls_pk_parse_key(&ctx->own_key, data, len, NULL, 0, mbedtls_ctr_drbg_random, &ctx->drbg);
 
-    if (a == NULL) {
-        snprintf(msg, msg_len, "%s %s: out of memory", flag, path);
-        return ADM_ENOMEM;
-    }
-    ret = read_named_file(a, flag, path, &data, &len, msg, msg_len);
-    if (ret != 0) {
-        adm_arena_destroy(a);
-        return ret;
-    }
-    ret = mbedtls_pk_parse_key(&ctx->own_key, data, len + 1, NULL, 0, mbedtls_ctr_drbg_random, &ctx->drbg);
-    /* The file held a secret; do not leave it in freed heap memory. */
-    mbedtls_platform_zeroize(data, len);
-    adm_arena_destroy(a);
     if (ret != 0) {
         mbedtls_strerror(ret, text, sizeof(text));
         snprintf(msg, msg_len, "%s %s: not a valid PEM/DER private key (%s)", flag, path, text);
@@ -207,6 +192,30 @@ static int load_key(adm_tls_ctx_t *ctx, const char *flag, const char *path, char
         return ADM_ETLS;
     }
     return 0;
+}
+
+/* Loads ctx->own_key from key_path and checks that it belongs to ctx->own_cert. */
+static int load_key(adm_tls_ctx_t *ctx, const char *flag, const char *path, char *msg, size_t msg_len)
+{
+    adm_arena_t *a = adm_arena_create(16384);
+    unsigned char *data = NULL;
+    size_t len = 0;
+    int ret;
+
+    if (a == NULL) {
+        snprintf(msg, msg_len, "%s %s: out of memory", flag, path);
+        return ADM_ENOMEM;
+    }
+    ret = read_named_file(a, flag, path, &data, &len, msg, msg_len);
+    if (ret != 0) {
+        adm_arena_destroy(a);
+        return ret;
+    }
+    ret = parse_key(ctx, data, len + 1, flag, path, msg, msg_len);
+    /* The file held a secret; do not leave it in freed heap memory. */
+    mbedtls_platform_zeroize(data, len);
+    adm_arena_destroy(a);
+    return ret;
 }
 
 static void conf_common(adm_tls_ctx_t *ctx, mbedtls_ssl_config *conf, const int *suites)
@@ -408,7 +417,22 @@ int adm_tls_client_ctx_create(const adm_tls_client_opts_t *opts, adm_tls_ctx_t *
     if (ret != 0) {
         goto fail;
     }
-    if (opts->cert_file != NULL) {
+    if (opts->cert_pem != NULL && opts->key_pem != NULL) {
+        /* in memory (a kubeconfig's client-certificate(-data), already read by its loader) */
+        ret = parse_certs(&ctx->own_cert, (const unsigned char *)opts->cert_pem, opts->cert_pem_len, true,
+                          "client-certificate", "(in memory)", err, err_len);
+        if (ret == 0) {
+            ret = parse_key(ctx, (const unsigned char *)opts->key_pem, opts->key_pem_len, "client-key",
+                            "(in memory)", err, err_len);
+        }
+        if (ret == 0 && mbedtls_ssl_conf_own_cert(&ctx->conf, &ctx->own_cert, &ctx->own_key) != 0) {
+            snprintf(err, err_len, "client-certificate: cannot be used for TLS (out of memory)");
+            ret = ADM_ENOMEM;
+        }
+        if (ret != 0) {
+            goto fail;
+        }
+    } else if (opts->cert_file != NULL) {
         ret = load_certs(&ctx->own_cert, true, "--cert", opts->cert_file, err, err_len);
         if (ret != 0) {
             goto fail;

@@ -42,6 +42,8 @@ struct adm_call_s {
     adm_call_t *next, *prev;   /* in the wait queue, or next in the free list */
     adm_upstream_conn_t *conn; /* the connection carrying it, or NULL */
     adm_call_cb cb;
+    adm_call_chunk_cb chunk; /* a streamed call's body reader, or NULL */
+    uint64_t uses;           /* bumped at each release: a reader's caller sees a call end and reused */
     void *arg;
     adm_buf_t request;               /* the whole HTTP request */
     char detail[720];                /* room for a quoted malformed first line (upstream_conn.c) */
@@ -132,7 +134,9 @@ static void call_release(adm_call_t *call)
 
     call->active = false;
     call->cb = NULL;
+    call->chunk = NULL;
     call->conn = NULL;
+    call->uses++;
     if (u->closing) {
         call_destroy(call);
         return;
@@ -296,6 +300,39 @@ static adm_call_t *call_get(adm_upstream_t *u)
     return call;
 }
 
+/* A streamed call's body piece: to the caller's reader, the call cancelled when it says stop. */
+static int call_chunk(void *arg, const uint8_t *data, size_t len)
+{
+    adm_call_t *call = arg;
+    adm_upstream_t *u = call->up;
+    uint64_t uses = call->uses;
+    int stop;
+
+    if (call->chunk == NULL || call->conn == NULL) {
+        return 1;
+    }
+    u->in_callback++;
+    stop = call->chunk(data, len, call->arg);
+    u->in_callback--;
+    if (call->uses != uses) {
+        return 1; /* cancelled inside the reader (the object may already carry a new call) */
+    }
+    if (stop != 0) {
+        adm_call_cancel(call);
+        return 1;
+    }
+    /* The parse stops on a cancelled call, and its closing connection is dropped. */
+    return 0;
+}
+
+/* Puts call on the ready connection c, its body streamed or gathered as the call asks. */
+static void call_bind(adm_upstream_conn_t *c, adm_call_t *call)
+{
+    call->conn = c;
+    adm_http_resp_stream(&c->resp, call->chunk != NULL ? call_chunk : NULL, call);
+    adm__upstream_conn_start_call(c, call, call->request.data, call->request.len);
+}
+
 /* ---- what connections report (conn_events) ------------------------------------------------ */
 
 /* c is ready and carries no call: the oldest waiting call takes it, or it waits idle. */
@@ -314,8 +351,7 @@ static void on_conn_ready(adm_upstream_conn_t *c)
         adm_call_t *call = u->wait_head;
 
         wait_remove(u, call);
-        call->conn = c;
-        adm__upstream_conn_start_call(c, call, call->request.data, call->request.len);
+        call_bind(c, call);
         return;
     }
     adm__upstream_conn_park(c);
@@ -452,23 +488,10 @@ int adm_upstream_create(uv_loop_t *loop, const adm_upstream_opts_t *opts, adm_up
     return 0;
 }
 
-adm_call_t *adm_upstream_post(adm_upstream_t *u, const char *path, const char *extra_headers,
-                              const void *body, size_t body_len, uint64_t timeout_ms, adm_call_cb cb,
+/* Sends the request already written into call->request, or queues it: the common end of every call. */
+static adm_call_t *call_begin(adm_upstream_t *u, adm_call_t *call, uint64_t timeout_ms, adm_call_cb cb,
                               void *arg)
 {
-    adm_call_t *call = NULL;
-
-    if (!u->closing) {
-        call = call_get(u);
-    }
-    if (call == NULL) {
-        return NULL;
-    }
-    call->request.len = 0;
-    if (adm_http_write_post(&call->request, u->host_header, path, extra_headers, body, body_len) != 0) {
-        call_release(call);
-        return NULL;
-    }
     call->cb = cb;
     call->arg = arg;
     call->retried = false;
@@ -478,8 +501,7 @@ adm_call_t *adm_upstream_post(adm_upstream_t *u, const char *path, const char *e
     uv_timer_start(&call->timer, on_call_timeout, timeout_ms != 0 ? timeout_ms : DEFAULT_CALL_MS, 0);
     u->in_post++;
     if (u->conns.idle != NULL) {
-        call->conn = u->conns.idle;
-        adm__upstream_conn_start_call(call->conn, call, call->request.data, call->request.len);
+        call_bind(u->conns.idle, call);
     } else {
         wait_push(u, call, false);
         /* Posted from an answer's callback, the call may take that answer's connection, which
@@ -490,6 +512,87 @@ adm_call_t *adm_upstream_post(adm_upstream_t *u, const char *path, const char *e
     }
     u->in_post--;
     return call;
+}
+
+/* A call object with nothing written yet, or NULL (closing, or out of memory). */
+static adm_call_t *call_new(adm_upstream_t *u, adm_call_chunk_cb chunk)
+{
+    adm_call_t *call = NULL;
+
+    if (!u->closing) {
+        call = call_get(u);
+    }
+    if (call != NULL) {
+        call->request.len = 0;
+        call->chunk = chunk;
+    }
+    return call;
+}
+
+adm_call_t *adm_upstream_post(adm_upstream_t *u, const char *path, const char *extra_headers,
+                              const void *body, size_t body_len, uint64_t timeout_ms, adm_call_cb cb,
+                              void *arg)
+{
+    adm_call_t *call = call_new(u, NULL);
+
+    if (call == NULL) {
+        return NULL;
+    }
+    if (adm_http_write_post(&call->request, u->host_header, path, extra_headers, body, body_len) != 0) {
+        call_release(call);
+        return NULL;
+    }
+    return call_begin(u, call, timeout_ms, cb, arg);
+}
+
+adm_call_t *adm_upstream_stream(adm_upstream_t *u, const char *path, const char *extra_headers,
+                                uint64_t timeout_ms, adm_call_chunk_cb chunk, adm_call_cb cb, void *arg)
+{
+    adm_call_t *call = call_new(u, chunk);
+
+    if (call == NULL) {
+        return NULL;
+    }
+    if (adm_http_write_get(&call->request, u->host_header, path, extra_headers) != 0) {
+        call_release(call);
+        return NULL;
+    }
+    return call_begin(u, call, timeout_ms, cb, arg);
+}
+
+adm_call_t *adm_upstream_get(adm_upstream_t *u, const char *path, const char *extra_headers,
+                             uint64_t timeout_ms, adm_call_cb cb, void *arg)
+{
+    return adm_upstream_stream(u, path, extra_headers, timeout_ms, NULL, cb, arg);
+}
+
+void adm_call_cancel(adm_call_t *call)
+{
+    adm_upstream_conn_t *c;
+    adm_upstream_t *u;
+
+    if (call == NULL || !call->active) {
+        return;
+    }
+    u = call->up;
+    call->cb = NULL;
+    call->chunk = NULL;
+    c = call->conn;
+    if (c != NULL) {
+        c->call = NULL;
+        call->conn = NULL;
+        adm__upstream_conn_close(c);
+    }
+    if (call->queued) {
+        wait_remove(u, call);
+    }
+    if (!call->deferred) {
+        uv_timer_stop(&call->timer);
+        call_release(call);
+    }
+    if (c != NULL && u->in_callback == 0) {
+        maybe_dial(u);
+    }
 }
 
 void adm_call_abandon(adm_call_t *call)

@@ -38,8 +38,10 @@ struct adm_server_s {
     adm_server_done_cb done;
     void *done_arg;
     int pending_closes;
-    bool started; /* routes are fixed from here on */
-    bool ready;   /* /readyz answers 200 */
+    bool started;                   /* routes are fixed from here on */
+    bool ready;                     /* /readyz answers 200 */
+    bool (*ready_check)(void *arg); /* and this says so too (adm_server_set_ready_check) */
+    void *ready_arg;
     bool finished;
     adm_metrics_t metrics;
     adm_buf_t scratch;                     /* reused for rendering /metrics */
@@ -193,6 +195,8 @@ static void serve_ready(adm_exchange_t *x, void *arg)
 
     if (!s->ready) {
         text_answer(&resp, 503, s->conns.draining ? "shutting down\n" : "not ready\n");
+    } else if (s->ready_check != NULL && !s->ready_check(s->ready_arg)) {
+        text_answer(&resp, 503, "not synced\n");
     } else {
         text_answer(&resp, 200, "ok");
     }
@@ -545,4 +549,10 @@ int adm_server_start(adm_server_t *s, adm_server_done_cb done, void *arg, char *
     s->done_arg = arg;
     s->ready = true;
     return 0;
+}
+
+void adm_server_set_ready_check(adm_server_t *s, bool (*fn)(void *arg), void *arg)
+{
+    s->ready_check = fn;
+    s->ready_arg = arg;
 }

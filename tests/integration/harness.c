@@ -766,3 +766,21 @@ void h_expect(h_conn_t *c, const char *method, const char *path, const char *cty
     h_response_free(&r);
     free(req);
 }
+
+void h_api_control(const h_server_t *api, const char *json)
+{
+    h_conn_t c;
+    h_response_t r = {0};
+    size_t len;
+    char *req = h_request("POST", "/_control", "application/json", json, strlen(json), &len);
+
+    assert_int_equal(h_connect(&c, api->port, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(h_send(&c, req, len), 0);
+    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
+    if (r.status != 200) {
+        fail_msg("control %s: %d %.*s", json, r.status, (int)r.body.len, (const char *)r.body.data);
+    }
+    h_response_free(&r);
+    h_close(&c);
+    free(req);
+}

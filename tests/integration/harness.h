@@ -154,4 +154,10 @@ void h_expect(h_conn_t *c, const char *method, const char *path, const char *cty
 /** Milliseconds on a monotonic clock. */
 long long h_now_ms(void);
 
+/**
+ * Sends one command to adm-fake-apiserver's POST /_control (tests/apiserver/fake_apiserver.c);
+ * fails the test (cmocka) unless it answers 200.
+ */
+void h_api_control(const h_server_t *api, const char *json);
+
 #endif

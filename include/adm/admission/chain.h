@@ -84,6 +84,15 @@ void adm_chain_set_clock(adm_chain_t *c, const adm_clock_t *clock);
 struct uv_loop_s;
 void adm_chain_use_loop(adm_chain_t *c, struct uv_loop_s *loop);
 
+/**
+ * Lends c the informer caches (cluster_store.h): lookups through adm_plugin_cluster() answer from
+ * them for the kinds they serve, and each request pins the store from adm_chain_start until its
+ * arena is freed, so nothing it read is freed under it. The store belongs to the caller (it
+ * outlives reloads, which build new chains) and must outlive c and every request c started;
+ * NULL lends nothing.
+ */
+struct adm_cluster_store_s;
+void adm_chain_use_cluster_store(adm_chain_t *c, struct adm_cluster_store_s *store);
 /** The cluster state the chain's plugins read (its own or the borrowed one). */
 const adm_cluster_state_t *adm_chain_cluster(const adm_chain_t *c);
 

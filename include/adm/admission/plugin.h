@@ -69,6 +69,14 @@ typedef struct adm_plugin_s {
      */
     const adm_option_t *options;
     /*
+     * Optional. The kinds of cluster state the plugin reads through adm_plugin_cluster(), as
+     * "group/Kind" ("/Namespace" for core, "scheduling.k8s.io/PriorityClass"), a list ended by
+     * NULL. It is for the informer (issue 13, under way): with --kubeconfig or --in-cluster it is
+     * to keep a cache of each kind an enabled plugin names (and of Namespaces whenever a webhook
+     * has a namespaceSelector), with /readyz waiting until each has synced. File state ignores it.
+     */
+    const char *const *reads;
+    /*
      * Optional. Builds the plugin's state from its configuration. Returns 0, or ADM_EINVAL with one
      * line in err naming cfg->source, the field and the problem, e.g.
      * "FILE: plugins[0].configuration: limits[0].qps: must be positive". *state may stay NULL.

@@ -59,4 +59,11 @@ void adm_live_config_shutdown(adm_live_config_t *lc);
 /** Frees lc (after adm_live_config_shutdown, or when start-up failed). */
 void adm_live_config_destroy(adm_live_config_t *lc);
 
+/**
+ * Every chain generation from now on borrows store (the informer's), the current one included;
+ * store must outlive the configuration's chains.
+ */
+struct adm_cluster_store_s;
+void adm_live_config_use_cluster_store(adm_live_config_t *lc, struct adm_cluster_store_s *store);
+
 #endif

@@ -88,6 +88,8 @@ typedef struct adm_options_s {
     size_t nwebhook_configs;
     const char *cluster_states[ADM_MAX_PATHS]; /* --cluster-state */
     size_t ncluster_states;
+    const char *kubeconfig; /* --kubeconfig: cluster state by list+watch from this API server */
+    bool in_cluster;        /* --in-cluster: the same from the pod's service account */
     adm_resolve_t resolve[ADM_MAX_RESOLVE]; /* --resolve HOST:PORT:ADDR[,ADDR]: one entry per address */
     size_t nresolve;
     bool allow_insecure_webhook_urls;          /* --allow-insecure-webhook-urls */

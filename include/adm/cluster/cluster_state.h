@@ -53,6 +53,15 @@ yyjson_val *adm_cluster_state_get(const adm_cluster_state_t *cs, const char *gro
 yyjson_val *const *adm_cluster_state_list(const adm_cluster_state_t *cs, const char *group, const char *kind,
                                           const char *namespace_, size_t *n);
 
+/**
+ * Makes lookups on cs answer from store (cluster_store.h, the informer caches) for every kind the
+ * store serves, and from the files for the others: with --kubeconfig, watched kinds come from the
+ * API server only. store is borrowed (NULL detaches it) and must outlive cs's use; callers pin it
+ * per request (adm_chain_use_cluster_store does).
+ */
+struct adm_cluster_store_s;
+void adm_cluster_state_use_store(adm_cluster_state_t *cs, struct adm_cluster_store_s *store);
+
 /** How many objects cs holds. */
 size_t adm_cluster_state_count(const adm_cluster_state_t *cs);
 

@@ -21,6 +21,12 @@ typedef enum adm_http_resp_event_e {
     ADM_HTTP_RESP_ERROR,     /* malformed, or the body is over the limit: close the connection */
 } adm_http_resp_event_t;
 
+/*
+ * Takes a piece of a streamed body as it arrives (adm_http_resp_stream). Returns 0 to go on, or
+ * nonzero to stop: the parse then ends in ADM_HTTP_RESP_ERROR ("stopped by the reader").
+ */
+typedef int (*adm_http_chunk_fn)(void *arg, const uint8_t *data, size_t len);
+
 typedef struct adm_http_resp_parser_s {
     llhttp_t llhttp;
     size_t max_body_bytes;
@@ -31,11 +37,17 @@ typedef struct adm_http_resp_parser_s {
     char content_type[128]; /* the Content-Type header ("" when absent; cut at 127 bytes) */
     char retry_after[32];   /* the Retry-After header ("" when absent; cut at 31 bytes) */
     const char *error;      /* after ADM_HTTP_RESP_ERROR: what was wrong (static text) */
+    bool headers_done;      /* status and content_type are known (the body may still be coming) */
     /* the answer's first line as received, without its line end (cut at 511 bytes): Go words a
        malformed answer by it (adm_http_resp_go_error) */
     char first_line[512];
     size_t first_line_len;
     /* private */
+    adm_http_chunk_fn on_chunk; /* adm_http_resp_stream: where a 2xx body goes, or NULL */
+    void *chunk_arg;
+    bool streaming;  /* this response's body goes to on_chunk */
+    bool stopped;    /* on_chunk asked to stop */
+    bool bad_status; /* a status below 100 */
     bool first_line_done;
     bool line_error;   /* llhttp failed within the first line: the rest of it is awaited */
     int pending_errno; /* llhttp's error then */
@@ -49,6 +61,14 @@ typedef struct adm_http_resp_parser_s {
 
 /** Prepares p for the first response; bodies larger than max_body_bytes are an error. */
 void adm_http_resp_parser_init(adm_http_resp_parser_t *p, size_t max_body_bytes);
+
+/**
+ * Streams from now on: the body of a 2xx response goes to fn(arg, ...) piece by piece as it is
+ * parsed, with no limit and nothing kept (a watch's body never ends); headers_done and status are
+ * set before the first piece. Other answers (a 410 or 429 Status) are still gathered whole into
+ * body, under the limit. fn NULL gathers every body again.
+ */
+void adm_http_resp_stream(adm_http_resp_parser_t *p, adm_http_chunk_fn fn, void *arg);
 
 /** Frees the body buffer. */
 void adm_http_resp_parser_free(adm_http_resp_parser_t *p);
@@ -84,5 +104,11 @@ void adm_http_resp_next(adm_http_resp_parser_t *p);
  */
 int adm_http_write_post(adm_buf_t *out, const char *host, const char *path, const char *extra_headers,
                         const void *body, size_t body_len);
+
+/**
+ * Appends "GET path HTTP/1.1" with Host, Accept application/json and any extra header lines (each
+ * "Name: value\r\n", or NULL). Returns 0 or ADM_ENOMEM.
+ */
+int adm_http_write_get(adm_buf_t *out, const char *host, const char *path, const char *extra_headers);
 
 #endif

@@ -37,6 +37,12 @@ typedef struct adm_call_s adm_call_t;
 /* Runs once per call unless the call was abandoned. */
 typedef void (*adm_call_cb)(const adm_call_result_t *res, void *arg);
 
+/*
+ * Takes a piece of a streamed 2xx body (adm_upstream_stream) as it arrives. Returns 0 to go on, or
+ * nonzero to cancel the call (as adm_call_cancel: the final callback does not run).
+ */
+typedef int (*adm_call_chunk_cb)(const uint8_t *data, size_t len, void *arg);
+
 typedef struct adm_upstream_opts_s {
     const char *host; /* the Host header's host and the name TLS verifies and sends as SNI */
     uint16_t port;
@@ -67,6 +73,27 @@ void adm_upstream_close(adm_upstream_t *u);
 adm_call_t *adm_upstream_post(adm_upstream_t *u, const char *path, const char *extra_headers,
                               const void *body, size_t body_len, uint64_t timeout_ms, adm_call_cb cb,
                               void *arg);
+
+/** As adm_upstream_post, for a GET (no body). */
+adm_call_t *adm_upstream_get(adm_upstream_t *u, const char *path, const char *extra_headers,
+                             uint64_t timeout_ms, adm_call_cb cb, void *arg);
+
+/**
+ * A GET whose 2xx body goes to chunk(data, len, arg) piece by piece as it arrives, with no size
+ * limit and nothing kept (a watch: the body ends only when the server ends it). cb then runs once
+ * as for any call: at the body's end (status 2xx, no body), with a non-2xx answer gathered whole
+ * (a 410 or 429 Status), or with the error that cut the stream. timeout_ms bounds the whole call,
+ * stream included (0: 30 s). A streamed call holds its connection for as long as it lasts, so the
+ * caller gives long watches an upstream of their own. Returns the call, or NULL when out of memory.
+ */
+adm_call_t *adm_upstream_stream(adm_upstream_t *u, const char *path, const char *extra_headers,
+                                uint64_t timeout_ms, adm_call_chunk_cb chunk, adm_call_cb cb, void *arg);
+
+/**
+ * Ends the call now, whatever it was doing: neither callback runs again, and a connection caught
+ * mid-answer is closed (its framing is lost). For a watch the caller stops. NULL is a no-op.
+ */
+void adm_call_cancel(adm_call_t *call);
 
 /**
  * The caller no longer wants the answer: the callback will not run. A call that is already on a

@@ -67,6 +67,12 @@ int adm_server_add_reload(adm_server_t *s, struct adm_reload_s *r);
 /** The server's metrics, for counters kept elsewhere (the reload outcomes). */
 struct adm_metrics_s *adm_server_metrics(adm_server_t *s);
 
+/**
+ * /readyz also asks fn(arg) (at most one check; NULL removes it): 503 "not synced" while it says
+ * false, as for the informer caches before their first LIST. arg must outlive the server.
+ */
+void adm_server_set_ready_check(adm_server_t *s, bool (*fn)(void *arg), void *arg);
+
 /** Frees the server after done has fired (or if it was never started). */
 void adm_server_destroy(adm_server_t *s);
 

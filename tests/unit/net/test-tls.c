@@ -535,6 +535,49 @@ static void test_ca_bundle(void **state)
     free(self_pem);
 }
 
+/*
+ * A client certificate and key handed over in memory (a kubeconfig's client-certificate-data and
+ * client-key-data): the server verifies it as it does one from files; a key of another
+ * certificate is refused with one line.
+ */
+static void test_client_cert_in_memory(void **state)
+{
+    char cert_path[512], key_path[512], other_key_path[512], err[256];
+    size_t cert_len, key_len, other_len;
+    char *cert, *key, *other_key;
+    adm_tls_client_opts_t o = {0};
+    pair_t p;
+
+    (void)state;
+    path_of(cert_path, sizeof(cert_path), "client.crt.pem");
+    path_of(key_path, sizeof(key_path), "client.key.pem");
+    path_of(other_key_path, sizeof(other_key_path), "intruder.key.pem");
+    cert = slurp(cert_path, &cert_len);
+    key = slurp(key_path, &key_len);
+    other_key = slurp(other_key_path, &other_len);
+    memset(&p, 0, sizeof(p));
+    p.sctx = server_ctx("ca.crt.pem");
+    o.ca_file = selfsigned_pem;
+    o.cert_pem = cert;
+    o.cert_pem_len = cert_len + 1; /* slurp leaves the NUL after the text */
+    o.key_pem = key;
+    o.key_pem_len = key_len + 1;
+    assert_int_equal(adm_tls_client_ctx_create(&o, &p.cctx, err, sizeof(err)), 0);
+    pair_start(&p, "localhost");
+    pump(&p, BIG);
+    assert_int_equal(p.client_rc, 0);
+    assert_true(adm_tls_session_peer_verified(p.server));
+    pair_close(&p);
+
+    o.key_pem = other_key;
+    o.key_pem_len = other_len + 1;
+    assert_int_not_equal(adm_tls_client_ctx_create(&o, &p.cctx, err, sizeof(err)), 0);
+    assert_string_equal(err, "client-key (in memory): key does not match the certificate");
+    free(cert);
+    free(key);
+    free(other_key);
+}
+
 /* What curl --cacert, Go and kube-apiserver rely on in the generated certificate. */
 static void test_selfsigned_certificate(void **state)
 {
@@ -688,6 +731,7 @@ int main(void)
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_ca_bundle),
+        cmocka_unit_test(test_client_cert_in_memory),
         cmocka_unit_test(test_selfsigned_certificate),
         cmocka_unit_test(test_file_errors),
     };

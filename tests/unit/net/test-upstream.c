@@ -66,6 +66,7 @@ struct srv_s {
     const char *close_path;  /* close any connection on which this path is asked for */
     /* Connections accepted from now on are never read: over TLS, their handshakes never finish. */
     bool stall_new;
+    peer_t *streaming; /* the peer answering a /stream request, its body still open */
 };
 
 typedef struct write_req_s {
@@ -147,6 +148,18 @@ static void peer_answer(peer_t *p, int n)
     const char *path = p->srv->paths[n];
     char text[256];
 
+    if (strncmp(path, "/stream", 7) == 0) {
+        /* a watch: chunked, the first event at once, the rest when the test sends them */
+        p->srv->streaming = p;
+        peer_send(p, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     "Transfer-Encoding: chunked\r\n\r\n6\r\nfirst\n\r\n");
+        return;
+    }
+    if (strcmp(path, "/gone") == 0) {
+        peer_send(p, "HTTP/1.1 410 Gone\r\nContent-Length: 7\r\n\r\nExpired");
+        return;
+    }
+
     snprintf(text, sizeof(text),
              "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n%s", strlen(path),
              path);
@@ -185,7 +198,7 @@ static void peer_parse(peer_t *p)
         adm_buf_consume(&p->in, head_len + body_len);
         assert_true(s->requests < MAX_REQUESTS);
         n = s->requests++;
-        assert_int_equal(sscanf(head, "POST %31s HTTP/1.1", s->paths[n]), 1);
+        assert_int_equal(sscanf(head, "%*s %31s HTTP/1.1", s->paths[n]), 1);
         p->nrequests++;
         if (s->close_at[p->index] == p->nrequests ||
             (s->close_path != NULL && strcmp(s->close_path, s->paths[n]) == 0)) {
@@ -867,6 +880,111 @@ static void test_tls(void **state)
     finish();
 }
 
+/* A streamed GET's reader: gathers the pieces, and cancels at a given total when asked. */
+typedef struct stream_s {
+    char got[64];
+    size_t len;
+    int pieces;
+    size_t cancel_at; /* return nonzero once this many bytes came; 0: never */
+} stream_t;
+
+static stream_t streams[2];
+
+static int on_piece(const uint8_t *data, size_t len, void *arg)
+{
+    result_t *r = arg;
+    stream_t *st = &streams[r - results];
+    size_t n = len < sizeof(st->got) - 1 - st->len ? len : sizeof(st->got) - 1 - st->len;
+
+    memcpy(st->got + st->len, data, n);
+    st->len += n;
+    st->got[st->len] = '\0';
+    st->pieces++;
+    return st->cancel_at != 0 && st->len >= st->cancel_at;
+}
+
+static adm_call_t *stream(const char *path, result_t *r)
+{
+    adm_call_t *call;
+
+    memset(r, 0, sizeof(*r));
+    memset(&streams[r - results], 0, sizeof(streams[0]));
+    call = adm_upstream_stream(up, path, "Authorization: Bearer t\r\n", 5000, on_piece, on_result, r);
+    assert_non_null(call);
+    return call;
+}
+
+/*
+ * A watch-like GET: the body reaches the reader piece by piece while the answer is still open, the
+ * callback runs once at its end (200, no body kept), and the connection then carries the next call.
+ * A non-2xx answer is gathered whole and never reaches the reader.
+ */
+static void test_stream(void **state)
+{
+    result_t *r = &results[0], *after = &results[1];
+
+    (void)state;
+    srv_start(NULL);
+    upstream_to("127.0.0.1", srv.port, 4, NULL);
+    stream("/stream-a", r);
+    WAIT_UNTIL(streams[0].len == 6);
+    assert_string_equal(streams[0].got, "first\n");
+    assert_int_equal(r->calls, 0);
+    peer_send(srv.streaming, "7\r\nsecond\n\r\n");
+    WAIT_UNTIL(streams[0].len == 13);
+    assert_string_equal(streams[0].got, "first\nsecond\n");
+    assert_int_equal(r->calls, 0);
+    peer_send(srv.streaming, "0\r\n\r\n");
+    WAIT_UNTIL(r->calls == 1);
+    assert_int_equal(r->error, ADM_CALL_OK);
+    assert_int_equal(r->status, 200);
+    assert_string_equal(r->body, "");
+
+    stream("/gone", after);
+    WAIT_UNTIL(after->calls == 1);
+    assert_int_equal(after->status, 410);
+    assert_string_equal(after->body, "Expired");
+    assert_true(after->reused);
+    assert_int_equal(streams[1].pieces, 0);
+    assert_int_equal(adm_upstream_dials(up), 1);
+    finish();
+    assert_int_equal(r->calls, 1);
+}
+
+/*
+ * Cancelling a watch, from outside and from inside its reader: no callback ever runs, the
+ * connection caught mid-body is closed (the server sees it go), and the next call dials anew.
+ */
+static void test_stream_cancel(void **state)
+{
+    result_t *r = &results[0], *inside = &results[1], *next = &results[2];
+    adm_call_t *call;
+
+    (void)state;
+    srv_start(NULL);
+    upstream_to("127.0.0.1", srv.port, 4, NULL);
+    call = stream("/stream-out", r);
+    WAIT_UNTIL(streams[0].len == 6);
+    adm_call_cancel(call);
+    WAIT_UNTIL(srv.closed == 1);
+    assert_int_equal(adm_upstream_connections(up), 0);
+
+    stream("/stream-in", inside);
+    streams[1].cancel_at = 8;
+    WAIT_UNTIL(streams[1].len == 6);
+    peer_send(srv.streaming, "7\r\nsecond\n\r\n");
+    WAIT_UNTIL(srv.closed == 2);
+    assert_int_equal(streams[1].len, 13);
+
+    post("/after", 5000, next);
+    WAIT_UNTIL(next->calls == 1);
+    assert_int_equal(next->status, 200);
+    assert_int_equal(adm_upstream_dials(up), 3);
+    finish();
+    assert_int_equal(r->calls, 0);
+    assert_int_equal(inside->calls, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -883,6 +1001,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_callback_inside_post_dial_fails_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_callback_inside_post_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_cancel, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The informer set of informer.h: which kinds to watch (Namespaces, and what enabled plugins
+ * declare in their reads), where each is served (a table of the kinds admission plugins read, from
+ * list-watch.md §5), one reflector each on one API client, and the readiness and metrics views.
+ */
+#include "adm/cluster/informer.h"
+
+#include "adm/admission/plugin.h"
+#include "adm/base/error.h"
+#include "adm/cluster/api_client.h"
+#include "adm/cluster/kubeconfig.h"
+#include "adm/cluster/reflector.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_WATCHED 16
+
+/* The kinds a plugin may declare in reads ("group/Kind"), and where the API server serves them. */
+static const adm_watched_kind_t known_kinds[] = {
+    {"", "v1", "namespaces", "Namespace", false},
+    {"", "v1", "limitranges", "LimitRange", true},
+    {"", "v1", "resourcequotas", "ResourceQuota", true},
+    {"", "v1", "serviceaccounts", "ServiceAccount", true},
+    {"", "v1", "secrets", "Secret", true},
+    {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true},
+    {"", "v1", "nodes", "Node", false},
+    {"", "v1", "pods", "Pod", true},
+    {"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", false},
+    {"node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false},
+    {"storage.k8s.io", "v1", "storageclasses", "StorageClass", false},
+    {"networking.k8s.io", "v1", "ingressclasses", "IngressClass", false},
+    {"discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", true},
+};
+#define NKNOWN (sizeof(known_kinds) / sizeof(known_kinds[0]))
+
+struct adm_informer_s {
+    uv_loop_t *loop;
+    adm_kube_config_t *kc;
+    adm_api_client_t *api;
+    adm_cluster_store_t *store;
+    adm_reflector_t *reflectors[MAX_WATCHED];
+    size_t n;
+};
+
+/* The row for "group/Kind", or NULL. */
+static const adm_watched_kind_t *known(const char *group_kind)
+{
+    const char *slash = strchr(group_kind, '/');
+
+    if (slash == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < NKNOWN; i++) {
+        const adm_watched_kind_t *w = &known_kinds[i];
+
+        if (strlen(w->group) == (size_t)(slash - group_kind) &&
+            strncmp(w->group, group_kind, (size_t)(slash - group_kind)) == 0 &&
+            strcmp(w->kind, slash + 1) == 0) {
+            return w;
+        }
+    }
+    return NULL;
+}
+
+static int watch_kind(adm_informer_t *inf, const adm_watched_kind_t *w)
+{
+    adm_kind_store_t *k;
+
+    for (size_t i = 0; i < inf->n; i++) {
+        if (adm_reflector_kind(inf->reflectors[i]) == w) {
+            return 0;
+        }
+    }
+    k = adm_cluster_store_kind(inf->store, w->group, w->kind, w->namespaced);
+    if (k == NULL) {
+        return ADM_ENOMEM;
+    }
+    return adm_reflector_start(inf->loop, inf->api, w, k, &inf->reflectors[inf->n++]);
+}
+
+/* Namespaces, then each kind an enabled plugin reads. */
+static int watch_kinds(adm_informer_t *inf, const char *const *plugins, size_t n, char *err, size_t err_len)
+{
+    int rc = watch_kind(inf, &known_kinds[0]);
+
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const adm_plugin_info_t *info = adm_plugin_find(plugins[i]);
+
+        for (const char *const *r = info != NULL && info->plugin != NULL ? info->plugin->reads : NULL;
+             rc == 0 && r != NULL && *r != NULL; r++) {
+            const adm_watched_kind_t *w = known(*r);
+
+            if (w == NULL) {
+                snprintf(err, err_len, "plugin %s reads %s, which admitd cannot watch", plugins[i], *r);
+                return ADM_EINVAL;
+            }
+            rc = watch_kind(inf, w);
+        }
+    }
+    if (rc != 0) {
+        snprintf(err, err_len, "informer: %s", adm_strerror(rc));
+    }
+    return rc;
+}
+
+int adm_informer_create(uv_loop_t *loop, const char *kubeconfig, const char *const *plugins, size_t n,
+                        adm_informer_t **out, char *err, size_t err_len)
+{
+    adm_informer_t *inf = calloc(1, sizeof(*inf));
+    int rc;
+
+    *out = NULL;
+    if (inf == NULL) {
+        snprintf(err, err_len, "informer: out of memory");
+        return ADM_ENOMEM;
+    }
+    inf->loop = loop;
+    rc = kubeconfig != NULL ? adm_kube_config_load(kubeconfig, &inf->kc, err, err_len)
+                            : adm_kube_config_in_cluster(&inf->kc, err, err_len);
+    if (rc == 0) {
+        rc = adm_api_client_create(loop, inf->kc, &inf->api, err, err_len);
+    }
+    if (rc == 0) {
+        inf->store = adm_cluster_store_create();
+        rc = inf->store != NULL ? watch_kinds(inf, plugins, n, err, err_len) : ADM_ENOMEM;
+    }
+    if (rc != 0) {
+        adm_informer_stop(inf);
+        adm_informer_destroy(inf);
+        return rc;
+    }
+    *out = inf;
+    return 0;
+}
+
+adm_cluster_store_t *adm_informer_store(adm_informer_t *inf)
+{
+    return inf->store;
+}
+
+bool adm_informer_synced(void *arg)
+{
+    const adm_informer_t *inf = arg;
+
+    for (size_t i = 0; i < inf->n; i++) {
+        if (!adm_reflector_stats(inf->reflectors[i])->synced) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* One family: its HELP and TYPE, then one sample per kind of the value pick() reads. */
+static int family(const adm_informer_t *inf, adm_buf_t *out, const char *name, const char *type,
+                  const char *help, double (*pick)(const adm_informer_t *, const adm_reflector_stats_t *))
+{
+    char line[512];
+    int n = snprintf(line, sizeof(line), "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+
+    if (adm_buf_append(out, line, (size_t)n) != 0) {
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < inf->n; i++) {
+        const adm_watched_kind_t *w = adm_reflector_kind(inf->reflectors[i]);
+
+        n = snprintf(line, sizeof(line), "%s{group=\"%s\",kind=\"%s\"} %.17g\n", name, w->group, w->kind,
+                     pick(inf, adm_reflector_stats(inf->reflectors[i])));
+        if (n < 0 || (size_t)n >= sizeof(line) || adm_buf_append(out, line, (size_t)n) != 0) {
+            return ADM_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+static double pick_synced(const adm_informer_t *inf, const adm_reflector_stats_t *st)
+{
+    (void)inf;
+    return st->synced ? 1 : 0;
+}
+
+static double pick_relists(const adm_informer_t *inf, const adm_reflector_stats_t *st)
+{
+    (void)inf;
+    return (double)st->relists;
+}
+
+static double pick_events(const adm_informer_t *inf, const adm_reflector_stats_t *st)
+{
+    (void)inf;
+    return (double)st->events;
+}
+
+static double pick_errors(const adm_informer_t *inf, const adm_reflector_stats_t *st)
+{
+    (void)inf;
+    return (double)st->errors;
+}
+
+static double pick_age(const adm_informer_t *inf, const adm_reflector_stats_t *st)
+{
+    return st->synced ? (double)(uv_now(inf->loop) - st->last_sync_ms) / 1000.0 : -1;
+}
+
+int adm_informer_metrics(void *arg, adm_buf_t *out)
+{
+    const adm_informer_t *inf = arg;
+
+    if (family(inf, out, "admitd_informer_synced", "gauge",
+               "1 once the kind's first LIST is applied (readiness waits for every kind)",
+               pick_synced) != 0 ||
+        family(inf, out, "admitd_informer_relists_total", "counter",
+               "LISTs after the first (410 Gone, or a LIST that failed)", pick_relists) != 0 ||
+        family(inf, out, "admitd_informer_events_total", "counter",
+               "watch events applied, bookmarks included", pick_events) != 0 ||
+        family(inf, out, "admitd_informer_errors_total", "counter",
+               "LIST and WATCH failures that waited on the back-off", pick_errors) != 0 ||
+        family(inf, out, "admitd_informer_last_sync_age_seconds", "gauge",
+               "seconds since the last LIST or watch event applied (-1 before the first)", pick_age) != 0) {
+        return ADM_ENOMEM;
+    }
+    return 0;
+}
+
+void adm_informer_stop(adm_informer_t *inf)
+{
+    if (inf == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < inf->n; i++) {
+        adm_reflector_stop(inf->reflectors[i]);
+    }
+    inf->n = 0;
+    adm_api_client_close(inf->api);
+    inf->api = NULL;
+}
+
+void adm_informer_destroy(adm_informer_t *inf)
+{
+    if (inf == NULL) {
+        return;
+    }
+    adm_cluster_store_free(inf->store);
+    adm_kube_config_free(inf->kc);
+    free(inf);
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * admitd with --kubeconfig against adm-fake-apiserver: /readyz is 503 "not synced" while the
+ * Namespace LIST fails and 200 once it is applied; a namespace created on the API server turns a
+ * pod's denial by NamespaceLifecycle into an admission within 1 s, and its move to Terminating
+ * turns it back; /metrics carries admitd_informer_*. And a kubeconfig that cannot be used (a
+ * missing file, an exec plugin) stops admitd with one line naming the file and field, exit 2.
+ */
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "adm/base/arena.h"
+#include "certgen.h"
+#include "harness.h"
+#include "plugintest.h"
+
+static h_server_t api, server;
+static char dir[256], kubeconfig[320], token_file[320];
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void write_kubeconfig(const char *user)
+{
+    char yaml[1024];
+
+    snprintf(yaml, sizeof(yaml),
+             "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+             "clusters: [{name: c, cluster: {server: \"http://127.0.0.1:%d\"}}]\n"
+             "users: [{name: u, user: %s}]\n"
+             "contexts: [{name: t, context: {cluster: c, user: u}}]\n",
+             api.port, user);
+    write_file(kubeconfig, yaml);
+}
+
+static int setup(void **state)
+{
+    const char *args[] = {"--insecure-http", "--token-file", token_file, "--namespaces", "3", NULL};
+    char user[400];
+
+    (void)state;
+    if (adm_tls_global_init() != 0 || certgen_tempdir(dir, sizeof(dir)) != 0) {
+        return 1;
+    }
+    snprintf(token_file, sizeof(token_file), "%s/token", dir);
+    snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", dir);
+    write_file(token_file, "s3cret\n");
+    if (h_start_prog(&api, h_bin("FAKE_APISERVER_BIN"), NULL, args) != 0) {
+        return 1;
+    }
+    snprintf(user, sizeof(user), "{tokenFile: %s}", token_file);
+    write_kubeconfig(user);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    h_stop(&api, SIGTERM, 5000);
+    h_cleanup(&api);
+    certgen_rmdir(dir);
+    adm_tls_global_cleanup();
+    return 0;
+}
+
+/* One GET on port (plain HTTP), the status returned and the body copied into out. */
+static int get(int port, const char *path, char *out, size_t out_len)
+{
+    h_conn_t c;
+    h_response_t r = {0};
+    char *req;
+    size_t len;
+    int status;
+
+    req = h_request("GET", path, NULL, NULL, 0, &len);
+    assert_int_equal(h_connect(&c, port, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(h_send(&c, req, len), 0);
+    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
+    status = r.status;
+    snprintf(out, out_len, "%.*s", (int)r.body.len, r.body.data != NULL ? (const char *)r.body.data : "");
+    h_response_free(&r);
+    h_close(&c);
+    free(req);
+    return status;
+}
+
+/* Polls until GET path on port answers want, within ms. */
+static bool wait_status(int port, const char *path, int want, int ms)
+{
+    long long end = h_now_ms() + ms;
+    char body[256];
+
+    while (h_now_ms() < end) {
+        if (get(port, path, body, sizeof(body)) == want) {
+            return true;
+        }
+        (void)poll(NULL, 0, 20); /* a pause between polls of a condition */
+    }
+    return false;
+}
+
+/* Is a pod in namespace ns allowed by /admit? */
+static bool pod_allowed(const char *ns)
+{
+    adm_arena_t *a = adm_arena_create(4096);
+    pt_request_t pr = {.operation = "CREATE",
+                       .resource = "pods",
+                       .kind = "Pod",
+                       .namespace_ = ns,
+                       .name = "p",
+                       .object = "{}"};
+    const char *body = pt_review_json(a, &pr);
+    h_conn_t c;
+    h_response_t r = {0};
+    size_t len;
+    char *req = h_request("POST", "/admit", "application/json", body, strlen(body), &len);
+    bool allowed;
+
+    assert_int_equal(h_connect_to(&c, &server), 0);
+    assert_int_equal(h_send(&c, req, len), 0);
+    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
+    assert_int_equal(r.status, 200);
+    allowed = memmem(r.body.data, r.body.len, "\"allowed\":true", 14) != NULL;
+    h_response_free(&r);
+    h_close(&c);
+    free(req);
+    adm_arena_destroy(a);
+    return allowed;
+}
+
+static bool wait_allowed(const char *ns, bool want, int ms)
+{
+    long long end = h_now_ms() + ms;
+
+    while (h_now_ms() < end) {
+        if (pod_allowed(ns) == want) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void test_live_state(void **state)
+{
+    const char *args[] = {
+        "--kubeconfig",   kubeconfig, "--health-listen", "127.0.0.1:0", "--disable-admission-plugins",
+        "ServiceAccount", NULL};
+    char body[8192];
+    long long t0;
+
+    (void)state;
+    h_api_control(&api, "{\"op\":\"fail\",\"status\":500,\"count\":1000,\"on\":\"list\"}");
+    assert_int_equal(h_start(&server, NULL, args), 0);
+    assert_int_equal(get(server.health_port, "/readyz", body, sizeof(body)), 503);
+    assert_string_equal(body, "not synced\n");
+    assert_true(h_log_wait(&server, "informer Namespace: list /api/v1/namespaces failed: HTTP 500", 1, 5000));
+    h_api_control(&api, "{\"op\":\"fail\",\"status\":500,\"count\":0,\"on\":\"list\"}");
+    assert_true(wait_status(server.health_port, "/readyz", 200, 15000));
+
+    assert_false(pod_allowed("fresh"));
+    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
+                        "\"fresh\"},\"status\":{\"phase\":\"Active\"}}}");
+    t0 = h_now_ms();
+    assert_true(wait_allowed("fresh", true, 1000));
+    print_message("namespace seen by admission after %lld ms\n", h_now_ms() - t0);
+    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
+                        "\"fresh\"},\"status\":{\"phase\":\"Terminating\"}}}");
+    assert_true(wait_allowed("fresh", false, 1000));
+
+    {
+        h_conn_t c;
+
+        assert_int_equal(h_connect_to(&c, &server), 0);
+        h_expect(&c, "GET", "/metrics", NULL, NULL, 200,
+                 "admitd_informer_synced{group=\"\",kind=\"Namespace\"} 1");
+        h_expect(&c, "GET", "/metrics", NULL, NULL, 200,
+                 "admitd_informer_errors_total{group=\"\",kind=\"Namespace\"}");
+        h_close(&c);
+    }
+    assert_int_equal(h_stop(&server, SIGTERM, 10000), 0);
+    h_cleanup(&server);
+}
+
+static void test_unusable_kubeconfig(void **state)
+{
+    char missing[400], out[2048], line[512];
+    const char *run_missing[] = {"--insecure-http", "--kubeconfig", missing, NULL};
+    const char *run_exec[] = {"--insecure-http", "--kubeconfig", kubeconfig, NULL};
+    const char *run_both[] = {"--insecure-http", "--kubeconfig", kubeconfig, "--in-cluster", NULL};
+
+    (void)state;
+    snprintf(missing, sizeof(missing), "%s/nope.yaml", dir);
+    assert_int_equal(h_run(run_missing, out, sizeof(out), 10000), 2);
+    assert_non_null(strstr(out, missing));
+    assert_null(strchr(strchr(out, '\n') + 1, '\n')); /* one line */
+
+    write_kubeconfig("{exec: {command: get-token, apiVersion: client.authentication.k8s.io/v1}}");
+    assert_int_equal(h_run(run_exec, out, sizeof(out), 10000), 2);
+    snprintf(line, sizeof(line), "admitd: %s: users[0].user.exec: ", kubeconfig);
+    assert_non_null(strstr(out, line));
+    assert_null(strchr(strchr(out, '\n') + 1, '\n'));
+
+    assert_int_equal(h_run(run_both, out, sizeof(out), 10000), 2);
+    assert_string_equal(out, "admitd: --kubeconfig and --in-cluster: give one of them\n");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_live_state),
+        cmocka_unit_test(test_unusable_kubeconfig),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
