@@ -353,6 +353,6 @@ static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_as
 const adm_plugin_t adm_plugin_mutating_admission_webhook = {
     .name = "MutatingAdmissionWebhook",
     .operations = ADM_OPS_ALL,
-    .configure = adm_webhooks_configure_plugin, /* shared: WebhookAdmissionConfiguration */
+    .configure = adm_webhooks_configure_mutating, /* WebhookAdmissionConfiguration (D13) */
     .admit_async = admit_async,
 };

@@ -230,6 +230,6 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
 const adm_plugin_t adm_plugin_validating_admission_webhook = {
     .name = "ValidatingAdmissionWebhook",
     .operations = ADM_OPS_ALL,
-    .configure = adm_webhooks_configure_plugin, /* shared: WebhookAdmissionConfiguration */
+    .configure = adm_webhooks_configure_validating, /* WebhookAdmissionConfiguration (D13) */
     .validate_async = validate_async,
 };

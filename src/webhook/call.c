@@ -80,9 +80,9 @@ static int post(adm_hook_call_t *call)
     /* the body is shared by the request's calls: this call's uid goes back in before it is copied */
     memcpy(call->text + call->uid_off, call->uid, 36);
     call->ep = adm__hook_pick_endpoint(call->cl->target);
-    call->call = adm_upstream_post(
-        call->ep->up, call->path, "User-Agent: admitd/" ADM_VERSION "\r\n", call->text, call->text_len,
-        call->call_deadline_ms > now ? call->call_deadline_ms - now : 1, adm__hook_on_answer, call);
+    call->call = adm_upstream_post(call->ep->up, call->path, call->cl->headers, call->text, call->text_len,
+                                   call->call_deadline_ms > now ? call->call_deadline_ms - now : 1,
+                                   adm__hook_on_answer, call);
     if (call->call == NULL) {
         return ADM_ENOMEM;
     }

@@ -6,6 +6,7 @@
 #include "adm/base/util.h"
 #include "adm/net/upstream.h"
 #include "adm/webhook/breaker.h"
+#include "adm/webhook/kubeconfig.h"
 #include "adm/webhook/webhooks.h"
 
 /* The addresses one upstream may be spread over (--resolve HOST:PORT:ADDR,ADDR,...). */
@@ -38,12 +39,14 @@ typedef struct adm_hook_client_s {
     char *error;                 /* "could not get REST client: ..." for every call, or NULL */
     char *url_base;              /* "https://host[:port]" as Go prints the URL in errors */
     char *path;                  /* cleaned path the webhook is posted to */
+    char *headers;               /* the extra header lines of its calls (User-Agent, Authorization) */
     adm_hook_stats_t stats;
     adm_breaker_t breaker; /* threshold 0 when the webhook has none */
 } adm_hook_client_t;
 
 typedef struct adm_hook_trust_s {
-    const char *ca_bundle; /* NULL: the system CAs */
+    const char *ca_bundle;       /* NULL: the system CAs */
+    const adm_kube_user_t *user; /* whose client certificate it presents (D13), or NULL */
     adm_tls_ctx_t *ctx;
 } adm_hook_trust_t;
 
@@ -75,6 +78,10 @@ struct adm_webhooks_s {
     adm_hook_trust_t *trust;
     size_t ntrust;
     adm_hook_late_t *late; /* abandoned calls still running */
+    /* Decision D13: each plugin's kubeConfigFile ([0] mutating, [1] validating), in kc_arena */
+    adm_kubeconfig_t kubeconfig[2];
+    bool has_kubeconfig[2];
+    adm_arena_t *kc_arena;
     /* Replaced by a reload (adm_webhooks_retire): destroyed from retire_timer once late is empty. */
     bool retired;
     uv_timer_t retire_timer;

@@ -50,16 +50,21 @@ void adm_webhooks_log_summary(const adm_webhooks_t *w);
 struct adm_plugin_config_s;
 
 /**
- * The configure hook of both webhook plugins (MutatingAdmissionWebhook, ValidatingAdmissionWebhook):
- * their state is cfg->webhooks. Their configuration is kube-apiserver's WebhookAdmissionConfiguration
+ * The configure hooks of MutatingAdmissionWebhook and ValidatingAdmissionWebhook: their state is
+ * cfg->webhooks. Their configuration is kube-apiserver's WebhookAdmissionConfiguration
  * (apiserver.config.k8s.io/v1 or v1alpha1; legacy kind WebhookAdmission in v1alpha1), whose
- * kubeConfigFile gives per-host client credentials (INTERFACE.md D13). admitd does not read those
- * yet, so any configuration is refused: one kube-apiserver would refuse with kube's reason, one it
- * would accept with "SOURCE: kubeConfigFile: ... not supported yet". Without a configuration it
- * returns 0. Errors are ADM_EINVAL with one line in err.
+ * kubeConfigFile gives the client credentials of that plugin's webhook calls, per host
+ * (INTERFACE.md D13, webhook/kubeconfig.h). Without a configuration they return 0. Errors are
+ * ADM_EINVAL / ADM_EIO with one line in err (a kubeconfig admitd cannot honour: exec or
+ * auth-provider plugins, impersonation), or ADM_ENOMEM.
  */
-int adm_webhooks_configure_plugin(const struct adm_plugin_config_s *cfg, void **state, char *err,
-                                  size_t err_len);
+int adm_webhooks_configure_mutating(const struct adm_plugin_config_s *cfg, void **state, char *err,
+                                    size_t err_len);
+int adm_webhooks_configure_validating(const struct adm_plugin_config_s *cfg, void **state, char *err,
+                                      size_t err_len);
+
+/** Calls fn for every file w's credentials were read from (what a reload watches). */
+void adm_webhooks_files(const adm_webhooks_t *w, void (*fn)(void *arg, const char *path), void *arg);
 
 const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w);
 
