@@ -147,6 +147,8 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
                                                   s->async->round, wh->index);
         const char *value = adm_hook_shadow_note(s->w, attrs->arena, wh, res);
 
+        adm_hook_observe_shadow(attrs->trace, attrs->arena, wh, s->async->round, res);
+
         if (key != NULL && value != NULL) {
             adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations,
                                     &attrs->annotations_cap, key, value);

@@ -112,6 +112,7 @@ static void on_result(fanout_t *f, size_t i, adm_hook_result_t *res)
     f->results[i] = *res;
     if (wh->shadow) {
         f->shadow_notes[i] = adm_hook_shadow_note(f->w, f->attrs->arena, wh, res);
+        adm_hook_observe_shadow(f->attrs->trace, f->attrs->arena, wh, 0, res);
         if (!f->decided && f->outstanding == 0) {
             decide(f, ADM_OK, NULL);
         }

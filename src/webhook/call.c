@@ -135,6 +135,7 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
     /* After the checks kube makes before any call, so an open circuit changes no other answer. */
     if (!adm_breaker_admit(&cl->breaker, loop_now, &call->probe)) {
         failed(now, a, "%s", cl->breaker.reason);
+        now->circuit = "open";
         return NULL;
     }
     call->cl = cl;
@@ -747,6 +748,7 @@ static bool retry_after(adm_hook_call_t *call, const adm_call_result_t *res, adm
 static void finish(adm_hook_call_t *call, const adm_call_result_t *res, adm_hook_result_t *r)
 {
     r->latency_ns = uv_hrtime() - call->started_ns;
+    r->circuit = call->probe ? "half-open-probe" : NULL;
     breaker_note(call->w, call->cl, call->wh, call->probe, res, r);
     call->stats->outcomes[r->outcome]++;
     adm_hist_record(&call->stats->latency, r->latency_ns);

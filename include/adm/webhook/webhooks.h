@@ -87,6 +87,9 @@ typedef struct adm_hook_result_s {
     adm_review_annotation_t *annotations; /* keys already "NAME.KEY" and valid */
     size_t nannotations;
     uint64_t latency_ns;
+    /* the webhook's circuit breaker in this call (for the decision trace): "open" when it refused
+       the call, "half-open-probe" when the call was its probe; NULL otherwise */
+    const char *circuit;
 } adm_hook_result_t;
 
 typedef void (*adm_hook_done_fn)(void *arg, adm_hook_result_t *res);
