@@ -229,6 +229,7 @@ void adm_hook_call_abandon(adm_hook_call_t *call)
             adm_breaker_probe_dropped(&call->cl->breaker);
         }
         call->ep->outstanding--; /* its answer will never be heard of */
+        adm__hook_endpoint_released(call->w, call->ep);
         adm_call_abandon(call->call);
         call->call = NULL;
         return;
@@ -639,6 +640,7 @@ static void on_late_answer(const adm_call_result_t *res, void *arg)
     }
     r.latency_ns = uv_hrtime() - late->started_ns;
     late->ep->outstanding--;
+    adm__hook_endpoint_released(late->w, late->ep);
     breaker_note(w, &w->clients[late->wh->type == ADM_WEBHOOK_MUTATING ? 0 : 1][late->wh->index], late->wh,
                  late->probe, res, &r);
     stats->outcomes[r.outcome]++;
@@ -686,6 +688,7 @@ void adm__hook_on_answer(const adm_call_result_t *res, void *arg)
     memset(&r, 0, sizeof(r));
     call->call = NULL;
     call->ep->outstanding--;
+    adm__hook_endpoint_released(call->w, call->ep);
     if (retry_after(call, res, &r)) {
         return;
     }

@@ -105,21 +105,6 @@ static adm_tls_ctx_t *trust_for(adm_webhooks_t *w, const adm_webhook_t *wh, cons
     return ctx;
 }
 
-adm_hook_endpoint_t *adm__hook_pick_endpoint(adm_hook_upstream_t *target)
-{
-    adm_hook_endpoint_t *best = NULL;
-
-    for (size_t k = 0; k < target->nendpoints; k++) {
-        adm_hook_endpoint_t *ep = &target->endpoints[(target->next + k) % target->nendpoints];
-
-        if (best == NULL || ep->outstanding < best->outstanding) {
-            best = ep;
-        }
-    }
-    target->next = (target->next + 1) % target->nendpoints;
-    return best;
-}
-
 /* One endpoint per --resolve address of host:port, or one that resolves host itself. */
 static int make_endpoints(adm_webhooks_t *w, adm_hook_upstream_t *u, adm_upstream_opts_t *uo)
 {
@@ -368,7 +353,9 @@ static void close_upstreams(adm_webhooks_t *w)
 {
     for (size_t i = 0; i < w->nupstreams; i++) {
         for (size_t k = 0; k < w->upstreams[i].nendpoints; k++) {
-            adm_upstream_close(w->upstreams[i].endpoints[k].up);
+            if (w->upstreams[i].endpoints[k].up != NULL) {
+                adm_upstream_close(w->upstreams[i].endpoints[k].up);
+            }
         }
     }
     for (size_t i = 0; i < w->ntrust; i++) {
@@ -388,6 +375,7 @@ void adm_webhooks_destroy(adm_webhooks_t *w)
         late->w = NULL;
     }
     w->late = NULL;
+    adm__hook_endpoints_destroy(w);
     close_upstreams(w);
     adm_arena_destroy(w->kc_arena);
     if (w->set != NULL) {
