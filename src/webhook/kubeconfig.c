@@ -384,18 +384,21 @@ static int parse(loader_t *l, const char *text, size_t len)
 
 int adm_kubeconfig_load(adm_arena_t *a, const char *path, adm_kubeconfig_t *out, char *err, size_t err_len)
 {
-    loader_t l = {.a = a, .path = path, .kc = out, .err = err, .err_len = err_len};
+    loader_t l = {.a = a, .kc = out, .err = err, .err_len = err_len};
     const char *slash = strrchr(path, '/');
     char *text;
     size_t len;
     int rc;
 
     memset(out, 0, sizeof(*out));
+    /* the caller's text may not outlive the call (a plugin configuration's): files keeps a copy */
+    l.path = adm_arena_strndup(a, path, strlen(path));
     l.folder = slash == NULL ? "" : adm_arena_strndup(a, path, (size_t)(slash - path) + 1);
-    if (l.folder == NULL || note_file(&l, path) != 0) {
+    if (l.path == NULL || l.folder == NULL || note_file(&l, l.path) != 0) {
+        snprintf(err, err_len, "%s: out of memory", path);
         return ADM_ENOMEM;
     }
-    rc = adm_fs_read(a, path, KUBECONFIG_MAX_BYTES, &text, &len, err, err_len);
+    rc = adm_fs_read(a, l.path, KUBECONFIG_MAX_BYTES, &text, &len, err, err_len);
     if (rc != 0) {
         return rc;
     }
