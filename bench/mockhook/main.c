@@ -6,7 +6,10 @@
  * (--route) or the default one (--behavior), after an optional delay.
  *
  * --record FILE appends one JSON line per request ({"path","query","review"}) so tests can check
- * what an upstream was sent and how often it was called. The write is a blocking stdio write on
+ * what an upstream was sent and how often it was called, and with which credentials: the
+ * Authorization header and whether a client certificate verified against --client-ca-file.
+ * --require-client-cert and --require-token refuse (401) calls without them, as a webhook behind
+ * authentication would (Decision D13's tests). The write is a blocking stdio write on
  * the loop: fine for tests, and off unless asked for.
  */
 #include "adm/base/error.h"
@@ -57,6 +60,8 @@ typedef struct mock_s {
     uv_signal_t sigterm, sigint;
     uv_timer_t stall;
     uint64_t stall_ms;
+    bool require_client_cert;
+    const char *require_token; /* the bearer token a call must carry, or NULL */
 } mock_t;
 
 static const char usage[] =
@@ -67,6 +72,9 @@ static const char usage[] =
     "  --tls-private-key-file F      its key\n"
     "  --self-signed-ca-out F        without a certificate one is generated: write it here (PEM)\n"
     "  --insecure-http               serve plain HTTP\n"
+    "  --client-ca-file F            ask for client certificates, verified against this PEM bundle\n"
+    "  --require-client-cert         answer 401 to a call without a verified client certificate\n"
+    "  --require-token T             answer 401 to a call without Authorization: Bearer T\n"
     "  --behavior B                  what to answer on paths without a route (default allow):\n"
     "                                allow, deny[:MSG], patch:JSONPATCH, error:CODE, invalid-json,\n"
     "                                wrong-uid, hang, close, reset, warn:TEXT, annotate:KEY=VALUE,\n"
@@ -142,7 +150,7 @@ static const char *split_route(cli_t *c, const char *flag, const char *v, char *
     return eq + 1;
 }
 
-static void record(mock_t *m, const adm_http_request_t *r)
+static void record(mock_t *m, const adm_exchange_t *x, const adm_http_request_t *r)
 {
     yyjson_doc *doc = yyjson_read((const char *)r->body, r->body_len, 0);
     yyjson_mut_doc *out = yyjson_mut_doc_new(NULL);
@@ -152,6 +160,10 @@ static void record(mock_t *m, const adm_http_request_t *r)
     yyjson_mut_doc_set_root(out, root);
     yyjson_mut_obj_add_str(out, root, "path", r->path);
     yyjson_mut_obj_add_str(out, root, "query", r->query);
+    if (r->authorization != NULL) {
+        yyjson_mut_obj_add_str(out, root, "authorization", r->authorization);
+    }
+    yyjson_mut_obj_add_bool(out, root, "clientCertificate", adm_exchange_peer_verified(x));
     yyjson_mut_obj_add_val(out, root, "review",
                            doc != NULL ? yyjson_val_mut_copy(out, yyjson_doc_get_root(doc))
                                        : yyjson_mut_null(out));
@@ -163,6 +175,20 @@ static void record(mock_t *m, const adm_http_request_t *r)
     }
     yyjson_mut_doc_free(out);
     yyjson_doc_free(doc);
+}
+
+/* The credentials --require-client-cert and --require-token ask for, both when both are given. */
+static bool authorized(const mock_t *m, const adm_exchange_t *x, const adm_http_request_t *r)
+{
+    if (m->require_client_cert && !adm_exchange_peer_verified(x)) {
+        return false;
+    }
+    if (m->require_token != NULL) {
+        const char *h = r->authorization;
+
+        return h != NULL && strncmp(h, "Bearer ", 7) == 0 && strcmp(h + 7, m->require_token) == 0;
+    }
+    return true;
 }
 
 static void play(pending_t *p)
@@ -220,7 +246,14 @@ static void handle(adm_exchange_t *x, void *arg)
         rt = &m->fallback;
     }
     if (m->record != NULL) {
-        record(m, r);
+        record(m, x, r);
+    }
+    if (!authorized(m, x, r)) {
+        adm_http_response_t resp = {
+            .status = 401, .content_type = "text/plain", .body = "Unauthorized\n", .body_len = 13};
+
+        adm_exchange_reply(x, &resp);
+        return;
     }
     p = m->free_pending;
     if (p != NULL) {
@@ -343,6 +376,13 @@ int main(int argc, char **argv)
         } else if (cli_is(&cli, "--insecure-http")) {
             cli_no_value(&cli);
             opts.insecure_http = true;
+        } else if (cli_is(&cli, "--client-ca-file")) {
+            opts.client_ca_file = cli_value(&cli);
+        } else if (cli_is(&cli, "--require-client-cert")) {
+            cli_no_value(&cli);
+            m.require_client_cert = true;
+        } else if (cli_is(&cli, "--require-token")) {
+            m.require_token = cli_value(&cli);
         } else if (cli_is(&cli, "--behavior")) {
             behavior = cli_value(&cli);
         } else if (cli_is(&cli, "--delay")) {
@@ -384,6 +424,9 @@ int main(int argc, char **argv)
     }
     if ((opts.tls_cert_file == NULL) != (opts.tls_key_file == NULL)) {
         cli_fail(&cli, "--tls-cert-file and --tls-private-key-file go together");
+    }
+    if (m.require_client_cert && opts.client_ca_file == NULL) {
+        cli_fail(&cli, "--require-client-cert needs --client-ca-file");
     }
     if (behavior != NULL &&
         mock_behavior_parse(m.config, behavior, &m.fallback.behavior, err, sizeof(err)) != 0) {

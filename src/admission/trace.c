@@ -94,6 +94,15 @@ static void render_step(adm_jsonw_t *w, const adm_trace_step_t *s, bool first)
     if (s->reason != NULL) {
         key_string(w, ",\"reason\":", s->reason);
     }
+    if (s->circuit != NULL) {
+        key_string(w, ",\"circuit\":", s->circuit);
+    }
+    if (s->shadow) {
+        ADM_JSONW_LIT(w, ",\"shadow\":true");
+    }
+    if (s->patch != NULL) {
+        key_string(w, ",\"patch\":", s->patch); /* as text, cut at TEXT_MAX like any text */
+    }
     seconds(w, ",\"latencySeconds\":", s->latency_ns);
     ADM_JSONW_LIT(w, "}");
 }

@@ -155,6 +155,7 @@ static void part_watch(void *arg, adm_reload_t *r)
     }
     if (lc->current != NULL) {
         adm_chain_files(lc->current->chain, watch_one, r);
+        adm_webhooks_files(lc->current->webhooks, watch_one, r); /* kubeConfigFile and its files (D13) */
     }
 }
 

@@ -36,10 +36,14 @@ static int make_tls(const adm_kube_config_t *kc, adm_tls_ctx_t **out, char *err,
 
     o.ca_pem = kc->ca_pem;
     o.ca_pem_len = kc->ca_pem_len;
-    o.cert_pem = kc->cert_pem;
-    o.cert_pem_len = kc->cert_pem_len;
-    o.key_pem = kc->key_pem;
-    o.key_pem_len = kc->key_pem_len;
+    /* the kubeconfig keeps the PEMs with their NULs; the TLS options count only the text */
+    if (kc->cert_pem != NULL && kc->key_pem != NULL) {
+        o.cert_pem = kc->cert_pem;
+        o.cert_pem_len = kc->cert_pem_len - 1;
+        o.key_pem = kc->key_pem;
+        o.key_pem_len = kc->key_pem_len - 1;
+        o.cert_label = "client-certificate";
+    }
     o.insecure = kc->insecure;
     rc = adm_tls_client_ctx_create(&o, out, why, sizeof(why));
     if (rc != 0) {

@@ -18,11 +18,14 @@ enum interesting_header {
     HEADER_OTHER,
     HEADER_CONTENT_TYPE,
     HEADER_EXPECT,
+    HEADER_AUTHORIZATION,
 };
 
 /* Bytes a header line costs beyond its name and value (": " and CRLF), for the head limit. */
 #define HEADER_LINE_OVERHEAD 4
 #define CONTENT_TYPE_MAX 256
+/* A bearer token is a JWT of a few KiB at most; a longer value is refused, not cut. */
+#define AUTHORIZATION_MAX 16384
 
 static adm_http_parser_t *parser_of(llhttp_t *p)
 {
@@ -110,6 +113,10 @@ static int on_header_field_complete(llhttp_t *p)
         hp->_ctype_len = 0;
     } else if (n == 6 && strncasecmp(hp->_field, "expect", 6) == 0) {
         hp->_current_header = HEADER_EXPECT;
+    } else if (n == 13 && strncasecmp(hp->_field, "authorization", 13) == 0) {
+        hp->_current_header = HEADER_AUTHORIZATION;
+        hp->_auth = NULL;
+        hp->_auth_len = 0;
     }
     hp->_field_len = 0;
     hp->_value_started = false;
@@ -129,6 +136,14 @@ static int on_header_value(llhttp_t *p, const char *at, size_t n)
             return fail(hp, 415, "Content-Type is too long");
         }
         if (grow_append(hp->arena, &hp->_ctype, &hp->_ctype_len, at, n) != 0) {
+            return fail(hp, 500, "out of memory");
+        }
+        break;
+    case HEADER_AUTHORIZATION:
+        if (hp->_auth_len + n > AUTHORIZATION_MAX) {
+            return fail(hp, 431, "Authorization header is too long");
+        }
+        if (grow_append(hp->arena, &hp->_auth, &hp->_auth_len, at, n) != 0) {
             return fail(hp, 500, "out of memory");
         }
         break;
@@ -161,6 +176,7 @@ static int on_headers_complete(llhttp_t *p)
     r->has_content_length = (p->flags & F_CONTENT_LENGTH) != 0;
     r->content_length = r->has_content_length ? p->content_length : 0;
     r->content_type = hp->_ctype;
+    r->authorization = hp->_auth;
     if (hp->_target == NULL) {
         return fail(hp, 400, "empty request target");
     }
@@ -243,6 +259,8 @@ static void reset_message(adm_http_parser_t *hp)
     hp->_target_len = 0;
     hp->_ctype = NULL;
     hp->_ctype_len = 0;
+    hp->_auth = NULL;
+    hp->_auth_len = 0;
     hp->_chunked_body = NULL;
     hp->_chunked_cap = 0;
     hp->_field_len = 0;

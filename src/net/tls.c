@@ -218,6 +218,52 @@ static int load_key(adm_tls_ctx_t *ctx, const char *flag, const char *path, char
     return ret;
 }
 
+/* A NUL-terminated copy of len bytes, as mbedTLS wants PEM; NULL when out of memory. */
+static unsigned char *nul_copy(const char *data, size_t len)
+{
+    unsigned char *copy = malloc(len + 1);
+
+    if (copy != NULL) {
+        memcpy(copy, data, len);
+        copy[len] = '\0';
+    }
+    return copy;
+}
+
+/* ctx->own_cert and own_key from memory (a kubeconfig's inline data), checked as a pair. */
+static int parse_own_pem(adm_tls_ctx_t *ctx, const adm_tls_client_opts_t *o, char *msg, size_t msg_len)
+{
+    const char *label = o->cert_label != NULL ? o->cert_label : "client certificate";
+    unsigned char *cert = nul_copy(o->cert_pem, o->cert_pem_len);
+    unsigned char *key = o->key_pem != NULL ? nul_copy(o->key_pem, o->key_pem_len) : NULL;
+    int ret;
+
+    if (cert == NULL || (o->key_pem != NULL && key == NULL)) {
+        free(cert);
+        free(key);
+        snprintf(msg, msg_len, "%s: out of memory", label);
+        return ADM_ENOMEM;
+    }
+    ret = parse_certs(&ctx->own_cert, cert, o->cert_pem_len + 1, true, label, "", msg, msg_len);
+    if (ret == 0 && key == NULL) {
+        snprintf(msg, msg_len, "%s: no private key given with it", label);
+        ret = ADM_ETLS;
+    }
+    if (ret == 0) {
+        ret = parse_key(ctx, key, o->key_pem_len + 1, label, "key", msg, msg_len);
+    }
+    if (key != NULL) {
+        mbedtls_platform_zeroize(key, o->key_pem_len);
+    }
+    free(cert);
+    free(key);
+    if (ret == 0 && mbedtls_ssl_conf_own_cert(&ctx->conf, &ctx->own_cert, &ctx->own_key) != 0) {
+        snprintf(msg, msg_len, "%s: cannot be used for TLS (out of memory)", label);
+        ret = ADM_ENOMEM;
+    }
+    return ret;
+}
+
 static void conf_common(adm_tls_ctx_t *ctx, mbedtls_ssl_config *conf, const int *suites)
 {
     mbedtls_ssl_conf_rng(conf, mbedtls_ctr_drbg_random, &ctx->drbg);
@@ -417,18 +463,8 @@ int adm_tls_client_ctx_create(const adm_tls_client_opts_t *opts, adm_tls_ctx_t *
     if (ret != 0) {
         goto fail;
     }
-    if (opts->cert_pem != NULL && opts->key_pem != NULL) {
-        /* in memory (a kubeconfig's client-certificate(-data), already read by its loader) */
-        ret = parse_certs(&ctx->own_cert, (const unsigned char *)opts->cert_pem, opts->cert_pem_len, true,
-                          "client-certificate", "(in memory)", err, err_len);
-        if (ret == 0) {
-            ret = parse_key(ctx, (const unsigned char *)opts->key_pem, opts->key_pem_len, "client-key",
-                            "(in memory)", err, err_len);
-        }
-        if (ret == 0 && mbedtls_ssl_conf_own_cert(&ctx->conf, &ctx->own_cert, &ctx->own_key) != 0) {
-            snprintf(err, err_len, "client-certificate: cannot be used for TLS (out of memory)");
-            ret = ADM_ENOMEM;
-        }
+    if (opts->cert_pem != NULL) {
+        ret = parse_own_pem(ctx, opts, err, err_len);
         if (ret != 0) {
             goto fail;
         }

@@ -147,6 +147,8 @@ static int handle(serial_t *s, const adm_webhook_t *wh, adm_hook_result_t *res, 
                                                   s->async->round, wh->index);
         const char *value = adm_hook_shadow_note(s->w, attrs->arena, wh, res);
 
+        adm_hook_observe_shadow(attrs->trace, attrs->arena, wh, s->async->round, res);
+
         if (key != NULL && value != NULL) {
             adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations,
                                     &attrs->annotations_cap, key, value);
@@ -353,6 +355,6 @@ static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_as
 const adm_plugin_t adm_plugin_mutating_admission_webhook = {
     .name = "MutatingAdmissionWebhook",
     .operations = ADM_OPS_ALL,
-    .configure = adm_webhooks_configure_plugin, /* shared: WebhookAdmissionConfiguration */
+    .configure = adm_webhooks_configure_mutating, /* WebhookAdmissionConfiguration (D13) */
     .admit_async = admit_async,
 };

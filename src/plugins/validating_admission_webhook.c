@@ -112,6 +112,7 @@ static void on_result(fanout_t *f, size_t i, adm_hook_result_t *res)
     f->results[i] = *res;
     if (wh->shadow) {
         f->shadow_notes[i] = adm_hook_shadow_note(f->w, f->attrs->arena, wh, res);
+        adm_hook_observe_shadow(f->attrs->trace, f->attrs->arena, wh, 0, res);
         if (!f->decided && f->outstanding == 0) {
             decide(f, ADM_OK, NULL);
         }
@@ -230,6 +231,6 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
 const adm_plugin_t adm_plugin_validating_admission_webhook = {
     .name = "ValidatingAdmissionWebhook",
     .operations = ADM_OPS_ALL,
-    .configure = adm_webhooks_configure_plugin, /* shared: WebhookAdmissionConfiguration */
+    .configure = adm_webhooks_configure_validating, /* WebhookAdmissionConfiguration (D13) */
     .validate_async = validate_async,
 };

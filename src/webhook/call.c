@@ -80,9 +80,9 @@ static int post(adm_hook_call_t *call)
     /* the body is shared by the request's calls: this call's uid goes back in before it is copied */
     memcpy(call->text + call->uid_off, call->uid, 36);
     call->ep = adm__hook_pick_endpoint(call->cl->target);
-    call->call = adm_upstream_post(
-        call->ep->up, call->path, "User-Agent: admitd/" ADM_VERSION "\r\n", call->text, call->text_len,
-        call->call_deadline_ms > now ? call->call_deadline_ms - now : 1, adm__hook_on_answer, call);
+    call->call = adm_upstream_post(call->ep->up, call->path, call->cl->headers, call->text, call->text_len,
+                                   call->call_deadline_ms > now ? call->call_deadline_ms - now : 1,
+                                   adm__hook_on_answer, call);
     if (call->call == NULL) {
         return ADM_ENOMEM;
     }
@@ -135,6 +135,7 @@ static adm_hook_call_t *start(adm_webhooks_t *w, adm_hook_client_t *cl, const ad
     /* After the checks kube makes before any call, so an open circuit changes no other answer. */
     if (!adm_breaker_admit(&cl->breaker, loop_now, &call->probe)) {
         failed(now, a, "%s", cl->breaker.reason);
+        now->circuit = "open";
         return NULL;
     }
     call->cl = cl;
@@ -228,6 +229,7 @@ void adm_hook_call_abandon(adm_hook_call_t *call)
             adm_breaker_probe_dropped(&call->cl->breaker);
         }
         call->ep->outstanding--; /* its answer will never be heard of */
+        adm__hook_endpoint_released(call->w, call->ep);
         adm_call_abandon(call->call);
         call->call = NULL;
         return;
@@ -638,6 +640,7 @@ static void on_late_answer(const adm_call_result_t *res, void *arg)
     }
     r.latency_ns = uv_hrtime() - late->started_ns;
     late->ep->outstanding--;
+    adm__hook_endpoint_released(late->w, late->ep);
     breaker_note(w, &w->clients[late->wh->type == ADM_WEBHOOK_MUTATING ? 0 : 1][late->wh->index], late->wh,
                  late->probe, res, &r);
     stats->outcomes[r.outcome]++;
@@ -685,6 +688,7 @@ void adm__hook_on_answer(const adm_call_result_t *res, void *arg)
     memset(&r, 0, sizeof(r));
     call->call = NULL;
     call->ep->outstanding--;
+    adm__hook_endpoint_released(call->w, call->ep);
     if (retry_after(call, res, &r)) {
         return;
     }
@@ -747,6 +751,7 @@ static bool retry_after(adm_hook_call_t *call, const adm_call_result_t *res, adm
 static void finish(adm_hook_call_t *call, const adm_call_result_t *res, adm_hook_result_t *r)
 {
     r->latency_ns = uv_hrtime() - call->started_ns;
+    r->circuit = call->probe ? "half-open-probe" : NULL;
     breaker_note(call->w, call->cl, call->wh, call->probe, res, r);
     call->stats->outcomes[r->outcome]++;
     adm_hist_record(&call->stats->latency, r->latency_ns);

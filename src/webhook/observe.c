@@ -3,6 +3,7 @@
 #include "adm/webhook/observe.h"
 
 #include "adm/base/admission_metrics.h"
+#include "adm/base/json.h"
 #include "webhooks_internal.h"
 
 static const char *const verdict_names[] = {"allowed",     "patched",       "denied",
@@ -33,6 +34,7 @@ static void observe(adm_trace_t *trace, const adm_webhook_t *wh, adm_operation_t
         .webhook = true,
         .validate = type == ADM_MX_VALIDATE,
         .round = round,
+        .circuit = r->circuit,
     };
 
     adm_metrics_webhook(name, type, (unsigned)op, rejected, r->latency_ns);
@@ -73,6 +75,39 @@ void adm_hook_observe_status(adm_trace_t *trace, const adm_webhook_t *wh, adm_op
                              const adm_hook_result_t *r, const adm_status_t *st)
 {
     observe(trace, wh, op, round, r, ADM_VERDICT_ERROR, NULL, st);
+}
+
+void adm_hook_observe_shadow(adm_trace_t *trace, adm_arena_t *a, const adm_webhook_t *wh, unsigned round,
+                             const adm_hook_result_t *r)
+{
+    static const char *const would[] = {"allowed", "denied", "failed", "error"};
+    adm_trace_step_t step = {
+        .name = wh->name,
+        .outcome = would[r->outcome],
+        .latency_ns = r->latency_ns,
+        .webhook = true,
+        .validate = wh->type != ADM_WEBHOOK_MUTATING,
+        .round = round,
+        .circuit = r->circuit,
+        .shadow = true,
+    };
+
+    if (trace == NULL) {
+        return;
+    }
+    if (r->outcome == ADM_HOOK_FAILED) {
+        step.reason = r->reason;
+    } else if (r->outcome != ADM_HOOK_ALLOWED) {
+        step.reason = r->status.message;
+        step.code = r->status.code;
+    } else if (r->patch != NULL && yyjson_arr_size(r->patch) > 0) {
+        yyjson_alc alc;
+
+        adm_json_alc_init(&alc, a);
+        step.outcome = "patched";
+        step.patch = yyjson_val_write_opts(r->patch, 0, &alc, NULL, NULL);
+    }
+    adm_trace_add(trace, &step); /* never the decider */
 }
 
 size_t adm_webhooks_retiring_connections(adm_webhooks_t *const *retiring)

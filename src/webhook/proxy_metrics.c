@@ -133,6 +133,9 @@ static int endpoint_families(adm_webhooks_t *w, adm_buf_t *out)
             const adm_hook_upstream_t *u = &w->upstreams[i];
 
             for (size_t k = 0; u->nendpoints > 1 && k < u->nendpoints; k++) {
+                if (u->endpoints[k].up == NULL) {
+                    continue; /* a removed address, drained */
+                }
                 err |= adm_buf_appendf(out, "%s{upstream=\"%s:%u\",address=\"%s\"} %llu\n", name, u->host,
                                        (unsigned)u->port, u->endpoints[k].address,
                                        (unsigned long long)(f == 0 ? u->endpoints[k].calls

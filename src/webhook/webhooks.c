@@ -69,7 +69,9 @@ static char *clean_path(const char *path)
     return out;
 }
 
-static adm_tls_ctx_t *trust_for(adm_webhooks_t *w, const adm_webhook_t *wh, char *err, size_t err_len)
+/* The client context for wh's caBundle and, with a client certificate (D13), user's. */
+static adm_tls_ctx_t *trust_for(adm_webhooks_t *w, const adm_webhook_t *wh, const adm_kube_user_t *user,
+                                char *err, size_t err_len)
 {
     adm_tls_client_opts_t o = {0};
     adm_tls_ctx_t *ctx;
@@ -77,7 +79,8 @@ static adm_tls_ctx_t *trust_for(adm_webhooks_t *w, const adm_webhook_t *wh, char
     for (size_t i = 0; i < w->ntrust; i++) {
         const char *a = w->trust[i].ca_bundle, *b = wh->ca_bundle;
 
-        if ((a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0)) {
+        if (w->trust[i].user == user &&
+            ((a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0))) {
             return w->trust[i].ctx;
         }
     }
@@ -85,28 +88,21 @@ static adm_tls_ctx_t *trust_for(adm_webhooks_t *w, const adm_webhook_t *wh, char
         o.ca_pem = wh->ca_bundle;
         o.ca_pem_len = wh->ca_bundle_len + 1;
     }
+    if (user != NULL) {
+        o.cert_pem = user->cert_pem;
+        o.cert_pem_len = user->cert_pem_len;
+        o.key_pem = user->key_pem;
+        o.key_pem_len = user->key_pem_len;
+        o.cert_label = user->cert_label;
+    }
     if (adm_tls_client_ctx_create(&o, &ctx, err, err_len) != 0) {
         return NULL;
     }
     w->trust[w->ntrust].ca_bundle = wh->ca_bundle;
+    w->trust[w->ntrust].user = user;
     w->trust[w->ntrust].ctx = ctx;
     w->ntrust++;
     return ctx;
-}
-
-adm_hook_endpoint_t *adm__hook_pick_endpoint(adm_hook_upstream_t *target)
-{
-    adm_hook_endpoint_t *best = NULL;
-
-    for (size_t k = 0; k < target->nendpoints; k++) {
-        adm_hook_endpoint_t *ep = &target->endpoints[(target->next + k) % target->nendpoints];
-
-        if (best == NULL || ep->outstanding < best->outstanding) {
-            best = ep;
-        }
-    }
-    target->next = (target->next + 1) % target->nendpoints;
-    return best;
 }
 
 /* One endpoint per --resolve address of host:port, or one that resolves host itself. */
@@ -147,9 +143,58 @@ static void init_breaker(adm_breaker_t *b, const adm_webhook_t *wh, uint32_t k, 
     }
 }
 
+/*
+ * kube's key for a webhook's credentials: "NAME.NAMESPACE.svc:PORT" for a service; for a URL its
+ * host as written with its port, or with ":443" joined as Go's net.JoinHostPort would.
+ */
+static void credentials_key(const adm_webhook_t *wh, const char *host, uint16_t port,
+                            const char *authority_end, char *out, size_t len)
+{
+    const char *authority, *colon, *bracket;
+    int n;
+
+    if (wh->url == NULL) {
+        snprintf(out, len, "%s:%u", host, (unsigned)port);
+        return;
+    }
+    authority = strstr(wh->url, "://");
+    authority = authority != NULL ? authority + 3 : wh->url;
+    n = (int)(authority_end - authority);
+    colon = memrchr(authority, ':', (size_t)n);
+    bracket = memrchr(authority, ']', (size_t)n);
+    if (colon != NULL && (bracket == NULL || colon > bracket)) {
+        snprintf(out, len, "%.*s", n, authority);
+    } else if (memchr(authority, ':', (size_t)n) != NULL) {
+        snprintf(out, len, "[%.*s]:443", n, authority);
+    } else {
+        snprintf(out, len, "%.*s:443", n, authority);
+    }
+}
+
+/* The user of wh's plugin's kubeConfigFile for it (D13), or NULL; its header lines in cl. */
+static const adm_kube_user_t *credentials_for(adm_webhooks_t *w, const adm_webhook_t *wh, const char *key,
+                                              adm_hook_client_t *cl)
+{
+    size_t t = wh->type == ADM_WEBHOOK_MUTATING ? 0 : 1;
+    const adm_kube_user_t *user =
+        w->has_kubeconfig[t] ? adm_kubeconfig_user_for(&w->kubeconfig[t], key) : NULL;
+    char *headers;
+    int n;
+
+    if (user != NULL && user->authorization != NULL) {
+        n = asprintf(&headers, "User-Agent: admitd/" ADM_VERSION "\r\nAuthorization: %s\r\n",
+                     user->authorization);
+    } else {
+        n = asprintf(&headers, "User-Agent: admitd/" ADM_VERSION "\r\n");
+    }
+    cl->headers = n >= 0 ? headers : NULL;
+    return user;
+}
+
 static int make_client(adm_webhooks_t *w, const adm_webhook_t *wh, adm_hook_client_t *cl)
 {
-    char host[256], base[600], err[300];
+    char host[256], base[600], err[300], key[600];
+    const adm_kube_user_t *user;
     const char *authority_end = NULL;
     const char *path;
     bool tls = true;
@@ -175,11 +220,20 @@ static int make_client(adm_webhooks_t *w, const adm_webhook_t *wh, adm_hook_clie
     }
     cl->url_base = strdup(base);
     cl->path = clean_path(path);
-    if (cl->url_base == NULL || cl->path == NULL) {
+    credentials_key(wh, host, port, authority_end, key, sizeof(key));
+    user = credentials_for(w, wh, key, cl);
+    if (cl->url_base == NULL || cl->path == NULL || cl->headers == NULL) {
         return ADM_ENOMEM;
     }
+    if (user != NULL && user->error != NULL) {
+        char text[400];
+
+        snprintf(text, sizeof(text), "could not get REST client: %s", user->error);
+        cl->error = strdup(text);
+        return cl->error != NULL ? 0 : ADM_ENOMEM;
+    }
     if (tls) {
-        ctx = trust_for(w, wh, err, sizeof(err));
+        ctx = trust_for(w, wh, user != NULL && user->cert_pem != NULL ? user : NULL, err, sizeof(err));
     }
     if (tls && ctx == NULL) {
         char text[400];
@@ -205,6 +259,24 @@ static int make_client(adm_webhooks_t *w, const adm_webhook_t *wh, adm_hook_clie
     uo.tls = ctx;
     uo.max_conns = UPSTREAM_MAX_CONNS;
     return make_endpoints(w, cl->target, &uo);
+}
+
+/* Every webhook's client: its upstream, trust, credentials and breaker. Returns 0 or ADM_ENOMEM. */
+static int make_clients(adm_webhooks_t *w, uint32_t breaker_k, uint64_t breaker_ms)
+{
+    for (size_t t = 0; t < 2; t++) {
+        size_t n = t == 0 ? w->set->nmutating : w->set->nvalidating;
+        const adm_webhook_t *hooks = t == 0 ? w->set->mutating : w->set->validating;
+
+        for (size_t i = 0; i < n; i++) {
+            adm_hist_init(&w->clients[t][i].stats.latency);
+            init_breaker(&w->clients[t][i].breaker, &hooks[i], breaker_k, breaker_ms);
+            if (make_client(w, &hooks[i], &w->clients[t][i]) != 0) {
+                return ADM_ENOMEM;
+            }
+        }
+    }
+    return 0;
 }
 
 int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks_t **out, char *err,
@@ -249,34 +321,48 @@ int adm_webhooks_create(uv_loop_t *loop, const adm_options_t *opts, adm_webhooks
         adm_webhooks_destroy(w);
         return ADM_ENOMEM;
     }
-    for (size_t i = 0; i < w->set->nmutating; i++) {
-        adm_hist_init(&w->clients[0][i].stats.latency);
-        init_breaker(&w->clients[0][i].breaker, &w->set->mutating[i], breaker_k, breaker_ms);
-        if (make_client(w, &w->set->mutating[i], &w->clients[0][i]) != 0) {
-            adm_webhooks_destroy(w);
-            return ADM_ENOMEM;
-        }
-    }
-    for (size_t i = 0; i < w->set->nvalidating; i++) {
-        adm_hist_init(&w->clients[1][i].stats.latency);
-        init_breaker(&w->clients[1][i].breaker, &w->set->validating[i], breaker_k, breaker_ms);
-        if (make_client(w, &w->set->validating[i], &w->clients[1][i]) != 0) {
-            adm_webhooks_destroy(w);
-            return ADM_ENOMEM;
-        }
+    rc = make_clients(w, breaker_k, breaker_ms);
+    if (rc != 0) {
+        adm_webhooks_destroy(w);
+        return rc;
     }
     *out = w;
     return 0;
 }
 
+/* What make_client gave cl, freed; the statistics and the breaker stay. */
+static void client_clear(adm_hook_client_t *cl)
+{
+    free(cl->url_base);
+    free(cl->path);
+    free(cl->error);
+    free(cl->headers);
+    cl->url_base = cl->path = cl->error = cl->headers = NULL;
+    cl->target = NULL;
+}
+
 static void free_clients(adm_hook_client_t *cl, size_t n)
 {
     for (size_t i = 0; cl != NULL && i < n; i++) {
-        free(cl[i].url_base);
-        free(cl[i].path);
-        free(cl[i].error);
+        client_clear(&cl[i]);
     }
     free(cl);
+}
+
+static void close_upstreams(adm_webhooks_t *w)
+{
+    for (size_t i = 0; i < w->nupstreams; i++) {
+        for (size_t k = 0; k < w->upstreams[i].nendpoints; k++) {
+            if (w->upstreams[i].endpoints[k].up != NULL) {
+                adm_upstream_close(w->upstreams[i].endpoints[k].up);
+            }
+        }
+    }
+    for (size_t i = 0; i < w->ntrust; i++) {
+        adm_tls_ctx_unref(w->trust[i].ctx);
+    }
+    w->nupstreams = 0;
+    w->ntrust = 0;
 }
 
 void adm_webhooks_destroy(adm_webhooks_t *w)
@@ -289,14 +375,9 @@ void adm_webhooks_destroy(adm_webhooks_t *w)
         late->w = NULL;
     }
     w->late = NULL;
-    for (size_t i = 0; i < w->nupstreams; i++) {
-        for (size_t k = 0; k < w->upstreams[i].nendpoints; k++) {
-            adm_upstream_close(w->upstreams[i].endpoints[k].up);
-        }
-    }
-    for (size_t i = 0; i < w->ntrust; i++) {
-        adm_tls_ctx_unref(w->trust[i].ctx);
-    }
+    adm__hook_endpoints_destroy(w);
+    close_upstreams(w);
+    adm_arena_destroy(w->kc_arena);
     if (w->set != NULL) {
         free_clients(w->clients[0], w->set->nmutating);
         free_clients(w->clients[1], w->set->nvalidating);
@@ -396,18 +477,43 @@ adm_hook_stats_t *adm_webhooks_stats(adm_webhooks_t *w, const adm_webhook_t *wh)
 }
 
 /*
+ * The clients again, now with the credentials of the kubeconfigs read so far. The webhook plugins
+ * are configured after w was made and before any call, so the pools have no connection yet.
+ */
+static int remake_clients(adm_webhooks_t *w)
+{
+    close_upstreams(w);
+    memset(w->upstreams, 0, (w->set->nmutating + w->set->nvalidating + 1) * sizeof(*w->upstreams));
+    for (size_t t = 0; t < 2; t++) {
+        size_t n = t == 0 ? w->set->nmutating : w->set->nvalidating;
+        const adm_webhook_t *hooks = t == 0 ? w->set->mutating : w->set->validating;
+
+        for (size_t i = 0; i < n; i++) {
+            client_clear(&w->clients[t][i]);
+            if (make_client(w, &hooks[i], &w->clients[t][i]) != 0) {
+                return ADM_ENOMEM;
+            }
+        }
+    }
+    return 0;
+}
+
+/*
  * kube-apiserver's webhook plugins hand their configuration to config.LoadConfig, which decodes a
  * WebhookAdmission and requires an absolute kubeConfigFile (path.IsAbs: a leading '/'); a missing
- * one decodes as "". The file is then read for per-host credentials. Since admitd cannot apply
- * them (D13), accepting the configuration would call webhooks without the credentials the operator
- * configured, so every configuration ends start-up here, with the most useful reason.
+ * one decodes as "". The file's users are the credentials of that plugin's webhooks (D13).
  */
-int adm_webhooks_configure_plugin(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+static int configure(const adm_plugin_config_t *cfg, size_t type, void **state, char *err, size_t err_len)
 {
     static const char v1[] = "apiserver.config.k8s.io/v1";
     static const char v1alpha1[] = "apiserver.config.k8s.io/v1alpha1";
+    adm_webhooks_t *w = cfg->webhooks;
     const char *api_version, *kind, *file;
+    adm_kubeconfig_t scratch;
+    adm_arena_t *a;
+    char why[512];
     yyjson_val *v;
+    int rc;
 
     *state = cfg->webhooks;
     if (cfg->config == NULL) {
@@ -438,12 +544,45 @@ int adm_webhooks_configure_plugin(const adm_plugin_config_t *cfg, void **state, 
                  cfg->source, file);
         return ADM_EINVAL;
     }
-    snprintf(err, err_len,
-             "%s: kubeConfigFile: downstream client credentials (WebhookAdmissionConfiguration, INTERFACE "
-             "D13) are "
-             "not supported yet",
-             cfg->source);
-    return ADM_EINVAL;
+    a = w != NULL && w->kc_arena != NULL ? w->kc_arena : adm_arena_create(16384);
+    if (a == NULL) {
+        return ADM_ENOMEM;
+    }
+    if (w != NULL) {
+        w->kc_arena = a;
+    }
+    rc = adm_kubeconfig_load(a, file, w != NULL ? &w->kubeconfig[type] : &scratch, why, sizeof(why));
+    if (rc != 0) {
+        snprintf(err, err_len, "%s: kubeConfigFile: %s", cfg->source, why);
+    }
+    if (w == NULL) {
+        adm_arena_destroy(a); /* no webhook runs: the file was only checked */
+        return rc;
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    w->has_kubeconfig[type] = true;
+    return remake_clients(w);
+}
+
+int adm_webhooks_configure_mutating(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    return configure(cfg, 0, state, err, err_len);
+}
+
+int adm_webhooks_configure_validating(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    return configure(cfg, 1, state, err, err_len);
+}
+
+void adm_webhooks_files(const adm_webhooks_t *w, void (*fn)(void *arg, const char *path), void *arg)
+{
+    for (size_t t = 0; t < 2; t++) {
+        for (size_t i = 0; w->has_kubeconfig[t] && i < w->kubeconfig[t].nfiles; i++) {
+            fn(arg, w->kubeconfig[t].files[i]);
+        }
+    }
 }
 
 const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w)

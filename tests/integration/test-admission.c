@@ -326,7 +326,8 @@ static void test_flag_and_config_errors(void **state)
         assert_string_equal(out, path);
         remove(erl);
     }
-    /* WebhookAdmissionConfiguration (downstream client credentials, D13) is refused, not ignored. */
+    /* WebhookAdmissionConfiguration (downstream client credentials, D13): a kubeconfig that cannot be
+       read stops start-up, naming it. */
     {
         const char *hook_args[] = {"--admission-control-config-file", bad, NULL};
 
@@ -340,10 +341,11 @@ static void test_flag_and_config_errors(void **state)
             f);
         fclose(f);
         assert_int_equal(h_run(hook_args, out, sizeof(out), 10000), 2);
-        snprintf(path, sizeof(path),
-                 "admitd: %s: plugins[0].configuration: kubeConfigFile: downstream client credentials "
-                 "(WebhookAdmissionConfiguration, INTERFACE D13) are not supported yet\n",
-                 bad);
+        snprintf(
+            path, sizeof(path),
+            "admitd: %s: plugins[0].configuration: kubeConfigFile: /etc/kubernetes/kubeconfig.yaml: No such "
+            "file or directory\n",
+            bad);
         assert_string_equal(out, path);
     }
     remove(bad);

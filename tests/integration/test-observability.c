@@ -4,7 +4,9 @@
  * INTERFACE.md is on /metrics and its counters agree with the requests sent; the decision trace of
  * a request through two webhooks shows both with their outcomes (on GET /debug/requests and in the
  * --v 2 JSON log line); /debug/requests is served on --metrics-listen only (D18), keeps the last
- * ADM_TRACE_RING requests, and picks one by ?uid=.
+ * ADM_TRACE_RING requests, and picks one by ?uid=. The proxy's own steps are in the trace too: a
+ * call refused by an open circuit breaker ("circuit":"open"), its half-open probe, and shadow
+ * webhooks (marked "shadow", with what they would have done: a denial, a patch) that decide nothing.
  */
 #include "adm/admission/trace.h"
 #include "certgen.h"
@@ -42,6 +44,36 @@ static void file_b64(const char *path, char *out, size_t out_len)
 }
 
 /*
+ * What admitd adds to kube's dispatch, on pods labelled p=breaker or p=shadow: a failing webhook
+ * with its own breaker (1 failure opens it for 1 s), and shadow webhooks that deny (validating) and
+ * patch (mutating).
+ */
+static void write_proxy_configs(FILE *f, const char *ca)
+{
+    static const struct {
+        const char *kind, *annotation, *name, *route, *p;
+    } hooks[] = {
+        {"Validating", "proxy.admitd.io/circuit-breaker: \"1/1s\"", "breaker.obs.example.com", "/error",
+         "breaker"},
+        {"Validating", "proxy.admitd.io/shadow: \"true\"", "shadow-deny.obs.example.com", "/deny", "shadow"},
+        {"Mutating", "proxy.admitd.io/shadow: \"true\"", "shadow-patch.obs.example.com", "/patch", "shadow"},
+    };
+
+    for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+        fprintf(f,
+                "---\napiVersion: admissionregistration.k8s.io/v1\nkind: %sWebhookConfiguration\n"
+                "metadata:\n  name: proxy-%zu\n  annotations: {%s}\nwebhooks:\n"
+                "- name: %s\n  clientConfig: {url: \"https://127.0.0.1:%d%s\", caBundle: \"%s\"}\n"
+                "  rules: [{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [\"*\"], resources: "
+                "[\"*/*\"]}]\n"
+                "  objectSelector: {matchLabels: {p: %s}}\n  failurePolicy: Ignore\n  sideEffects: None\n"
+                "  admissionReviewVersions: [v1]\n",
+                hooks[i].kind, i, hooks[i].annotation, hooks[i].name, mock.port, hooks[i].route, ca,
+                hooks[i].p);
+    }
+}
+
+/*
  * Two validating webhooks see every pod but those labelled t=deny: one allows, one fails (HTTP 500)
  * under failurePolicy Ignore. Two see only t=deny pods: one denies at once, one allows after 300 ms,
  * so its answer comes after the request was decided (D3) and is counted late.
@@ -74,6 +106,7 @@ static void write_config(const char *path)
                 "  admissionReviewVersions: [v1]\n",
                 hooks[i].name, mock.port, hooks[i].route, ca, hooks[i].selector, hooks[i].policy);
     }
+    write_proxy_configs(f, ca);
     fclose(f);
 }
 
@@ -89,7 +122,12 @@ static char *review(const char *uid, const char *t)
         yyjson_mut_obj_get(yyjson_mut_obj_get(yyjson_mut_obj_get(req, "object"), "metadata"), "labels");
     char *out;
 
-    yyjson_mut_obj_put(labels, yyjson_mut_strcpy(m, "t"), yyjson_mut_strcpy(m, t));
+    /* "p=V" labels the pod p=V (the proxy's webhooks), anything else t=<t> */
+    if (strncmp(t, "p=", 2) == 0) {
+        yyjson_mut_obj_put(labels, yyjson_mut_strcpy(m, "p"), yyjson_mut_strcpy(m, t + 2));
+    } else {
+        yyjson_mut_obj_put(labels, yyjson_mut_strcpy(m, "t"), yyjson_mut_strcpy(m, t));
+    }
     yyjson_mut_obj_put(req, yyjson_mut_strcpy(m, "uid"), yyjson_mut_strcpy(m, uid));
     out = yyjson_mut_write(m, 0, NULL);
     yyjson_mut_doc_free(m);
@@ -98,12 +136,12 @@ static char *review(const char *uid, const char *t)
     return out;
 }
 
-/* POSTs a review on c to /validate; returns whether it was allowed. */
-static bool send_review(h_conn_t *c, const char *uid, const char *t)
+/* POSTs a review on c to endpoint; returns whether it was allowed. */
+static bool send_review_to(h_conn_t *c, const char *endpoint, const char *uid, const char *t)
 {
     char *body = review(uid, t);
     size_t len;
-    char *req = h_request("POST", "/validate", "application/json", body, strlen(body), &len);
+    char *req = h_request("POST", endpoint, "application/json", body, strlen(body), &len);
     h_response_t r = {0};
     bool allowed;
 
@@ -116,6 +154,11 @@ static bool send_review(h_conn_t *c, const char *uid, const char *t)
     free(req);
     free(body);
     return allowed;
+}
+
+static bool send_review(h_conn_t *c, const char *uid, const char *t)
+{
+    return send_review_to(c, "/validate", uid, t);
 }
 
 /* GET path on the plain listener at port: status, and the body (heap, NUL-terminated) in *body. */
@@ -189,9 +232,18 @@ static void wait_late_answers(double n)
 
 static int setup(void **state)
 {
-    const char *mock_args[] = {"--route",          "/deny=deny:nope", "--route",
-                               "/error=error:500", "--route",         "/slow=allow",
-                               "--route-delay",    "/slow=300ms",     NULL};
+    const char *mock_args[] = {
+        "--route",
+        "/deny=deny:nope",
+        "--route",
+        "/error=error:500",
+        "--route",
+        "/slow=allow",
+        "--route-delay",
+        "/slow=300ms",
+        "--route",
+        "/patch=patch:[{\"op\":\"add\",\"path\":\"/metadata/labels/s\",\"value\":\"1\"}]",
+        NULL};
     char config[320], line[1024];
     FILE *log;
 
@@ -435,12 +487,102 @@ static void test_debug_requests_only_on_the_metrics_listener(void **state)
     assert_int_equal(get(metrics_port, uid, NULL), 404);
 }
 
+/* The one trace of uid from /debug/requests, its step named name as text (heap), or NULL. */
+static char *traced_step(const char *uid, const char *name, bool *allowed, bool *decided)
+{
+    char path[128], *text, *out = NULL;
+    yyjson_doc *d;
+    yyjson_val *trace, *s;
+
+    snprintf(path, sizeof(path), "/debug/requests?uid=%s", uid);
+    assert_int_equal(get(metrics_port, path, &text), 200);
+    d = yyjson_read(text, strlen(text), 0);
+    assert_non_null(d);
+    trace = yyjson_arr_get(yyjson_obj_get(yyjson_doc_get_root(d), "requests"), 0);
+    *allowed = yyjson_get_bool(yyjson_obj_get(trace, "allowed"));
+    *decided = yyjson_obj_get(trace, "decidedBy") != NULL;
+    s = step_named(yyjson_obj_get(trace, "steps"), name);
+    if (s != NULL) {
+        out = yyjson_val_write(s, 0, NULL);
+    }
+    yyjson_doc_free(d);
+    free(text);
+    return out;
+}
+
+static void test_trace_shows_breaker_and_shadows(void **state)
+{
+    char uid[64], *step;
+    bool allowed, decided, probed = false;
+    long long deadline;
+    h_conn_t c;
+    int i = 0;
+
+    (void)state;
+    assert_int_equal(h_connect_to(&c, &admitd), 0);
+    /* the first call fails (HTTP 500) and opens the circuit: the next is refused at once */
+    snprintf(uid, sizeof(uid), "b7000000-0000-4000-8000-%012d", i++);
+    assert_true(send_review(&c, uid, "p=breaker"));
+    step = traced_step(uid, "breaker.obs.example.com", &allowed, &decided);
+    assert_non_null(step);
+    assert_non_null(strstr(step, "\"outcome\":\"failed-open\""));
+    assert_null(strstr(step, "\"circuit\""));
+    free(step);
+    snprintf(uid, sizeof(uid), "b7000000-0000-4000-8000-%012d", i++);
+    assert_true(send_review(&c, uid, "p=breaker"));
+    step = traced_step(uid, "breaker.obs.example.com", &allowed, &decided);
+    assert_non_null(step);
+    assert_non_null(strstr(step, "\"circuit\":\"open\""));
+    assert_non_null(strstr(step, "\"outcome\":\"failed-open\""));
+    free(step);
+    assert_true(h_log_wait(&admitd, "\"circuit\":\"open\"", 1, 10000)); /* the --v 2 line too */
+    /* after the 1 s cool-down one call is the half-open probe */
+    deadline = h_now_ms() + 10000;
+    while (!probed && h_now_ms() < deadline) {
+        snprintf(uid, sizeof(uid), "b7000000-0000-4000-8000-%012d", i++);
+        assert_true(send_review(&c, uid, "p=breaker"));
+        step = traced_step(uid, "breaker.obs.example.com", &allowed, &decided);
+        assert_non_null(step);
+        probed = strstr(step, "\"circuit\":\"half-open-probe\"") != NULL;
+        if (!probed) {
+            assert_non_null(strstr(step, "\"circuit\":\"open\""));
+            poll(NULL, 0, 50);
+        }
+        free(step);
+    }
+    assert_true(probed);
+
+    /* a shadow webhook that denies decides nothing, and its denial is in the trace */
+    snprintf(uid, sizeof(uid), "5a000000-0000-4000-8000-%012d", 1);
+    assert_true(send_review(&c, uid, "p=shadow"));
+    step = traced_step(uid, "shadow-deny.obs.example.com", &allowed, &decided);
+    assert_non_null(step);
+    assert_true(allowed);
+    assert_false(decided);
+    assert_non_null(strstr(step, "\"shadow\":true"));
+    assert_non_null(strstr(step, "\"outcome\":\"denied\""));
+    assert_non_null(strstr(step, "nope"));
+    assert_non_null(strstr(step, "\"latencySeconds\":"));
+    free(step);
+    /* a mutating shadow webhook's patch is shown, not applied */
+    snprintf(uid, sizeof(uid), "5a000000-0000-4000-8000-%012d", 2);
+    assert_true(send_review_to(&c, "/mutate", uid, "p=shadow"));
+    step = traced_step(uid, "shadow-patch.obs.example.com", &allowed, &decided);
+    assert_non_null(step);
+    assert_non_null(strstr(step, "\"shadow\":true"));
+    assert_non_null(strstr(step, "\"outcome\":\"patched\""));
+    assert_non_null(strstr(step, "/metadata/labels/s"));
+    free(step);
+    h_close(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_through_two_webhooks),
         cmocka_unit_test(test_counters_agree_with_requests),
         cmocka_unit_test(test_debug_requests_only_on_the_metrics_listener),
+        cmocka_unit_test(test_trace_shows_breaker_and_shadows), /* last: its pods match the others too */
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

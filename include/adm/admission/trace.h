@@ -34,6 +34,11 @@ typedef struct adm_trace_step_s {
     bool webhook;  /* a downstream webhook, else a built-in plugin */
     bool validate; /* validating phase, else mutating */
     unsigned round;
+    /* webhooks only: its circuit breaker in this call ("open": refused at once; "half-open-probe"),
+       NULL: closed or none */
+    const char *circuit;
+    bool shadow;       /* a shadow webhook: outcome is what it would have done, nothing was applied */
+    const char *patch; /* a shadow webhook's patch (JSON text), NULL: none */
 } adm_trace_step_t;
 
 typedef struct adm_trace_s {

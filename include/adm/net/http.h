@@ -34,6 +34,8 @@ typedef struct adm_http_request_s {
     uint64_t content_length;
     const uint8_t *body; /* valid after ADM_HTTP_MESSAGE until the buffer changes */
     size_t body_len;
+
+    const char *authorization; /* the Authorization header's value, NULL when absent (arena) */
 } adm_http_request_t;
 
 typedef enum adm_http_event_e {
@@ -56,9 +58,10 @@ typedef struct adm_http_parser_s {
     size_t _msg_start;    /* offset of the current message in the buffer */
     size_t _body_rel;     /* body offset relative to _msg_start (Content-Length bodies) */
     size_t _header_bytes;
-    size_t _target_len, _ctype_len;
+    size_t _target_len, _ctype_len, _auth_len;
     char *_target;          /* request target being assembled (arena) */
     char *_ctype;           /* Content-Type being assembled (arena) */
+    char *_auth;            /* Authorization being assembled (arena) */
     uint8_t *_chunked_body; /* chunked body being assembled (arena) */
     size_t _chunked_cap;
     char _field[32]; /* header name being assembled (only short names matter) */

@@ -34,12 +34,13 @@ typedef struct adm_tls_client_opts_s {
     size_t ca_pem_len;     /* bytes of ca_pem, including its NUL when PEM */
     const char *cert_file; /* optional client certificate */
     const char *key_file;  /* its key */
-    const char *cert_pem;  /* or the client certificate and key in memory, PEM with their NULs (a */
-    size_t cert_pem_len;   /* kubeconfig's *-data); used instead of cert_file when both are set */
-    const char *key_pem;
-    size_t key_pem_len;
-    bool insecure;  /* skip verification (benchmarks against self-signed targets) */
-    bool max_tls12; /* offer TLS 1.2 only (tests and TLS 1.2 benchmarks) */
+    /* a client certificate and key given as text instead (a kubeconfig's client-certificate-data),
+       PEM or DER, lengths without any NUL; used when cert_pem is set */
+    const char *cert_pem, *key_pem;
+    size_t cert_pem_len, key_pem_len;
+    const char *cert_label; /* names cert_pem in errors ("users[0] client-certificate-data") */
+    bool insecure;          /* skip verification (benchmarks against self-signed targets) */
+    bool max_tls12;         /* offer TLS 1.2 only (tests and TLS 1.2 benchmarks) */
 } adm_tls_client_opts_t;
 
 /**

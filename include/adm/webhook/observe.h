@@ -38,6 +38,14 @@ void adm_hook_observe(adm_trace_t *trace, const adm_webhook_t *wh, adm_operation
 void adm_hook_observe_status(adm_trace_t *trace, const adm_webhook_t *wh, adm_operation_t op, unsigned round,
                              const adm_hook_result_t *r, const adm_status_t *st);
 
+/**
+ * A shadow webhook's result as a step of trace (NULL: nothing), marked shadow: the outcome it would
+ * have had ("allowed", "patched" with its patch, "denied" with code and message, "failed" with the
+ * reason), which decided nothing. Memory for the patch's text from a.
+ */
+void adm_hook_observe_shadow(adm_trace_t *trace, adm_arena_t *a, const adm_webhook_t *wh, unsigned round,
+                             const adm_hook_result_t *r);
+
 /** Open downstream connections of w (an adm_webhooks_t): the admitd_connections{side="client"} source. */
 size_t adm_webhooks_connections(void *w);
 

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 typedef struct adm_webhooks_s adm_webhooks_t;
 struct uv_loop_s; /* libuv's loop: its users include uv.h, the plugins that include this need not */
@@ -50,18 +51,42 @@ void adm_webhooks_log_summary(const adm_webhooks_t *w);
 struct adm_plugin_config_s;
 
 /**
- * The configure hook of both webhook plugins (MutatingAdmissionWebhook, ValidatingAdmissionWebhook):
- * their state is cfg->webhooks. Their configuration is kube-apiserver's WebhookAdmissionConfiguration
+ * The configure hooks of MutatingAdmissionWebhook and ValidatingAdmissionWebhook: their state is
+ * cfg->webhooks. Their configuration is kube-apiserver's WebhookAdmissionConfiguration
  * (apiserver.config.k8s.io/v1 or v1alpha1; legacy kind WebhookAdmission in v1alpha1), whose
- * kubeConfigFile gives per-host client credentials (INTERFACE.md D13). admitd does not read those
- * yet, so any configuration is refused: one kube-apiserver would refuse with kube's reason, one it
- * would accept with "SOURCE: kubeConfigFile: ... not supported yet". Without a configuration it
- * returns 0. Errors are ADM_EINVAL with one line in err.
+ * kubeConfigFile gives the client credentials of that plugin's webhook calls, per host
+ * (INTERFACE.md D13, webhook/kubeconfig.h). Without a configuration they return 0. Errors are
+ * ADM_EINVAL / ADM_EIO with one line in err (a kubeconfig admitd cannot honour: exec or
+ * auth-provider plugins, impersonation), or ADM_ENOMEM.
  */
-int adm_webhooks_configure_plugin(const struct adm_plugin_config_s *cfg, void **state, char *err,
-                                  size_t err_len);
+int adm_webhooks_configure_mutating(const struct adm_plugin_config_s *cfg, void **state, char *err,
+                                    size_t err_len);
+int adm_webhooks_configure_validating(const struct adm_plugin_config_s *cfg, void **state, char *err,
+                                      size_t err_len);
+
+/** Calls fn for every file w's credentials were read from (what a reload watches). */
+void adm_webhooks_files(const adm_webhooks_t *w, void (*fn)(void *arg, const char *path), void *arg);
 
 const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w);
+
+/**
+ * Endpoint spreading at run time (issue 18): the calls to host:port (a webhook's service
+ * "NAME.NAMESPACE.svc" and port, or a URL's host and port) go to exactly these n addresses (each
+ * with its own port, e.g. a Service's ready endpoints from its EndpointSlices), replacing what
+ * --resolve or earlier calls gave. TLS still verifies host. Each call goes to the address with the
+ * fewest calls outstanding (ties in turn), so:
+ *  - an added address takes its share from the next call on;
+ *  - a removed address gets no new call; its calls in flight finish on their connections, then its
+ *    connections close (on a later turn of the loop);
+ *  - an address kept keeps its warm connections.
+ * At most 64 addresses per upstream, draining ones included. Returns how many upstreams (pools of
+ * host:port, one per trust) took the set, 0 when none is host:port; ADM_EINVAL when n is 0 (the
+ * running set stays), ADM_ETOOBIG or ADM_ENOMEM (the running set stays, with what was added). Call
+ * it on w's loop, never from inside a webhook call's callback. A reload builds a new w from the
+ * files: the caller sets its addresses again on the new one.
+ */
+int adm_webhooks_set_addresses(adm_webhooks_t *w, const char *host, uint16_t port,
+                               const struct sockaddr_storage *addrs, size_t n);
 
 /* What one call came to (spec 3.6). */
 typedef enum adm_hook_outcome_e {
@@ -82,6 +107,9 @@ typedef struct adm_hook_result_s {
     adm_review_annotation_t *annotations; /* keys already "NAME.KEY" and valid */
     size_t nannotations;
     uint64_t latency_ns;
+    /* the webhook's circuit breaker in this call (for the decision trace): "open" when it refused
+       the call, "half-open-probe" when the call was its probe; NULL otherwise */
+    const char *circuit;
 } adm_hook_result_t;
 
 typedef void (*adm_hook_done_fn)(void *arg, adm_hook_result_t *res);

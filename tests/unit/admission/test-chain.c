@@ -292,9 +292,9 @@ static void test_webhook_admission_config(void **state)
 {
     static const char head[] =
         "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n";
-    static const char unsupported[] = "kubeConfigFile: downstream client credentials "
-                                      "(WebhookAdmissionConfiguration, INTERFACE D13) are not "
-                                      "supported yet";
+    /* the file is read (D13): a missing one stops the chain, naming it */
+    static const char unsupported[] = "kubeConfigFile: /etc/kubernetes/admission-kubeconfig.yaml: No such "
+                                      "file or directory";
     char text[2048];
     char kubeconfig_path[512];
     adm_chain_t *c = NULL;
@@ -340,7 +340,8 @@ static void test_webhook_admission_config(void **state)
              "    apiVersion: apiserver.config.k8s.io/v1alpha1\n    kind: WebhookAdmissionConfiguration\n"
              "    kubeConfigFile: /k\n",
              head);
-    webhook_config_error(NULL, text, ": plugins[0].configuration", unsupported);
+    webhook_config_error(NULL, text, ": plugins[0].configuration",
+                         "kubeConfigFile: /k: No such file or directory");
 
     /* what kube refuses, with kube's reason: a relative or missing kubeConfigFile ... */
     snprintf(text, sizeof(text),
