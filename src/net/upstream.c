@@ -563,3 +563,8 @@ uint64_t adm_upstream_dials(const adm_upstream_t *u)
 {
     return u->conns.dials;
 }
+
+uint64_t adm_upstream_writes(const adm_upstream_t *u)
+{
+    return u->conns.writes;
+}

@@ -867,6 +867,91 @@ static void test_tls(void **state)
     finish();
 }
 
+/*
+ * A call's request leaves in one socket write over TLS, whatever its size: a 4 KB review (one TLS
+ * record, written straight from mbedTLS's record buffer) and a 40 KB one (three records, queued
+ * together and written at once). Counted by the pool itself, so a request split into head and
+ * body, or records written one by one, fails here.
+ */
+static void test_tls_one_write_per_call(void **state)
+{
+    static const size_t sizes[] = {4096, 40000, 4096};
+    adm_tls_ctx_t *server = NULL, *trusting = NULL;
+    result_t *r = &results[0];
+    char *body = malloc(40000);
+    uint64_t before;
+
+    (void)state;
+    assert_non_null(body);
+    memset(body, 'x', 40000);
+    tls_contexts(&server, &trusting, NULL);
+    srv_start(server);
+    upstream_to("127.0.0.1", srv.port, 4, trusting);
+    post("/up", 5000, r); /* the dial and handshake: their flights are writes of their own */
+    WAIT_UNTIL(r->calls == 1);
+    assert_int_equal(r->error, ADM_CALL_OK);
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        memset(r, 0, sizeof(*r));
+        before = adm_upstream_writes(up);
+        assert_non_null(adm_upstream_post(up, "/w", NULL, body, sizes[i], 5000, on_result, r));
+        assert_int_equal(adm_upstream_writes(up) - before, 1);
+        WAIT_UNTIL(r->calls == 1);
+        assert_int_equal(r->error, ADM_CALL_OK);
+        assert_string_equal(r->body, "/w");
+        assert_true(r->reused);
+        assert_int_equal(adm_upstream_writes(up) - before, 1);
+    }
+    assert_int_equal(adm_upstream_dials(up), 1);
+    assert_int_equal(srv.requests, 4);
+    free(body);
+    adm_tls_ctx_unref(trusting);
+    finish();
+}
+
+static bool tick_passed;
+
+static void on_tick(uv_timer_t *t)
+{
+    (void)t;
+    tick_passed = true;
+}
+
+/*
+ * The idle deadline counts from the last time the connection was parked, although its timer is
+ * not restarted per call: a connection used again part-way through its idle time stays open for
+ * a whole idle time after that call, then closes by itself.
+ */
+static void test_idle_deadline_after_reuse(void **state)
+{
+    adm_upstream_opts_t o = {0};
+    result_t *r = &results[0];
+    uv_timer_t tick;
+    uint64_t answered;
+
+    (void)state;
+    srv_start(NULL);
+    o.host = "127.0.0.1";
+    o.port = (uint16_t)srv.port;
+    o.max_conns = 4;
+    o.idle_timeout_ms = 300;
+    assert_int_equal(adm_upstream_create(&loop, &o, &up), 0);
+    post("/a", 5000, r);
+    WAIT_UNTIL(r->calls == 1);
+    uv_timer_init(&loop, &tick);
+    tick_passed = false;
+    uv_timer_start(&tick, on_tick, 200, 0);
+    WAIT_UNTIL(tick_passed);
+    post("/b", 5000, r);
+    WAIT_UNTIL(r->calls == 1);
+    answered = uv_now(&loop);
+    assert_true(r->reused);
+    WAIT_UNTIL(adm_upstream_connections(up) == 0);
+    assert_true(uv_now(&loop) - answered >= 300);
+    assert_int_equal(adm_upstream_dials(up), 1);
+    uv_close((uv_handle_t *)&tick, NULL);
+    finish();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -883,6 +968,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_callback_inside_post_dial_fails_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_callback_inside_post_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tls_one_write_per_call, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_deadline_after_reuse, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
