@@ -570,6 +570,34 @@ static void test_deadline(void **state)
     assert_int_equal(waiting->calls, 1);
 }
 
+/*
+ * The pool's one deadline timer is armed for the earliest call and not moved when that call ends:
+ * answered in time, it leaves the timer to fire early, find nothing due and arm itself for the
+ * next call, which still times out at its own deadline, not before and not never.
+ */
+static void test_deadline_after_earlier_call_ended(void **state)
+{
+    result_t *quick = &results[0], *slow = &results[1];
+    uint64_t start;
+
+    (void)state;
+    srv_start(NULL);
+    upstream_to("127.0.0.1", srv.port, 2, NULL);
+    uv_update_time(&loop);
+    start = uv_now(&loop);
+    post("/quick", 100, quick);
+    WAIT_UNTIL(quick->calls == 1);
+    assert_int_equal(quick->error, ADM_CALL_OK);
+    srv.hold = true;
+    post("/slow", 300, slow);
+    WAIT_UNTIL(slow->calls == 1);
+    assert_int_equal(slow->error, ADM_CALL_TIMEOUT);
+    assert_true(slow->at_ms - start >= 300);
+    finish();
+    assert_int_equal(quick->calls, 1);
+    assert_int_equal(slow->calls, 1);
+}
+
 /* The server closes an idle connection: the pool notices by itself, and the next call dials. */
 static void test_idle_close_redial(void **state)
 {
@@ -958,6 +986,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_keepalive_reuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bound_and_fifo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deadline_after_earlier_call_ended, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_close_redial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_resent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_resent_once, setup, teardown),
