@@ -11,8 +11,9 @@
 #   bench/proxy-profile.sh strace|perf|cpu [SECONDS=6] [RATE=2000]
 #   PROXY_BEFORE=56ae902 bench/proxy-profile.sh strace
 #   PROXY_KEEP=DIR bench/proxy-profile.sh perf     keeps perf-*.data / strace-*.txt in DIR
-# "cpu" attaches nothing and prints admitd's own CPU time per request (/proc ticks), median of
-# PROXY_ROUNDS (default 3) alternating rounds when a before build is given.
+# "cpu" attaches nothing and prints admitd's own CPU time per request (/proc schedstat) and the latency
+# overhead over admitd-bench straight at the mockhook (`direct`), medians of PROXY_ROUNDS
+# (default 3) rounds alternating direct, before (when given) and after.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 mode=${1:-strace}
@@ -68,6 +69,10 @@ for c in "${contenders[@]}"; do
     p=$((p + 1))
 done
 
+# cpu_ns PID: nanoseconds PID's threads have run (schedstat), finer than clock ticks and, like
+# them, blind to time other load takes from the core
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{t += $1} END {printf "%.0f", t}'; }
+
 # drive URL -> requests sent (admitd-bench open loop, no warm-up: the attach covers the whole run)
 drive() {
     taskset -c "$CLIENT_CPU" "$BENCH" --url "$1" --cacert "$bench_tmp/cert.pem" --review "$review" \
@@ -84,20 +89,29 @@ for c in "${contenders[@]}"; do
 done
 if [ "$mode" = cpu ]; then
     echo "round  contender  sent  p50_us  p99_us  admitd_cpu_us_per_request"
+    # direct: admitd-bench straight at the mockhook, the upstream's own latency (overhead baseline)
+    port[direct]=$base
     for r in $(seq 1 "$rounds"); do
-        for c in "${contenders[@]}"; do
+        for c in direct "${contenders[@]}"; do
             quiet_wait
-            t0=$(cpu_ticks "${pid[$c]}")
-            read -r sent p50 p99 < <(drive "https://127.0.0.1:${port[$c]}/validate")
-            t1=$(cpu_ticks "${pid[$c]}")
-            us=$(awk -v t="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" -v n="$sent" 'BEGIN {printf "%.1f", t / hz * 1e6 / n}')
+            url="https://127.0.0.1:${port[$c]}/validate"
+            [ "$c" = direct ] && url="https://127.0.0.1:$base/v"
+            t0=$(cpu_ns "${pid[$c]:-$$}")
+            read -r sent p50 p99 < <(drive "$url")
+            t1=$(cpu_ns "${pid[$c]:-$$}")
+            us=$(awk -v t="$((t1 - t0))" -v n="$sent" 'BEGIN {printf "%.1f", t / 1000 / n}')
+            [ "$c" = direct ] && us=0
             echo "$r  $c  $sent  $((p50 / 1000))  $((p99 / 1000))  $us"
             echo "$us" >> "$bench_tmp/$c.cpu"; echo "$((p99 / 1000))" >> "$bench_tmp/$c.p99"
             echo "$((p50 / 1000))" >> "$bench_tmp/$c.p50"
         done
     done
+    d50=$(median < "$bench_tmp/direct.p50"); d99=$(median < "$bench_tmp/direct.p99")
+    echo "median direct (upstream alone): p50 $d50 us, p99 $d99 us"
     for c in "${contenders[@]}"; do
-        echo "median $c: admitd CPU $(median < "$bench_tmp/$c.cpu") us/request, p50 $(median < "$bench_tmp/$c.p50") us, p99 $(median < "$bench_tmp/$c.p99") us"
+        a50=$(median < "$bench_tmp/$c.p50"); a99=$(median < "$bench_tmp/$c.p99")
+        echo "median $c: admitd CPU $(median < "$bench_tmp/$c.cpu") us/request, p50 $a50 us, p99 $a99 us;" \
+             "overhead p50 $((a50 - d50)) us, p99 $((a99 - d99)) us"
     done
     exit 0
 fi
