@@ -38,23 +38,13 @@ if [ -n "${PROXY_BEFORE:-}" ]; then
 fi
 
 base=${PROXY_BENCH_PORT:-28470}
-taskset -c "$CLIENT_CPU" "$MOCK" --listen "127.0.0.1:$base" --tls-cert-file "$bench_tmp/cert.pem" \
-    --tls-private-key-file "$bench_tmp/key.pem" --delay 0ms --behavior allow 2>"$bench_tmp/mock.log" &
+# the upstream: TLS, answers at once, on the client core with the load generator (as bench/proxy.sh)
+taskset -c "$CLIENT_CPU" "$MOCK" --tls-cert-file "$bench_tmp/cert.pem" --tls-private-key-file "$bench_tmp/key.pem" \
+    --listen "127.0.0.1:$base" --behavior allow --delay 0ms 2>"$bench_tmp/mock.log" &
 bench_pids+=($!)
 wait_port "$base"
-cat > "$bench_tmp/v1.yaml" <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: v1}
-webhooks:
-- name: v0.proxy-bench.example
-  clientConfig: {url: "https://127.0.0.1:$base/v", caBundle: "$ca_b64"}
-  rules: [{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"]}]
-  sideEffects: None
-  admissionReviewVersions: ["v1"]
-  timeoutSeconds: 10
-  failurePolicy: Fail
-EOF
+webhook_yaml ValidatingWebhookConfiguration v1 v0.proxy-bench.example "https://127.0.0.1:$base/v" \
+    > "$bench_tmp/v1.yaml"
 
 declare -A pid port
 p=$((base + 1))
