@@ -184,6 +184,16 @@ start_mockhook() {
     wait_port "$port"
 }
 
+# webhook_yaml KIND CONFIG HOOK URL [TIMEOUT_S=10] [POLICY=Fail]: a configuration of one webhook
+# on every resource, trusting $ca_b64 (the bench certificate, base64).
+webhook_yaml() {
+    printf 'apiVersion: admissionregistration.k8s.io/v1\nkind: %s\nmetadata: {name: %s}\nwebhooks:\n' "$1" "$2"
+    printf -- '- name: %s\n  clientConfig: {url: "%s", caBundle: "%s"}\n' "$3" "$4" "$ca_b64"
+    printf '  rules: [{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"]}]\n'
+    printf '  sideEffects: None\n  admissionReviewVersions: ["v1"]\n  timeoutSeconds: %s\n  failurePolicy: %s\n' \
+        "${5:-10}" "${6:-Fail}"
+}
+
 # start_go_webhook PORT: the Go peer (bench/peers, built into build-bench/peers) with GOMAXPROCS=1
 # on the server core, over TLS with the shared certificate.
 start_go_webhook() {

@@ -34,14 +34,23 @@ struct adm_tls_session_s {
     bool handshake_done;
     bool set_up;        /* mbedtls_ssl_setup done (servers wait for the ClientHello) */
     bool out_of_memory; /* bio_send could not grow out */
+
+    adm_tls_sink_fn sink; /* takes a one-record send at once when out is empty (clients), or NULL */
+    void *sink_arg;
+    bool direct; /* the running adm_tls_session_send fits one record: bio_send offers it to sink */
     char error[256];
 };
 
 static int bio_send(void *arg, const unsigned char *buf, size_t len)
 {
     adm_tls_session_t *s = arg;
+    size_t taken = 0;
 
-    if (adm_buf_append(&s->out, buf, len) != 0) {
+    /* Nothing queued ahead of it: the record may go straight from mbedTLS's buffer. */
+    if (s->direct && s->out.len == 0) {
+        taken = s->sink(s->sink_arg, buf, len);
+    }
+    if (taken < len && adm_buf_append(&s->out, buf + taken, len - taken) != 0) {
         s->out_of_memory = true;
         return MBEDTLS_ERR_SSL_ALLOC_FAILED;
     }
@@ -380,19 +389,29 @@ int adm_tls_session_recv(adm_tls_session_t *s, const uint8_t *cipher, size_t len
 
 int adm_tls_session_send(adm_tls_session_t *s, const uint8_t *data, size_t len)
 {
+    int max_record;
+
     if (!s->handshake_done) {
         snprintf(s->error, sizeof(s->error), "TLS write: handshake not finished");
         return ADM_ETLS;
     }
+    /*
+     * Only a send that makes one record goes to the sink: more records would be one socket write
+     * each there, and queued together they leave in one.
+     */
+    max_record = mbedtls_ssl_get_max_out_record_payload(&s->ssl);
+    s->direct = s->sink != NULL && max_record > 0 && len <= (size_t)max_record;
     while (len > 0) {
         int n = mbedtls_ssl_write(&s->ssl, data, len);
 
         if (n < 0) {
+            s->direct = false;
             return session_fail(s, "TLS write failed", n);
         }
         data += n;
         len -= (size_t)n;
     }
+    s->direct = false;
     return 0;
 }
 
@@ -413,6 +432,12 @@ int adm_tls_session_close_notify(adm_tls_session_t *s)
 adm_buf_t *adm_tls_session_output(adm_tls_session_t *s)
 {
     return &s->out;
+}
+
+void adm_tls_session_set_sink(adm_tls_session_t *s, adm_tls_sink_fn sink, void *arg)
+{
+    s->sink = sink;
+    s->sink_arg = arg;
 }
 
 bool adm_tls_session_handshake_done(const adm_tls_session_t *s)

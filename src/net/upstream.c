@@ -12,6 +12,11 @@
  * recent first (the warmest). Call objects come from a free list, so in the steady state (kept-alive
  * connections) a call costs no malloc.
  *
+ * Deadlines cost no timer work per call either: the calls in flight are kept in a list ordered by
+ * deadline (calls of one webhook mostly share a timeout, so a new one goes at the tail), and one
+ * timer per upstream is armed for the earliest. A call that ends only leaves the list; the timer,
+ * when it fires, fails the calls whose time is up and arms itself for the next (deadline_check).
+ *
  * A callback never runs inside adm_upstream_post(): a call that fails there (a dial refused by
  * connect(2) at once, such as ENETUNREACH, EMFILE or ENOBUFS; a write error on an idle connection)
  * is finished on the next loop turn, so the caller always holds the call before it can end. The
@@ -37,10 +42,12 @@
 #define DEFAULT_CALL_MS 30000
 
 struct adm_call_s {
-    uv_timer_t timer; /* the call's deadline, or the deferred report of its end */
+    uv_timer_t timer; /* the deferred report of its end */
     adm_upstream_t *up;
-    adm_call_t *next, *prev;   /* in the wait queue, or next in the free list */
-    adm_upstream_conn_t *conn; /* the connection carrying it, or NULL */
+    adm_call_t *next, *prev;       /* in the wait queue, or next in the free list */
+    adm_call_t *dl_next, *dl_prev; /* in the upstream's deadline list while timed */
+    uint64_t deadline;             /* loop time the call fails with a timeout */
+    adm_upstream_conn_t *conn;     /* the connection carrying it, or NULL */
     adm_call_cb cb;
     adm_call_chunk_cb chunk; /* a streamed call's body reader, or NULL */
     uint64_t uses;           /* bumped at each release: a reader's caller sees a call end and reused */
@@ -52,6 +59,7 @@ struct adm_call_s {
     bool retried; /* already sent again after a stale connection */
     bool active;
     bool deferred;
+    bool timed; /* in the deadline list */
 };
 
 struct adm_upstream_s {
@@ -63,11 +71,14 @@ struct adm_upstream_s {
     adm_call_t *wait_head, *wait_tail;
     size_t nwaiting;
     adm_call_t *free_calls;
-    size_t ncalls;      /* call objects allocated (each owns a timer) */
-    int pending_closes; /* call timer close callbacks still to come */
-    int in_callback;    /* depth of user callbacks running */
-    int in_post;        /* inside adm_upstream_post: calls that end are reported later */
-    size_t ndeferred;   /* calls ended, their callbacks still to run */
+    adm_call_t *dl_head, *dl_tail; /* calls in flight, earliest deadline first */
+    uv_timer_t deadline_timer;     /* armed for dl_head's deadline, or earlier */
+    uint64_t deadline_due;         /* loop time deadline_timer fires, while active */
+    size_t ncalls;                 /* call objects allocated (each owns a timer) */
+    int pending_closes;            /* timer close callbacks still to come */
+    int in_callback;               /* depth of user callbacks running */
+    int in_post;                   /* inside adm_upstream_post: calls that end are reported later */
+    size_t ndeferred;              /* calls ended, their callbacks still to run */
     bool in_maybe_dial;
     bool closing;
 };
@@ -110,6 +121,14 @@ static void upstream_free_if_done(adm_upstream_t *u)
     free(u);
 }
 
+static void on_deadline_timer_closed(uv_handle_t *h)
+{
+    adm_upstream_t *u = h->data;
+
+    u->pending_closes--;
+    upstream_free_if_done(u);
+}
+
 static void on_call_timer_closed(uv_handle_t *h)
 {
     adm_call_t *call = h->data;
@@ -147,6 +166,54 @@ static void call_release(adm_call_t *call)
 }
 
 /* ---- calls --------------------------------------------------------------------------------- */
+
+static void deadline_remove(adm_upstream_t *u, adm_call_t *call)
+{
+    if (!call->timed) {
+        return;
+    }
+    if (call->dl_prev != NULL) {
+        call->dl_prev->dl_next = call->dl_next;
+    } else {
+        u->dl_head = call->dl_next;
+    }
+    if (call->dl_next != NULL) {
+        call->dl_next->dl_prev = call->dl_prev;
+    } else {
+        u->dl_tail = call->dl_prev;
+    }
+    call->dl_next = call->dl_prev = NULL;
+    call->timed = false;
+}
+
+static void on_deadlines(uv_timer_t *t);
+
+/* Puts call in the deadline list, from the tail (where a call of the usual timeout belongs). */
+static void deadline_add(adm_upstream_t *u, adm_call_t *call, uint64_t now)
+{
+    adm_call_t *after = u->dl_tail;
+
+    while (after != NULL && after->deadline > call->deadline) {
+        after = after->dl_prev;
+    }
+    call->dl_prev = after;
+    call->dl_next = after != NULL ? after->dl_next : u->dl_head;
+    if (call->dl_next != NULL) {
+        call->dl_next->dl_prev = call;
+    } else {
+        u->dl_tail = call;
+    }
+    if (after != NULL) {
+        after->dl_next = call;
+    } else {
+        u->dl_head = call;
+    }
+    call->timed = true;
+    if (!uv_is_active((uv_handle_t *)&u->deadline_timer) || call->deadline < u->deadline_due) {
+        u->deadline_due = call->deadline;
+        uv_timer_start(&u->deadline_timer, on_deadlines, call->deadline - now, 0);
+    }
+}
 
 static void wait_remove(adm_upstream_t *u, adm_call_t *call)
 {
@@ -227,7 +294,7 @@ static void finish_call(adm_call_t *call, const adm_call_result_t *res)
         call->conn->call = NULL;
         call->conn = NULL;
     }
-    uv_timer_stop(&call->timer);
+    deadline_remove(u, call);
     if (cb != NULL && u->in_post > 0 && res->error != ADM_CALL_OK) {
         /* the caller of adm_upstream_post does not hold the call yet: tell it on the next turn */
         if (res->detail != call->detail) {
@@ -265,9 +332,8 @@ static void fail_call(adm_call_t *call, adm_call_error_t error, const char *fmt,
     finish_call(call, &res);
 }
 
-static void on_call_timeout(uv_timer_t *t)
+static void call_timeout(adm_call_t *call)
 {
-    adm_call_t *call = t->data;
     adm_upstream_conn_t *c = call->conn;
 
     /* A connection caught mid-answer cannot carry another call. */
@@ -278,6 +344,25 @@ static void on_call_timeout(uv_timer_t *t)
     }
     fail_call(call, ADM_CALL_TIMEOUT, "context deadline exceeded");
     maybe_dial(call->up);
+}
+
+/*
+ * The upstream's deadline timer: fails every call whose time is up, oldest deadline first, then
+ * arms itself for the next one. It may fire with nothing due (the call it was armed for ended).
+ */
+static void on_deadlines(uv_timer_t *t)
+{
+    adm_upstream_t *u = t->data;
+    uint64_t now = uv_now(u->conns.loop);
+
+    /* A callback may post (adding later deadlines) or close the upstream (emptying the list). */
+    while (u->dl_head != NULL && u->dl_head->deadline <= now) {
+        call_timeout(u->dl_head);
+    }
+    if (u->dl_head != NULL && !u->closing) {
+        u->deadline_due = u->dl_head->deadline;
+        uv_timer_start(t, on_deadlines, u->dl_head->deadline - now, 0);
+    }
 }
 
 static adm_call_t *call_get(adm_upstream_t *u)
@@ -473,6 +558,8 @@ int adm_upstream_create(uv_loop_t *loop, const adm_upstream_opts_t *opts, adm_up
         u->conns.has_fixed_addr = true;
     }
     u->conns.loop = loop;
+    uv_timer_init(loop, &u->deadline_timer);
+    u->deadline_timer.data = u;
     u->conns.events = &conn_events;
     u->conns.tls = opts->tls;
     if (u->conns.tls != NULL) {
@@ -498,7 +585,8 @@ static adm_call_t *call_begin(adm_upstream_t *u, adm_call_t *call, uint64_t time
     call->active = true;
     call->deferred = false;
     call->detail[0] = '\0';
-    uv_timer_start(&call->timer, on_call_timeout, timeout_ms != 0 ? timeout_ms : DEFAULT_CALL_MS, 0);
+    call->deadline = uv_now(u->conns.loop) + (timeout_ms != 0 ? timeout_ms : DEFAULT_CALL_MS);
+    deadline_add(u, call, uv_now(u->conns.loop));
     u->in_post++;
     if (u->conns.idle != NULL) {
         call_bind(u->conns.idle, call);
@@ -603,7 +691,7 @@ void adm_call_abandon(adm_call_t *call)
     call->cb = NULL;
     if (call->queued) {
         wait_remove(call->up, call);
-        uv_timer_stop(&call->timer);
+        deadline_remove(call->up, call);
         call_release(call);
     }
 }
@@ -626,6 +714,8 @@ void adm_upstream_close(adm_upstream_t *u)
         return;
     }
     u->closing = true;
+    u->pending_closes++;
+    uv_close((uv_handle_t *)&u->deadline_timer, on_deadline_timer_closed);
     for (c = u->conns.all; c != NULL; c = next) {
         next = c->next;
         if (c->state == CONN_CLOSING) {
@@ -665,4 +755,9 @@ size_t adm_upstream_idle_connections(const adm_upstream_t *u)
 uint64_t adm_upstream_dials(const adm_upstream_t *u)
 {
     return u->conns.dials;
+}
+
+uint64_t adm_upstream_writes(const adm_upstream_t *u)
+{
+    return u->conns.writes;
 }

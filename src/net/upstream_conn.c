@@ -159,6 +159,7 @@ static void conn_flush(adm_upstream_conn_t *c)
         return;
     }
     b = uv_buf_init((char *)out->data, (unsigned)out->len);
+    c->set->writes++;
     n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
     if (n == (int)out->len) {
         out->len = 0;
@@ -176,6 +177,7 @@ static void conn_flush(adm_upstream_conn_t *c)
     out->len = 0;
     b = uv_buf_init((char *)c->writing.data + n, (unsigned)(c->writing.len - (size_t)n));
     c->write_req.data = c;
+    c->set->writes++;
     if (uv_write(&c->write_req, (uv_stream_t *)&c->tcp, &b, 1, on_write_done) != 0) {
         c->writing.len = 0;
         conn_fail(c, ADM_CALL_IO, "write tcp: cannot queue the write");
@@ -184,13 +186,33 @@ static void conn_flush(adm_upstream_conn_t *c)
     c->write_in_flight = true;
 }
 
+/*
+ * The TLS session's sink (adm_tls_session_set_sink): a request's record goes to the socket from
+ * mbedTLS's buffer, without a copy into the session's output. What the socket does not take, or a
+ * write error, stays queued there, and conn_flush carries on with it (and reports the error).
+ */
+static size_t conn_sink(void *arg, const uint8_t *p, size_t len)
+{
+    adm_upstream_conn_t *c = arg;
+    uv_buf_t b;
+    int n;
+
+    if (c->write_in_flight || c->state == CONN_CLOSING || len > UINT32_MAX) {
+        return 0;
+    }
+    b = uv_buf_init((char *)p, (unsigned)len);
+    c->set->writes++;
+    n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    return n > 0 ? (size_t)n : 0;
+}
+
 void adm__upstream_conn_start_call(adm_upstream_conn_t *c, struct adm_call_s *call, const uint8_t *request,
                                    size_t len)
 {
     int rc;
 
+    /* The idle timer keeps running: it re-arms itself while the connection is busy (on_idle_timeout). */
     idle_remove(c);
-    uv_timer_stop(&c->timer);
     c->call = call;
     c->answer_started = false;
     if (c->tls != NULL) {
@@ -205,10 +227,24 @@ void adm__upstream_conn_start_call(adm_upstream_conn_t *c, struct adm_call_s *ca
     conn_flush(c);
 }
 
+/*
+ * Not stopped when a call takes the connection nor restarted when it parks again, so a call costs
+ * no timer work: when it fires, a connection that was busy since, or parked later, waits out the
+ * rest of its own idle time.
+ */
 static void on_idle_timeout(uv_timer_t *t)
 {
     adm_upstream_conn_t *c = t->data;
+    uint64_t now = uv_now(c->set->loop);
+    uint64_t idle_for = now - c->idle_since;
 
+    if (!c->idle) {
+        return; /* busy: its next park arms the timer again */
+    }
+    if (idle_for < c->set->idle_timeout_ms) {
+        uv_timer_start(&c->timer, on_idle_timeout, c->set->idle_timeout_ms - idle_for, 0);
+        return;
+    }
     if (c->call == NULL) {
         adm_log_v(3, "%s:%u: closing %s connection", c->set->host, (unsigned)c->set->port,
                   c->state == CONN_READY ? "idle" : "unfinished");
@@ -229,11 +265,15 @@ void adm__upstream_conn_park(adm_upstream_conn_t *c)
     }
     set->idle = c;
     set->nidle++;
-    uv_timer_start(&c->timer, on_idle_timeout, set->idle_timeout_ms, 0);
+    c->idle_since = uv_now(set->loop);
+    if (!uv_is_active((uv_handle_t *)&c->timer)) {
+        uv_timer_start(&c->timer, on_idle_timeout, set->idle_timeout_ms, 0);
+    }
 }
 
 static void conn_ready(adm_upstream_conn_t *c)
 {
+    uv_timer_stop(&c->timer); /* the dial deadline; parking arms the idle one */
     c->state = CONN_READY;
     c->set->ndialing--;
     c->set->events->ready(c);
@@ -506,6 +546,9 @@ static void start_connect(adm_upstream_conn_t *c)
     if (set->tls != NULL && adm_tls_session_create(set->tls, set->host, &c->tls) != 0) {
         dial_failed(c, ADM_CALL_NOMEM, "tls: cannot create a session");
         return;
+    }
+    if (c->tls != NULL) {
+        adm_tls_session_set_sink(c->tls, conn_sink, c);
     }
     c->connect_req.data = c;
     rc = uv_tcp_connect(&c->connect_req, &c->tcp, (const struct sockaddr *)&c->addrs[c->addr_index],

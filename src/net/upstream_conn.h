@@ -94,6 +94,7 @@ struct adm_upstream_conn_s {
     bool idle;
     bool reused;         /* has carried a call before */
     bool answer_started; /* a byte of the current call's answer arrived */
+    uint64_t idle_since; /* loop time it was last parked (the idle timer is re-armed lazily) */
     bool write_in_flight;
     bool dns_pending;
 };
@@ -119,6 +120,7 @@ struct adm_upstream_conn_set_s {
     size_t nidle;
     adm_upstream_conn_t *idle; /* most recent first */
     uint64_t dials;
+    uint64_t writes; /* socket writes issued (tried or queued with libuv): one per flight */
     /*
      * Where every connection of the set reads into: libuv calls the alloc and read callbacks back to
      * back for one stream, and what a read brings is copied out (or consumed by the TLS session)

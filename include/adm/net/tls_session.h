@@ -56,6 +56,21 @@ int adm_tls_session_close_notify(adm_tls_session_t *s);
 /** Ciphertext waiting to go to the socket. The caller may take it with adm_buf_swap(). */
 adm_buf_t *adm_tls_session_output(adm_tls_session_t *s);
 
+/**
+ * What a sink does with ciphertext: writes what it can of p[0..len) at once and returns how many
+ * bytes it took (0..len); the rest is queued in adm_tls_session_output() as without a sink.
+ */
+typedef size_t (*adm_tls_sink_fn)(void *arg, const uint8_t *p, size_t len);
+
+/**
+ * Gives the session a sink (NULL: none, the default): an adm_tls_session_send() that makes one
+ * record, while nothing is queued in the output buffer, offers that record to the sink straight
+ * from mbedTLS's record buffer, so a record the socket takes whole is never copied. Handshake and
+ * alert records, and sends of more than one record, are queued as without a sink. The caller keeps
+ * the order: its sink takes nothing while a write of its own is in flight.
+ */
+void adm_tls_session_set_sink(adm_tls_session_t *s, adm_tls_sink_fn sink, void *arg);
+
 /** True once the handshake completed; adm_tls_session_send() is valid from then on. */
 bool adm_tls_session_handshake_done(const adm_tls_session_t *s);
 

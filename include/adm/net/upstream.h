@@ -116,6 +116,12 @@ size_t adm_upstream_idle_connections(const adm_upstream_t *u);
 /** Connections ever opened by this upstream (each a dial, and with TLS a handshake). */
 uint64_t adm_upstream_dials(const adm_upstream_t *u);
 
+/**
+ * Socket writes issued on all its connections so far (each try and each queued write): a call's
+ * request over a connection already up is one write, handshake flights one each.
+ */
+uint64_t adm_upstream_writes(const adm_upstream_t *u);
+
 /** Human text for an error kind ("connect", "tls", ...), for counters and logs. */
 const char *adm_call_error_name(adm_call_error_t e);
 

@@ -583,6 +583,34 @@ static void test_deadline(void **state)
     assert_int_equal(waiting->calls, 1);
 }
 
+/*
+ * The pool's one deadline timer is armed for the earliest call and not moved when that call ends:
+ * answered in time, it leaves the timer to fire early, find nothing due and arm itself for the
+ * next call, which still times out at its own deadline, not before and not never.
+ */
+static void test_deadline_after_earlier_call_ended(void **state)
+{
+    result_t *quick = &results[0], *slow = &results[1];
+    uint64_t start;
+
+    (void)state;
+    srv_start(NULL);
+    upstream_to("127.0.0.1", srv.port, 2, NULL);
+    uv_update_time(&loop);
+    start = uv_now(&loop);
+    post("/quick", 100, quick);
+    WAIT_UNTIL(quick->calls == 1);
+    assert_int_equal(quick->error, ADM_CALL_OK);
+    srv.hold = true;
+    post("/slow", 300, slow);
+    WAIT_UNTIL(slow->calls == 1);
+    assert_int_equal(slow->error, ADM_CALL_TIMEOUT);
+    assert_true(slow->at_ms - start >= 300);
+    finish();
+    assert_int_equal(quick->calls, 1);
+    assert_int_equal(slow->calls, 1);
+}
+
 /* The server closes an idle connection: the pool notices by itself, and the next call dials. */
 static void test_idle_close_redial(void **state)
 {
@@ -985,12 +1013,98 @@ static void test_stream_cancel(void **state)
     assert_int_equal(inside->calls, 0);
 }
 
+/*
+ * A call's request leaves in one socket write over TLS, whatever its size: a 4 KB review (one TLS
+ * record, written straight from mbedTLS's record buffer) and a 40 KB one (three records, queued
+ * together and written at once). Counted by the pool itself, so a request split into head and
+ * body, or records written one by one, fails here.
+ */
+static void test_tls_one_write_per_call(void **state)
+{
+    static const size_t sizes[] = {4096, 40000, 4096};
+    adm_tls_ctx_t *server = NULL, *trusting = NULL;
+    result_t *r = &results[0];
+    char *body = malloc(40000);
+    uint64_t before;
+
+    (void)state;
+    assert_non_null(body);
+    memset(body, 'x', 40000);
+    tls_contexts(&server, &trusting, NULL);
+    srv_start(server);
+    upstream_to("127.0.0.1", srv.port, 4, trusting);
+    post("/up", 5000, r); /* the dial and handshake: their flights are writes of their own */
+    WAIT_UNTIL(r->calls == 1);
+    assert_int_equal(r->error, ADM_CALL_OK);
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        memset(r, 0, sizeof(*r));
+        before = adm_upstream_writes(up);
+        assert_non_null(adm_upstream_post(up, "/w", NULL, body, sizes[i], 5000, on_result, r));
+        assert_int_equal(adm_upstream_writes(up) - before, 1);
+        WAIT_UNTIL(r->calls == 1);
+        assert_int_equal(r->error, ADM_CALL_OK);
+        assert_string_equal(r->body, "/w");
+        assert_true(r->reused);
+        assert_int_equal(adm_upstream_writes(up) - before, 1);
+    }
+    assert_int_equal(adm_upstream_dials(up), 1);
+    assert_int_equal(srv.requests, 4);
+    free(body);
+    adm_tls_ctx_unref(trusting);
+    finish();
+}
+
+static bool tick_passed;
+
+static void on_tick(uv_timer_t *t)
+{
+    (void)t;
+    tick_passed = true;
+}
+
+/*
+ * The idle deadline counts from the last time the connection was parked, although its timer is
+ * not restarted per call: a connection used again part-way through its idle time stays open for
+ * a whole idle time after that call, then closes by itself.
+ */
+static void test_idle_deadline_after_reuse(void **state)
+{
+    adm_upstream_opts_t o = {0};
+    result_t *r = &results[0];
+    uv_timer_t tick;
+    uint64_t answered;
+
+    (void)state;
+    srv_start(NULL);
+    o.host = "127.0.0.1";
+    o.port = (uint16_t)srv.port;
+    o.max_conns = 4;
+    o.idle_timeout_ms = 300;
+    assert_int_equal(adm_upstream_create(&loop, &o, &up), 0);
+    post("/a", 5000, r);
+    WAIT_UNTIL(r->calls == 1);
+    uv_timer_init(&loop, &tick);
+    tick_passed = false;
+    uv_timer_start(&tick, on_tick, 200, 0);
+    WAIT_UNTIL(tick_passed);
+    post("/b", 5000, r);
+    WAIT_UNTIL(r->calls == 1);
+    answered = uv_now(&loop);
+    assert_true(r->reused);
+    WAIT_UNTIL(adm_upstream_connections(up) == 0);
+    assert_true(uv_now(&loop) - answered >= 300);
+    assert_int_equal(adm_upstream_dials(up), 1);
+    uv_close((uv_handle_t *)&tick, NULL);
+    finish();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_keepalive_reuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bound_and_fifo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deadline_after_earlier_call_ended, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_close_redial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_resent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_resent_once, setup, teardown),
@@ -1003,6 +1117,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tls_one_write_per_call, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_deadline_after_reuse, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
