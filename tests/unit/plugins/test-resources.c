@@ -18,27 +18,12 @@
 #include "adm/base/error.h"
 #include "adm/base/json.h"
 #include "adm/plugins/resources.h"
-
-static adm_arena_t *arena;
-
-static int setup(void **state)
-{
-    (void)state;
-    arena = adm_arena_create(1 << 16);
-    return arena == NULL;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    adm_arena_destroy(arena);
-    return 0;
-}
+#include "plugintest.h"
 
 static yyjson_val *json(const char *text)
 {
     yyjson_read_err err;
-    yyjson_doc *doc = adm_json_read(arena, text, strlen(text), &err);
+    yyjson_doc *doc = adm_json_read(pt_arena, text, strlen(text), &err);
 
     assert_non_null(doc);
     return yyjson_doc_get_root(doc);
@@ -46,7 +31,7 @@ static yyjson_val *json(const char *text)
 
 static const char *qtext(const adm_rlist_t *l, const char *name)
 {
-    char *buf = adm_arena_alloc(arena, ADM_QTY_STR_MAX);
+    char *buf = adm_arena_alloc(pt_arena, ADM_QTY_STR_MAX);
     const adm_quantity_t *q = adm_rlist_find(l, name);
 
     if (q == NULL) {
@@ -63,16 +48,16 @@ static void test_read(void **state)
 
     (void)state;
     assert_int_equal(
-        adm_rlist_read(arena, json("{\"cpu\":\"100m\",\"memory\":1024,\"x\":\"1e3\"}"), &l, &bad), 0);
+        adm_rlist_read(pt_arena, json("{\"cpu\":\"100m\",\"memory\":1024,\"x\":\"1e3\"}"), &l, &bad), 0);
     assert_int_equal(l.n, 3);
     assert_string_equal(qtext(&l, "cpu"), "100m");
     assert_string_equal(qtext(&l, "memory"), "1024");
     assert_string_equal(qtext(&l, "x"), "1e3");
-    assert_int_equal(adm_rlist_read(arena, json("{\"cpu\":\"1x\"}"), &l, &bad), ADM_EINVAL);
+    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\":\"1x\"}"), &l, &bad), ADM_EINVAL);
     assert_non_null(bad);
-    assert_int_equal(adm_rlist_read(arena, json("{\"cpu\":true}"), &l, &bad), ADM_EINVAL);
+    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\":true}"), &l, &bad), ADM_EINVAL);
     assert_string_equal(bad, "quantities must be strings or numbers");
-    assert_int_equal(adm_rlist_read(arena, NULL, &l, &bad), 0);
+    assert_int_equal(adm_rlist_read(pt_arena, NULL, &l, &bad), 0);
     assert_int_equal(l.n, 0);
 }
 
@@ -82,13 +67,13 @@ static void test_add_max(void **state)
     const char *bad;
 
     (void)state;
-    assert_int_equal(adm_rlist_read(arena, json("{\"cpu\":\"1\",\"memory\":\"1Gi\"}"), &a, &bad), 0);
-    assert_int_equal(adm_rlist_read(arena, json("{\"cpu\":\"500m\",\"pods\":\"2\"}"), &b, &bad), 0);
-    assert_int_equal(adm_rlist_add(arena, &a, &b), 0);
+    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\":\"1\",\"memory\":\"1Gi\"}"), &a, &bad), 0);
+    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\":\"500m\",\"pods\":\"2\"}"), &b, &bad), 0);
+    assert_int_equal(adm_rlist_add(pt_arena, &a, &b), 0);
     assert_string_equal(qtext(&a, "cpu"), "1500m");
     assert_string_equal(qtext(&a, "pods"), "2");
-    assert_int_equal(adm_rlist_read(arena, json("{\"cpu\":\"2\",\"memory\":\"1Mi\"}"), &b, &bad), 0);
-    assert_int_equal(adm_rlist_max(arena, &a, &b), 0);
+    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\":\"2\",\"memory\":\"1Mi\"}"), &b, &bad), 0);
+    assert_int_equal(adm_rlist_max(pt_arena, &a, &b), 0);
     assert_string_equal(qtext(&a, "cpu"), "2");
     assert_string_equal(qtext(&a, "memory"), "1Gi");
 }
@@ -104,12 +89,12 @@ static void test_pod_total(void **state)
                            "\"1Gi\"}}}]}}");
 
     (void)state;
-    assert_int_equal(adm_pod_resource_total(arena, pod, "requests", &t, &bad), 0);
+    assert_int_equal(adm_pod_resource_total(pt_arena, pod, "requests", &t, &bad), 0);
     assert_string_equal(qtext(&t, "cpu"), "3200m");
     assert_string_equal(qtext(&t, "memory"), "1Gi");
     pod = json("{\"spec\":{\"resources\":{\"requests\":{\"cpu\":\"4\"}},\"containers\":[{\"resources\":"
                "{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Mi\"}}}]}}");
-    assert_int_equal(adm_pod_resource_total(arena, pod, "requests", &t, &bad), 0);
+    assert_int_equal(adm_pod_resource_total(pt_arena, pod, "requests", &t, &bad), 0);
     assert_string_equal(qtext(&t, "cpu"), "4");
     assert_string_equal(qtext(&t, "memory"), "1Mi");
 }
@@ -154,5 +139,5 @@ int main(void)
         cmocka_unit_test(test_best_effort),
     };
 
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, pt_group_setup, pt_group_teardown);
 }
