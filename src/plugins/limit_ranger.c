@@ -322,6 +322,33 @@ static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const adm_rlist
     return 0;
 }
 
+/* A container (regular or init) of pod lacks one of the defaults in resources.requests or .limits. */
+static bool defaults_missing(yyjson_val *pod, const adm_rlist_t *requests, const adm_rlist_t *limits)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    const adm_rlist_t *defaults[] = {requests, limits};
+    static const char *const which[] = {"requests", "limits"};
+
+    for (size_t l = 0; l < 2; l++) {
+        yyjson_arr_iter it;
+        yyjson_val *c;
+
+        yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+            for (size_t w = 0; yyjson_is_obj(c) && w < 2; w++) {
+                yyjson_val *have = adm_json_path(c, "resources", which[w], NULL);
+
+                for (size_t k = 0; k < defaults[w]->n; k++) {
+                    if (adm_json_get(have, defaults[w]->names[k]) == NULL) {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    return false;
+}
+
 /* PodMutateLimitFunc for one LimitRange: defaults from its Container items, then the annotation. */
 static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
 {
@@ -353,8 +380,8 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
             }
         }
     }
-    if (requests.n == 0 && limits.n == 0) {
-        return 0;
+    if (!defaults_missing(adm_attrs_object(attrs), &requests, &limits)) {
+        return 0; /* nothing to set: no copy of the object, which later readers would pay for */
     }
     pod = adm_attrs_mutable_object(attrs);
     if (pod == NULL) {

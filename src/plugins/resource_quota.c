@@ -99,20 +99,24 @@ static bool ev_tracks(const ev_t *ev, const char *name)
 /* podComputeUsageHelper: requests and limits as the quota resource names. */
 static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_rlist_t *lim, adm_rlist_t *out)
 {
-    static const char *const plain[] = {"cpu", "memory", "ephemeral-storage"};
+    /* the quota names of the three, fixed strings so that no request formats them */
+    static const char *const plain[3][3] = {
+        {"cpu", "requests.cpu", "limits.cpu"},
+        {"memory", "requests.memory", "limits.memory"},
+        {"ephemeral-storage", "requests.ephemeral-storage", "limits.ephemeral-storage"}};
     int err = rl_set_int(a, out, "pods", 1);
 
     for (size_t i = 0; err == 0 && i < 3; i++) {
-        const adm_quantity_t *r = adm_rlist_find(req, plain[i]), *l = adm_rlist_find(lim, plain[i]);
+        const adm_quantity_t *r = adm_rlist_find(req, plain[i][0]), *l = adm_rlist_find(lim, plain[i][0]);
 
         if (r != NULL) {
-            err = adm_rlist_set(a, out, plain[i], r);
+            err = adm_rlist_set(a, out, plain[i][0], r);
             if (err == 0) {
-                err = adm_rlist_set(a, out, adm_arena_printf(a, "requests.%s", plain[i]), r);
+                err = adm_rlist_set(a, out, plain[i][1], r);
             }
         }
         if (err == 0 && l != NULL) {
-            err = adm_rlist_set(a, out, adm_arena_printf(a, "limits.%s", plain[i]), l);
+            err = adm_rlist_set(a, out, plain[i][2], l);
         }
     }
     for (size_t i = 0; err == 0 && i < req->n; i++) {
@@ -557,43 +561,53 @@ static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const adm_rl
     size_t ncont = yyjson_arr_size(adm_json_path(pod, "spec", "containers", NULL)) +
                    yyjson_arr_size(adm_json_path(pod, "spec", "initContainers", NULL));
     const char **names = adm_arena_alloc(a, (ncont + 1) * sizeof(*names));
+    adm_rlist_t *usage = adm_arena_calloc(a, ncont + 1, sizeof(*usage));
+    const char **cnames = adm_arena_alloc(a, (ncont + 1) * sizeof(*cnames));
     const char *text = NULL, *bad;
+    size_t nc = 0;
+    bool wanted = false;
 
-    if (names == NULL) {
+    if (names == NULL || usage == NULL || cnames == NULL) {
         return NULL;
     }
     for (size_t k = 0; k < 6; k++) {
+        wanted = wanted || adm_rlist_find(restricted, validation[k]) != NULL;
+    }
+    /* each container's usage once, in kube's order (containers, then init containers) */
+    for (size_t l = 0; wanted && l < 2; l++) {
+        yyjson_arr_iter it;
+        yyjson_val *c;
+
+        yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+            adm_rlist_t req, lim;
+            int err;
+
+            if (!yyjson_is_obj(c)) {
+                continue; /* not a container: kube-apiserver would not have decoded the pod */
+            }
+            err = adm_rlist_read(a, adm_json_path(c, "resources", "requests", NULL), &req, &bad);
+            if (err == 0) {
+                err = adm_rlist_read(a, adm_json_path(c, "resources", "limits", NULL), &lim, &bad);
+            }
+            if (err == ADM_EINVAL) {
+                return ""; /* a malformed quantity: the pod's own decoding rejects it */
+            }
+            if (err != 0 || pod_compute_usage(a, &req, &lim, &usage[nc]) != 0) {
+                return NULL;
+            }
+            cnames[nc++] = adm_json_str(c, "name");
+        }
+    }
+    for (size_t k = 0; wanted && k < 6; k++) {
         size_t n = 0;
 
         if (adm_rlist_find(restricted, validation[k]) == NULL) {
             continue;
         }
-        for (size_t l = 0; l < 2; l++) {
-            yyjson_arr_iter it;
-            yyjson_val *c;
-
-            yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
-            for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-                adm_rlist_t req, lim, usage;
-                int err;
-
-                if (!yyjson_is_obj(c)) {
-                    continue; /* not a container: kube-apiserver would not have decoded the pod */
-                }
-                memset(&usage, 0, sizeof(usage));
-                err = adm_rlist_read(a, adm_json_path(c, "resources", "requests", NULL), &req, &bad);
-                if (err == 0) {
-                    err = adm_rlist_read(a, adm_json_path(c, "resources", "limits", NULL), &lim, &bad);
-                }
-                if (err == ADM_EINVAL) {
-                    return ""; /* a malformed quantity: the pod's own decoding rejects it */
-                }
-                if (err != 0 || pod_compute_usage(a, &req, &lim, &usage) != 0) {
-                    return NULL;
-                }
-                if (adm_rlist_find(&usage, validation[k]) == NULL) {
-                    names[n++] = adm_json_str(c, "name");
-                }
+        for (size_t i = 0; i < nc; i++) {
+            if (adm_rlist_find(&usage[i], validation[k]) == NULL) {
+                names[n++] = cnames[i];
             }
         }
         if (n > 0) {
