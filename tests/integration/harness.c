@@ -819,6 +819,23 @@ int h_start_with_files(h_server_t *s, const char *const *files, const char *cons
     return 0;
 }
 
+int h_files_setup(h_server_t *s, const char *const *files, const char *const *args)
+{
+    if (adm_tls_global_init() != 0) {
+        return -1;
+    }
+    return h_start_with_files(s, files, args) != 0;
+}
+
+int h_files_teardown(h_server_t *s)
+{
+    int rc = h_stop(s, SIGTERM, 10000);
+
+    h_cleanup(s);
+    adm_tls_global_cleanup();
+    return rc != 0;
+}
+
 yyjson_doc *h_post_review(const h_server_t *s, const char *path, const pt_request_t *r)
 {
     adm_arena_t *arena = adm_arena_create(65536);

@@ -171,6 +171,13 @@ int h_files_dir(char *dir, size_t dir_len, const char *const *files);
 int h_start_with_files(h_server_t *s, const char *const *files, const char *const *args);
 
 /**
+ * cmocka group fixtures around h_start_with_files: TLS's global state set up, admitd started;
+ * then stopped (SIGTERM), removed with its files, TLS's state released. Non-zero on failure.
+ */
+int h_files_setup(h_server_t *s, const char *const *files, const char *const *args);
+int h_files_teardown(h_server_t *s);
+
+/**
  * POSTs a v1 AdmissionReview of r (pt_review_json) to path on s and returns the answer's JSON
  * (yyjson_doc_free); fails the running test unless it is a 200 with a JSON body.
  */

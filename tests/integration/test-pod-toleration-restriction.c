@@ -63,19 +63,12 @@ static int setup(void **state)
                                        "PodTolerationRestriction",
                                        NULL};
 
-    if (adm_tls_global_init() != 0) {
-        return -1;
-    }
-    return h_start_with_files(&server, files, args) != 0;
+    return h_files_setup(&server, files, args);
 }
 
 static int teardown(void **state)
 {
-    int rc = h_stop(&server, SIGTERM, 10000);
-
-    h_cleanup(&server);
-    adm_tls_global_cleanup();
-    return rc != 0;
+    return h_files_teardown(&server);
 }
 
 static yyjson_doc *admit(const char *ns, const char *spec)

@@ -37,19 +37,12 @@ static int setup(void **state)
     static const char *const files[] = {"cluster.yaml", CLUSTER, NULL};
     static const char *const args[] = {"--cluster-state", "@cluster.yaml", NULL};
 
-    if (adm_tls_global_init() != 0) {
-        return -1;
-    }
-    return h_start_with_files(&server, files, args) != 0;
+    return h_files_setup(&server, files, args);
 }
 
 static int teardown(void **state)
 {
-    int rc = h_stop(&server, SIGTERM, 10000);
-
-    h_cleanup(&server);
-    adm_tls_global_cleanup();
-    return rc != 0;
+    return h_files_teardown(&server);
 }
 
 /* POSTs a pod CREATE review in namespace team to /admit; returns the parsed answer (caller frees). */
