@@ -11,115 +11,17 @@
 #include "adm/base/error.h"
 #include "adm/base/quantity.h"
 #include "adm/cluster/cluster_state.h"
+#include "adm/plugins/resources.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define ANNOTATION "kubernetes.io/limit-ranger"
 
-/* A ResourceList: names in the JSON object's order (Go iterates its map in random order). */
-typedef struct rlist_s {
-    const char **names;
-    adm_quantity_t *qs;
-    size_t n, cap;
-} rlist_t;
-
-static const adm_quantity_t *rl_find(const rlist_t *l, const char *name)
-{
-    for (size_t i = 0; i < l->n; i++) {
-        if (strcmp(l->names[i], name) == 0) {
-            return &l->qs[i];
-        }
-    }
-    return NULL;
-}
-
-/* Sets name to q (replacing an entry of that name). Returns 0 or ADM_ENOMEM. */
-static int rl_set(adm_arena_t *a, rlist_t *l, const char *name, const adm_quantity_t *q)
-{
-    adm_quantity_t *found = (adm_quantity_t *)rl_find(l, name);
-
-    if (found != NULL) {
-        *found = *q;
-        return 0;
-    }
-    if (l->n == l->cap) {
-        size_t ncap = l->cap == 0 ? 4 : l->cap * 2;
-        const char **names = adm_arena_realloc(a, l->names, l->cap * sizeof(*names), ncap * sizeof(*names));
-        adm_quantity_t *qs = adm_arena_realloc(a, l->qs, l->cap * sizeof(*qs), ncap * sizeof(*qs));
-
-        if (names == NULL || qs == NULL) {
-            return ADM_ENOMEM;
-        }
-        l->names = names;
-        l->qs = qs;
-        l->cap = ncap;
-    }
-    l->names[l->n] = name;
-    l->qs[l->n] = *q;
-    l->n++;
-    return 0;
-}
-
-/*
- * A quantity as Quantity.UnmarshalJSON reads one: a JSON string, or a bare number (YAML's
- * `cpu: 1`), whose text is parsed the same way. The text lives in the arena (q may point at it).
- */
-static int read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, const char **problem)
-{
-    const char *text;
-    size_t len;
-
-    if (yyjson_is_str(v)) {
-        return adm_quantity_parse(yyjson_get_str(v), yyjson_get_len(v), q, problem);
-    }
-    if (yyjson_is_uint(v)) {
-        text = adm_arena_printf(a, "%llu", (unsigned long long)yyjson_get_uint(v));
-    } else if (yyjson_is_sint(v)) {
-        text = adm_arena_printf(a, "%lld", (long long)yyjson_get_sint(v));
-    } else if (yyjson_is_real(v)) {
-        text = adm_arena_printf(a, "%.17g", yyjson_get_real(v));
-    } else {
-        *problem = "quantities must be strings or numbers";
-        return ADM_EINVAL;
-    }
-    if (text == NULL) {
-        *problem = "out of memory";
-        return ADM_ENOMEM;
-    }
-    len = strlen(text);
-    return adm_quantity_parse(text, len, q, problem);
-}
-
-/*
- * Reads a ResourceList object. Returns 0, ADM_ENOMEM, or ADM_EINVAL with *bad apimachinery's
- * reason a value is not a quantity (kube-apiserver would not have decoded the object at all).
- */
-static int rl_read(adm_arena_t *a, yyjson_val *obj, rlist_t *out, const char **bad)
-{
-    yyjson_obj_iter it;
-    yyjson_val *key;
-
-    memset(out, 0, sizeof(*out));
-    yyjson_obj_iter_init(obj, &it);
-    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-        adm_quantity_t q;
-        int err = read_quantity(a, yyjson_obj_iter_get_val(key), &q, bad);
-
-        if (err != 0) {
-            return err == ADM_ENOMEM ? ADM_ENOMEM : ADM_EINVAL;
-        }
-        if (rl_set(a, out, yyjson_get_str(key), &q) != 0) {
-            return ADM_ENOMEM;
-        }
-    }
-    return 0;
-}
-
 /* One item of spec.limits, parsed. */
 typedef struct lr_item_s {
     const char *type;
-    rlist_t min, max, def, def_request, ratio;
+    adm_rlist_t min, max, def, def_request, ratio;
 } lr_item_t;
 
 typedef struct lr_s {
@@ -147,18 +49,18 @@ static int lr_read(adm_arena_t *a, yyjson_val *obj, lr_t *out)
         int err;
 
         li->type = adm_json_str(item, "type");
-        err = rl_read(a, adm_json_get(item, "min"), &li->min, &bad);
+        err = adm_rlist_read(a, adm_json_get(item, "min"), &li->min, &bad);
         if (err == 0) {
-            err = rl_read(a, adm_json_get(item, "max"), &li->max, &bad);
+            err = adm_rlist_read(a, adm_json_get(item, "max"), &li->max, &bad);
         }
         if (err == 0) {
-            err = rl_read(a, adm_json_get(item, "default"), &li->def, &bad);
+            err = adm_rlist_read(a, adm_json_get(item, "default"), &li->def, &bad);
         }
         if (err == 0) {
-            err = rl_read(a, adm_json_get(item, "defaultRequest"), &li->def_request, &bad);
+            err = adm_rlist_read(a, adm_json_get(item, "defaultRequest"), &li->def_request, &bad);
         }
         if (err == 0) {
-            err = rl_read(a, adm_json_get(item, "maxLimitRequestRatio"), &li->ratio, &bad);
+            err = adm_rlist_read(a, adm_json_get(item, "maxLimitRequestRatio"), &li->ratio, &bad);
         }
         if (err != 0) {
             return err;
@@ -203,9 +105,10 @@ static void common_values(const adm_quantity_t *req, const adm_quantity_t *lim, 
 static const adm_quantity_t ZERO; /* what a missing entry reads as (Quantity{}) */
 
 static const char *min_constraint(adm_arena_t *a, const char *type, const char *res,
-                                  const adm_quantity_t *enf, const rlist_t *requests, const rlist_t *limits)
+                                  const adm_quantity_t *enf, const adm_rlist_t *requests,
+                                  const adm_rlist_t *limits)
 {
-    const adm_quantity_t *req = rl_find(requests, res), *lim = rl_find(limits, res);
+    const adm_quantity_t *req = adm_rlist_find(requests, res), *lim = adm_rlist_find(limits, res);
     int64_t r, l, e;
 
     common_values(req != NULL ? req : &ZERO, lim != NULL ? lim : &ZERO, enf, &r, &l, &e);
@@ -225,9 +128,9 @@ static const char *min_constraint(adm_arena_t *a, const char *type, const char *
 }
 
 static const char *max_request_constraint(adm_arena_t *a, const char *type, const char *res,
-                                          const adm_quantity_t *enf, const rlist_t *requests)
+                                          const adm_quantity_t *enf, const adm_rlist_t *requests)
 {
-    const adm_quantity_t *req = rl_find(requests, res);
+    const adm_quantity_t *req = adm_rlist_find(requests, res);
     int64_t r, l, e;
 
     common_values(req != NULL ? req : &ZERO, &ZERO, enf, &r, &l, &e);
@@ -243,9 +146,10 @@ static const char *max_request_constraint(adm_arena_t *a, const char *type, cons
 }
 
 static const char *max_constraint(adm_arena_t *a, const char *type, const char *res,
-                                  const adm_quantity_t *enf, const rlist_t *requests, const rlist_t *limits)
+                                  const adm_quantity_t *enf, const adm_rlist_t *requests,
+                                  const adm_rlist_t *limits)
 {
-    const adm_quantity_t *req = rl_find(requests, res), *lim = rl_find(limits, res);
+    const adm_quantity_t *req = adm_rlist_find(requests, res), *lim = adm_rlist_find(limits, res);
     int64_t r, l, e;
 
     common_values(req != NULL ? req : &ZERO, lim != NULL ? lim : &ZERO, enf, &r, &l, &e);
@@ -265,9 +169,10 @@ static const char *max_constraint(adm_arena_t *a, const char *type, const char *
 }
 
 static const char *ratio_constraint(adm_arena_t *a, const char *type, const char *res,
-                                    const adm_quantity_t *enf, const rlist_t *requests, const rlist_t *limits)
+                                    const adm_quantity_t *enf, const adm_rlist_t *requests,
+                                    const adm_rlist_t *limits)
 {
-    const adm_quantity_t *req = rl_find(requests, res), *lim = rl_find(limits, res);
+    const adm_quantity_t *req = adm_rlist_find(requests, res), *lim = adm_rlist_find(limits, res);
     int64_t r, l, e;
     double observed, shown, max;
 
@@ -299,8 +204,8 @@ static const char *ratio_constraint(adm_arena_t *a, const char *type, const char
 }
 
 /* Adds every violation of item against requests/limits to agg. */
-static void check_item(adm_arena_t *a, adm_aggregate_t *agg, const lr_item_t *li, const rlist_t *requests,
-                       const rlist_t *limits)
+static void check_item(adm_arena_t *a, adm_aggregate_t *agg, const lr_item_t *li, const adm_rlist_t *requests,
+                       const adm_rlist_t *limits)
 {
     for (size_t k = 0; k < li->min.n; k++) {
         const char *m = min_constraint(a, li->type, li->min.names[k], &li->min.qs[k], requests, limits);
@@ -323,113 +228,6 @@ static void check_item(adm_arena_t *a, adm_aggregate_t *agg, const lr_item_t *li
             adm_aggregate_add(agg, m);
         }
     }
-}
-
-/* ---- pod-level totals (component-helpers' PodRequests/PodLimits without overhead) ---- */
-
-/* addResourceList: sums, a name seen first is copied. */
-static int rl_add(adm_arena_t *a, rlist_t *into, const rlist_t *from)
-{
-    for (size_t i = 0; i < from->n; i++) {
-        adm_quantity_t *have = (adm_quantity_t *)rl_find(into, from->names[i]);
-
-        if (have == NULL) {
-            if (rl_set(a, into, from->names[i], &from->qs[i]) != 0) {
-                return ADM_ENOMEM;
-            }
-        } else if (adm_quantity_add(have, &from->qs[i]) != 0) {
-            return ADM_ETOOBIG;
-        }
-    }
-    return 0;
-}
-
-/* maxResourceList. */
-static int rl_max(adm_arena_t *a, rlist_t *into, const rlist_t *from)
-{
-    for (size_t i = 0; i < from->n; i++) {
-        adm_quantity_t *have = (adm_quantity_t *)rl_find(into, from->names[i]);
-
-        if (have == NULL) {
-            if (rl_set(a, into, from->names[i], &from->qs[i]) != 0) {
-                return ADM_ENOMEM;
-            }
-        } else if (adm_quantity_cmp(&from->qs[i], have) > 0) {
-            *have = from->qs[i];
-        }
-    }
-    return 0;
-}
-
-static int rl_copy(adm_arena_t *a, rlist_t *out, const rlist_t *from)
-{
-    memset(out, 0, sizeof(*out));
-    return rl_add(a, out, from);
-}
-
-/*
- * Regular containers plus sidecars (init containers with restartPolicy Always) run together; each
- * other init container runs with the sidecars started before it; the pod needs the larger.
- */
-static int pod_total(adm_arena_t *a, yyjson_val *pod, const char *which, rlist_t *out, const char **bad)
-{
-    rlist_t sidecars, init_max, one, tmp;
-    yyjson_arr_iter it;
-    yyjson_val *c;
-    int err;
-
-    memset(out, 0, sizeof(*out));
-    memset(&sidecars, 0, sizeof(sidecars));
-    memset(&init_max, 0, sizeof(init_max));
-    yyjson_arr_iter_init(adm_json_path(pod, "spec", "containers", NULL), &it);
-    for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = rl_read(a, adm_json_path(c, "resources", which, NULL), &one, bad);
-        if (err == 0) {
-            err = rl_add(a, out, &one);
-        }
-        if (err != 0) {
-            return err;
-        }
-    }
-    yyjson_arr_iter_init(adm_json_path(pod, "spec", "initContainers", NULL), &it);
-    for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = rl_read(a, adm_json_path(c, "resources", which, NULL), &one, bad);
-        if (err != 0) {
-            return err;
-        }
-        if (strcmp(adm_json_str(c, "restartPolicy"), "Always") == 0) {
-            err = rl_add(a, out, &one);
-            if (err == 0) {
-                err = rl_add(a, &sidecars, &one);
-            }
-            if (err == 0) {
-                err = rl_max(a, &init_max, &sidecars);
-            }
-        } else {
-            err = rl_copy(a, &tmp, &one);
-            if (err == 0) {
-                err = rl_add(a, &tmp, &sidecars);
-            }
-            if (err == 0) {
-                err = rl_max(a, &init_max, &tmp);
-            }
-        }
-        if (err != 0) {
-            return err;
-        }
-    }
-    err = rl_max(a, out, &init_max);
-    if (err != 0) {
-        return err;
-    }
-    /* PodLevelResources (on by default since 1.34): spec.resources overrides cpu and memory. */
-    err = rl_read(a, adm_json_path(pod, "spec", "resources", which, NULL), &one, bad);
-    for (size_t i = 0; err == 0 && i < one.n; i++) {
-        if (strcmp(one.names[i], "cpu") == 0 || strcmp(one.names[i], "memory") == 0) {
-            err = rl_set(a, out, one.names[i], &one.qs[i]);
-        }
-    }
-    return err;
 }
 
 /* ---- the hooks ---- */
@@ -474,8 +272,9 @@ static int cmp_str(const void *x, const void *y)
 }
 
 /* Sets into c.resources.<which> every default it lacks; appends "<names> <word> for <prefix> <name>". */
-static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const rlist_t *defaults, const char *which,
-                          const char *word, const char *prefix, const char **parts, size_t *nparts)
+static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const adm_rlist_t *defaults,
+                          const char *which, const char *word, const char *prefix, const char **parts,
+                          size_t *nparts)
 {
     adm_arena_t *a = attrs->arena;
     yyjson_mut_val *res, *list = NULL, *name = adm_mut_get(c, "name");
@@ -523,13 +322,40 @@ static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const rlist_t *
     return 0;
 }
 
+/* A container (regular or init) of pod lacks one of the defaults in resources.requests or .limits. */
+static bool defaults_missing(yyjson_val *pod, const adm_rlist_t *requests, const adm_rlist_t *limits)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    const adm_rlist_t *defaults[] = {requests, limits};
+    static const char *const which[] = {"requests", "limits"};
+
+    for (size_t l = 0; l < 2; l++) {
+        yyjson_arr_iter it;
+        yyjson_val *c;
+
+        yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+            for (size_t w = 0; yyjson_is_obj(c) && w < 2; w++) {
+                yyjson_val *have = adm_json_path(c, "resources", which[w], NULL);
+
+                for (size_t k = 0; k < defaults[w]->n; k++) {
+                    if (adm_json_get(have, defaults[w]->names[k]) == NULL) {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    return false;
+}
+
 /* PodMutateLimitFunc for one LimitRange: defaults from its Container items, then the annotation. */
 static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
 {
     static const char *const lists[] = {"containers", "initContainers"};
     static const char *const prefixes[] = {"container", "init container"};
     adm_arena_t *a = attrs->arena;
-    rlist_t requests, limits;
+    adm_rlist_t requests, limits;
     yyjson_mut_val *pod, *meta, *annotations;
     const char **parts;
     size_t nparts = 0, ncontainers;
@@ -543,19 +369,19 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
             continue;
         }
         for (size_t k = 0; k < lr->items[i].def_request.n; k++) {
-            if (rl_set(a, &requests, lr->items[i].def_request.names[k], &lr->items[i].def_request.qs[k]) !=
-                0) {
+            if (adm_rlist_set(a, &requests, lr->items[i].def_request.names[k],
+                              &lr->items[i].def_request.qs[k]) != 0) {
                 return ADM_ENOMEM;
             }
         }
         for (size_t k = 0; k < lr->items[i].def.n; k++) {
-            if (rl_set(a, &limits, lr->items[i].def.names[k], &lr->items[i].def.qs[k]) != 0) {
+            if (adm_rlist_set(a, &limits, lr->items[i].def.names[k], &lr->items[i].def.qs[k]) != 0) {
                 return ADM_ENOMEM;
             }
         }
     }
-    if (requests.n == 0 && limits.n == 0) {
-        return 0;
+    if (!defaults_missing(adm_attrs_object(attrs), &requests, &limits)) {
+        return 0; /* nothing to set: no copy of the object, which later readers would pay for */
     }
     pod = adm_attrs_mutable_object(attrs);
     if (pod == NULL) {
@@ -634,7 +460,7 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
 {
     static const char *const lists[] = {"containers", "initContainers"};
     adm_arena_t *a = attrs->arena;
-    rlist_t requests, limits, none;
+    adm_rlist_t requests, limits, none;
     int err;
 
     memset(&none, 0, sizeof(none));
@@ -645,7 +471,8 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
             if (strcmp(li->type, "PersistentVolumeClaim") != 0) {
                 continue;
             }
-            err = rl_read(a, adm_json_path(obj, "spec", "resources", "requests", NULL), &requests, bad);
+            err =
+                adm_rlist_read(a, adm_json_path(obj, "spec", "resources", "requests", NULL), &requests, bad);
             if (err != 0) {
                 return err;
             }
@@ -674,9 +501,9 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
 
                 yyjson_arr_iter_init(adm_json_path(obj, "spec", lists[l], NULL), &it);
                 for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-                    err = rl_read(a, adm_json_path(c, "resources", "requests", NULL), &requests, bad);
+                    err = adm_rlist_read(a, adm_json_path(c, "resources", "requests", NULL), &requests, bad);
                     if (err == 0) {
-                        err = rl_read(a, adm_json_path(c, "resources", "limits", NULL), &limits, bad);
+                        err = adm_rlist_read(a, adm_json_path(c, "resources", "limits", NULL), &limits, bad);
                     }
                     if (err != 0) {
                         return err;
@@ -685,9 +512,9 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
                 }
             }
         } else if (strcmp(li->type, "Pod") == 0) {
-            err = pod_total(a, obj, "requests", &requests, bad);
+            err = adm_pod_resource_total(a, obj, "requests", &requests, bad);
             if (err == 0) {
-                err = pod_total(a, obj, "limits", &limits, bad);
+                err = adm_pod_resource_total(a, obj, "limits", &limits, bad);
             }
             if (err != 0) {
                 return err;

@@ -74,8 +74,7 @@ static bool tol_equal(const adm_toleration_t *a, const adm_toleration_t *b)
            (!a->has_seconds || a->seconds == b->seconds);
 }
 
-/* isSuperset(ss, t): ss tolerates everything t does. */
-static bool is_superset(const adm_toleration_t *ss, const adm_toleration_t *t)
+bool adm_toleration_is_superset(const adm_toleration_t *ss, const adm_toleration_t *t)
 {
     if (tol_equal(ss, t)) {
         return true;
@@ -117,11 +116,11 @@ yyjson_mut_val *adm_merge_tolerations(yyjson_mut_doc *doc, yyjson_val *first, yy
         bool redundant = false;
 
         for (size_t j = 0; j < i && !redundant; j++) {
-            redundant = kept[j] && is_superset(&tol[j], &tol[i]);
+            redundant = kept[j] && adm_toleration_is_superset(&tol[j], &tol[i]);
         }
         /* of equal ones the first is kept */
         for (size_t j = i + 1; j < n && !redundant; j++) {
-            redundant = !tol_equal(&tol[i], &tol[j]) && is_superset(&tol[j], &tol[i]);
+            redundant = !tol_equal(&tol[i], &tol[j]) && adm_toleration_is_superset(&tol[j], &tol[i]);
         }
         kept[i] = !redundant;
         if (kept[i] && !yyjson_mut_arr_append(out, adm_json_mut_share(doc, all[i]))) {

@@ -167,6 +167,10 @@ static int admit_create(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *spec)
             "priority admission controller computed %s from the given PriorityClass name",
             yyjson_get_str(given_policy), c.policy);
     }
+    /* the pod already says what the class gives: no copy of the object, which later readers would pay for */
+    if (!set_name && yyjson_is_int(given) && (c.policy == NULL || yyjson_is_str(given_policy))) {
+        return ADM_OK;
+    }
     root = adm_attrs_mutable_object(attrs);
     mspec = root != NULL ? adm_mut_ensure(attrs->mdoc, root, "spec", YYJSON_TYPE_OBJ) : NULL;
     if (mspec == NULL) {

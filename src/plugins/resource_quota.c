@@ -12,144 +12,18 @@
 #include "adm/base/error.h"
 #include "adm/base/quantity.h"
 #include "adm/cluster/cluster_state.h"
+#include "adm/plugins/resources.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define STORAGE_CLASS_SUFFIX ".storageclass.storage.k8s.io/"
 
-/* A ResourceList: names with quantities, insertion order. */
-typedef struct rlist_s {
-    const char **names;
-    adm_quantity_t *qs;
-    size_t n, cap;
-} rlist_t;
-
-static adm_quantity_t *rl_find(const rlist_t *l, const char *name)
-{
-    for (size_t i = 0; i < l->n; i++) {
-        if (strcmp(l->names[i], name) == 0) {
-            return &l->qs[i];
-        }
-    }
-    return NULL;
-}
-
-static int rl_set(adm_arena_t *a, rlist_t *l, const char *name, const adm_quantity_t *q)
-{
-    adm_quantity_t *found = rl_find(l, name);
-
-    if (found != NULL) {
-        *found = *q;
-        return 0;
-    }
-    if (l->n == l->cap) {
-        size_t ncap = l->cap == 0 ? 8 : l->cap * 2;
-        const char **names = adm_arena_realloc(a, l->names, l->cap * sizeof(*names), ncap * sizeof(*names));
-        adm_quantity_t *qs = adm_arena_realloc(a, l->qs, l->cap * sizeof(*qs), ncap * sizeof(*qs));
-
-        if (names == NULL || qs == NULL) {
-            return ADM_ENOMEM;
-        }
-        l->names = names;
-        l->qs = qs;
-        l->cap = ncap;
-    }
-    l->names[l->n] = name;
-    l->qs[l->n] = *q;
-    l->n++;
-    return 0;
-}
-
-static int rl_set_int(adm_arena_t *a, rlist_t *l, const char *name, int64_t v)
+static int rl_set_int(adm_arena_t *a, adm_rlist_t *l, const char *name, int64_t v)
 {
     adm_quantity_t q = adm_quantity_scaled(v, 0, ADM_QTY_DECIMAL_SI);
 
-    return rl_set(a, l, name, &q);
-}
-
-/* quota.Add for one entry: a name seen first is copied. */
-static int rl_add_one(adm_arena_t *a, rlist_t *into, const char *name, const adm_quantity_t *q)
-{
-    adm_quantity_t *have = rl_find(into, name);
-
-    if (have == NULL) {
-        return rl_set(a, into, name, q);
-    }
-    return adm_quantity_add(have, q) != 0 ? ADM_ETOOBIG : 0;
-}
-
-static int rl_add(adm_arena_t *a, rlist_t *into, const rlist_t *from)
-{
-    for (size_t i = 0; i < from->n; i++) {
-        int err = rl_add_one(a, into, from->names[i], &from->qs[i]);
-
-        if (err != 0) {
-            return err;
-        }
-    }
-    return 0;
-}
-
-static int rl_max(adm_arena_t *a, rlist_t *into, const rlist_t *from)
-{
-    for (size_t i = 0; i < from->n; i++) {
-        adm_quantity_t *have = rl_find(into, from->names[i]);
-
-        if (have == NULL) {
-            if (rl_set(a, into, from->names[i], &from->qs[i]) != 0) {
-                return ADM_ENOMEM;
-            }
-        } else if (adm_quantity_cmp(&from->qs[i], have) > 0) {
-            *have = from->qs[i];
-        }
-    }
-    return 0;
-}
-
-/* A quantity as Quantity.UnmarshalJSON reads it: a string or a bare number. */
-static int read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q)
-{
-    const char *text, *problem;
-
-    if (yyjson_is_str(v)) {
-        return adm_quantity_parse(yyjson_get_str(v), yyjson_get_len(v), q, &problem);
-    }
-    if (yyjson_is_uint(v)) {
-        text = adm_arena_printf(a, "%llu", (unsigned long long)yyjson_get_uint(v));
-    } else if (yyjson_is_sint(v)) {
-        text = adm_arena_printf(a, "%lld", (long long)yyjson_get_sint(v));
-    } else if (yyjson_is_real(v)) {
-        text = adm_arena_printf(a, "%.17g", yyjson_get_real(v));
-    } else {
-        return ADM_EINVAL;
-    }
-    if (text == NULL) {
-        return ADM_ENOMEM;
-    }
-    return adm_quantity_parse(text, strlen(text), q, &problem);
-}
-
-/* Reads a ResourceList object; ADM_EINVAL when a value is not a quantity. */
-static int rl_read(adm_arena_t *a, yyjson_val *obj, rlist_t *out)
-{
-    yyjson_obj_iter it;
-    yyjson_val *key;
-
-    memset(out, 0, sizeof(*out));
-    yyjson_obj_iter_init(obj, &it);
-    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-        adm_quantity_t q;
-        int err = read_quantity(a, yyjson_obj_iter_get_val(key), &q);
-
-        if (err != 0) {
-            return err == ADM_ENOMEM ? ADM_ENOMEM : ADM_EINVAL;
-        }
-        if (rl_set(a, out, yyjson_get_str(key), &q) != 0) {
-            return ADM_ENOMEM;
-        }
-    }
-    return 0;
+    return adm_rlist_set(a, l, name, &q);
 }
 
 static bool starts_with(const char *s, const char *prefix)
@@ -222,97 +96,38 @@ static bool ev_tracks(const ev_t *ev, const char *name)
     return false;
 }
 
-/* Sum of the containers' (and init containers') resources as component-helpers' PodRequests. */
-static int pod_total(adm_arena_t *a, yyjson_val *pod, const char *which, rlist_t *out)
-{
-    rlist_t sidecars, init_max, one, tmp;
-    yyjson_arr_iter it;
-    yyjson_val *c;
-    int err;
-
-    memset(out, 0, sizeof(*out));
-    memset(&sidecars, 0, sizeof(sidecars));
-    memset(&init_max, 0, sizeof(init_max));
-    yyjson_arr_iter_init(adm_json_path(pod, "spec", "containers", NULL), &it);
-    for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = rl_read(a, adm_json_path(c, "resources", which, NULL), &one);
-        if (err == 0) {
-            err = rl_add(a, out, &one);
-        }
-        if (err != 0) {
-            return err;
-        }
-    }
-    yyjson_arr_iter_init(adm_json_path(pod, "spec", "initContainers", NULL), &it);
-    for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = rl_read(a, adm_json_path(c, "resources", which, NULL), &one);
-        if (err != 0) {
-            return err;
-        }
-        if (strcmp(adm_json_str(c, "restartPolicy"), "Always") == 0) {
-            err = rl_add(a, out, &one);
-            if (err == 0) {
-                err = rl_add(a, &sidecars, &one);
-            }
-            if (err == 0) {
-                err = rl_max(a, &init_max, &sidecars);
-            }
-        } else {
-            memset(&tmp, 0, sizeof(tmp));
-            err = rl_add(a, &tmp, &one);
-            if (err == 0) {
-                err = rl_add(a, &tmp, &sidecars);
-            }
-            if (err == 0) {
-                err = rl_max(a, &init_max, &tmp);
-            }
-        }
-        if (err != 0) {
-            return err;
-        }
-    }
-    err = rl_max(a, out, &init_max);
-    if (err != 0) {
-        return err;
-    }
-    /* PodLevelResources: spec.resources overrides cpu and memory. */
-    err = rl_read(a, adm_json_path(pod, "spec", "resources", which, NULL), &one);
-    for (size_t i = 0; err == 0 && i < one.n; i++) {
-        if (strcmp(one.names[i], "cpu") == 0 || strcmp(one.names[i], "memory") == 0) {
-            err = rl_set(a, out, one.names[i], &one.qs[i]);
-        }
-    }
-    return err;
-}
-
 /* podComputeUsageHelper: requests and limits as the quota resource names. */
-static int pod_compute_usage(adm_arena_t *a, const rlist_t *req, const rlist_t *lim, rlist_t *out)
+static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_rlist_t *lim, adm_rlist_t *out)
 {
-    static const char *const plain[] = {"cpu", "memory", "ephemeral-storage"};
+    /* the quota names of the three, fixed strings so that no request formats them */
+    static const char *const plain[3][3] = {
+        {"cpu", "requests.cpu", "limits.cpu"},
+        {"memory", "requests.memory", "limits.memory"},
+        {"ephemeral-storage", "requests.ephemeral-storage", "limits.ephemeral-storage"}};
     int err = rl_set_int(a, out, "pods", 1);
 
     for (size_t i = 0; err == 0 && i < 3; i++) {
-        const adm_quantity_t *r = rl_find(req, plain[i]), *l = rl_find(lim, plain[i]);
+        const adm_quantity_t *r = adm_rlist_find(req, plain[i][0]), *l = adm_rlist_find(lim, plain[i][0]);
 
         if (r != NULL) {
-            err = rl_set(a, out, plain[i], r);
+            err = adm_rlist_set(a, out, plain[i][0], r);
             if (err == 0) {
-                err = rl_set(a, out, adm_arena_printf(a, "requests.%s", plain[i]), r);
+                err = adm_rlist_set(a, out, plain[i][1], r);
             }
         }
         if (err == 0 && l != NULL) {
-            err = rl_set(a, out, adm_arena_printf(a, "limits.%s", plain[i]), l);
+            err = adm_rlist_set(a, out, plain[i][2], l);
         }
     }
     for (size_t i = 0; err == 0 && i < req->n; i++) {
         const char *name = req->names[i];
 
         if (starts_with(name, "hugepages-")) {
-            err = rl_set(a, out, name, &req->qs[i]);
+            err = adm_rlist_set(a, out, name, &req->qs[i]);
         }
         if (err == 0 &&
             (starts_with(name, "hugepages-") || (!is_native(name) && !starts_with(name, "requests.")))) {
-            err = rl_set(a, out, adm_arena_printf(a, "requests.%s", name), &req->qs[i]);
+            err = adm_rlist_set(a, out, adm_arena_printf(a, "requests.%s", name), &req->qs[i]);
         }
     }
     return err;
@@ -326,22 +141,23 @@ static bool pod_terminal(yyjson_val *pod)
 }
 
 /* The evaluator's Usage of obj. */
-static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, rlist_t *out)
+static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, adm_rlist_t *out)
 {
+    const char *bad; /* the object's own decoding reports a malformed quantity */
     int err = 0;
 
     memset(out, 0, sizeof(*out));
     switch (ev->kind) {
     case EV_POD: {
-        rlist_t req, lim;
+        adm_rlist_t req, lim;
 
         err = rl_set_int(a, out, "count/pods", 1);
         if (err != 0 || pod_terminal(obj)) {
             return err;
         }
-        err = pod_total(a, obj, "requests", &req);
+        err = adm_pod_resource_total(a, obj, "requests", &req, &bad);
         if (err == 0) {
-            err = pod_total(a, obj, "limits", &lim);
+            err = adm_pod_resource_total(a, obj, "limits", &lim, &bad);
         }
         return err == 0 ? pod_compute_usage(a, &req, &lim, out) : err;
     }
@@ -363,13 +179,13 @@ static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, rlist_t *ou
                              adm_arena_printf(a, "%s" STORAGE_CLASS_SUFFIX "persistentvolumeclaims", cls), 1);
         }
         if (err == 0 && storage != NULL) {
-            err = read_quantity(a, storage, &q);
+            err = adm_json_read_quantity(a, storage, &q, &bad);
             if (err == 0) {
-                err = rl_set(a, out, "requests.storage", &q);
+                err = adm_rlist_set(a, out, "requests.storage", &q);
             }
             if (err == 0 && *cls != '\0') {
-                err = rl_set(a, out, adm_arena_printf(a, "%s" STORAGE_CLASS_SUFFIX "requests.storage", cls),
-                             &q);
+                err = adm_rlist_set(
+                    a, out, adm_arena_printf(a, "%s" STORAGE_CLASS_SUFFIX "requests.storage", cls), &q);
             }
         }
         return err;
@@ -416,47 +232,6 @@ static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, rlist_t *ou
 }
 
 /* ---- scopes ---- */
-
-/* qos.GetPodQOS == BestEffort: no container asks for or is limited in cpu or memory. */
-static bool pod_best_effort(yyjson_val *pod)
-{
-    static const char *const lists[] = {"containers", "initContainers"};
-    static const char *const which[] = {"requests", "limits"};
-    const char *problem;
-
-    for (size_t l = 0; l < 2; l++) {
-        yyjson_arr_iter it;
-        yyjson_val *c;
-
-        yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
-        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-            for (size_t w = 0; w < 2; w++) {
-                yyjson_val *list = adm_json_path(c, "resources", which[w], NULL);
-                static const char *const names[] = {"cpu", "memory"};
-
-                for (size_t k = 0; k < 2; k++) {
-                    yyjson_val *v = adm_json_get(list, names[k]);
-                    adm_quantity_t q;
-
-                    if (yyjson_is_str(v) &&
-                        adm_quantity_parse(yyjson_get_str(v), yyjson_get_len(v), &q, &problem) == 0 &&
-                        !adm_quantity_is_zero(&q)) {
-                        return false;
-                    }
-                    if (yyjson_is_num(v) && yyjson_get_num(v) != 0) {
-                        return false;
-                    }
-                }
-            }
-        }
-    }
-    for (size_t w = 0; w < 2; w++) {
-        if (yyjson_obj_size(adm_json_path(pod, "spec", "resources", which[w], NULL)) > 0) {
-            return false;
-        }
-    }
-    return true;
-}
 
 static bool terms_cross_namespace(yyjson_val *terms, bool weighted)
 {
@@ -536,10 +311,10 @@ static bool scope_matches(const ev_t *ev, yyjson_val *obj, const char *scope, co
         return terminating == (strcmp(scope, "Terminating") == 0);
     }
     if (strcmp(scope, "BestEffort") == 0) {
-        return pod_best_effort(obj);
+        return adm_pod_qos_best_effort(obj);
     }
     if (strcmp(scope, "NotBestEffort") == 0) {
-        return !pod_best_effort(obj);
+        return !adm_pod_qos_best_effort(obj);
     }
     if (strcmp(scope, "PriorityClass") == 0) {
         return priority_matches(obj, op, values);
@@ -778,7 +553,7 @@ static const char *sorted_join(adm_arena_t *a, const char **names, size_t n, con
  * Constraints of the pod evaluator: a quota on cpu or memory needs every container to state them
  * (kube's backward-compatibility rule). Returns "" when satisfied, the error text, or NULL (memory).
  */
-static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const rlist_t *restricted)
+static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const adm_rlist_t *restricted)
 {
     static const char *const validation[] = {"cpu",    "limits.cpu",   "limits.memory",
                                              "memory", "requests.cpu", "requests.memory"};
@@ -786,43 +561,53 @@ static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const rlist_
     size_t ncont = yyjson_arr_size(adm_json_path(pod, "spec", "containers", NULL)) +
                    yyjson_arr_size(adm_json_path(pod, "spec", "initContainers", NULL));
     const char **names = adm_arena_alloc(a, (ncont + 1) * sizeof(*names));
-    const char *text = NULL;
+    adm_rlist_t *usage = adm_arena_calloc(a, ncont + 1, sizeof(*usage));
+    const char **cnames = adm_arena_alloc(a, (ncont + 1) * sizeof(*cnames));
+    const char *text = NULL, *bad;
+    size_t nc = 0;
+    bool wanted = false;
 
-    if (names == NULL) {
+    if (names == NULL || usage == NULL || cnames == NULL) {
         return NULL;
     }
     for (size_t k = 0; k < 6; k++) {
+        wanted = wanted || adm_rlist_find(restricted, validation[k]) != NULL;
+    }
+    /* each container's usage once, in kube's order (containers, then init containers) */
+    for (size_t l = 0; wanted && l < 2; l++) {
+        yyjson_arr_iter it;
+        yyjson_val *c;
+
+        yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+            adm_rlist_t req, lim;
+            int err;
+
+            if (!yyjson_is_obj(c)) {
+                continue; /* not a container: kube-apiserver would not have decoded the pod */
+            }
+            err = adm_rlist_read(a, adm_json_path(c, "resources", "requests", NULL), &req, &bad);
+            if (err == 0) {
+                err = adm_rlist_read(a, adm_json_path(c, "resources", "limits", NULL), &lim, &bad);
+            }
+            if (err == ADM_EINVAL) {
+                return ""; /* a malformed quantity: the pod's own decoding rejects it */
+            }
+            if (err != 0 || pod_compute_usage(a, &req, &lim, &usage[nc]) != 0) {
+                return NULL;
+            }
+            cnames[nc++] = adm_json_str(c, "name");
+        }
+    }
+    for (size_t k = 0; wanted && k < 6; k++) {
         size_t n = 0;
 
-        if (rl_find(restricted, validation[k]) == NULL) {
+        if (adm_rlist_find(restricted, validation[k]) == NULL) {
             continue;
         }
-        for (size_t l = 0; l < 2; l++) {
-            yyjson_arr_iter it;
-            yyjson_val *c;
-
-            yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
-            for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-                rlist_t req, lim, usage;
-                int err;
-
-                if (!yyjson_is_obj(c)) {
-                    continue; /* not a container: kube-apiserver would not have decoded the pod */
-                }
-                memset(&usage, 0, sizeof(usage));
-                err = rl_read(a, adm_json_path(c, "resources", "requests", NULL), &req);
-                if (err == 0) {
-                    err = rl_read(a, adm_json_path(c, "resources", "limits", NULL), &lim);
-                }
-                if (err == ADM_EINVAL) {
-                    return ""; /* a malformed quantity: the pod's own decoding rejects it */
-                }
-                if (err != 0 || pod_compute_usage(a, &req, &lim, &usage) != 0) {
-                    return NULL;
-                }
-                if (rl_find(&usage, validation[k]) == NULL) {
-                    names[n++] = adm_json_str(c, "name");
-                }
+        for (size_t i = 0; i < nc; i++) {
+            if (adm_rlist_find(&usage[i], validation[k]) == NULL) {
+                names[n++] = cnames[i];
             }
         }
         if (n > 0) {
@@ -836,14 +621,14 @@ static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const rlist_
 }
 
 /* prettyPrint: "name=value" sorted by name, comma separated, for names in keys. */
-static const char *pretty(adm_arena_t *a, const rlist_t *l, const char **keys, size_t nkeys)
+static const char *pretty(adm_arena_t *a, const adm_rlist_t *l, const char **keys, size_t nkeys)
 {
     const char *out = "";
     bool first = true;
 
     qsort(keys, nkeys, sizeof(*keys), cmp_str);
     for (size_t i = 0; i < nkeys && out != NULL; i++) {
-        const adm_quantity_t *q = rl_find(l, keys[i]);
+        const adm_quantity_t *q = adm_rlist_find(l, keys[i]);
         char buf[ADM_QTY_STR_MAX];
 
         if (q == NULL) {
@@ -895,14 +680,16 @@ static bool pick_evaluator(adm_attrs_t *attrs, ev_t *ev)
 }
 
 /* The quota's status lists; false when one does not parse (kube-apiserver could not hold it). */
-static bool read_quota(adm_arena_t *a, yyjson_val *quota, rlist_t *hard, rlist_t *used)
+static bool read_quota(adm_arena_t *a, yyjson_val *quota, adm_rlist_t *hard, adm_rlist_t *used)
 {
-    return rl_read(a, adm_json_path(quota, "status", "hard", NULL), hard) == 0 &&
-           rl_read(a, adm_json_path(quota, "status", "used", NULL), used) == 0;
+    const char *bad;
+
+    return adm_rlist_read(a, adm_json_path(quota, "status", "hard", NULL), hard, &bad) == 0 &&
+           adm_rlist_read(a, adm_json_path(quota, "status", "used", NULL), used, &bad) == 0;
 }
 
 /* limitedByDefault: the consumed resources a covering quota must track. */
-static size_t limited_names(const rq_state_t *cfg, const adm_attrs_t *attrs, const rlist_t *usage,
+static size_t limited_names(const rq_state_t *cfg, const adm_attrs_t *attrs, const adm_rlist_t *usage,
                             const char **out)
 {
     size_t n = 0;
@@ -1003,7 +790,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     adm_arena_t *a = attrs->arena;
     yyjson_val *const *quotas;
     yyjson_val *obj, *old;
-    rlist_t delta, prev, restricted_all;
+    adm_rlist_t delta, prev, restricted_all;
     const char **keys, *uncovered;
     const char *limited_text = NULL;
     size_t n, nmatch = 0, nneg = 0, nlimited, nuncovered = 0;
@@ -1027,7 +814,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     memset(&restricted_all, 0, sizeof(restricted_all));
     for (size_t i = 0; i < n; i++) {
         const char *name = adm_json_str(adm_json_get(quotas[i], "metadata"), "name");
-        rlist_t hard, used, restricted;
+        adm_rlist_t hard, used, restricted;
         const char **missing;
         size_t nmissing = 0;
 
@@ -1037,8 +824,8 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         memset(&restricted, 0, sizeof(restricted));
         for (size_t k = 0; k < hard.n; k++) {
             if (ev_tracks(&ev, hard.names[k]) &&
-                (rl_set(a, &restricted, hard.names[k], &hard.qs[k]) != 0 ||
-                 rl_set(a, &restricted_all, hard.names[k], &hard.qs[k]) != 0)) {
+                (adm_rlist_set(a, &restricted, hard.names[k], &hard.qs[k]) != 0 ||
+                 adm_rlist_set(a, &restricted_all, hard.names[k], &hard.qs[k]) != 0)) {
                 return adm_status_nomem(st);
             }
         }
@@ -1061,7 +848,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         }
         for (size_t k = 0; k < restricted.n; k++) {
             missing[k] = restricted.names[k];
-            nmissing += rl_find(&used, restricted.names[k]) == NULL;
+            nmissing += adm_rlist_find(&used, restricted.names[k]) == NULL;
         }
         if (nmissing > 0) {
             return adm_status_forbidden(st, attrs, "status unknown for quota: %s, resources: %s", name,
@@ -1086,7 +873,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     /* hasNoCoveringQuota, from the usage before an update's old usage is taken off */
     nlimited = limited_names(cfg, attrs, &delta, keys);
     for (size_t k = 0; k < nlimited; k++) {
-        if (rl_find(&restricted_all, keys[k]) == NULL) {
+        if (adm_rlist_find(&restricted_all, keys[k]) == NULL) {
             keys[nuncovered++] = keys[k];
         }
     }
@@ -1127,7 +914,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         ev_usage(a, &ev, old, &prev) == 0) {
         /* SubtractWithNonNegativeResult: what the update adds, never less than nothing */
         for (size_t k = 0; k < delta.n; k++) {
-            const adm_quantity_t *was = rl_find(&prev, delta.names[k]);
+            const adm_quantity_t *was = adm_rlist_find(&prev, delta.names[k]);
 
             if (was != NULL && adm_quantity_sub(&delta.qs[k], was) != 0) {
                 return adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
@@ -1159,15 +946,15 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     }
     for (size_t i = 0; i < n; i++) {
         const char *name = adm_json_str(adm_json_get(quotas[i], "metadata"), "name");
-        rlist_t hard, used;
+        adm_rlist_t hard, used;
         size_t nexceeded = 0;
 
         if (!match[i] || !read_quota(a, quotas[i], &hard, &used)) {
             continue;
         }
         for (size_t k = 0; k < delta.n; k++) {
-            const adm_quantity_t *limit = rl_find(&hard, delta.names[k]),
-                                 *was = rl_find(&used, delta.names[k]);
+            const adm_quantity_t *limit = adm_rlist_find(&hard, delta.names[k]),
+                                 *was = adm_rlist_find(&used, delta.names[k]);
             adm_quantity_t now;
 
             if (limit == NULL) {

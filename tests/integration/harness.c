@@ -4,6 +4,7 @@
 
 #include "adm/base/error.h"
 #include "certgen.h"
+#include "plugintest.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <llhttp.h>
+#include <mbedtls/base64.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -783,4 +785,113 @@ void h_api_control(const h_server_t *api, const char *json)
     h_response_free(&r);
     h_close(&c);
     free(req);
+}
+
+/* ---- admitd with files of its own ---- */
+
+int h_files_dir(char *dir, size_t dir_len, const char *const *files)
+{
+    if (certgen_tempdir(dir, dir_len) != 0) {
+        return -1;
+    }
+    for (; files != NULL && files[0] != NULL; files += 2) {
+        char path[512];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, files[0]);
+        f = fopen(path, "w");
+        if (f == NULL || fputs(files[1], f) < 0 || fclose(f) != 0) {
+            if (f != NULL) {
+                fclose(f);
+            }
+            certgen_rmdir(dir);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int h_start_with_files(h_server_t *s, const char *const *files, const char *const *args)
+{
+    char dir[256];
+    static char paths[H_MAX_ARGS][320];
+    const char *argv[H_MAX_ARGS + 1];
+    int n = 0;
+
+    memset(s, 0, sizeof(*s));
+    if (h_files_dir(dir, sizeof(dir), files) != 0) {
+        return -1;
+    }
+    for (; args != NULL && *args != NULL && n < H_MAX_ARGS; args++, n++) {
+        argv[n] = *args;
+        if ((*args)[0] == '@') {
+            snprintf(paths[n], sizeof(paths[n]), "%s/%s", dir, *args + 1);
+            argv[n] = paths[n];
+        }
+    }
+    argv[n] = NULL;
+    if (h_start(s, dir, argv) != 0) {
+        h_cleanup(s);
+        return -1;
+    }
+    return 0;
+}
+
+int h_files_setup(h_server_t *s, const char *const *files, const char *const *args)
+{
+    if (adm_tls_global_init() != 0) {
+        return -1;
+    }
+    return h_start_with_files(s, files, args) != 0;
+}
+
+int h_files_teardown(h_server_t *s)
+{
+    int rc = h_stop(s, SIGTERM, 10000);
+
+    h_cleanup(s);
+    adm_tls_global_cleanup();
+    return rc != 0;
+}
+
+yyjson_doc *h_post_review(const h_server_t *s, const char *path, const pt_request_t *r)
+{
+    adm_arena_t *arena = adm_arena_create(65536);
+    const char *body = pt_review_json(arena, r);
+    h_conn_t c;
+    h_response_t resp;
+    size_t len;
+    char *req = h_request("POST", path, "application/json", body, strlen(body), &len);
+    yyjson_doc *doc;
+
+    assert_int_equal(h_connect_to(&c, s), 0);
+    assert_int_equal(h_send(&c, req, len), 0);
+    assert_int_equal(h_read(&c, &resp, 10000, NULL), 0);
+    assert_int_equal(resp.status, 200);
+    doc = yyjson_read((const char *)resp.body.data, resp.body.len, 0);
+    assert_non_null(doc);
+    h_response_free(&resp);
+    h_close(&c);
+    free(req);
+    adm_arena_destroy(arena);
+    return doc;
+}
+
+char *h_answer_patch(yyjson_doc *answer)
+{
+    yyjson_val *b64 = yyjson_obj_get(yyjson_obj_get(yyjson_doc_get_root(answer), "response"), "patch");
+    size_t cap = yyjson_get_len(b64) + 1;
+    unsigned char *out;
+    size_t n = 0;
+
+    if (!yyjson_is_str(b64)) {
+        return NULL;
+    }
+    out = malloc(cap);
+    assert_non_null(out);
+    assert_int_equal(mbedtls_base64_decode(out, cap - 1, &n, (const unsigned char *)yyjson_get_str(b64),
+                                           yyjson_get_len(b64)),
+                     0);
+    out[n] = '\0';
+    return (char *)out;
 }

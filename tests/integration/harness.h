@@ -10,10 +10,12 @@
 #include "adm/base/buf.h"
 #include "adm/net/tls.h"
 #include "adm/net/tls_session.h"
+#include "plugintest.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <yyjson.h>
 
 /* Arguments a started or run program may be given (beyond those the harness adds). */
 #define H_MAX_ARGS 256
@@ -159,5 +161,35 @@ long long h_now_ms(void);
  * fails the test (cmocka) unless it answers 200.
  */
 void h_api_control(const h_server_t *api, const char *json);
+
+/* ---- admitd with files of its own (cluster state, admission configuration) ---- */
+
+/**
+ * Makes a fresh temporary directory (its path in dir) holding the files of files: pairs of name
+ * and text, NULL-ended, e.g. {"cluster.yaml", CLUSTER, NULL}. 0, or -1 (nothing left behind).
+ */
+int h_files_dir(char *dir, size_t dir_len, const char *const *files);
+
+/**
+ * h_start in a directory made by h_files_dir(files), where "@NAME" in args stands for the path of
+ * file NAME there (e.g. {"--cluster-state", "@cluster.yaml", NULL}). h_cleanup removes it all.
+ */
+int h_start_with_files(h_server_t *s, const char *const *files, const char *const *args);
+
+/**
+ * cmocka group fixtures around h_start_with_files: TLS's global state set up, admitd started;
+ * then stopped (SIGTERM), removed with its files, TLS's state released. Non-zero on failure.
+ */
+int h_files_setup(h_server_t *s, const char *const *files, const char *const *args);
+int h_files_teardown(h_server_t *s);
+
+/**
+ * POSTs a v1 AdmissionReview of r (pt_review_json) to path on s and returns the answer's JSON
+ * (yyjson_doc_free); fails the running test unless it is a 200 with a JSON body.
+ */
+yyjson_doc *h_post_review(const h_server_t *s, const char *path, const pt_request_t *r);
+
+/** The answer's response.patch, base64-decoded (heap, NUL-terminated), or NULL when there is none. */
+char *h_answer_patch(yyjson_doc *answer);
 
 #endif

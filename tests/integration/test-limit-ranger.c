@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <mbedtls/base64.h>
 #include <yyjson.h>
 
 #include "adm/base/arena.h"
@@ -25,7 +24,6 @@
 #include "plugintest.h"
 
 static h_server_t server;
-static char dir[] = "/tmp/admitd-lr-XXXXXX";
 
 #define CLUSTER                                                                                              \
     "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n---\n"                                        \
@@ -36,65 +34,24 @@ static char dir[] = "/tmp/admitd-lr-XXXXXX";
 
 static int setup(void **state)
 {
-    char path[300];
-    FILE *f;
-    const char *args[] = {"--cluster-state", path, NULL};
+    static const char *const files[] = {"cluster.yaml", CLUSTER, NULL};
+    static const char *const args[] = {"--cluster-state", "@cluster.yaml", NULL};
 
-    if (adm_tls_global_init() != 0 || mkdtemp(dir) == NULL) {
-        return -1;
-    }
-    snprintf(path, sizeof(path), "%s/cluster.yaml", dir);
-    f = fopen(path, "w");
-    if (f == NULL || fputs(CLUSTER, f) < 0 || fclose(f) != 0) {
-        return -1;
-    }
-    return h_start(&server, NULL, args) != 0;
+    return h_files_setup(&server, files, args);
 }
 
 static int teardown(void **state)
 {
-    char path[300];
-    int rc = h_stop(&server, SIGTERM, 10000);
-
-    h_cleanup(&server);
-    snprintf(path, sizeof(path), "%s/cluster.yaml", dir);
-    unlink(path);
-    rmdir(dir);
-    adm_tls_global_cleanup();
-    return rc != 0;
+    return h_files_teardown(&server);
 }
 
-/* POSTs a pod CREATE review to /admit; returns the parsed answer (caller frees). */
+/* POSTs a pod CREATE review in namespace team to /admit; returns the parsed answer (caller frees). */
 static yyjson_doc *admit(const char *pod)
 {
-    adm_arena_t *arena = adm_arena_create(65536);
-    pt_request_t r = {0};
-    const char *body;
-    h_conn_t c;
-    h_response_t resp;
-    size_t len;
-    char *req;
-    yyjson_doc *doc;
+    pt_request_t r = {
+        .operation = "CREATE", .resource = "pods", .kind = "Pod", .namespace_ = "team", .object = pod};
 
-    r.operation = "CREATE";
-    r.group = "";
-    r.resource = "pods";
-    r.kind = "Pod";
-    r.namespace_ = "team";
-    r.object = pod;
-    body = pt_review_json(arena, &r);
-    req = h_request("POST", "/admit", "application/json", body, strlen(body), &len);
-    assert_int_equal(h_connect_to(&c, &server), 0);
-    assert_int_equal(h_send(&c, req, len), 0);
-    assert_int_equal(h_read(&c, &resp, 10000, NULL), 0);
-    assert_int_equal(resp.status, 200);
-    doc = yyjson_read((const char *)resp.body.data, resp.body.len, 0);
-    assert_non_null(doc);
-    h_response_free(&resp);
-    h_close(&c);
-    free(req);
-    adm_arena_destroy(arena);
-    return doc;
+    return h_post_review(&server, "/admit", &r);
 }
 
 static void test_defaults_patched(void **state)
@@ -103,20 +60,15 @@ static void test_defaults_patched(void **state)
         admit("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\",\"namespace\":"
               "\"team\"},\"spec\":{\"containers\":[{\"name\":\"app\",\"image\":\"nginx\"}]}}");
     yyjson_val *resp = yyjson_obj_get(yyjson_doc_get_root(doc), "response");
-    const char *b64 = yyjson_get_str(yyjson_obj_get(resp, "patch"));
-    unsigned char patch[4096];
-    size_t n = 0;
+    char *patch = h_answer_patch(doc);
 
     assert_true(yyjson_get_bool(yyjson_obj_get(resp, "allowed")));
-    assert_non_null(b64);
-    assert_int_equal(
-        mbedtls_base64_decode(patch, sizeof(patch) - 1, &n, (const unsigned char *)b64, strlen(b64)), 0);
-    patch[n] = '\0';
-    assert_non_null(strstr((char *)patch,
-                           "LimitRanger plugin set: cpu, memory request for container app; cpu, "
-                           "memory limit for container app"));
-    assert_non_null(strstr((char *)patch, "\"128Mi\""));
-    assert_non_null(strstr((char *)patch, "\"500m\""));
+    assert_non_null(patch);
+    assert_non_null(strstr(patch, "LimitRanger plugin set: cpu, memory request for container app; cpu, "
+                                  "memory limit for container app"));
+    assert_non_null(strstr(patch, "\"128Mi\""));
+    assert_non_null(strstr(patch, "\"500m\""));
+    free(patch);
     yyjson_doc_free(doc);
 }
 

@@ -186,3 +186,21 @@ void pt_assert_json_equal(const char *got, const char *want, const char *file, i
                  want != NULL ? want : "(null)");
     }
 }
+
+adm_arena_t *pt_arena;
+
+int pt_group_setup(void **state)
+{
+    (void)state;
+    pt_arena = adm_arena_create(1 << 16);
+    return pt_arena == NULL;
+}
+
+int pt_group_teardown(void **state)
+{
+    (void)state;
+    pt_set_cluster(NULL);
+    adm_arena_destroy(pt_arena);
+    pt_arena = NULL;
+    return 0;
+}

@@ -76,6 +76,15 @@ void pt_set_cluster(const adm_cluster_state_t *cs);
  */
 adm_cluster_state_t *pt_load_cluster(const char *text);
 
+/**
+ * cmocka group fixtures for table tests: pt_group_setup creates pt_arena (64 KiB chunks, where
+ * the tests build requests and read results); pt_group_teardown puts back the built-in cluster
+ * state (pt_set_cluster(NULL)) and destroys the arena.
+ */
+extern adm_arena_t *pt_arena;
+int pt_group_setup(void **state);
+int pt_group_teardown(void **state);
+
 /** True when JSON texts a and b are equal as JSON values (member order ignored). */
 bool pt_json_equal(const char *a, const char *b);
 

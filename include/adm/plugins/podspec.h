@@ -25,6 +25,9 @@ adm_quantity_t adm_json_quantity(yyjson_val *v);
  */
 bool adm_resource_lists_equal(yyjson_val *a, yyjson_val *b);
 
+/** tolerations' isSuperset(ss, t): ss tolerates everything t does. */
+bool adm_toleration_is_superset(const adm_toleration_t *ss, const adm_toleration_t *t);
+
 /**
  * tolerations.MergeTolerations(first, second): the tolerations of both arrays in order, without
  * those another kept or later (different) one covers (isSuperset). The result is a new array in

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ResourceLists as the plugins that count resources read and add them (LimitRanger, ResourceQuota,
+ * PodTolerationRestriction): quantities decoded as Quantity.UnmarshalJSON decodes them, lists
+ * summed and maxed as component-helpers' addResourceList/maxResourceList, a pod's total requests or
+ * limits as its PodRequests/PodLimits (without overhead), and a pod's QoS class as kube's
+ * qos.GetPodQOS decides BestEffort. Everything lives in the request's arena.
+ */
+#ifndef ADM_PLUGINS_RESOURCES_H
+#define ADM_PLUGINS_RESOURCES_H
+
+#include "adm/base/arena.h"
+#include "adm/base/quantity.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <yyjson.h>
+
+/* A ResourceList: names in the JSON object's order (Go iterates its map in random order). */
+typedef struct adm_rlist_s {
+    const char **names; /* borrowed: the JSON document's strings or arena text */
+    adm_quantity_t *qs;
+    size_t n, cap;
+} adm_rlist_t;
+
+/** The quantity of name in l, or NULL. */
+adm_quantity_t *adm_rlist_find(const adm_rlist_t *l, const char *name);
+
+/** Sets name to q, replacing an entry of that name. Returns 0 or ADM_ENOMEM. */
+int adm_rlist_set(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q);
+
+/** addResourceList: into += from, a name seen first is copied. 0, ADM_ENOMEM, or ADM_ETOOBIG (a sum). */
+int adm_rlist_add(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from);
+
+/** maxResourceList: each of from's names in into is the larger of the two. 0 or ADM_ENOMEM. */
+int adm_rlist_max(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from);
+
+/**
+ * A quantity as Quantity.UnmarshalJSON reads one: a JSON string, or a bare number (YAML's `cpu:
+ * 1`) whose text is parsed the same way (that text lives in a, q may point at it). Returns 0,
+ * ADM_ENOMEM, or another error with *problem apimachinery's reason.
+ */
+int adm_json_read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, const char **problem);
+
+/**
+ * Reads a ResourceList object (NULL or absent: empty). Returns 0, ADM_ENOMEM, or ADM_EINVAL with
+ * *bad the reason a value is not a quantity (kube-apiserver would not have decoded the object).
+ */
+int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad);
+
+/**
+ * The pod's total `which` ("requests" or "limits") as component-helpers' PodRequests/PodLimits
+ * without overhead: regular containers plus sidecars (init containers with restartPolicy Always)
+ * run together, each other init container with the sidecars started before it, and the pod needs
+ * the larger; pod-level spec.resources (PodLevelResources, on since 1.34) then overrides cpu and
+ * memory. Errors as adm_rlist_read and adm_rlist_add.
+ */
+int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
+                           const char **bad);
+
+/**
+ * qos.GetPodQOS(pod) == BestEffort: status.qosClass when set, else ComputePodQOS with the gates of
+ * the newest kube (PodLevelResources and PodLevelResourcesFixKubeletQOSClass on): with a pod-level
+ * cpu, memory or hugepages entry only spec.resources counts, else the containers and init
+ * containers do; BestEffort when no cpu or memory there is above zero.
+ */
+bool adm_pod_qos_best_effort(yyjson_val *pod);
+
+#endif

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ResourceLists, pod resource totals and the pod's BestEffort QoS class for the plugins that count
+ * resources (include/adm/plugins/resources.h).
+ */
+#include "adm/plugins/resources.h"
+
+#include "adm/admission/admission.h"
+#include "adm/base/error.h"
+#include "adm/base/json.h"
+
+#include <string.h>
+
+adm_quantity_t *adm_rlist_find(const adm_rlist_t *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->names[i], name) == 0) {
+            return &l->qs[i];
+        }
+    }
+    return NULL;
+}
+
+int adm_rlist_set(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q)
+{
+    adm_quantity_t *found = adm_rlist_find(l, name);
+
+    if (found != NULL) {
+        *found = *q;
+        return 0;
+    }
+    if (l->n == l->cap) {
+        size_t ncap = l->cap == 0 ? 4 : l->cap * 2;
+        const char **names = adm_arena_realloc(a, l->names, l->cap * sizeof(*names), ncap * sizeof(*names));
+        adm_quantity_t *qs = adm_arena_realloc(a, l->qs, l->cap * sizeof(*qs), ncap * sizeof(*qs));
+
+        if (names == NULL || qs == NULL) {
+            return ADM_ENOMEM;
+        }
+        l->names = names;
+        l->qs = qs;
+        l->cap = ncap;
+    }
+    l->names[l->n] = name;
+    l->qs[l->n] = *q;
+    l->n++;
+    return 0;
+}
+
+int adm_rlist_add(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from)
+{
+    for (size_t i = 0; i < from->n; i++) {
+        adm_quantity_t *have = adm_rlist_find(into, from->names[i]);
+
+        if (have == NULL) {
+            if (adm_rlist_set(a, into, from->names[i], &from->qs[i]) != 0) {
+                return ADM_ENOMEM;
+            }
+        } else if (adm_quantity_add(have, &from->qs[i]) != 0) {
+            return ADM_ETOOBIG;
+        }
+    }
+    return 0;
+}
+
+int adm_rlist_max(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from)
+{
+    for (size_t i = 0; i < from->n; i++) {
+        adm_quantity_t *have = adm_rlist_find(into, from->names[i]);
+
+        if (have == NULL) {
+            if (adm_rlist_set(a, into, from->names[i], &from->qs[i]) != 0) {
+                return ADM_ENOMEM;
+            }
+        } else if (adm_quantity_cmp(&from->qs[i], have) > 0) {
+            *have = from->qs[i];
+        }
+    }
+    return 0;
+}
+
+int adm_json_read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, const char **problem)
+{
+    const char *text;
+
+    if (yyjson_is_str(v)) {
+        return adm_quantity_parse(yyjson_get_str(v), yyjson_get_len(v), q, problem);
+    }
+    if (yyjson_is_uint(v)) {
+        text = adm_arena_printf(a, "%llu", (unsigned long long)yyjson_get_uint(v));
+    } else if (yyjson_is_sint(v)) {
+        text = adm_arena_printf(a, "%lld", (long long)yyjson_get_sint(v));
+    } else if (yyjson_is_real(v)) {
+        text = adm_arena_printf(a, "%.17g", yyjson_get_real(v));
+    } else {
+        *problem = "quantities must be strings or numbers";
+        return ADM_EINVAL;
+    }
+    if (text == NULL) {
+        *problem = "out of memory";
+        return ADM_ENOMEM;
+    }
+    return adm_quantity_parse(text, strlen(text), q, problem);
+}
+
+int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad)
+{
+    yyjson_obj_iter it;
+    yyjson_val *key;
+
+    memset(out, 0, sizeof(*out));
+    yyjson_obj_iter_init(obj, &it);
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        adm_quantity_t q;
+        int err = adm_json_read_quantity(a, yyjson_obj_iter_get_val(key), &q, bad);
+
+        if (err != 0) {
+            return err == ADM_ENOMEM ? ADM_ENOMEM : ADM_EINVAL;
+        }
+        if (adm_rlist_set(a, out, yyjson_get_str(key), &q) != 0) {
+            return ADM_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* One init container: a sidecar joins the pod's total; any other runs with the sidecars before it. */
+static int add_init_container(adm_arena_t *a, yyjson_val *c, const adm_rlist_t *one, adm_rlist_t *out,
+                              adm_rlist_t *sidecars, adm_rlist_t *init_max)
+{
+    adm_rlist_t tmp;
+    int err;
+
+    if (strcmp(adm_json_str(c, "restartPolicy"), "Always") == 0) {
+        err = adm_rlist_add(a, out, one);
+        if (err == 0) {
+            err = adm_rlist_add(a, sidecars, one);
+        }
+        return err == 0 ? adm_rlist_max(a, init_max, sidecars) : err;
+    }
+    memset(&tmp, 0, sizeof(tmp));
+    err = adm_rlist_add(a, &tmp, one);
+    if (err == 0) {
+        err = adm_rlist_add(a, &tmp, sidecars);
+    }
+    return err == 0 ? adm_rlist_max(a, init_max, &tmp) : err;
+}
+
+int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
+                           const char **bad)
+{
+    adm_rlist_t sidecars, init_max, one;
+    yyjson_arr_iter it;
+    yyjson_val *c;
+    int err;
+
+    memset(out, 0, sizeof(*out));
+    memset(&sidecars, 0, sizeof(sidecars));
+    memset(&init_max, 0, sizeof(init_max));
+    yyjson_arr_iter_init(adm_json_path(pod, "spec", "containers", NULL), &it);
+    for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+        err = adm_rlist_read(a, adm_json_path(c, "resources", which, NULL), &one, bad);
+        if (err == 0) {
+            err = adm_rlist_add(a, out, &one);
+        }
+        if (err != 0) {
+            return err;
+        }
+    }
+    yyjson_arr_iter_init(adm_json_path(pod, "spec", "initContainers", NULL), &it);
+    for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+        err = adm_rlist_read(a, adm_json_path(c, "resources", which, NULL), &one, bad);
+        if (err == 0) {
+            err = add_init_container(a, c, &one, out, &sidecars, &init_max);
+        }
+        if (err != 0) {
+            return err;
+        }
+    }
+    err = adm_rlist_max(a, out, &init_max);
+    if (err != 0) {
+        return err;
+    }
+    err = adm_rlist_read(a, adm_json_path(pod, "spec", "resources", which, NULL), &one, bad);
+    for (size_t i = 0; err == 0 && i < one.n; i++) {
+        if (strcmp(one.names[i], "cpu") == 0 || strcmp(one.names[i], "memory") == 0) {
+            err = adm_rlist_set(a, out, one.names[i], &one.qs[i]);
+        }
+    }
+    return err;
+}
+
+/* A cpu or memory entry of the ResourceList above zero (processResourceList keeps only those). */
+static bool qos_counts(yyjson_val *list)
+{
+    static const char *const names[] = {"cpu", "memory"};
+
+    for (size_t k = 0; k < 2; k++) {
+        yyjson_val *v = adm_json_get(list, names[k]);
+        adm_quantity_t q;
+        const char *problem;
+
+        if (yyjson_is_str(v) && adm_quantity_parse(yyjson_get_str(v), yyjson_get_len(v), &q, &problem) == 0 &&
+            adm_quantity_sign(&q) > 0) {
+            return true;
+        }
+        if (yyjson_is_num(v) && yyjson_get_num(v) > 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* isPodLevelResourcesSet: a cpu, memory or hugepages-* name in spec.resources' requests or limits. */
+static bool pod_level_set(yyjson_val *pod)
+{
+    static const char *const which[] = {"requests", "limits"};
+
+    for (size_t w = 0; w < 2; w++) {
+        yyjson_obj_iter it;
+        yyjson_val *k;
+
+        yyjson_obj_iter_init(adm_json_path(pod, "spec", "resources", which[w], NULL), &it);
+        for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
+            const char *name = yyjson_get_str(k);
+
+            if (strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0 ||
+                strncmp(name, "hugepages-", 10) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+bool adm_pod_qos_best_effort(yyjson_val *pod)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    const char *status = adm_json_str(adm_json_get(pod, "status"), "qosClass");
+    yyjson_val *res = adm_json_path(pod, "spec", "resources", NULL);
+
+    if (status[0] != '\0') {
+        return strcmp(status, "BestEffort") == 0;
+    }
+    if (pod_level_set(pod)) {
+        return !qos_counts(adm_json_get(res, "requests")) && !qos_counts(adm_json_get(res, "limits"));
+    }
+    for (size_t l = 0; l < 2; l++) {
+        yyjson_arr_iter it;
+        yyjson_val *c;
+
+        yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+            if (qos_counts(adm_json_path(c, "resources", "requests", NULL)) ||
+                qos_counts(adm_json_path(c, "resources", "limits", NULL))) {
+                return false;
+            }
+        }
+    }
+    return true;
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The ResourceList helpers the counting plugins share (include/adm/plugins/resources.h): reading
+ * quantities as Quantity.UnmarshalJSON does, sums and maxima, a pod's totals with sidecars and
+ * pod-level resources, and the BestEffort QoS class as kube's qos.GetPodQOS decides it (the
+ * cases of its qos_test.go that separate BestEffort from the rest, with the newest gates).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "adm/base/error.h"
+#include "adm/base/json.h"
+#include "adm/plugins/resources.h"
+#include "plugintest.h"
+
+static yyjson_val *json(const char *text)
+{
+    yyjson_read_err err;
+    yyjson_doc *doc = adm_json_read(pt_arena, text, strlen(text), &err);
+
+    assert_non_null(doc);
+    return yyjson_doc_get_root(doc);
+}
+
+static const char *qtext(const adm_rlist_t *l, const char *name)
+{
+    char *buf = adm_arena_alloc(pt_arena, ADM_QTY_STR_MAX);
+    const adm_quantity_t *q = adm_rlist_find(l, name);
+
+    if (q == NULL) {
+        return "(none)";
+    }
+    adm_quantity_format(q, buf, ADM_QTY_STR_MAX);
+    return buf;
+}
+
+static void test_read(void **state)
+{
+    adm_rlist_t l;
+    const char *bad = NULL;
+
+    (void)state;
+    assert_int_equal(
+        adm_rlist_read(pt_arena, json("{\"cpu\":\"100m\",\"memory\":1024,\"x\":\"1e3\"}"), &l, &bad), 0);
+    assert_int_equal(l.n, 3);
+    assert_string_equal(qtext(&l, "cpu"), "100m");
+    assert_string_equal(qtext(&l, "memory"), "1024");
+    assert_string_equal(qtext(&l, "x"), "1e3");
+    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\":\"1x\"}"), &l, &bad), ADM_EINVAL);
+    assert_non_null(bad);
+    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\":true}"), &l, &bad), ADM_EINVAL);
+    assert_string_equal(bad, "quantities must be strings or numbers");
+    assert_int_equal(adm_rlist_read(pt_arena, NULL, &l, &bad), 0);
+    assert_int_equal(l.n, 0);
+}
+
+static void test_add_max(void **state)
+{
+    adm_rlist_t a, b;
+    const char *bad;
+
+    (void)state;
+    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\":\"1\",\"memory\":\"1Gi\"}"), &a, &bad), 0);
+    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\":\"500m\",\"pods\":\"2\"}"), &b, &bad), 0);
+    assert_int_equal(adm_rlist_add(pt_arena, &a, &b), 0);
+    assert_string_equal(qtext(&a, "cpu"), "1500m");
+    assert_string_equal(qtext(&a, "pods"), "2");
+    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\":\"2\",\"memory\":\"1Mi\"}"), &b, &bad), 0);
+    assert_int_equal(adm_rlist_max(pt_arena, &a, &b), 0);
+    assert_string_equal(qtext(&a, "cpu"), "2");
+    assert_string_equal(qtext(&a, "memory"), "1Gi");
+}
+
+/* Sidecars run with the regular containers; a plain init container with the sidecars before it. */
+static void test_pod_total(void **state)
+{
+    adm_rlist_t t;
+    const char *bad;
+    yyjson_val *pod = json("{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+                           "\"initContainers\":[{\"restartPolicy\":\"Always\",\"resources\":{\"requests\":"
+                           "{\"cpu\":\"200m\"}}},{\"resources\":{\"requests\":{\"cpu\":\"3\",\"memory\":"
+                           "\"1Gi\"}}}]}}");
+
+    (void)state;
+    assert_int_equal(adm_pod_resource_total(pt_arena, pod, "requests", &t, &bad), 0);
+    assert_string_equal(qtext(&t, "cpu"), "3200m");
+    assert_string_equal(qtext(&t, "memory"), "1Gi");
+    pod = json("{\"spec\":{\"resources\":{\"requests\":{\"cpu\":\"4\"}},\"containers\":[{\"resources\":"
+               "{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Mi\"}}}]}}");
+    assert_int_equal(adm_pod_resource_total(pt_arena, pod, "requests", &t, &bad), 0);
+    assert_string_equal(qtext(&t, "cpu"), "4");
+    assert_string_equal(qtext(&t, "memory"), "1Mi");
+}
+
+static void test_best_effort(void **state)
+{
+    (void)state;
+    /* containers decide: any cpu or memory above zero, in requests or limits, init containers too */
+    assert_true(adm_pod_qos_best_effort(json("{\"spec\":{\"containers\":[{\"name\":\"a\"}]}}")));
+    assert_true(adm_pod_qos_best_effort(json("{}")));
+    assert_false(adm_pod_qos_best_effort(
+        json("{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"memory\":\"1Mi\"}}}]}}")));
+    assert_false(adm_pod_qos_best_effort(
+        json("{\"spec\":{\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":1}}}]}}")));
+    assert_true(adm_pod_qos_best_effort(json(
+        "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"0\",\"memory\":\"-1\"}}}]}}")));
+    assert_true(adm_pod_qos_best_effort(json(
+        "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"ephemeral-storage\":\"1Gi\"}}}]}}")));
+    /* pod-level cpu, memory or hugepages: only spec.resources counts */
+    assert_false(adm_pod_qos_best_effort(json("{\"spec\":{\"resources\":{\"limits\":{\"cpu\":\"1\"}}}}")));
+    assert_true(adm_pod_qos_best_effort(
+        json("{\"spec\":{\"resources\":{\"requests\":{\"hugepages-2Mi\":\"2Mi\"}},\"containers\":[{"
+             "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}")));
+    /* an empty or unsupported pod-level list leaves it to the containers
+     * (PodLevelResourcesFixKubeletQOSClass) */
+    assert_false(
+        adm_pod_qos_best_effort(json("{\"spec\":{\"resources\":{\"requests\":{\"pids\":\"1\"}},"
+                                     "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}")));
+    /* status.qosClass, when set, is the answer */
+    assert_false(adm_pod_qos_best_effort(json("{\"status\":{\"qosClass\":\"Burstable\"}}")));
+    assert_true(
+        adm_pod_qos_best_effort(json("{\"status\":{\"qosClass\":\"BestEffort\"},\"spec\":{"
+                                     "\"containers\":[{\"resources\":{\"limits\":{\"cpu\":\"1\"}}}]}}")));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_read),
+        cmocka_unit_test(test_add_max),
+        cmocka_unit_test(test_pod_total),
+        cmocka_unit_test(test_best_effort),
+    };
+
+    return cmocka_run_group_tests(tests, pt_group_setup, pt_group_teardown);
+}
