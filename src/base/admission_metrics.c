@@ -44,7 +44,7 @@ typedef struct name_series_s {
  * only added; an entry's text is in place before its id is published in the hash and in nnames.
  */
 typedef struct names_s {
-    size_t nnames; /* [0] is "other" */
+    size_t nnames;            /* [0] is "other" */
     int16_t hash[HASH_SLOTS]; /* index into text, 0: empty */
     const char *text[ADM_METRICS_NAMES];
 } names_t;
@@ -234,12 +234,14 @@ void adm_metrics_webhook(int name, adm_mx_type_t type, unsigned operation, bool 
 void adm_metrics_webhook_rejection(int name, adm_mx_type_t type, unsigned operation, adm_mx_error_t error,
                                    int code)
 {
+    uint64_t **at;
     uint64_t *codes;
 
     if (operation >= ADM_METRICS_OPERATIONS || (unsigned)error >= NERRORS) {
         return;
     }
-    codes = lazy_array((void **)&series_of(name)->rejections[type][operation][error], NCODES, sizeof(uint64_t));
+    at = &series_of(name)->rejections[type][operation][error];
+    codes = lazy_array((void **)at, NCODES, sizeof(uint64_t));
     if (codes != NULL) {
         codes[code >= 100 && code <= 599 ? code - 99 : 0]++;
     }

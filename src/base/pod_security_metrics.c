@@ -66,7 +66,7 @@ void adm_metrics_psa_evaluation(adm_mx_psa_decision_t decision, unsigned level, 
         return;
     }
     counts->evaluations[decision][level][version_index(level, version)][mode][operation][resource]
-               [sub_index(subresource)]++;
+                       [sub_index(subresource)]++;
 }
 
 void adm_metrics_psa_error(bool fatal, unsigned operation, adm_mx_psa_resource_t resource,

@@ -45,7 +45,7 @@ struct adm_server_s {
     bool ready;   /* /readyz answers 200 */
     bool finished;
     adm_metrics_t own_metrics;
-    adm_metrics_t *metrics; /* own_metrics, or under --workers this worker's shared slot */
+    adm_metrics_t *metrics;                /* own_metrics, or under --workers this worker's shared slot */
     adm_buf_t scratch;                     /* reused for rendering /metrics */
     adm_server_metrics_fn more_metrics[4]; /* the application's families (adm_server_add_metrics) */
     void *more_metrics_arg[4];

@@ -35,8 +35,15 @@ static int teardown(void **state)
 }
 
 static const char *const worker_args[] = {
-    "--workers", "2", "--cluster-state", NULL /* set in start() */, "--shutdown-delay", "1s",
-    "--shutdown-grace", "10s", NULL,
+    "--workers",
+    "2",
+    "--cluster-state",
+    NULL /* set in start() */,
+    "--shutdown-delay",
+    "1s",
+    "--shutdown-grace",
+    "10s",
+    NULL,
 };
 
 static void start(h_server_t *s)
@@ -83,7 +90,7 @@ static int sockets_of(int pid)
     snprintf(path, sizeof(path), "/proc/%d/fd", pid);
     d = opendir(path);
     assert_non_null(d);
-    while ((e = readdir(d)) != NULL) {
+    for (e = readdir(d); e != NULL; e = readdir(d)) {
         char link[320];
         char target[64];
         ssize_t len;
@@ -157,13 +164,19 @@ static double sum_of(const char *text, const char *prefix)
     size_t n = strlen(prefix);
     double sum = 0;
 
-    for (const char *p = text; p != NULL && *p != '\0'; p = strchr(p, '\n'), p = p != NULL ? p + 1 : NULL) {
+    for (const char *p = text; *p != '\0';) {
+        const char *eol = strchr(p, '\n');
+
         if (strncmp(p, prefix, n) == 0) {
             const char *space = strchr(p, ' ');
 
             assert_non_null(space);
             sum += strtod(space + 1, NULL);
         }
+        if (eol == NULL) {
+            break;
+        }
+        p = eol + 1;
     }
     return sum;
 }
@@ -318,7 +331,8 @@ static void test_killed_worker_is_restarted(void **state)
     /* dying again soon after its start: the restart waits longer each time */
     pid = worker_pid(&s, 0);
     assert_int_equal(kill(pid, SIGKILL), 0);
-    snprintf(line, sizeof(line), "worker 0 (pid %d) killed by signal 9 (Killed); restarting it in 200 ms", pid);
+    snprintf(line, sizeof(line), "worker 0 (pid %d) killed by signal 9 (Killed); restarting it in 200 ms",
+             pid);
     assert_true(h_log_wait(&s, line, 1, 10000));
     assert_true(h_log_wait(&s, "serving admission on", NWORKERS + 2, 10000));
     send_requests(&s, 2);

@@ -18,9 +18,10 @@
  * calls and the reload path all record into it whatever object they belong to, so a reload that
  * builds a new chain keeps counting in the same series, and admitd has one loop per process, so
  * nothing here locks. Under --workers each worker counts in its slot of the shared memory
- * (adm/base/shared_metrics.h) and rendering sums the slots; names are interned there once for all. Labels are bounded: a name is a plugin or webhook name from the
- * configuration, interned once; past ADM_METRICS_NAMES distinct names, further ones are counted
- * under name="other". Rejection codes are HTTP codes (100-599) or 0; others count as code 0.
+ * (adm/base/shared_metrics.h) and rendering sums the slots; names are interned there once for all.
+ * Labels are bounded: a name is a plugin or webhook name from the configuration, interned once; past
+ * ADM_METRICS_NAMES distinct names, further ones are counted under name="other". Rejection codes are HTTP
+ * codes (100-599) or 0; others count as code 0.
  *
  * Histogram buckets start at 5 µs (a built-in plugin takes microseconds; kube-apiserver's start at
  * 5 ms) and end at 10 s. Recording is an index lookup and a few increments; the first observation
