@@ -104,6 +104,9 @@ static int start(worker_t *w, unsigned index, const sigset_t *unblocked, pid_t p
     pid_t pid = fork();
 
     if (pid == 0) {
+        /* out of the parent's process group: a terminal's Ctrl-C reaches the parent alone, whose
+           relay is then the workers' one signal (a second would cut their drain short) */
+        setpgid(0, 0);
         release_ports();
         /* a parent killed outright must not leave workers serving on: they drain */
         prctl(PR_SET_PDEATHSIG, SIGTERM);
