@@ -440,33 +440,30 @@ static void add_hist_array(hist_t *sum, const hist_t *from, size_t n)
     }
 }
 
+/* The array *sum, allocated zeroed the first time from has something to add; NULL: nothing to add. */
+static void *sum_target(void **sum, const void *from, size_t n, size_t size)
+{
+    if (from != NULL && *sum == NULL) {
+        *sum = calloc(n, size);
+    }
+    return from != NULL ? *sum : NULL;
+}
+
 static void add_hists(hist_t **sum, const hist_t *from, size_t n)
 {
-    if (from == NULL) {
-        return;
+    hist_t *to = sum_target((void **)sum, from, n, sizeof(hist_t));
+
+    if (to != NULL) {
+        add_hist_array(to, from, n);
     }
-    if (*sum == NULL) {
-        *sum = calloc(n, sizeof(hist_t));
-        if (*sum == NULL) {
-            return;
-        }
-    }
-    add_hist_array(*sum, from, n);
 }
 
 static void add_counts(uint64_t **sum, const uint64_t *from, size_t n)
 {
-    if (from == NULL) {
-        return;
-    }
-    if (*sum == NULL) {
-        *sum = calloc(n, sizeof(uint64_t));
-        if (*sum == NULL) {
-            return;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        (*sum)[i] += from[i];
+    uint64_t *to = sum_target((void **)sum, from, n, sizeof(uint64_t));
+
+    for (size_t i = 0; to != NULL && i < n; i++) {
+        to[i] += from[i];
     }
 }
 

@@ -106,6 +106,15 @@ static int sockets_of(int pid)
     return n;
 }
 
+/* Each worker's pid and its open sockets now, before the test opens connections. */
+static void count_sockets(const h_server_t *s, int pids[NWORKERS], int sockets[NWORKERS])
+{
+    for (unsigned i = 0; i < NWORKERS; i++) {
+        pids[i] = worker_pid(s, i);
+        sockets[i] = sockets_of(pids[i]);
+    }
+}
+
 static char *pod_request(size_t *len)
 {
     size_t body_len;
@@ -149,10 +158,8 @@ static char *scrape(const h_server_t *s)
     assert_int_equal(h_send(&c, req, len), 0);
     assert_int_equal(h_read(&c, &r, 20000, NULL), 0);
     assert_int_equal(r.status, 200);
-    text = calloc(1, r.body.len + 1);
-    assert_non_null(text);
-    memcpy(text, r.body.data, r.body.len);
-    h_response_free(&r);
+    assert_int_equal(adm_buf_append(&r.body, "", 1), 0);
+    text = (char *)r.body.data; /* the body, NUL-terminated, is the caller's now */
     h_close(&c);
     free(req);
     return text;
@@ -204,10 +211,7 @@ static void test_both_workers_serve_and_metrics_sum_exactly(void **state)
     double psa_one;
 
     start(&s);
-    for (unsigned i = 0; i < NWORKERS; i++) {
-        pids[i] = worker_pid(&s, i);
-        before[i] = sockets_of(pids[i]);
-    }
+    count_sockets(&s, pids, before);
     /* connections held open at once: each worker has some (24 all on one: odds 2^-23) */
     for (int i = 0; i < HELD; i++) {
         assert_int_equal(h_connect_to(&held[i], &s), 0);
@@ -272,10 +276,7 @@ static void test_sigterm_drains_every_worker(void **state)
     char *req = pod_request(&len);
 
     start(&s);
-    for (unsigned i = 0; i < NWORKERS; i++) {
-        pids[i] = worker_pid(&s, i);
-        before[i] = sockets_of(pids[i]);
-    }
+    count_sockets(&s, pids, before);
     /* requests in flight on both workers: head and part of the body sent */
     for (int i = 0; i < INFLIGHT; i++) {
         assert_int_equal(h_connect_to(&c[i], &s), 0);
