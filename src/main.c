@@ -2,7 +2,9 @@
 /*
  * admitd's entry point: parse flags, set up TLS, run the server on one libuv loop until a
  * SIGTERM/SIGINT drain completes. SIGHUP, or a change to a file a flag names, reloads the TLS
- * files and the admission configuration (adm/base/reload.h).
+ * files and the admission configuration (adm/base/reload.h). Under --workers N the configuration
+ * and certificate are made once, then N forked workers each go on from there as one process would
+ * (adm/app/workers.h); each watches its own files, and the parent relays SIGHUP and SIGTERM.
  * Exit codes: 0 after a clean drain, 2 for bad flags or files, 1 for anything else that stops
  * startup.
  */
@@ -10,11 +12,13 @@
 #include "adm/admission/plugin.h"
 #include "adm/admission/trace.h"
 #include "adm/app/live_config.h"
+#include "adm/app/workers.h"
 #include "adm/base/admission_metrics.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/options.h"
 #include "adm/base/reload.h"
+#include "adm/base/shared_metrics.h"
 #include "adm/cluster/informer.h"
 #include "adm/net/tls.h"
 #include "adm/server/metrics.h"
@@ -46,6 +50,7 @@ typedef struct app_s {
     uv_signal_t sigterm;
     uv_signal_t sigint;
     uv_signal_t sighup;
+    bool quiet_reload; /* a restarted worker's catch-up reload: not a reload the counter counts */
 } app_t;
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -66,8 +71,11 @@ static void on_sighup(uv_signal_t *h, int signum)
 
 static void on_reloaded(void *arg, bool ok)
 {
-    (void)arg;
-    adm_metrics_config_reload(ok);
+    const app_t *app = arg;
+
+    if (!app->quiet_reload) {
+        adm_metrics_config_reload(ok);
+    }
 }
 
 /* The coordinator watches the TLS files and the admission configuration's; SIGHUP reloads too. */
@@ -195,9 +203,8 @@ static int start_informer(app_t *app, uv_loop_t *loop, const adm_options_t *opts
  * handles those closes started are gone (so a run under ASan or valgrind leaks nothing), and code
  * is the exit status.
  */
-static int start_failed(app_t *app, uv_loop_t *loop, const char *reason, int code)
+static int teardown(app_t *app, uv_loop_t *loop, int code)
 {
-    fprintf(stderr, "admitd: %s\n", reason);
     adm_reload_close(app->reload); /* its watches would keep the loop running */
     app->reload = NULL;
     if (app->server != NULL) {
@@ -215,6 +222,50 @@ static int start_failed(app_t *app, uv_loop_t *loop, const char *reason, int cod
     return code;
 }
 
+static int start_failed(app_t *app, uv_loop_t *loop, const char *reason, int code)
+{
+    fprintf(stderr, "admitd: %s\n", reason);
+    return teardown(app, loop, code);
+}
+
+/* Before the configuration loads: the metrics memory the workers share, and the ports they share. */
+static int prepare_workers(adm_options_t *opts, char *err, size_t err_len)
+{
+    int rc = adm_shm_create((unsigned)opts->workers);
+
+    if (rc == 0) {
+        rc = adm_metrics_share();
+    }
+    if (rc != 0) {
+        snprintf(err, err_len, "--workers: cannot map the shared metrics memory: %s", adm_strerror(rc));
+        return rc;
+    }
+    return adm_workers_reserve_ports(opts, err, err_len);
+}
+
+/*
+ * In a worker just forked: count in its own metrics slot, give the loop its own epoll instance, and
+ * draw randoms no other worker draws.
+ */
+static int enter_worker(app_t *app, uv_loop_t *loop, unsigned index, char *err, size_t err_len)
+{
+    int rc;
+
+    adm_shm_select(index);
+    adm_metrics_attach_worker();
+    rc = uv_loop_fork(loop);
+    if (rc == 0) {
+        rc = adm_tls_after_fork() == 0 ? 0 : ADM_ETLS;
+    }
+    if (rc == 0) {
+        rc = adm_server_share_metrics(app->server);
+    }
+    if (rc != 0) {
+        snprintf(err, err_len, "worker %u: cannot start: %s", index, adm_strerror(rc));
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     adm_options_t opts;
@@ -222,6 +273,7 @@ int main(int argc, char **argv)
     app_t app = {0};
     uv_loop_t loop;
     char err[2048] = "";
+    bool restarted = false;
     int rc;
 
     /*
@@ -255,6 +307,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "admitd: cannot initialise the crypto library\n");
         return 1;
     }
+    if (opts.workers > 1 && prepare_workers(&opts, err, sizeof(err)) != 0) {
+        fprintf(stderr, "admitd: %s\n", err);
+        adm_tls_global_cleanup();
+        return 2;
+    }
     uv_loop_init(&loop);
     rc = adm_live_config_create(&loop, &opts, &app.config, err, sizeof(err));
     if (rc != 0) {
@@ -272,10 +329,27 @@ int main(int argc, char **argv)
     if (app.informer != NULL) {
         adm_server_set_ready_check(app.server, adm_informer_synced, app.informer);
     }
+    if (opts.workers > 1) {
+        int index;
+        int status = adm_workers_run((unsigned)opts.workers, &index, &restarted);
+
+        if (index < 0) {
+            return teardown(&app, &loop, status);
+        }
+        if (enter_worker(&app, &loop, (unsigned)index, err, sizeof(err)) != 0) {
+            return start_failed(&app, &loop, err, 1);
+        }
+    }
     rc = start_reload(&app, &loop);
     if (rc != 0) {
         snprintf(err, sizeof(err), "cannot set up reloading: %s", adm_strerror(rc));
         return start_failed(&app, &loop, err, 1);
+    }
+    if (restarted) {
+        /* forked from the parent's start-up configuration: read what the files hold now */
+        app.quiet_reload = true;
+        adm_reload_now(app.reload, "worker restarted");
+        app.quiet_reload = false;
     }
     rc = adm_server_add_metrics(app.server, adm_live_config_proxy_metrics, app.config);
     if (rc == 0 && app.informer != NULL) {

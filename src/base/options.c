@@ -71,6 +71,8 @@ static const flag_t flags[] = {
      "larger request bodies get HTTP 413 (default 3145728)"},
     {"--max-connections", FLAG_UINT, OPT(max_connections), NONE, 1, 1000000, "N",
      "stop accepting past this many open connections until one closes (default 10000)"},
+    {"--workers", FLAG_UINT, OPT(workers), NONE, 1, ADM_MAX_WORKERS, "N",
+     "serve with N processes sharing the ports (SO_REUSEPORT); /metrics sums them all (default 1)"},
     {"--shutdown-delay", FLAG_DURATION, OPT(shutdown_delay_ms), NONE, 0, 0, "DURATION",
      "after SIGTERM keep serving this long with /readyz 503 and Connection: close (default 5s)"},
     {"--shutdown-grace", FLAG_DURATION, OPT(shutdown_grace_ms), NONE, 0, 0, "DURATION",
@@ -140,6 +142,7 @@ void adm_options_defaults(adm_options_t *o)
     o->deadline_margin_ms = 250;
     o->max_request_bytes = 3145728;
     o->max_connections = 10000;
+    o->workers = 1;
     o->shutdown_delay_ms = 5000;
     o->shutdown_grace_ms = 20000;
     o->log_format = ADM_LOG_TEXT;

@@ -3,7 +3,9 @@
 #include "adm/base/admission_metrics.h"
 
 #include "adm/base/error.h"
+#include "adm/base/shared_metrics.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define NLEVELS 3
@@ -22,8 +24,14 @@ static const char *const op_names[NOPS] = {"create", "update"};
 static const char *const resource_names[NRESOURCES] = {"pod", "controller", "namespace"};
 static const char *const sub_names[NSUBS] = {"", "ephemeralcontainers", "resize", "other"};
 
-static uint64_t evaluations[2][NLEVELS][NVERSIONS][NMODES][NOPS][NRESOURCES][NSUBS];
-static uint64_t errors[2][NOPS][NRESOURCES][NSUBS];
+/* Nothing but counters, so the sum of two is the sum of their words (sum_workers). */
+typedef struct psa_counts_s {
+    uint64_t evaluations[2][NLEVELS][NVERSIONS][NMODES][NOPS][NRESOURCES][NSUBS];
+    uint64_t errors[2][NOPS][NRESOURCES][NSUBS];
+} psa_counts_t;
+
+static psa_counts_t local_counts;
+static psa_counts_t *counts = &local_counts; /* under --workers, this worker's slot */
 
 static size_t sub_index(const char *subresource)
 {
@@ -57,8 +65,8 @@ void adm_metrics_psa_evaluation(adm_mx_psa_decision_t decision, unsigned level, 
         (unsigned)resource >= NRESOURCES) {
         return;
     }
-    evaluations[decision][level][version_index(level, version)][mode][operation][resource]
-               [sub_index(subresource)]++;
+    counts->evaluations[decision][level][version_index(level, version)][mode][operation][resource]
+                       [sub_index(subresource)]++;
 }
 
 void adm_metrics_psa_error(bool fatal, unsigned operation, adm_mx_psa_resource_t resource,
@@ -67,7 +75,7 @@ void adm_metrics_psa_error(bool fatal, unsigned operation, adm_mx_psa_resource_t
     if (operation >= NOPS || (unsigned)resource >= NRESOURCES) {
         return;
     }
-    errors[fatal ? 1 : 0][operation][resource][sub_index(subresource)]++;
+    counts->errors[fatal ? 1 : 0][operation][resource][sub_index(subresource)]++;
 }
 
 static int append_version(adm_buf_t *out, size_t v)
@@ -81,7 +89,7 @@ static int append_version(adm_buf_t *out, size_t v)
     return adm_buf_appendf(out, "v1.%zu", v);
 }
 
-static int render_evaluations(adm_buf_t *out)
+static int render_evaluations(adm_buf_t *out, const psa_counts_t *c)
 {
     int err = adm_buf_append_str(out, "# HELP admitd_pod_security_evaluations_total Number of policy "
                                       "evaluations that occurred, not counting ignored or exempt requests.\n"
@@ -94,7 +102,7 @@ static int render_evaluations(adm_buf_t *out)
                     for (size_t op = 0; op < NOPS; op++) {
                         for (size_t r = 0; r < NRESOURCES; r++) {
                             for (size_t s = 0; s < NSUBS; s++) {
-                                uint64_t n = evaluations[d][l][v][m][op][r][s];
+                                uint64_t n = c->evaluations[d][l][v][m][op][r][s];
 
                                 if (n == 0) {
                                     continue;
@@ -121,7 +129,7 @@ static int render_evaluations(adm_buf_t *out)
     return err;
 }
 
-static int render_errors(adm_buf_t *out)
+static int render_errors(adm_buf_t *out, const psa_counts_t *c)
 {
     int err = adm_buf_append_str(out, "# HELP admitd_pod_security_errors_total Number of errors preventing "
                                       "normal evaluation. Non-fatal errors may result in the latest "
@@ -132,14 +140,14 @@ static int render_errors(adm_buf_t *out)
         for (size_t op = 0; op < NOPS; op++) {
             for (size_t r = 0; r < NRESOURCES; r++) {
                 for (size_t s = 0; s < NSUBS; s++) {
-                    if (errors[f][op][r][s] == 0) {
+                    if (c->errors[f][op][r][s] == 0) {
                         continue;
                     }
                     err |= adm_buf_appendf(out,
                                            "admitd_pod_security_errors_total{fatal=\"%s\",request_operation="
                                            "\"%s\",resource=\"%s\",subresource=\"%s\"} %llu\n",
                                            f != 0 ? "true" : "false", op_names[op], resource_names[r],
-                                           sub_names[s], (unsigned long long)errors[f][op][r][s]);
+                                           sub_names[s], (unsigned long long)c->errors[f][op][r][s]);
                 }
             }
         }
@@ -147,16 +155,47 @@ static int render_errors(adm_buf_t *out)
     return err;
 }
 
+void adm_metrics_attach_worker_psa(void)
+{
+    psa_counts_t *mine = adm_shm_part((unsigned)adm_shm_self(), ADM_SHM_PSA, sizeof(psa_counts_t));
+
+    if (mine != NULL) {
+        counts = mine;
+    }
+}
+
+/* Under --workers: every worker's counts added up, for one scrape. */
+static psa_counts_t *sum_workers(void)
+{
+    psa_counts_t *sum = calloc(1, sizeof(*sum));
+    uint64_t *to = (uint64_t *)sum;
+
+    for (unsigned w = 0; sum != NULL && w < adm_shm_workers(); w++) {
+        const uint64_t *from = adm_shm_part(w, ADM_SHM_PSA, sizeof(psa_counts_t));
+
+        for (size_t i = 0; from != NULL && i < sizeof(*sum) / sizeof(uint64_t); i++) {
+            to[i] += from[i];
+        }
+    }
+    return sum;
+}
+
 int adm_metrics_render_psa(adm_buf_t *out)
 {
-    int err = render_evaluations(out);
+    psa_counts_t *sum = adm_shm_workers() > 0 ? sum_workers() : NULL;
+    const psa_counts_t *c = sum != NULL ? sum : counts;
+    int err;
 
-    err |= render_errors(out);
+    if (adm_shm_workers() > 0 && sum == NULL) {
+        return ADM_ENOMEM;
+    }
+    err = render_evaluations(out, c);
+    err |= render_errors(out, c);
+    free(sum);
     return err != 0 ? ADM_ENOMEM : 0;
 }
 
 void adm_metrics_reset_psa(void)
 {
-    memset(evaluations, 0, sizeof(evaluations));
-    memset(errors, 0, sizeof(errors));
+    memset(&local_counts, 0, sizeof(local_counts));
 }

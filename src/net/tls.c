@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SYSTEM_CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 #define FILE_MAX ((size_t)64 << 20) /* larger certificate or key files are surely a mistake */
@@ -75,6 +76,34 @@ int adm_tls_global_init(void)
 void adm_tls_global_cleanup(void)
 {
     mbedtls_psa_crypto_free();
+}
+
+/* Bumped in each forked worker: a context's DRBG seeded before the fork reseeds at its next use. */
+static atomic_uint fork_generation;
+
+int adm_tls_after_fork(void)
+{
+    pid_t pid = getpid();
+
+    atomic_fetch_add(&fork_generation, 1);
+    return psa_random_reseed((const uint8_t *)&pid, sizeof(pid)) == PSA_SUCCESS ? 0 : ADM_ETLS;
+}
+
+/* The TLS stack's RNG: the context's DRBG, never sharing a stream with another worker's (D12). */
+static int ctx_random(void *arg, unsigned char *out, size_t len)
+{
+    adm_tls_ctx_t *ctx = arg;
+    unsigned now = atomic_load(&fork_generation);
+
+    if (atomic_exchange(&ctx->drbg_generation, now) != now) {
+        pid_t pid = getpid();
+        int ret = mbedtls_ctr_drbg_reseed(&ctx->drbg, (const unsigned char *)&pid, sizeof(pid));
+
+        if (ret != 0) {
+            return ret;
+        }
+    }
+    return mbedtls_ctr_drbg_random(&ctx->drbg, out, len);
 }
 
 /*
@@ -266,7 +295,7 @@ static int parse_own_pem(adm_tls_ctx_t *ctx, const adm_tls_client_opts_t *o, cha
 
 static void conf_common(adm_tls_ctx_t *ctx, mbedtls_ssl_config *conf, const int *suites)
 {
-    mbedtls_ssl_conf_rng(conf, mbedtls_ctr_drbg_random, &ctx->drbg);
+    mbedtls_ssl_conf_rng(conf, ctx_random, ctx);
     mbedtls_ssl_conf_min_tls_version(conf, MBEDTLS_SSL_VERSION_TLS1_2);
     mbedtls_ssl_conf_max_tls_version(conf, MBEDTLS_SSL_VERSION_TLS1_3);
     mbedtls_ssl_conf_groups(conf, groups);
@@ -287,6 +316,7 @@ static int ctx_new(bool server, adm_tls_ctx_t **out, char *msg, size_t msg_len)
         return ADM_ENOMEM;
     }
     atomic_init(&ctx->refs, 1);
+    atomic_init(&ctx->drbg_generation, atomic_load(&fork_generation));
     ctx->server = server;
     mbedtls_ssl_config_init(&ctx->conf);
     mbedtls_ssl_config_init(&ctx->conf_fastest);

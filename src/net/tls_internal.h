@@ -28,6 +28,7 @@ struct adm_tls_ctx_s {
     mbedtls_ssl_config conf_fastest; /* servers only: TLS 1.3 restricted to TLS_AES_128_GCM_SHA256 */
     mbedtls_entropy_context entropy;
     mbedtls_ctr_drbg_context drbg; /* locked by mbedTLS itself (built with MBEDTLS_THREADING_C) */
+    atomic_uint drbg_generation;   /* adm_tls_after_fork's count when drbg was last (re)seeded */
     mbedtls_x509_crt own_cert;
     mbedtls_pk_context own_key;
     mbedtls_x509_crt ca; /* client CA (servers) or trust anchors (clients) */

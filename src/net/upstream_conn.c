@@ -11,6 +11,7 @@
  */
 #include "upstream_conn.h"
 
+#include "adm/base/admission_metrics.h"
 #include "adm/base/buf.h"
 #include "adm/base/error.h"
 #include "adm/base/log.h"
@@ -97,6 +98,7 @@ void adm__upstream_conn_close(adm_upstream_conn_t *c)
     c->state = CONN_CLOSING;
     idle_remove(c);
     set->nconns--;
+    adm_metrics_client_conn(-1);
     if (c->dns_pending) {
         /* on_resolved still runs (with UV_ECANCELED when the cancel takes) and drops its count */
         uv_cancel((uv_req_t *)&c->dns_req);
@@ -531,6 +533,7 @@ static void conn_link(adm_upstream_conn_t *c)
     }
     set->all = c;
     set->nconns++;
+    adm_metrics_client_conn(1);
     set->ndialing++;
     adm_http_resp_parser_init(&c->resp, set->max_body_bytes);
     uv_timer_start(&c->timer, on_dial_timeout, DIAL_TIMEOUT_MS, 0);

@@ -139,3 +139,25 @@ int adm_metrics_render(const adm_metrics_t *m, adm_buf_t *out)
                            (long long)m->server_connections);
     return err != 0 ? ADM_ENOMEM : 0;
 }
+
+void adm_metrics_add(adm_metrics_t *sum, const adm_metrics_t *m)
+{
+    for (int ep = 0; ep < ADM_METRICS_ENDPOINTS; ep++) {
+        const char *name = endpoint_name(m, ep);
+        int to = name != NULL ? adm_metrics_endpoint(sum, name) : ADM_EINVAL;
+
+        if (to < 0) {
+            continue;
+        }
+        for (int i = 0; i < ADM_METRICS_CODE_SLOTS; i++) {
+            sum->codes[to][i] += m->codes[ep][i];
+        }
+        for (int i = 0; i < ADM_METRICS_BUCKETS; i++) {
+            sum->buckets[to][i] += m->buckets[ep][i];
+        }
+        sum->over[to] += m->over[ep];
+        sum->count[to] += m->count[ep];
+        sum->sum_seconds[to] += m->sum_seconds[ep];
+    }
+    sum->server_connections += m->server_connections;
+}

@@ -17,14 +17,17 @@
 #include "adm/base/error.h"
 #include "adm/base/log.h"
 #include "adm/base/reload.h"
+#include "adm/base/shared_metrics.h"
 #include "adm/base/util.h"
 #include "adm/net/tls.h"
 #include "adm/server/metrics.h"
 #include "conn_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 struct adm_server_s {
     uv_loop_t *loop;
@@ -43,7 +46,8 @@ struct adm_server_s {
     bool (*ready_check)(void *arg); /* and this says so too (adm_server_set_ready_check) */
     void *ready_arg;
     bool finished;
-    adm_metrics_t metrics;
+    adm_metrics_t own_metrics;
+    adm_metrics_t *metrics;                /* own_metrics, or under --workers this worker's shared slot */
     adm_buf_t scratch;                     /* reused for rendering /metrics */
     adm_server_metrics_fn more_metrics[4]; /* the application's families (adm_server_add_metrics) */
     void *more_metrics_arg[4];
@@ -66,7 +70,8 @@ int adm_server_create(uv_loop_t *loop, const adm_options_t *opts, adm_server_t *
     s->loop = loop;
     s->opts = opts;
     adm_route_table_init(&s->routes);
-    adm__conns_init(&s->conns, loop, opts, &s->metrics, on_conn_freed, s);
+    s->metrics = &s->own_metrics;
+    adm__conns_init(&s->conns, loop, opts, s->metrics, on_conn_freed, s);
     if (!opts->insecure_http) {
         adm_tls_server_opts_t tls_opts = {
             .cert_file = opts->tls_cert_file,
@@ -149,7 +154,51 @@ int adm_server_add_reload(adm_server_t *s, adm_reload_t *r)
 
 adm_metrics_t *adm_server_metrics(adm_server_t *s)
 {
-    return &s->metrics;
+    return s->metrics;
+}
+
+int adm_server_share_metrics(adm_server_t *s)
+{
+    adm_metrics_t *m;
+
+    if (adm_shm_self() < 0) {
+        return 0;
+    }
+    if (s->started || s->routes.n > 0) {
+        return ADM_EINVAL; /* endpoint labels are numbered in the slot */
+    }
+    m = adm_shm_part((unsigned)adm_shm_self(), ADM_SHM_SERVER, sizeof(*m));
+    if (m == NULL) {
+        return ADM_ENOMEM;
+    }
+    /* a restarted worker keeps its predecessor's counts; its connections died with it */
+    m->server_connections = 0;
+    s->metrics = m;
+    s->conns.metrics = m;
+    return 0;
+}
+
+/* What a scrape renders: this process's metrics, or under --workers every worker's summed. */
+static const adm_metrics_t *metrics_to_render(adm_server_t *s, adm_metrics_t **sum)
+{
+    *sum = NULL;
+    if (adm_shm_workers() == 0) {
+        return s->metrics;
+    }
+    *sum = calloc(1, sizeof(**sum));
+    if (*sum == NULL) {
+        return NULL;
+    }
+    /* this worker's labels first, so the order is the one a single process renders */
+    memcpy((*sum)->endpoints, s->metrics->endpoints, sizeof((*sum)->endpoints));
+    for (unsigned w = 0; w < adm_shm_workers(); w++) {
+        const adm_metrics_t *m = adm_shm_part(w, ADM_SHM_SERVER, sizeof(*m));
+
+        if (m != NULL) {
+            adm_metrics_add(*sum, m);
+        }
+    }
+    return *sum;
 }
 
 void adm_server_destroy(adm_server_t *s)
@@ -218,12 +267,16 @@ static void serve_metrics(adm_exchange_t *x, void *arg)
 {
     adm_server_t *s = arg;
     adm_http_response_t resp = {0};
-
-    int rc;
+    adm_metrics_t *sum;
+    const adm_metrics_t *m = metrics_to_render(s, &sum);
+    int rc = m != NULL ? 0 : ADM_ENOMEM;
 
     s->scratch.len = 0;
     /* the admission families follow the server's own: admitd_connections' client side is there */
-    rc = adm_metrics_render(&s->metrics, &s->scratch);
+    if (rc == 0) {
+        rc = adm_metrics_render(m, &s->scratch);
+    }
+    free(sum);
     if (rc == 0) {
         rc = adm_metrics_render_admission(&s->scratch);
     }
@@ -273,7 +326,7 @@ _Static_assert(ADM_METRICS_ENDPOINTS > ADM_ROUTES_MAX, "a metrics label for ever
 
 static int add_route(adm_server_t *s, const adm_route_t *route)
 {
-    int endpoint = adm_metrics_endpoint(&s->metrics, route->label);
+    int endpoint = adm_metrics_endpoint(s->metrics, route->label);
 
     if (endpoint < 0) {
         return endpoint;
@@ -386,6 +439,32 @@ static void on_listener_closed(uv_handle_t *h)
     maybe_finish(s);
 }
 
+/*
+ * Under --workers every worker binds its own socket to the same address (SO_REUSEPORT, D12): the
+ * kernel spreads new connections over the workers' listeners. The handle is always initialised,
+ * so close_listeners can close it whatever failed.
+ */
+static int init_listen_socket(adm_server_t *s, uv_tcp_t *tcp, const struct sockaddr_storage *addr)
+{
+    int one = 1;
+    uv_os_fd_t fd;
+    int rc;
+
+    if (s->opts->workers <= 1) {
+        return uv_tcp_init(s->loop, tcp);
+    }
+    rc = uv_tcp_init_ex(s->loop, tcp, addr->ss_family);
+    if (rc != 0) {
+        uv_tcp_init(s->loop, tcp);
+        return rc;
+    }
+    rc = uv_fileno((uv_handle_t *)tcp, &fd);
+    if (rc == 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) {
+        rc = -errno;
+    }
+    return rc;
+}
+
 static int open_listener(adm_server_t *s, adm_listener_kind_t kind, const struct sockaddr_storage *addr,
                          bool tls, char *err, size_t err_len)
 {
@@ -402,11 +481,13 @@ static int open_listener(adm_server_t *s, adm_listener_kind_t kind, const struct
     l->tls = tls ? s->tls : NULL;
     l->routes = &s->routes;
     l->conns = &s->conns;
-    uv_tcp_init(s->loop, &l->tcp);
     l->tcp.data = l;
     l->open = true;
     s->nlisteners++;
-    rc = uv_tcp_bind(&l->tcp, (const struct sockaddr *)addr, 0);
+    rc = init_listen_socket(s, &l->tcp, addr);
+    if (rc == 0) {
+        rc = uv_tcp_bind(&l->tcp, (const struct sockaddr *)addr, 0);
+    }
     if (rc == 0) {
         rc = uv_listen((uv_stream_t *)&l->tcp, 511, on_connection);
     }

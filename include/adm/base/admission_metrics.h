@@ -17,9 +17,11 @@
  * The registry is process-wide, as the log settings are (adm/base/log.h): the chain, the webhook
  * calls and the reload path all record into it whatever object they belong to, so a reload that
  * builds a new chain keeps counting in the same series, and admitd has one loop per process, so
- * nothing here locks. Labels are bounded: a name is a plugin or webhook name from the
- * configuration, interned once; past ADM_METRICS_NAMES distinct names, further ones are counted
- * under name="other". Rejection codes are HTTP codes (100-599) or 0; others count as code 0.
+ * nothing here locks. Under --workers each worker counts in its slot of the shared memory
+ * (adm/base/shared_metrics.h) and rendering sums the slots; names are interned there once for all.
+ * Labels are bounded: a name is a plugin or webhook name from the configuration, interned once; past
+ * ADM_METRICS_NAMES distinct names, further ones are counted under name="other". Rejection codes are HTTP
+ * codes (100-599) or 0; others count as code 0.
  *
  * Histogram buckets start at 5 µs (a built-in plugin takes microseconds; kube-apiserver's start at
  * 5 ms) and end at 10 s. Recording is an index lookup and a few increments; the first observation
@@ -75,6 +77,28 @@ void adm_metrics_config_reload(bool ok);
  * downstream connections. fn NULL: the gauge is 0. Set by whoever owns the client pools.
  */
 void adm_metrics_client_gauge(size_t (*fn)(void *arg), void *arg);
+
+/**
+ * Under --workers (D12) only: an open (+1) or closed (-1) downstream connection of this worker,
+ * summed over the workers as admitd_connections{side="client"} (one process reads its pools instead,
+ * adm_metrics_client_gauge).
+ */
+void adm_metrics_client_conn(int delta);
+
+/**
+ * Under --workers, in the parent before the configuration loads (after adm_shm_create): names are
+ * interned in the shared memory, so every worker numbers them alike. Returns 0 or ADM_ENOMEM.
+ */
+int adm_metrics_share(void);
+
+/**
+ * In a worker after adm_shm_select: from now on this process counts in its slot, and a scrape sums
+ * every worker's slot. A restarted worker goes on with its slot's counts.
+ */
+void adm_metrics_attach_worker(void);
+
+/** The PodSecurity half of adm_metrics_attach_worker. */
+void adm_metrics_attach_worker_psa(void);
 
 /*
  * PodSecurity's counters, kube's pod_security_evaluations_total and pod_security_errors_total

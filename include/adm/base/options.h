@@ -18,6 +18,7 @@
 
 /* Repeatable flags that name files or folders (--webhook-config, --cluster-state). */
 #define ADM_MAX_PATHS 32
+#define ADM_MAX_WORKERS 64 /* --workers bound: slots of the shared metrics memory */
 /* --resolve entries at most. */
 #define ADM_MAX_RESOLVE 64
 /* Declared flags at most, over every table (adm_options_declare). */
@@ -79,6 +80,7 @@ typedef struct adm_options_s {
     uint64_t deadline_margin_ms;            /* --deadline-margin */
     uint64_t max_request_bytes;             /* --max-request-bytes */
     uint64_t max_connections;               /* --max-connections */
+    uint64_t workers;                       /* --workers: processes serving (D12) */
     uint64_t shutdown_delay_ms;             /* --shutdown-delay */
     uint64_t shutdown_grace_ms;             /* --shutdown-grace */
     char enable_plugins[2048];              /* --enable-admission-plugins, repeated flags joined by commas */

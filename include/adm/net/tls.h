@@ -51,6 +51,13 @@ int adm_tls_global_init(void);
 void adm_tls_global_cleanup(void);
 
 /**
+ * In a process forked after contexts were made (admitd's workers, D12): reseeds PSA's generator and
+ * makes every context's DRBG reseed at its next use, so no two workers draw the same randoms
+ * (handshake randoms, ephemeral keys). Returns 0 or ADM_ETLS.
+ */
+int adm_tls_after_fork(void);
+
+/**
  * Creates a server context. On failure returns a negative code and writes one line into err that
  * names the file and the problem (e.g. "--tls-cert-file /x.pem: not a PEM certificate").
  */

@@ -57,6 +57,12 @@ int adm_metrics_endpoint(adm_metrics_t *m, const char *label);
 void adm_metrics_observe(adm_metrics_t *m, unsigned ep, int code, uint64_t duration_ns);
 
 /**
+ * Adds m's counts into sum, endpoint by endpoint label (labels sum lacks are added to it), and its
+ * open connections: the workers' sum that a scrape renders under --workers (D12).
+ */
+void adm_metrics_add(adm_metrics_t *sum, const adm_metrics_t *m);
+
+/**
  * Appends the text exposition: endpoints in the order their labels were added, "other" last.
  * Returns 0 or ADM_ENOMEM.
  */

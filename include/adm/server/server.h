@@ -73,6 +73,13 @@ struct adm_metrics_s *adm_server_metrics(adm_server_t *s);
  */
 void adm_server_set_ready_check(adm_server_t *s, bool (*fn)(void *arg), void *arg);
 
+/**
+ * Under --workers (D12), in a worker before any route is added: count in this worker's slot of the
+ * shared metrics memory (adm/base/shared_metrics.h), and render /metrics as every worker's sum.
+ * Without a slot (one process) nothing changes. Returns 0, ADM_EINVAL once routes exist, ADM_ENOMEM.
+ */
+int adm_server_share_metrics(adm_server_t *s);
+
 /** Frees the server after done has fired (or if it was never started). */
 void adm_server_destroy(adm_server_t *s);
 

@@ -154,12 +154,37 @@ static void test_endpoint_labels(void **state)
     adm_buf_free(&out);
 }
 
+static void test_server_metrics_add_by_label(void **state)
+{
+    adm_metrics_t a = {0}, b = {0}, sum = {0};
+    int a_validate = adm_metrics_endpoint(&a, "validate");
+    int b_validate;
+
+    (void)state;
+    adm_metrics_endpoint(&a, "mutate");
+    adm_metrics_endpoint(&b, "mutate");
+    b_validate = adm_metrics_endpoint(&b, "validate");
+    assert_int_not_equal(a_validate, b_validate);
+    adm_metrics_observe(&a, (unsigned)a_validate, 200, 1000);
+    adm_metrics_observe(&b, (unsigned)b_validate, 200, 1000);
+    adm_metrics_observe(&b, (unsigned)b_validate, 400, 1000);
+    a.server_connections = 1;
+    b.server_connections = 2;
+    adm_metrics_add(&sum, &a);
+    adm_metrics_add(&sum, &b);
+    assert_int_equal(sum.codes[a_validate][200 - ADM_METRICS_CODE_MIN], 2);
+    assert_int_equal(sum.codes[a_validate][400 - ADM_METRICS_CODE_MIN], 1);
+    assert_int_equal(sum.count[a_validate], 3);
+    assert_int_equal(sum.server_connections, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_render),
         cmocka_unit_test(test_many_codes),
         cmocka_unit_test(test_endpoint_labels),
+        cmocka_unit_test(test_server_metrics_add_by_label),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
