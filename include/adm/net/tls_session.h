@@ -56,6 +56,14 @@ int adm_tls_session_close_notify(adm_tls_session_t *s);
 /** Ciphertext waiting to go to the socket. The caller may take it with adm_buf_swap(). */
 adm_buf_t *adm_tls_session_output(adm_tls_session_t *s);
 
+/**
+ * For a connection that has gone idle: frees the session's empty buffers and gives the pages of
+ * mbedTLS's two record buffers back to the system while nothing is in them. Nothing changes when
+ * the handshake is not done or input or output is pending. The session goes on as before (the
+ * pages come back as records need them). Returns the bytes of record buffer given back.
+ */
+size_t adm_tls_session_trim(adm_tls_session_t *s);
+
 /** True once the handshake completed; adm_tls_session_send() is valid from then on. */
 bool adm_tls_session_handshake_done(const adm_tls_session_t *s);
 
