@@ -188,7 +188,8 @@ int main(int argc, char **argv)
     FILE *f;
 
     if (argc < 5) {
-        fprintf(stderr, "usage: idle-conns PORT CA_FILE REVIEW.json CONNECTIONS [PATH=/validate] [THREADS=2]\n");
+        fprintf(stderr,
+                "usage: idle-conns PORT CA_FILE REVIEW.json CONNECTIONS [PATH=/validate] [THREADS=2]\n");
         return 2;
     }
     port = strtol(argv[1], NULL, 10);
@@ -198,7 +199,8 @@ int main(int argc, char **argv)
     body = malloc(4 << 20);
     conns = n > 0 && n <= 1000000 ? calloc((size_t)n, sizeof(*conns)) : NULL;
     if (f == NULL || body == NULL || conns == NULL || nthreads < 1 || nthreads > 16) {
-        fprintf(stderr, "idle-conns: cannot read %s, or CONNECTIONS is not 1..1000000, or THREADS not 1..16\n",
+        fprintf(stderr,
+                "idle-conns: cannot read %s, or CONNECTIONS is not 1..1000000, or THREADS not 1..16\n",
                 argv[3]);
         return 2;
     }
@@ -214,8 +216,13 @@ int main(int argc, char **argv)
         conns[i].fd = -1;
     }
     for (long t = 0; t < nthreads; t++) {
-        openers[t] = (opener_t){.conns = conns, .first = t, .count = (n - t + nthreads - 1) / nthreads,
-                                .stride = nthreads, .ctx = ctx, .port = (int)port, .request = &request,
+        openers[t] = (opener_t){.conns = conns,
+                                .first = t,
+                                .count = (n - t + nthreads - 1) / nthreads,
+                                .stride = nthreads,
+                                .ctx = ctx,
+                                .port = (int)port,
+                                .request = &request,
                                 .failed = &failed};
         if (pthread_create(&openers[t].thread, NULL, open_share, &openers[t]) != 0) {
             fprintf(stderr, "idle-conns: cannot start a thread\n");

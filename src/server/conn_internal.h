@@ -57,7 +57,8 @@ typedef struct adm__conns_s {
     adm_arena_t *arena_pool[ADM_ARENA_POOL_MAX];
     size_t narena_pool;
     adm__pacer_t pacer; /* bounds the TLS handshake work of one loop turn (connection storms) */
-    adm__heap_trim_t heap_trim; /* gives freed memory back once many connections have closed */
+    /* Gives freed memory back to the system once many connections have closed. */
+    adm__heap_trim_t heap_trim;
     uint8_t read_buf[ADM_READ_BUFFER_SIZE]; /* libuv reads are handled one at a time */
 } adm__conns_t;
 

@@ -305,9 +305,8 @@ static void talk(pair_t *p, bool from_client, const char *text, size_t chunk)
     adm_buf_t *got = from_client ? &p->server_plain : &p->client_plain;
 
     got->len = 0;
-    assert_int_equal(adm_tls_session_send(from_client ? p->client : p->server, (const uint8_t *)text,
-                                          strlen(text)),
-                     0);
+    assert_int_equal(
+        adm_tls_session_send(from_client ? p->client : p->server, (const uint8_t *)text, strlen(text)), 0);
     pump(p, chunk);
     assert_int_equal(p->server_rc, 0);
     assert_int_equal(p->client_rc, 0);
