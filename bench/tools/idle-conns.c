@@ -162,6 +162,25 @@ static void *open_share(void *arg)
     return NULL;
 }
 
+/* The request every connection makes: a POST of the review file's bytes. */
+static int build_request(const char *review_file, const char *path, adm_buf_t *request)
+{
+    FILE *f = fopen(review_file, "rb");
+    char *body = malloc(4 << 20);
+    size_t body_len = 0;
+    int rc = -1;
+
+    if (f != NULL && body != NULL) {
+        body_len = fread(body, 1, 4 << 20, f);
+        rc = adm_http_write_post(request, "127.0.0.1", path, NULL, body, body_len);
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    free(body);
+    return rc;
+}
+
 /* Blocks until the script says go on (a line) or stops (end of input). */
 static void wait_for_word(void)
 {
@@ -182,10 +201,7 @@ int main(int argc, char **argv)
     char err[256];
     opener_t openers[16];
     atomic_long failed = 0;
-    char *body;
-    size_t body_len;
     long port, n, nthreads;
-    FILE *f;
 
     if (argc < 5) {
         fprintf(stderr,
@@ -195,23 +211,19 @@ int main(int argc, char **argv)
     port = strtol(argv[1], NULL, 10);
     n = strtol(argv[4], NULL, 10);
     nthreads = argc > 6 ? strtol(argv[6], NULL, 10) : 2;
-    f = fopen(argv[3], "rb");
-    body = malloc(4 << 20);
     conns = n > 0 && n <= 1000000 ? calloc((size_t)n, sizeof(*conns)) : NULL;
-    if (f == NULL || body == NULL || conns == NULL || nthreads < 1 || nthreads > 16) {
+    if (conns == NULL || nthreads < 1 || nthreads > 16 ||
+        build_request(argv[3], argc > 5 ? argv[5] : "/validate", &request) != 0) {
         fprintf(stderr,
                 "idle-conns: cannot read %s, or CONNECTIONS is not 1..1000000, or THREADS not 1..16\n",
                 argv[3]);
         return 2;
     }
-    body_len = fread(body, 1, 4 << 20, f);
-    fclose(f);
     opts.ca_file = argv[2];
     if (adm_tls_global_init() != 0 || adm_tls_client_ctx_create(&opts, &ctx, err, sizeof(err)) != 0) {
         fprintf(stderr, "idle-conns: %s\n", err);
         return 2;
     }
-    adm_http_write_post(&request, "127.0.0.1", argc > 5 ? argv[5] : "/validate", NULL, body, body_len);
     for (long i = 0; i < n; i++) {
         conns[i].fd = -1;
     }
@@ -243,6 +255,5 @@ int main(int argc, char **argv)
     adm_tls_global_cleanup();
     adm_buf_free(&request);
     free(conns);
-    free(body);
     return failed == 0 ? 0 : 1;
 }

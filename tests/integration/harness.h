@@ -154,4 +154,20 @@ void h_expect(h_conn_t *c, const char *method, const char *path, const char *cty
 /** Milliseconds on a monotonic clock. */
 long long h_now_ms(void);
 
+/** VmRSS of process pid in KiB (from /proc), or -1 when it cannot be read. */
+long h_rss_kib(pid_t pid);
+
+/* 1 when the tests are built with AddressSanitizer, whose allocator keeps freed memory in
+   quarantine: figures of RSS say nothing there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define H_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define H_UNDER_ASAN 1
+#endif
+#endif
+#ifndef H_UNDER_ASAN
+#define H_UNDER_ASAN 0
+#endif
+
 #endif

@@ -23,17 +23,6 @@
 #include "adm/base/buf.h"
 #include "harness.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
 #define CONNECTIONS 500
 /* Bytes of RSS per idle connection allowed: the goal is 20 KB, it was ~57-67 KB. */
 #define PER_CONNECTION_BOUND (24 * 1024)
@@ -42,39 +31,10 @@
 
 static h_server_t server;
 
-static int setup(void **state)
-{
-    /* --v 2: the log says when freed heap memory was given back. */
-    const char *args[] = {"--v", "2", NULL};
-
-    return adm_tls_global_init() != 0 || h_start(&server, NULL, args) != 0;
-}
-
-static int teardown(void **state)
-{
-    int rc = h_stop(&server, SIGTERM, 10000);
-
-    h_cleanup(&server);
-    adm_tls_global_cleanup();
-    return rc != 0;
-}
-
-/* VmRSS of admitd in KB. */
 static long rss_kb(void)
 {
-    char path[64], line[256];
-    long kb = -1;
-    FILE *f;
+    long kb = h_rss_kib(server.pid);
 
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)server.pid);
-    f = fopen(path, "r");
-    assert_non_null(f);
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1) {
-            break;
-        }
-    }
-    fclose(f);
     assert_true(kb > 0);
     return kb;
 }
@@ -110,11 +70,15 @@ static long wait_rss_at_most(long limit_kb)
 
 static void test_idle_connections_and_after_close(void **state)
 {
+    /* --v 2: the log says when freed heap memory was given back. */
+    const char *args[] = {"--v", "2", NULL};
     h_conn_t *conns = calloc(CONNECTIONS, sizeof(*conns));
     h_conn_t warm;
     long start, idle, after;
 
     assert_non_null(conns);
+    assert_int_equal(adm_tls_global_init(), 0);
+    assert_int_equal(h_start(&server, NULL, args), 0);
     /* The first request sets up what any request needs once (arenas, plugin state): not per connection. */
     assert_int_equal(h_connect_to(&warm, &server), 0);
     review_once(&warm, -1);
@@ -128,7 +92,7 @@ static void test_idle_connections_and_after_close(void **state)
     idle = wait_rss_at_most(start + (long)CONNECTIONS * PER_CONNECTION_BOUND / 1024);
     print_message("RSS %ld KB at the start, %ld KB with %d idle connections: %ld B each\n", start, idle,
                   CONNECTIONS, (idle - start) * 1024 / CONNECTIONS);
-    if (!UNDER_ASAN) {
+    if (!H_UNDER_ASAN) {
         assert_true((idle - start) * 1024 / CONNECTIONS <= PER_CONNECTION_BOUND);
     }
 
@@ -142,7 +106,7 @@ static void test_idle_connections_and_after_close(void **state)
     assert_true(h_log_wait(&server, "gave back free heap memory after connections fell from", 1, 20000));
     after = wait_rss_at_most(start + AFTER_CLOSE_BOUND_KB);
     print_message("RSS %ld KB once they closed\n", after);
-    if (!UNDER_ASAN) {
+    if (!H_UNDER_ASAN) {
         assert_true(after <= start + AFTER_CLOSE_BOUND_KB);
     }
 
@@ -151,6 +115,9 @@ static void test_idle_connections_and_after_close(void **state)
     review_once(&warm, -2);
     h_close(&warm);
     free(conns);
+    assert_int_equal(h_stop(&server, SIGTERM, 10000), 0);
+    h_cleanup(&server);
+    adm_tls_global_cleanup();
 }
 
 int main(void)
@@ -159,5 +126,5 @@ int main(void)
         cmocka_unit_test(test_idle_connections_and_after_close),
     };
 
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }
