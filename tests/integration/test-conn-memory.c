@@ -103,7 +103,7 @@ static void test_idle_connections_and_after_close(void **state)
     for (int i = 0; i < CONNECTIONS; i++) {
         h_close(&conns[i]);
     }
-    assert_true(h_log_wait(&server, "gave back free heap memory after connections fell from", 1, 20000));
+    assert_true(h_log_wait(&server, "free heap memory after connections fell from", 1, 20000));
     after = wait_rss_at_most(start + AFTER_CLOSE_BOUND_KB);
     print_message("RSS %ld KB once they closed\n", after);
     if (!H_UNDER_ASAN) {
