@@ -136,7 +136,8 @@ start_admitd() {
 }
 
 # start_nginx PORT tls|plain ANSWER: one nginx worker on the server core answering every request with
-# the constant ANSWER (as foundation.sh does).
+# the constant ANSWER (as foundation.sh does). NGINX_CONNECTIONS (default 4096) and NGINX_KEEPALIVE
+# (default 120s) for benchmarks that hold many idle connections.
 start_nginx() {
     local port=$1 mode=$2 answer=$3 dir="$bench_tmp/nginx-$1" listen ssl=""
     port_free "$port"
@@ -150,11 +151,12 @@ start_nginx() {
 worker_processes 1;
 pid $dir/nginx.pid;
 error_log $dir/error.log warn;
-events { worker_connections 4096; }
+worker_rlimit_nofile $(( ${NGINX_CONNECTIONS:-4096} + 64 ));
+events { worker_connections ${NGINX_CONNECTIONS:-4096}; }
 http {
     access_log off;
     keepalive_requests 100000000;
-    keepalive_timeout 120s;
+    keepalive_timeout ${NGINX_KEEPALIVE:-120s};
     client_body_temp_path $dir;
     client_body_buffer_size 64k;
     ssl_protocols TLSv1.2 TLSv1.3;

@@ -14,6 +14,7 @@
 #include "tls_internal.h"
 
 #include <mbedtls/error.h>
+#include <mbedtls/platform.h>
 #include <psa/crypto.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -70,6 +71,10 @@ static const int ciphersuites_fastest[] = {
 
 int adm_tls_global_init(void)
 {
+#if defined(MBEDTLS_PLATFORM_MEMORY)
+    /* Before anything is allocated, though free() would take back what calloc gave either way. */
+    mbedtls_platform_set_calloc_free(adm__tls_calloc, free);
+#endif
     return psa_crypto_init() == PSA_SUCCESS ? 0 : ADM_ETLS;
 }
 

@@ -43,4 +43,27 @@ struct adm_tls_ctx_s {
 int adm__selfsigned_generate(mbedtls_pk_context *key, mbedtls_x509_crt *crt, mbedtls_ctr_drbg_context *rng,
                              const char *pem_out, char *err, size_t err_len);
 
+/**
+ * tls_idle.c. Frees what a finished handshake left behind (TLS 1.3 in mbedTLS 3.6 keeps its
+ * handshake structures to the end): a no-op while the handshake runs or when nothing is left.
+ */
+void adm__tls_drop_handshake(mbedtls_ssl_context *ssl);
+
+/**
+ * tls_idle.c. Gives the pages of the record buffers back to the system (madvise) when nothing in
+ * them is live, keeping the incoming record counter in saved_ctr: true then (*released says how
+ * many bytes went), false when the session holds input or output in them (nothing changed).
+ * adm__tls_restore_record_counter must run before the session reads another record; the pages
+ * come back, zeroed, as records need them.
+ */
+bool adm__tls_release_record_pages(mbedtls_ssl_context *ssl, unsigned char saved_ctr[8], size_t *released);
+void adm__tls_restore_record_counter(mbedtls_ssl_context *ssl, const unsigned char saved_ctr[8]);
+
+/**
+ * tls_idle.c. mbedTLS's calloc (installed by adm_tls_global_init): allocations the size of a record
+ * buffer or more get whole pages of their own, so that all of a buffer's pages can be given back;
+ * free() releases them like the rest.
+ */
+void *adm__tls_calloc(size_t n, size_t size);
+
 #endif

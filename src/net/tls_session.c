@@ -7,7 +7,9 @@
  * everything it is given straight from the caller's memory; the session copies bytes only when it
  * must look at a ClientHello before mbedTLS may (see choose_config) or when an error leaves input
  * unread. What the session is set up on (configurations, certificates, RNG) comes from its context
- * (tls.c), read through tls_internal.h and never changed here.
+ * (tls.c), read through tls_internal.h and never changed here. Plaintext buffers grow by what
+ * arrives, not by a record's maximum, and an idle connection's session gives its memory back
+ * (adm_tls_session_trim, with tls_idle.c).
  */
 #include "adm/net/tls_session.h"
 
@@ -20,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PLAIN_CHUNK 16384 /* one TLS record's worth of plaintext per mbedtls_ssl_read */
+/* Room made for the start of a record's plaintext; the rest is reserved once its size is known. */
+#define PLAIN_PROBE 4096
 
 struct adm_tls_session_s {
     adm_tls_ctx_t *ctx;
@@ -38,6 +41,8 @@ struct adm_tls_session_s {
     adm_tls_sink_fn sink; /* takes a one-record send at once when out is empty (clients), or NULL */
     void *sink_arg;
     bool direct; /* the running adm_tls_session_send fits one record: bio_send offers it to sink */
+    bool ctr_saved;     /* record pages given back (adm_tls_session_trim): restore before reading */
+    unsigned char saved_ctr[MBEDTLS_SSL_SEQUENCE_NUMBER_LEN];
     char error[256];
 };
 
@@ -226,6 +231,11 @@ static int step_handshake(adm_tls_session_t *s)
     ret = mbedtls_ssl_handshake(&s->ssl);
     if (ret == 0) {
         s->handshake_done = true;
+        /* Servers only: a client may still be sent a TLS 1.3 ticket, which mbedTLS handles with
+           its handshake structures. */
+        if (s->ctx->server) {
+            adm__tls_drop_handshake(&s->ssl);
+        }
         return 0;
     }
     if (ret == MBEDTLS_ERR_SSL_WANT_READ || ret == MBEDTLS_ERR_SSL_WANT_WRITE) {
@@ -307,9 +317,14 @@ static int choose_config(adm_tls_session_t *s, const uint8_t *cipher, size_t len
 static int read_plain(adm_tls_session_t *s, adm_buf_t *plain)
 {
     for (;;) {
+        /* What the record being read still holds, or a probe for the start of the next one. */
+        size_t want = mbedtls_ssl_get_bytes_avail(&s->ssl);
         int n;
 
-        if (adm_buf_reserve(plain, PLAIN_CHUNK) != 0) {
+        if (want == 0) {
+            want = PLAIN_PROBE;
+        }
+        if (plain->cap - plain->len < want && adm_buf_reserve(plain, want) != 0) {
             snprintf(s->error, sizeof(s->error), "TLS read: out of memory");
             return ADM_ENOMEM;
         }
@@ -338,6 +353,10 @@ int adm_tls_session_recv(adm_tls_session_t *s, const uint8_t *cipher, size_t len
     size_t in_len = len;
     int ret;
 
+    if (s->ctr_saved) {
+        adm__tls_restore_record_counter(&s->ssl, s->saved_ctr);
+        s->ctr_saved = false;
+    }
     /* Leftovers from an earlier call come first; otherwise bytes are read where they lie. */
     if (s->held.len > 0) {
         if (adm_buf_append(&s->held, cipher, len) != 0) {
@@ -427,6 +446,19 @@ int adm_tls_session_close_notify(adm_tls_session_t *s)
         return session_fail(s, "TLS close failed", ret);
     }
     return 0;
+}
+
+size_t adm_tls_session_trim(adm_tls_session_t *s)
+{
+    size_t released = 0;
+
+    if (!s->handshake_done || s->ctr_saved || s->out.len > 0 || s->held.len > 0) {
+        return 0;
+    }
+    adm_buf_free(&s->out);
+    adm_buf_free(&s->held);
+    s->ctr_saved = adm__tls_release_record_pages(&s->ssl, s->saved_ctr, &released);
+    return released;
 }
 
 adm_buf_t *adm_tls_session_output(adm_tls_session_t *s)

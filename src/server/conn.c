@@ -13,6 +13,12 @@
  * Lifetimes follow libuv's rule: a connection is freed only when the close callbacks of its TCP
  * handle and its timer have both run; a write in flight is cancelled by uv_close and its callback
  * runs first.
+ *
+ * Memory (issue 17): a connection idle for ADM_IDLE_TRIM_MS gives back everything only a request
+ * needs (its input and output buffers, the head arena, the TLS session's buffers and the pages of
+ * mbedTLS's record buffers), so an idle keep-alive connection costs a few KB rather than ~90;
+ * busy connections keep theirs, so a steady stream of requests costs no malloc. The idle timer
+ * does both jobs: it fires first to trim, then again at --idle-timeout to close.
  */
 #include "conn_internal.h"
 
@@ -80,6 +86,7 @@ struct adm_conn_s {
     bool reading_paused; /* backpressure: output is piling up */
     bool peer_eof;
     bool hello_taken;       /* the ClientHello went through: the rest of the handshake is never held */
+    bool trimmed;           /* idle, and its buffers given back (trim_idle); new input clears it */
     adm__pacer_node_t pace; /* in the pacer's line: the ClientHello held for a later loop turn */
     adm_buf_t held;         /* that input (ciphertext) */
 };
@@ -99,6 +106,7 @@ void adm__conns_init(adm__conns_t *set, uv_loop_t *loop, const adm_options_t *op
     set->on_freed = on_freed;
     set->on_freed_arg = arg;
     adm__pacer_init(&set->pacer, loop, ADM_HANDSHAKE_BUDGET_NS, on_pacer_resume);
+    adm__heap_trim_init(&set->heap_trim, loop);
 }
 
 void adm__conns_dispose(adm__conns_t *set)
@@ -144,6 +152,7 @@ static void on_handle_closed(uv_handle_t *h)
     adm_buf_free(&c->held);
     free(c);
     set->alive--;
+    adm__heap_trim_note(&set->heap_trim, set->alive);
     set->on_freed(set->on_freed_arg);
 }
 
@@ -238,6 +247,40 @@ static void close_if_idle(adm_conn_t *c)
     }
 }
 
+/* Between requests: shaken hands, nothing received of a next one, nothing owed or left to write. */
+static bool is_idle(const adm_conn_t *c)
+{
+    return c->state == CONN_OPEN && c->handshake_done && !c->awaiting && !request_in_progress(c) &&
+           !output_pending((adm_conn_t *)c);
+}
+
+/* The idle timer trims first when --idle-timeout leaves room for it. */
+static bool trim_pending(const adm_conn_t *c)
+{
+    return !c->trimmed && c->set->opts->idle_timeout_ms > ADM_IDLE_TRIM_MS;
+}
+
+/*
+ * Gives back what only a request needs; the next input brings it back (the arena in process_input,
+ * buffers as they fill, record pages as mbedTLS touches them). Unparsed input, if any, stays.
+ */
+static void trim_idle(adm_conn_t *c)
+{
+    c->trimmed = true;
+    if (c->in.len == 0) {
+        adm_buf_free(&c->in);
+        c->in_off = 0;
+    }
+    adm_buf_free(&c->pending);
+    adm_buf_free(&c->writing);
+    adm_buf_free(&c->held);
+    adm_arena_destroy(c->arena);
+    c->arena = NULL;
+    if (c->tls != NULL) {
+        adm_tls_session_trim(c->tls);
+    }
+}
+
 void adm__conns_close_idle(adm__conns_t *set)
 {
     adm_conn_t *c = set->head;
@@ -260,7 +303,13 @@ void adm__conns_close_all(adm__conns_t *set)
 static void on_timer(uv_timer_t *t)
 {
     adm_conn_t *c = t->data;
+    uint64_t idle_ms = c->set->opts->idle_timeout_ms;
 
+    if (is_idle(c) && trim_pending(c)) {
+        trim_idle(c);
+        uv_timer_start(&c->timer, on_timer, idle_ms - ADM_IDLE_TRIM_MS, 0);
+        return;
+    }
     if (c->state == CONN_OPEN && (request_in_progress(c) || !c->handshake_done)) {
         adm_log_v(1, "closing connection: request or handshake not complete within %d ms",
                   ADM_SLOW_CLIENT_MS);
@@ -293,6 +342,8 @@ static void arm_timer(adm_conn_t *c)
     } else if (output_pending(c)) {
         /* The client is not reading its answers; give it the slow-client allowance. */
         timeout = ADM_SLOW_CLIENT_MS;
+    } else if (trim_pending(c)) {
+        timeout = ADM_IDLE_TRIM_MS; /* on_timer trims, then waits out the rest of --idle-timeout */
     } else {
         timeout = c->set->opts->idle_timeout_ms;
     }
@@ -517,7 +568,9 @@ static void on_headers(adm_conn_t *c)
 static void end_request(adm_conn_t *c)
 {
     adm_http_parser_next(&c->http);
-    adm_arena_reset(c->arena);
+    if (c->arena != NULL) {
+        adm_arena_reset(c->arena);
+    }
     c->request_started_ms = 0;
     c->request_started_ns = 0;
     c->x.route = NULL;
@@ -652,6 +705,15 @@ static void process_input(adm_conn_t *c)
 {
     size_t drop;
 
+    if (c->arena == NULL && c->state == CONN_OPEN) {
+        /* Given back while idle (trim_idle): request heads need it again. */
+        c->arena = adm_arena_create(ARENA_FIRST_CHUNK);
+        if (c->arena == NULL) {
+            adm_log_error("out of memory for a request; closing the connection");
+            close_now(c);
+            return;
+        }
+    }
     while (c->state == CONN_OPEN && !c->close_after_write && !c->reading_paused && !c->awaiting) {
         adm_http_event_t ev = adm_http_parse(&c->http, c->arena, c->in.data, c->in.len, &c->in_off);
 
@@ -713,6 +775,7 @@ static void take_input(adm_conn_t *c, const uint8_t *data, size_t len)
     if (c->state != CONN_OPEN) {
         return;
     }
+    c->trimmed = false;
     if (c->tls != NULL) {
         bool handshaking = !c->handshake_done;
         uint64_t t0 = handshaking ? uv_hrtime() : 0;
@@ -847,6 +910,7 @@ void adm__conn_accept(adm__listener_t *l)
     set->open++;
     set->alive++;
     set->metrics->server_connections++;
+    adm__heap_trim_note(&set->heap_trim, set->alive);
 
     rc = uv_accept((uv_stream_t *)&l->tcp, (uv_stream_t *)&c->tcp);
     if (rc != 0) {

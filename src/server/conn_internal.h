@@ -14,6 +14,7 @@
 #include "adm/server/metrics.h"
 #include "adm/server/route.h"
 #include "handshake_pacer.h"
+#include "heap_trim.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,6 +28,9 @@
 /* Stop reading from a client that lets this much output pile up (pipelining without reading). */
 #define ADM_MAX_PENDING_OUTPUT (1024 * 1024)
 #define ADM_READ_BUFFER_SIZE (64 * 1024)
+/* A connection idle this long gives back its buffers (conn.c, trim_idle). Longer than the gaps of a
+   busy client, so a steady stream of requests keeps them and costs no malloc. */
+#define ADM_IDLE_TRIM_MS 1000
 /* Spare request arenas kept; more are made while many answers are outstanding. */
 #define ADM_ARENA_POOL_MAX 64
 #define ADM_REQUEST_ARENA_BYTES (256 * 1024)
@@ -53,6 +57,8 @@ typedef struct adm__conns_s {
     adm_arena_t *arena_pool[ADM_ARENA_POOL_MAX];
     size_t narena_pool;
     adm__pacer_t pacer; /* bounds the TLS handshake work of one loop turn (connection storms) */
+    /* Gives freed memory back to the system once many connections have closed. */
+    adm__heap_trim_t heap_trim;
     uint8_t read_buf[ADM_READ_BUFFER_SIZE]; /* libuv reads are handled one at a time */
 } adm__conns_t;
 

@@ -561,6 +561,7 @@ static void stop_accepting(adm_server_t *s)
     adm__conns_close_idle(&s->conns);
     /* No new handshakes come: those held go on now, and the pacer's handles close. */
     s->pending_closes += adm__pacer_close(&s->conns.pacer, on_pacer_closed, s);
+    s->pending_closes += adm__heap_trim_close(&s->conns.heap_trim, on_pacer_closed, s); /* same bookkeeping */
     if (s->conns.open > 0) {
         adm_log_info("listeners closed; waiting up to %llu ms for %zu connections",
                      (unsigned long long)s->opts->shutdown_grace_ms, s->conns.open);

@@ -40,6 +40,26 @@ long long h_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+long h_rss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    long kib = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return -1;
+    }
+    while (kib < 0 && fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "VmRSS: %ld kB", &kib) != 1) {
+            kib = -1;
+        }
+    }
+    fclose(f);
+    return kib;
+}
+
 const char *h_bin(const char *env_name)
 {
     const char *bin = getenv(env_name);

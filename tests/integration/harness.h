@@ -191,5 +191,20 @@ yyjson_doc *h_post_review(const h_server_t *s, const char *path, const pt_reques
 
 /** The answer's response.patch, base64-decoded (heap, NUL-terminated), or NULL when there is none. */
 char *h_answer_patch(yyjson_doc *answer);
+/** VmRSS of process pid in KiB (from /proc), or -1 when it cannot be read. */
+long h_rss_kib(pid_t pid);
+
+/* 1 when the tests are built with AddressSanitizer, whose allocator keeps freed memory in
+   quarantine: figures of RSS say nothing there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define H_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define H_UNDER_ASAN 1
+#endif
+#endif
+#ifndef H_UNDER_ASAN
+#define H_UNDER_ASAN 0
+#endif
 
 #endif

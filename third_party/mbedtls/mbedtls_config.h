@@ -23,6 +23,9 @@
 #define MBEDTLS_HAVE_TIME
 #define MBEDTLS_HAVE_TIME_DATE
 #define MBEDTLS_PLATFORM_C
+/* mbedtls_platform_set_calloc_free: admitd puts the TLS record buffers on whole pages of their own
+   (src/net/tls_idle.c), so an idle connection can give every page of them back. */
+#define MBEDTLS_PLATFORM_MEMORY
 #define MBEDTLS_FS_IO
 #define MBEDTLS_THREADING_C /* the contexts' RNG may be shared by threads (Debian's build had it too) */
 #define MBEDTLS_THREADING_PTHREAD
@@ -110,7 +113,13 @@
 #define MBEDTLS_SSL_ALL_ALERT_MESSAGES
 #define MBEDTLS_SSL_MAX_FRAGMENT_LENGTH
 /* Record buffers sized by what the session needs rather than always the maximum (memory per idle
- * connection, issue 17 item 5). */
+ * connection, issue 17 item 5). In practice this changes nothing for admitd's clients: mbedTLS
+ * allocates both buffers at their maximum at setup and shrinks them after the handshake only when a
+ * max_fragment_length was negotiated, which Go and OpenSSL clients never ask for. It is kept because
+ * it records each buffer's length in the context (in_buf_len, out_buf_len), which tls_idle.c reads
+ * to give an idle connection's record pages back. MBEDTLS_SSL_IN_CONTENT_LEN stays 16384 (peers may
+ * send full records); a smaller OUT_CONTENT_LEN would bound the certificate chain a handshake can
+ * send and saves nothing once idle pages are given back. */
 #define MBEDTLS_SSL_VARIABLE_BUFFER_LENGTH
 
 #endif

@@ -44,7 +44,8 @@ typedef struct adm_tls_client_opts_s {
 } adm_tls_client_opts_t;
 
 /**
- * One-time process setup (psa_crypto_init). Call before creating contexts; returns 0 or ADM_ETLS.
+ * One-time process setup (mbedTLS's allocator, which gives record buffers pages of their own, and
+ * psa_crypto_init). Call before creating contexts; returns 0 or ADM_ETLS.
  * adm_tls_global_cleanup() releases it at exit so leak checkers stay quiet.
  */
 int adm_tls_global_init(void);

@@ -71,6 +71,14 @@ typedef size_t (*adm_tls_sink_fn)(void *arg, const uint8_t *p, size_t len);
  */
 void adm_tls_session_set_sink(adm_tls_session_t *s, adm_tls_sink_fn sink, void *arg);
 
+/**
+ * For a connection that has gone idle: frees the session's empty buffers and gives the pages of
+ * mbedTLS's two record buffers back to the system while nothing is in them. Nothing changes when
+ * the handshake is not done or input or output is pending. The session goes on as before (the
+ * pages come back as records need them). Returns the bytes of record buffer given back.
+ */
+size_t adm_tls_session_trim(adm_tls_session_t *s);
+
 /** True once the handshake completed; adm_tls_session_send() is valid from then on. */
 bool adm_tls_session_handshake_done(const adm_tls_session_t *s);
 

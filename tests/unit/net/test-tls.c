@@ -299,6 +299,75 @@ static void test_large_payload(void **state)
     big_payload(true);
 }
 
+/* Sends text from one side and checks the other receives exactly it, delivered chunk bytes at a time. */
+static void talk(pair_t *p, bool from_client, const char *text, size_t chunk)
+{
+    adm_buf_t *got = from_client ? &p->server_plain : &p->client_plain;
+
+    got->len = 0;
+    assert_int_equal(
+        adm_tls_session_send(from_client ? p->client : p->server, (const uint8_t *)text, strlen(text)), 0);
+    pump(p, chunk);
+    assert_int_equal(p->server_rc, 0);
+    assert_int_equal(p->client_rc, 0);
+    assert_int_equal(got->len, strlen(text));
+    assert_memory_equal(got->data, text, strlen(text));
+}
+
+/*
+ * An idle server session gives its record buffers' pages back, and goes on afterwards as if
+ * nothing happened: the incoming record counter is kept aside, the pages come back zeroed.
+ */
+static void trim_case(bool tls12)
+{
+    static const char request[] = "POST /validate HTTP/1.1\r\nContent-Length: 0\r\n\r\n";
+    uint8_t *data = malloc(BIG);
+    adm_buf_t moving = ADM_BUF_INIT;
+    pair_t p;
+
+    assert_non_null(data);
+    for (size_t i = 0; i < BIG; i++) {
+        data[i] = (uint8_t)(i * 13 + 5);
+    }
+    pair_open(&p, NULL, selfsigned_pem, NULL, tls12, "localhost");
+    assert_int_equal(adm_tls_session_trim(p.server), 0); /* the handshake is not done */
+    pump(&p, BIG);
+    talk(&p, true, request, BIG);
+    talk(&p, false, "answer", BIG);
+    /* Both buffers are on pages of their own (adm_tls_global_init's allocator): ~20 KB each. */
+    assert_true(adm_tls_session_trim(p.server) >= 2 * 16384);
+    assert_int_equal(adm_tls_session_trim(p.server), 0); /* nothing more to give */
+    talk(&p, true, request, BIG);
+    talk(&p, false, "answer", BIG);
+    talk(&p, true, request, 1); /* partial records between calls */
+
+    /* Part of a record received: the input buffer is live, nothing is given back. */
+    assert_true(adm_tls_session_trim(p.server) > 0);
+    assert_int_equal(adm_tls_session_send(p.client, (const uint8_t *)request, strlen(request)), 0);
+    adm_buf_swap(adm_tls_session_output(p.client), &moving);
+    p.server_plain.len = 0;
+    assert_int_equal(adm_tls_session_recv(p.server, moving.data, 3, &p.server_plain), 0);
+    assert_int_equal(adm_tls_session_trim(p.server), 0);
+    assert_int_equal(adm_tls_session_recv(p.server, moving.data + 3, moving.len - 3, &p.server_plain), 0);
+    assert_int_equal(p.server_plain.len, strlen(request));
+    assert_memory_equal(p.server_plain.data, request, strlen(request));
+
+    /* Full-size records both ways after another trim. */
+    assert_true(adm_tls_session_trim(p.server) > 0);
+    send_big(&p, true, data);
+    assert_true(adm_tls_session_trim(p.server) > 0);
+    send_big(&p, false, data);
+    adm_buf_free(&moving);
+    pair_close(&p);
+    free(data);
+}
+
+static void test_trim_idle_session(void **state)
+{
+    trim_case(false);
+    trim_case(true);
+}
+
 /* Data sent just before close_notify arrives in the same feed and is still handed over. */
 static void close_case(bool client_closes, bool tls12)
 {
@@ -723,6 +792,7 @@ int main(void)
         cmocka_unit_test(test_ip_address_names),
         cmocka_unit_test(test_one_byte_at_a_time),
         cmocka_unit_test(test_large_payload),
+        cmocka_unit_test(test_trim_idle_session),
         cmocka_unit_test(test_close_notify),
         cmocka_unit_test(test_wrong_ca),
         cmocka_unit_test(test_hostname_mismatch),
