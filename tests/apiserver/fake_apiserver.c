@@ -15,7 +15,7 @@
  *   {"op":"compact"}                                        forget history: older RVs are gone
  *   {"op":"cut-watches"}                                    close every watch mid-stream
  *   {"op":"error-410"}                                      ERROR 410 event on every watch, then end
- *   {"op":"fail","status":500|429|410,"count":N,"retryAfter":S,"on":"list|watch|continue|any"}
+ *   {"op":"fail","status":500|429|410,"count":N,"retryAfter":S,"on":"list|watch|continue|get|any"}
  *   {"op":"slow","ms":M}                                    hold every watch event M ms
  *   {"op":"garbage"}                                        send bytes that are not JSON on every watch
  * and GET /_control/stats answers counters (lists, watches, unauthorized, failures injected).
@@ -905,7 +905,9 @@ static void handle(conn_t *c)
         return;
     }
     if (name[0] != '\0') {
-        do_get(c, res, ns, name);
+        if (!inject(c, "get")) {
+            do_get(c, res, ns, name);
+        }
         return;
     }
     query(q, "watch", watch, sizeof(watch));
