@@ -116,8 +116,8 @@ static bool wait_status(int port, const char *path, int want, int ms)
     return false;
 }
 
-/* The AdmissionReview /admit answers for a pod created in namespace ns, copied into out. */
-static void pod_review(const char *ns, char *out, size_t out_len)
+/* The AdmissionReview /admit answers for a pod created (maybe on dry run) in ns, copied into out. */
+static void pod_review_dry(const char *ns, bool dry_run, char *out, size_t out_len)
 {
     adm_arena_t *a = adm_arena_create(4096);
     pt_request_t pr = {.operation = "CREATE",
@@ -125,7 +125,8 @@ static void pod_review(const char *ns, char *out, size_t out_len)
                        .kind = "Pod",
                        .namespace_ = ns,
                        .name = "p",
-                       .object = "{}"};
+                       .object = "{}",
+                       .dry_run = dry_run};
     const char *body = pt_review_json(a, &pr);
     h_conn_t c;
     h_response_t r = {0};
@@ -141,6 +142,11 @@ static void pod_review(const char *ns, char *out, size_t out_len)
     h_close(&c);
     free(req);
     adm_arena_destroy(a);
+}
+
+static void pod_review(const char *ns, char *out, size_t out_len)
+{
+    pod_review_dry(ns, false, out, out_len);
 }
 
 /* Is a pod in namespace ns allowed by /admit? */
@@ -291,12 +297,55 @@ static void test_live_namespace_lookup(void **state)
     h_cleanup(&server);
 }
 
+/*
+ * NamespaceAutoProvision with an API connection: a pod in a namespace nobody has creates it on the
+ * API server (then NamespaceLifecycle finds it live), one the server has but the cache lacks is
+ * posted too and its 409 AlreadyExists admitted, and a dry run creates nothing.
+ */
+static void test_auto_provision(void **state)
+{
+    const char *args[] = {"--kubeconfig",
+                          kubeconfig,
+                          "--health-listen",
+                          "127.0.0.1:0",
+                          "--disable-admission-plugins",
+                          "ServiceAccount",
+                          "--enable-admission-plugins",
+                          "NamespaceAutoProvision",
+                          NULL};
+    char body[4096];
+    long creates;
+
+    (void)state;
+    assert_int_equal(h_start(&server, NULL, args), 0);
+    assert_true(wait_status(server.health_port, "/readyz", 200, 15000));
+    h_api_control(&api, "{\"op\":\"slow\",\"ms\":600000}"); /* the cache sees nothing new */
+    creates = api_stat("creates");
+    assert_true(pod_allowed("auto"));
+    assert_int_equal(api_stat("creates"), creates + 1);
+    /* admitted means NamespaceLifecycle's live GET found it on the API server */
+
+    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
+                        "\"known\"},\"status\":{\"phase\":\"Active\"}}}");
+    assert_true(pod_allowed("known")); /* 409 AlreadyExists is fine */
+    assert_int_equal(api_stat("creates"), creates + 2);
+
+    pod_review_dry("dry", true, body, sizeof(body));
+    assert_non_null(strstr(body, "\"message\":\"namespaces \\\"dry\\\" not found\""));
+    assert_int_equal(api_stat("creates"), creates + 2);
+
+    h_api_control(&api, "{\"op\":\"slow\",\"ms\":0}");
+    assert_int_equal(h_stop(&server, SIGTERM, 10000), 0);
+    h_cleanup(&server);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_live_state),
         cmocka_unit_test(test_unusable_kubeconfig),
         cmocka_unit_test(test_live_namespace_lookup),
+        cmocka_unit_test(test_auto_provision),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
