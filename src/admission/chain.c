@@ -325,6 +325,7 @@ int adm_chain_create_from(const adm_options_t *opts, const adm_chain_sources_t *
                                 : (opts->admission_config_file != NULL ? opts->admission_config_file
                                                                        : "--admission-control-config-file");
         cfg.webhooks = webhooks;
+        cfg.api = opts->kubeconfig != NULL || opts->in_cluster;
         st = &c->stages[c->nstages];
         st->plugin = all[i].plugin;
         if (st->plugin->configure != NULL) {

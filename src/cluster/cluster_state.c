@@ -686,6 +686,11 @@ void adm_cluster_state_use_store(adm_cluster_state_t *cs, struct adm_cluster_sto
     cs->store = store;
 }
 
+struct adm_api_client_s *adm_cluster_state_api(const adm_cluster_state_t *cs)
+{
+    return cs->store != NULL ? adm_cluster_store_api(cs->store) : NULL;
+}
+
 size_t adm_cluster_state_count(const adm_cluster_state_t *cs)
 {
     return cs != NULL ? cs->n : 0;

@@ -70,6 +70,7 @@ struct adm_cluster_store_s {
     adm_cluster_pin_t *pin_head, *pin_tail; /* oldest first */
     retired_t *ret_head, *ret_tail;         /* oldest first */
     size_t nretired;
+    struct adm_api_client_s *api; /* borrowed from the informer; NULL once it stops */
 };
 
 static uint64_t hash_key(const char *ns, const char *name)
@@ -173,6 +174,16 @@ size_t adm_cluster_store_retired(const adm_cluster_store_t *s)
 adm_cluster_store_t *adm_cluster_store_create(void)
 {
     return calloc(1, sizeof(adm_cluster_store_t));
+}
+
+void adm_cluster_store_set_api(adm_cluster_store_t *s, struct adm_api_client_s *api)
+{
+    s->api = api;
+}
+
+struct adm_api_client_s *adm_cluster_store_api(const adm_cluster_store_t *s)
+{
+    return s->api;
 }
 
 static void drop_lists(adm_kind_store_t *k)

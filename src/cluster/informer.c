@@ -126,6 +126,9 @@ int adm_informer_create(uv_loop_t *loop, const char *kubeconfig, const char *con
     }
     if (rc == 0) {
         inf->store = adm_cluster_store_create();
+        if (inf->store != NULL) {
+            adm_cluster_store_set_api(inf->store, inf->api); /* plugins' live calls */
+        }
         rc = inf->store != NULL ? watch_kinds(inf, plugins, n, err, err_len) : ADM_ENOMEM;
     }
     if (rc != 0) {
@@ -234,6 +237,9 @@ void adm_informer_stop(adm_informer_t *inf)
         adm_reflector_stop(inf->reflectors[i]);
     }
     inf->n = 0;
+    if (inf->store != NULL) {
+        adm_cluster_store_set_api(inf->store, NULL);
+    }
     adm_api_client_close(inf->api);
     inf->api = NULL;
 }

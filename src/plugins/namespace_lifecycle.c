@@ -6,15 +6,18 @@
  * a namespace puts its name, for 30 s, in a cache of at most 100 names whose cached copy is not
  * trusted while it still says Active: a create in it then asks the storage (a live GET).
  *
- * Where admitd differs from kube-apiserver: the lister and the storage are both the
- * --cluster-state files until admitd has an API client, so the live GET answers what the lister
- * answered, and kube's 50 ms wait for a missing namespace to reach the cache is not made (the
- * state cannot change during a request, and the loop must not sleep). Both reads go through
- * need_live() and the reader in one place, so a reader backed by an API client can take over.
+ * With an API connection (--kubeconfig, --in-cluster) the lister is the informer cache and the
+ * live GET goes to the API server (live_call.h, with its own short timeout, as an ADM_AGAIN phase:
+ * the loop never waits); its 404 is kube's NotFound and any other failure kube's InternalError
+ * with the client's message. With --cluster-state files only, the lister and the storage are both
+ * the files, so the live GET answers what the lister answered. Where admitd differs: kube's 50 ms
+ * wait for a missing namespace to reach the cache before the live GET is not made (the GET that
+ * follows answers the same question without holding the request for nothing).
  */
 #include "adm/plugins/namespace_lifecycle.h"
 #include "adm/admission/plugin.h"
 #include "adm/base/error.h"
+#include "adm/plugins/live_call.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -178,9 +181,58 @@ static int terminating(adm_status_t *st, adm_attrs_t *attrs)
     return adm_status_add_cause(st, attrs->arena, "NamespaceTerminating", cause, "metadata.namespace");
 }
 
-static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+/* The namespace found (cached or live): creates in a Terminating one are refused. */
+static int judge(adm_attrs_t *attrs, yyjson_val *ns, adm_status_t *st)
 {
-    state_t *s = state;
+    if (strcmp(adm_json_str(adm_json_get(ns, "status"), "phase"), "Terminating") == 0) {
+        return terminating(st, attrs);
+    }
+    return ADM_OK;
+}
+
+/* The API server answered the live GET of the request's namespace. */
+static void on_live_namespace(adm_attrs_t *attrs, adm_async_t *async, const adm_call_result_t *res,
+                              yyjson_val *body, const char *err, void *arg)
+{
+    adm_status_t st;
+    int rc;
+
+    (void)arg;
+    memset(&st, 0, sizeof(st));
+    if (err != NULL) {
+        rc = adm_status_internal(&st, attrs->arena, "%s", err);
+    } else if (res->status == 404) {
+        rc = adm_status_not_found(&st, attrs->arena, "", "namespaces", attrs->req->namespace_);
+    } else if (res->status != 200 || body == NULL) {
+        rc = adm_status_internal(&st, attrs->arena, "%s", adm_live_call_error(attrs, res, body));
+    } else {
+        rc = judge(attrs, body, &st);
+    }
+    adm_async_done(async, rc, &st);
+}
+
+/* The live GET: from the API server when there is a connection and the chain can wait, else files. */
+static int live_lookup(state_t *s, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
+    const char *name = attrs->req->namespace_;
+    const char *err = NULL;
+    yyjson_val *ns = NULL;
+
+    if (async != NULL && adm_live_call_possible(attrs)) {
+        if (!adm_live_namespace_name(name)) {
+            return adm_status_not_found(st, attrs->arena, "", "namespaces", name);
+        }
+        return adm_live_get_namespace(attrs, async, on_live_namespace, NULL);
+    }
+    switch (s->live.get(s->live.arg, attrs, "", "Namespace", "", name, &ns, &err)) {
+    case ADM_LIVE_FOUND: return judge(attrs, ns, st);
+    case ADM_LIVE_NOT_FOUND: return adm_status_not_found(st, attrs->arena, "", "namespaces", name);
+    default: return adm_status_internal(st, attrs->arena, "%s", err != NULL ? err : "unknown error");
+    }
+}
+
+static int decide(state_t *s, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
     const adm_review_request_t *req = attrs->req;
     yyjson_val *ns;
 
@@ -208,19 +260,20 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     }
     ns = adm_lookup(attrs, "", "Namespace", "", req->namespace_);
     if (need_live(s, attrs, ns)) {
-        const char *err = NULL;
+        return live_lookup(s, attrs, st, async);
+    }
+    return judge(attrs, ns, st);
+}
 
-        switch (s->live.get(s->live.arg, attrs, "", "Namespace", "", req->namespace_, &ns, &err)) {
-        case ADM_LIVE_FOUND: break;
-        case ADM_LIVE_NOT_FOUND:
-            return adm_status_not_found(st, attrs->arena, "", "namespaces", req->namespace_);
-        default: return adm_status_internal(st, attrs->arena, "%s", err != NULL ? err : "unknown error");
-        }
-    }
-    if (strcmp(adm_json_str(adm_json_get(ns, "status"), "phase"), "Terminating") == 0) {
-        return terminating(st, attrs);
-    }
-    return ADM_OK;
+/* Without a chain to resume (unit tests, file state): the live GET is the files' answer. */
+static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    return decide(state, attrs, st, NULL);
+}
+
+static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
+    return decide(state, attrs, st, async);
 }
 
 const adm_plugin_t adm_plugin_namespace_lifecycle = {
@@ -229,4 +282,5 @@ const adm_plugin_t adm_plugin_namespace_lifecycle = {
     .configure = configure,
     .free_state = free_state,
     .admit = admit,
+    .admit_async = admit_async,
 };

@@ -270,11 +270,16 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
     return rc;
 }
 
-/* The namespace's labels from the cluster state; false when the namespace is not there. */
+/*
+ * The namespace's labels: from the live GET the plugin made on a cache miss (its request slot),
+ * else from the cluster state; false when the namespace is in neither.
+ */
 static bool namespace_labels(adm_attrs_t *attrs, yyjson_val **labels)
 {
-    yyjson_val *ns =
-        adm_cluster_state_get(adm_plugin_cluster(attrs), "", "Namespace", NULL, attrs->req->namespace_);
+    yyjson_val *live = attrs->slot != NULL ? *adm_plugin_slot(attrs) : NULL;
+    yyjson_val *ns = live != NULL ? live
+                                  : adm_cluster_state_get(adm_plugin_cluster(attrs), "", "Namespace", NULL,
+                                                          attrs->req->namespace_);
 
     *labels = adm_json_path(ns, "metadata", "labels", NULL);
     return ns != NULL;

@@ -3,7 +3,8 @@
  * adm-fake-apiserver: a small stand-in for kube-apiserver for the informer's tests (no real one can
  * be installed here). It speaks the list/watch wire protocol of ../shared/spec/list-watch.md over
  * plain HTTP/1.1: discovery (/version, /api, /api/v1, /apis), paged LIST (limit/continue, 410
- * Expired on a continue token older than the last compaction), GET (404 Status), WATCH (chunked
+ * Expired on a continue token older than the last compaction), GET (404 Status), POST of a
+ * Namespace (201, or 409 AlreadyExists), WATCH (chunked
  * JSON events from a resourceVersion, synthetic ADDED events for "" and "0", BOOKMARKs, a clean end
  * at timeoutSeconds, an ERROR 410 event for a resourceVersion compacted away), and bearer-token
  * auth (401 Status), with the token re-read from --token-file on every request so a test can
@@ -15,7 +16,7 @@
  *   {"op":"compact"}                                        forget history: older RVs are gone
  *   {"op":"cut-watches"}                                    close every watch mid-stream
  *   {"op":"error-410"}                                      ERROR 410 event on every watch, then end
- *   {"op":"fail","status":500|429|410,"count":N,"retryAfter":S,"on":"list|watch|continue|any"}
+ *   {"op":"fail","status":500|429|410,"count":N,"retryAfter":S,"on":"list|watch|continue|get|any"}
  *   {"op":"slow","ms":M}                                    hold every watch event M ms
  *   {"op":"garbage"}                                        send bytes that are not JSON on every watch
  * and GET /_control/stats answers counters (lists, watches, unauthorized, failures injected).
@@ -106,7 +107,7 @@ static struct {
     int fail_status, fail_count, fail_retry;
     char fail_on[16];
     uint64_t slow_ms;
-    uint64_t lists, watches, unauthorized, injected, gets;
+    uint64_t lists, watches, unauthorized, injected, gets, creates;
 } srv;
 
 static char *xstrdup(const char *s)
@@ -233,6 +234,8 @@ static void reply(conn_t *c, int status, const char *extra, const char *body)
 {
     adm_buf_t b = {0};
     static const char *const texts[] = {[200] = "OK",
+                                        [201] = "Created",
+                                        [409] = "Conflict",
                                         [401] = "Unauthorized",
                                         [404] = "Not Found",
                                         [410] = "Gone",
@@ -777,6 +780,52 @@ static void do_get(conn_t *c, const resource_t *res, const char *ns, const char 
     adm_buf_free(&b);
 }
 
+/* POST /api/v1/namespaces: a create, 409 AlreadyExists when the name is taken. */
+static void do_create_namespace(conn_t *c)
+{
+    yyjson_doc *doc = yyjson_read(c->body.data != NULL ? (char *)c->body.data : "", c->body.len, 0);
+    yyjson_val *obj = yyjson_doc_get_root(doc);
+    const char *name = yyjson_get_str(yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "name"));
+    const resource_t *res = find_resource("namespaces", 10);
+    char msg[600];
+
+    srv.creates++;
+    if (name == NULL) {
+        reply_status(c, 400, "BadRequest", "the body is not a Namespace with metadata.name", NULL, 0);
+    } else if (find_object(res, "", name) != NULL) {
+        snprintf(msg, sizeof(msg), "namespaces \\\"%s\\\" already exists", name);
+        reply_status(c, 409, "AlreadyExists", msg, NULL, 0);
+    } else {
+        /* the same path as a test's put, so watchers see it ADDED */
+        char *text = yyjson_val_write(obj, 0, NULL);
+        adm_buf_t cmd = {0};
+        yyjson_doc *cdoc;
+        const char *problem = "out of memory";
+        object_t *o;
+
+        if (text != NULL) {
+            bprintf(&cmd, "{\"resource\":\"namespaces\",\"object\":%s}", text);
+            free(text);
+            cdoc = yyjson_read((char *)cmd.data, cmd.len, 0);
+            problem = cdoc != NULL ? control_put(yyjson_doc_get_root(cdoc)) : "not JSON";
+            yyjson_doc_free(cdoc);
+        }
+        adm_buf_free(&cmd);
+        o = problem == NULL ? find_object(res, "", name) : NULL;
+        if (o == NULL) {
+            reply_status(c, 500, "InternalError", "cannot store the namespace", NULL, 0);
+        } else {
+            adm_buf_t b = {0};
+
+            with_kind(&b, res, o->json);
+            adm_buf_append(&b, "", 1);
+            reply(c, 201, NULL, (char *)b.data);
+            adm_buf_free(&b);
+        }
+    }
+    yyjson_doc_free(doc);
+}
+
 static const char api_versions[] =
     "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],\"serverAddressByClientCIDRs\":"
     "[{\"clientCIDR\":\"0.0.0.0/0\",\"serverAddress\":\"127.0.0.1:6443\"}]}";
@@ -834,17 +883,22 @@ static void handle(conn_t *c)
         char out[512];
 
         snprintf(out, sizeof(out),
-                 "{\"lists\":%llu,\"watches\":%llu,\"gets\":%llu,\"unauthorized\":%llu,\"injected\":%llu,"
+                 "{\"lists\":%llu,\"watches\":%llu,\"gets\":%llu,\"creates\":%llu,\"unauthorized\":%llu,"
+                 "\"injected\":%llu,"
                  "\"watchers\":%d,\"resourceVersion\":\"%llu\"}",
                  (unsigned long long)srv.lists, (unsigned long long)srv.watches, (unsigned long long)srv.gets,
-                 (unsigned long long)srv.unauthorized, (unsigned long long)srv.injected,
-                 (int)(srv.watchers != NULL), (unsigned long long)srv.rv);
+                 (unsigned long long)srv.creates, (unsigned long long)srv.unauthorized,
+                 (unsigned long long)srv.injected, (int)(srv.watchers != NULL), (unsigned long long)srv.rv);
         reply(c, 200, NULL, out);
         return;
     }
     if (!authorized(c)) {
         srv.unauthorized++;
         reply_status(c, 401, "Unauthorized", "Unauthorized", NULL, 0);
+        return;
+    }
+    if (strcmp(path, "/api/v1/namespaces") == 0 && strcmp(method, "POST") == 0) {
+        do_create_namespace(c);
         return;
     }
     if (strcmp(method, "GET") != 0) {
@@ -905,7 +959,9 @@ static void handle(conn_t *c)
         return;
     }
     if (name[0] != '\0') {
-        do_get(c, res, ns, name);
+        if (!inject(c, "get")) {
+            do_get(c, res, ns, name);
+        }
         return;
     }
     query(q, "watch", watch, sizeof(watch));

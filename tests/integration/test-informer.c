@@ -3,7 +3,8 @@
  * admitd with --kubeconfig against adm-fake-apiserver: /readyz is 503 "not synced" while the
  * Namespace LIST fails and 200 once it is applied; a namespace created on the API server turns a
  * pod's denial by NamespaceLifecycle into an admission within 1 s, and its move to Terminating
- * turns it back; /metrics carries admitd_informer_*. And a kubeconfig that cannot be used (a
+ * turns it back; /metrics carries admitd_informer_*. A namespace not yet in the cache is read
+ * live (NamespaceLifecycle's GET). And a kubeconfig that cannot be used (a
  * missing file, an exec plugin) stops admitd with one line naming the file and field, exit 2.
  */
 #include <poll.h>
@@ -115,8 +116,8 @@ static bool wait_status(int port, const char *path, int want, int ms)
     return false;
 }
 
-/* Is a pod in namespace ns allowed by /admit? */
-static bool pod_allowed(const char *ns)
+/* The AdmissionReview /admit answers for a pod created (maybe on dry run) in ns, copied into out. */
+static void pod_review_dry(const char *ns, bool dry_run, char *out, size_t out_len)
 {
     adm_arena_t *a = adm_arena_create(4096);
     pt_request_t pr = {.operation = "CREATE",
@@ -124,24 +125,37 @@ static bool pod_allowed(const char *ns)
                        .kind = "Pod",
                        .namespace_ = ns,
                        .name = "p",
-                       .object = "{}"};
+                       .object = "{}",
+                       .dry_run = dry_run};
     const char *body = pt_review_json(a, &pr);
     h_conn_t c;
     h_response_t r = {0};
     size_t len;
     char *req = h_request("POST", "/admit", "application/json", body, strlen(body), &len);
-    bool allowed;
 
     assert_int_equal(h_connect_to(&c, &server), 0);
     assert_int_equal(h_send(&c, req, len), 0);
     assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
     assert_int_equal(r.status, 200);
-    allowed = memmem(r.body.data, r.body.len, "\"allowed\":true", 14) != NULL;
+    snprintf(out, out_len, "%.*s", (int)r.body.len, (const char *)r.body.data);
     h_response_free(&r);
     h_close(&c);
     free(req);
     adm_arena_destroy(a);
-    return allowed;
+}
+
+static void pod_review(const char *ns, char *out, size_t out_len)
+{
+    pod_review_dry(ns, false, out, out_len);
+}
+
+/* Is a pod in namespace ns allowed by /admit? */
+static bool pod_allowed(const char *ns)
+{
+    char body[4096];
+
+    pod_review(ns, body, sizeof(body));
+    return strstr(body, "\"allowed\":true") != NULL;
 }
 
 static bool wait_allowed(const char *ns, bool want, int ms)
@@ -220,11 +234,118 @@ static void test_unusable_kubeconfig(void **state)
     assert_string_equal(out, "admitd: --kubeconfig and --in-cluster: give one of them\n");
 }
 
+/* A counter of the fake API server's /_control/stats ("gets", "lists"...). */
+static long api_stat(const char *key)
+{
+    char body[1024], pat[64];
+    const char *at;
+
+    assert_int_equal(get(api.port, "/_control/stats", body, sizeof(body)), 200);
+    snprintf(pat, sizeof(pat), "\"%s\":", key);
+    at = strstr(body, pat);
+    assert_non_null(at);
+    return strtol(at + strlen(pat), NULL, 10);
+}
+
+/*
+ * NamespaceLifecycle's live GET (issue 13 item 3): a namespace the API server has but the informer
+ * cache does not yet (its watch events held back) admits a pod after one GET; an unknown one is
+ * kube's NotFound; a GET that fails is kube's InternalError wrapping the server's message.
+ * PodSecurity reads the namespace live too (kube's lister-then-client namespace getter).
+ */
+static void test_live_namespace_lookup(void **state)
+{
+    const char *args[] = {
+        "--kubeconfig",   kubeconfig, "--health-listen", "127.0.0.1:0", "--disable-admission-plugins",
+        "ServiceAccount", NULL};
+    char body[4096], user[400];
+    long gets;
+
+    (void)state;
+    snprintf(user, sizeof(user), "{tokenFile: %s}", token_file);
+    write_kubeconfig(user); /* test_unusable_kubeconfig left an exec plugin in it */
+    assert_int_equal(h_start(&server, NULL, args), 0);
+    assert_true(wait_status(server.health_port, "/readyz", 200, 15000));
+    h_api_control(&api, "{\"op\":\"slow\",\"ms\":600000}"); /* the cache sees nothing new */
+    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
+                        "\"late\"},\"status\":{\"phase\":\"Active\"}}}");
+    gets = api_stat("gets");
+    assert_true(pod_allowed("late"));
+    assert_int_equal(api_stat("gets"), gets + 2); /* NamespaceLifecycle's and PodSecurity's, as in kube */
+
+    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
+                        "\"late-gone\"},\"status\":{\"phase\":\"Terminating\"}}}");
+    pod_review("late-gone", body, sizeof(body));
+    assert_non_null(strstr(body, "\"message\":\"pods \\\"p\\\" is forbidden: unable to create new content in "
+                                 "namespace late-gone because it is being terminated\""));
+
+    pod_review("nope", body, sizeof(body));
+    assert_non_null(strstr(body, "\"allowed\":false"));
+    assert_non_null(strstr(body, "\"message\":\"namespaces \\\"nope\\\" not found\","
+                                 "\"reason\":\"NotFound\""));
+    assert_non_null(strstr(body, "\"code\":404"));
+
+    h_api_control(&api, "{\"op\":\"fail\",\"status\":500,\"count\":1,\"on\":\"get\"}");
+    pod_review("broken", body, sizeof(body));
+    assert_non_null(
+        strstr(body, "\"message\":\"Internal error occurred: Internal error occurred: injected\""));
+    assert_non_null(strstr(body, "\"code\":500"));
+    assert_int_equal(api_stat("gets"), gets + 4); /* the injected failure is not a GET served */
+
+    h_api_control(&api, "{\"op\":\"slow\",\"ms\":0}");
+    assert_int_equal(h_stop(&server, SIGTERM, 10000), 0);
+    h_cleanup(&server);
+}
+
+/*
+ * NamespaceAutoProvision with an API connection: a pod in a namespace nobody has creates it on the
+ * API server (then NamespaceLifecycle finds it live), one the server has but the cache lacks is
+ * posted too and its 409 AlreadyExists admitted, and a dry run creates nothing.
+ */
+static void test_auto_provision(void **state)
+{
+    const char *args[] = {"--kubeconfig",
+                          kubeconfig,
+                          "--health-listen",
+                          "127.0.0.1:0",
+                          "--disable-admission-plugins",
+                          "ServiceAccount",
+                          "--enable-admission-plugins",
+                          "NamespaceAutoProvision",
+                          NULL};
+    char body[4096];
+    long creates;
+
+    (void)state;
+    assert_int_equal(h_start(&server, NULL, args), 0);
+    assert_true(wait_status(server.health_port, "/readyz", 200, 15000));
+    h_api_control(&api, "{\"op\":\"slow\",\"ms\":600000}"); /* the cache sees nothing new */
+    creates = api_stat("creates");
+    assert_true(pod_allowed("auto"));
+    assert_int_equal(api_stat("creates"), creates + 1);
+    /* admitted means NamespaceLifecycle's live GET found it on the API server */
+
+    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
+                        "\"known\"},\"status\":{\"phase\":\"Active\"}}}");
+    assert_true(pod_allowed("known")); /* 409 AlreadyExists is fine */
+    assert_int_equal(api_stat("creates"), creates + 2);
+
+    pod_review_dry("dry", true, body, sizeof(body));
+    assert_non_null(strstr(body, "\"message\":\"namespaces \\\"dry\\\" not found\""));
+    assert_int_equal(api_stat("creates"), creates + 2);
+
+    h_api_control(&api, "{\"op\":\"slow\",\"ms\":0}");
+    assert_int_equal(h_stop(&server, SIGTERM, 10000), 0);
+    h_cleanup(&server);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_live_state),
         cmocka_unit_test(test_unusable_kubeconfig),
+        cmocka_unit_test(test_live_namespace_lookup),
+        cmocka_unit_test(test_auto_provision),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

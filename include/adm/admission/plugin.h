@@ -37,6 +37,7 @@ typedef struct adm_plugin_config_s {
      */
     const adm_opt_value_t *options;
     struct adm_webhooks_s *webhooks; /* downstream webhooks (webhooks.h), or NULL when none run */
+    bool api; /* admitd talks to an API server (--kubeconfig, --in-cluster): live calls are possible */
 } adm_plugin_config_t;
 
 /*

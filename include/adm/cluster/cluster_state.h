@@ -62,6 +62,10 @@ yyjson_val *const *adm_cluster_state_list(const adm_cluster_state_t *cs, const c
 struct adm_cluster_store_s;
 void adm_cluster_state_use_store(adm_cluster_state_t *cs, struct adm_cluster_store_s *store);
 
+/** The API client of the store cs reads (adm_cluster_store_api), or NULL: files only. */
+struct adm_api_client_s;
+struct adm_api_client_s *adm_cluster_state_api(const adm_cluster_state_t *cs);
+
 /** How many objects cs holds. */
 size_t adm_cluster_state_count(const adm_cluster_state_t *cs);
 

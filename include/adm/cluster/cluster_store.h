@@ -99,6 +99,15 @@ void adm_cluster_store_pin(adm_cluster_store_t *s, adm_cluster_pin_t *p);
 /** Ends p's pin and frees what no pin can still see. No-op when p is not pinned. */
 void adm_cluster_store_unpin(adm_cluster_store_t *s, adm_cluster_pin_t *p);
 
+/*
+ * The API client the store's caches come from, for the live calls plugins make where kube's do
+ * (a GET on a cache miss, a create, a quota status update): set by the informer, NULL once it
+ * stops (and for stores without one).
+ */
+struct adm_api_client_s;
+void adm_cluster_store_set_api(adm_cluster_store_t *s, struct adm_api_client_s *api);
+struct adm_api_client_s *adm_cluster_store_api(const adm_cluster_store_t *s);
+
 /** Blocks retired and not yet freed (tests). */
 size_t adm_cluster_store_retired(const adm_cluster_store_t *s);
 

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The calls to the API server a plugin makes inside a request where kube's plugin does (a live GET
+ * on a cache miss, a create): through the API client of the request's cluster state, as an
+ * ADM_AGAIN phase of the chain (plugin.h), never blocking the loop. The chain cancelling the
+ * request cancels the call. Without an API connection there is no client, and plugins keep their
+ * file-state behaviour.
+ */
+#ifndef ADM_PLUGINS_LIVE_CALL_H
+#define ADM_PLUGINS_LIVE_CALL_H
+
+#include "adm/admission/plugin.h"
+#include "adm/net/call_result.h"
+
+#include <stdbool.h>
+#include <yyjson.h>
+
+/* How long a live call may take, whatever the request's own deadline (kube's would wait longer). */
+#define ADM_LIVE_CALL_TIMEOUT_MS 2000
+
+/*
+ * A live call ended: res as the pool gives it, body its JSON (in the request's arena) or NULL when
+ * the answer had none that parses, err a Go-worded error for an answer that did not come
+ * (`Get "https://host/api/v1/namespaces/x": context deadline exceeded`), NULL otherwise. The
+ * callback ends the phase with adm_async_done.
+ */
+typedef void (*adm_live_call_cb)(adm_attrs_t *attrs, adm_async_t *async, const adm_call_result_t *res,
+                                 yyjson_val *body, const char *err, void *arg);
+
+/** True when the request has an API connection (--kubeconfig or --in-cluster, informer running). */
+bool adm_live_call_possible(adm_attrs_t *attrs);
+
+/**
+ * Starts a GET of path (json NULL) or a POST of json, from /api or /apis on. Returns ADM_AGAIN (cb
+ * runs later, once, unless the chain cancels), or ADM_ENOMEM.
+ */
+int adm_live_call(adm_attrs_t *attrs, adm_async_t *async, const char *path, const char *json,
+                  adm_live_call_cb cb, void *arg);
+
+/** A DNS-1123 label, as every namespace name is: anything else cannot exist (nor go in a URL). */
+bool adm_live_namespace_name(const char *name);
+
+/**
+ * adm_live_call of GET /api/v1/namespaces/<the request's namespace>, which must pass
+ * adm_live_namespace_name. ADM_AGAIN or ADM_ENOMEM.
+ */
+int adm_live_get_namespace(adm_attrs_t *attrs, adm_async_t *async, adm_live_call_cb cb, void *arg);
+
+/**
+ * The message of kube's client error for a non-2xx answer: the Status's message when the body is
+ * one, else client-go's "an error on the server (...) has prevented the request from succeeding".
+ */
+const char *adm_live_call_error(adm_attrs_t *attrs, const adm_call_result_t *res, yyjson_val *body);
+
+#endif
