@@ -40,8 +40,8 @@ struct adm_tls_session_s {
 
     adm_tls_sink_fn sink; /* takes a one-record send at once when out is empty (clients), or NULL */
     void *sink_arg;
-    bool direct; /* the running adm_tls_session_send fits one record: bio_send offers it to sink */
-    bool ctr_saved;     /* record pages given back (adm_tls_session_trim): restore before reading */
+    bool direct;    /* the running adm_tls_session_send fits one record: bio_send offers it to sink */
+    bool ctr_saved; /* record pages given back (adm_tls_session_trim): restore before reading */
     unsigned char saved_ctr[MBEDTLS_SSL_SEQUENCE_NUMBER_LEN];
     char error[256];
 };
