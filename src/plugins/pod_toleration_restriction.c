@@ -317,10 +317,13 @@ static int configure(const adm_plugin_config_t *cfg, void **state, char *err, si
     }
     why = read_config(a, cfg->config, s);
     if (why != NULL) {
+        /* why may live in the arena: read it before the arena goes */
+        int rc = strcmp(why, "out of memory") == 0 ? ADM_ENOMEM : ADM_EINVAL;
+
         snprintf(err, err_len, "%s: %s", cfg->source, why);
         adm_arena_destroy(a);
         free_state(s);
-        return strcmp(why, "out of memory") == 0 ? ADM_ENOMEM : ADM_EINVAL;
+        return rc;
     }
     adm_arena_destroy(a);
     *state = s;
