@@ -10,7 +10,8 @@
  *    finish, allowed, gets no new call afterwards, and its pool is closed once they are done;
  *  - an empty set is refused and a name no webhook has changes nothing;
  *  - a refusal fails each call at once with its words (no connection made), and going back to the
- *    name leaves one endpoint resolved by name while the refusal drains.
+ *    name leaves one endpoint resolved by name while the refusal drains;
+ *  - the Services whose EndpointSlices are to be watched are listed, unless --resolve pins them.
  * The calls go one at a time in the share phases, so each finds none outstanding and the picker's
  * turn alone decides, whatever the machine's load does to the mockhooks' speed.
  */
@@ -334,6 +335,46 @@ static void test_refusal_then_name(void **state)
     assert_int_equal(t.allowed, 3);
 }
 
+typedef struct seen_s {
+    int n;
+    char what[256];
+} seen_t;
+
+static void on_service(void *arg, const char *namespace_, const char *name, uint16_t port, const char *host)
+{
+    seen_t *seen = arg;
+
+    seen->n++;
+    snprintf(seen->what, sizeof(seen->what), "%s/%s:%u %s", namespace_, name, (unsigned)port, host);
+}
+
+static void test_services_unless_pinned(void **state)
+{
+    adm_options_t pinned = opts;
+    struct sockaddr_in *sin = (struct sockaddr_in *)&pinned.resolve[0].addr;
+    adm_webhooks_t *other;
+    seen_t seen = {0};
+    char err[512];
+
+    (void)state;
+    adm_webhooks_services(w, on_service, &seen);
+    assert_int_equal(seen.n, 1);
+    assert_string_equal(seen.what, "hooks/addr:443 addr.hooks.svc");
+    snprintf(pinned.resolve[0].host, sizeof(pinned.resolve[0].host), "addr.hooks.svc");
+    pinned.resolve[0].port = 443;
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(443);
+    sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    pinned.nresolve = 1;
+    if (adm_webhooks_create(&loop, &pinned, &other, err, sizeof(err)) != 0) {
+        fail_msg("adm_webhooks_create: %s", err);
+    }
+    seen.n = 0;
+    adm_webhooks_services(other, on_service, &seen);
+    assert_int_equal(seen.n, 0); /* --resolve wins: nothing to watch */
+    adm_webhooks_destroy(other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_removed_address_drains_then_closes),
         cmocka_unit_test(test_bad_sets),
         cmocka_unit_test(test_refusal_then_name),
+        cmocka_unit_test(test_services_unless_pinned),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
