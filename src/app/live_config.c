@@ -19,15 +19,19 @@ typedef struct generation_s {
     adm_live_config_t *owner;
     adm_webhooks_t *webhooks; /* borrowed by chain; retired when chain goes */
     adm_chain_t *chain;
+    struct generation_s *prev, *next; /* on owner->live until its chain goes */
 } generation_t;
 
 struct adm_live_config_s {
     uv_loop_t *loop;
     const adm_options_t *opts;
-    generation_t *current;      /* NULL after shutdown */
-    adm_chain_t *chain;         /* current->chain: what requests start on */
-    adm_webhooks_t *retiring;   /* webhooks of replaced generations still finishing calls */
-    adm_cluster_store_t *store; /* the informer's, lent to each chain; NULL: files only */
+    generation_t *current;        /* NULL after shutdown */
+    adm_chain_t *chain;           /* current->chain: what requests start on */
+    adm_webhooks_t *retiring;     /* webhooks of replaced generations still finishing calls */
+    adm_cluster_store_t *store;   /* the informer's, lent to each chain; NULL: files only */
+    generation_t *live;           /* every generation whose chain may still start calls, newest first */
+    void (*committed)(void *arg); /* adm_live_config_on_commit's */
+    void *committed_arg;
     bool shut_down;
 };
 
@@ -36,6 +40,14 @@ static void on_chain_released(void *arg)
 {
     generation_t *g = arg;
 
+    if (g->prev != NULL) {
+        g->prev->next = g->next;
+    } else {
+        g->owner->live = g->next;
+    }
+    if (g->next != NULL) {
+        g->next->prev = g->prev;
+    }
     adm_webhooks_retire(g->webhooks, &g->owner->retiring);
     free(g);
 }
@@ -67,6 +79,11 @@ static int build(adm_live_config_t *lc, generation_t **out, char *err, size_t er
     if (lc->store != NULL) {
         adm_chain_use_cluster_store(g->chain, lc->store);
     }
+    g->next = lc->live;
+    if (lc->live != NULL) {
+        lc->live->prev = g;
+    }
+    lc->live = g;
     *out = g;
     return 0;
 }
@@ -127,6 +144,9 @@ static void part_commit(void *arg, void *pending)
     adm_live_config_log_summary(lc);
     /* the old chain goes when its last request ends, and then its webhooks drain */
     adm_chain_destroy(old->chain);
+    if (lc->committed != NULL) {
+        lc->committed(lc->committed_arg);
+    }
 }
 
 static void part_discard(void *arg, void *pending)
@@ -214,4 +234,23 @@ int adm_live_config_proxy_metrics(void *arg, adm_buf_t *out)
     const adm_live_config_t *lc = arg;
 
     return lc->current != NULL ? adm_webhooks_proxy_metrics(lc->current->webhooks, out) : 0;
+}
+
+void adm_live_config_on_commit(adm_live_config_t *lc, void (*fn)(void *arg), void *arg)
+{
+    lc->committed = fn;
+    lc->committed_arg = arg;
+}
+
+adm_webhooks_t *adm_live_config_webhooks(const adm_live_config_t *lc)
+{
+    return lc->current != NULL ? lc->current->webhooks : NULL;
+}
+
+void adm_live_config_each_webhooks(const adm_live_config_t *lc, void (*fn)(void *arg, adm_webhooks_t *w),
+                                   void *arg)
+{
+    for (generation_t *g = lc->live; g != NULL; g = g->next) {
+        fn(arg, g->webhooks);
+    }
 }

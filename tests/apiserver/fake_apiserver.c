@@ -16,10 +16,17 @@
  *   {"op":"compact"}                                        forget history: older RVs are gone
  *   {"op":"cut-watches"}                                    close every watch mid-stream
  *   {"op":"error-410"}                                      ERROR 410 event on every watch, then end
- *   {"op":"fail","status":500|429|410,"count":N,"retryAfter":S,"on":"list|watch|continue|get|any"}
+ *   {"op":"fail","status":500|429|410,"count":N,"retryAfter":S,"on":"list|watch|continue|get|any",
+ *    "resource":"endpointslices"}                          (resource: optional, only its requests)
  *   {"op":"slow","ms":M}                                    hold every watch event M ms
  *   {"op":"garbage"}                                        send bytes that are not JSON on every watch
  * and GET /_control/stats answers counters (lists, watches, unauthorized, failures injected).
+ *
+ * Besides the core kinds it serves Services and, under /apis/discovery.k8s.io/v1, EndpointSlices
+ * (endpoint spreading, issue 18), and LIST and WATCH honour labelSelector (k=v, k==v, k!=v, k, !k,
+ * comma-joined) and fieldSelector (metadata.name and metadata.namespace, = == !=). A watch is sent
+ * the events whose object its selectors select; an object whose labels change out of a selector is
+ * not turned into a DELETED for that watch, as kube-apiserver's watch cache would.
  *
  * It is our own code on libuv and llhttp, standalone rather than on admitd's server, because the
  * server answers whole responses and a watch is a response that never ends. It keeps every object
@@ -39,6 +46,8 @@
 #include <yyjson.h>
 
 #define MAX_OBJECTS 200000
+/* The one API group served besides core (EndpointSlices). */
+#define GROUP_PREFIX "/apis/discovery.k8s.io/v1/"
 #define HISTORY_MAX 100000
 
 typedef struct resource_s {
@@ -54,6 +63,8 @@ static const resource_t resources[] = {
     {"resourcequotas", "ResourceQuota", true},
     {"nodes", "Node", false},
     {"pods", "Pod", true},
+    {"services", "Service", true},
+    {"endpointslices", "EndpointSlice", true}, /* under /apis/discovery.k8s.io/v1 */
 };
 #define NRESOURCES (sizeof(resources) / sizeof(resources[0]))
 
@@ -83,7 +94,9 @@ struct conn_s {
     /* watch state */
     const resource_t *res;
     char ns[256];
-    uint64_t from_rv; /* events after this */
+    char label_sel[512], field_sel[512]; /* the watch's selectors, decoded ("" for none) */
+    const resource_t *req_res;           /* the resource the request being handled names */
+    uint64_t from_rv;                    /* events after this */
     bool bookmarks;
     uv_timer_t timeout, bookmark, slow;
     int timers;
@@ -106,6 +119,7 @@ static struct {
     conn_t *watchers;
     int fail_status, fail_count, fail_retry;
     char fail_on[16];
+    char fail_resource[32]; /* only requests for this resource fail ("" any) */
     uint64_t slow_ms;
     uint64_t lists, watches, unauthorized, injected, gets, creates;
 } srv;
@@ -295,11 +309,136 @@ static object_t *find_object(const resource_t *res, const char *ns, const char *
     return NULL;
 }
 
+/* ---- API groups and selectors ---- */
+
+/* The API group a resource is served under ("" for core). */
+static const char *group_of(const resource_t *res)
+{
+    return strcmp(res->name, "endpointslices") == 0 ? "discovery.k8s.io" : "";
+}
+
+static const char *api_version_of(const resource_t *res)
+{
+    return group_of(res)[0] != '\0' ? "discovery.k8s.io/v1" : "v1";
+}
+
+/* Percent-decodes s in place (a query value). */
+static void url_decode(char *s)
+{
+    char *o = s;
+
+    for (const char *p = s; *p != '\0'; p++) {
+        unsigned v;
+
+        if (*p == '%' && p[1] != '\0' && p[2] != '\0' && sscanf(p + 1, "%2x", &v) == 1) {
+            *o++ = (char)v;
+            p += 2;
+        } else {
+            *o++ = *p == '+' ? ' ' : *p;
+        }
+    }
+    *o = '\0';
+}
+
+/* One requirement "k=v", "k==v", "k!=v", "k" or "!k" against value (NULL: the key is absent). */
+static bool requirement_holds(const char *req, size_t len,
+                              const char *(*value_of)(const char *key, void *arg), void *arg)
+{
+    char key[256], want[256];
+    const char *ne = memmem(req, len, "!=", 2), *eq = memchr(req, '=', len);
+    const char *have;
+
+    if (len > 0 && req[0] == '!') {
+        snprintf(key, sizeof(key), "%.*s", (int)len - 1, req + 1);
+        return value_of(key, arg) == NULL;
+    }
+    if (eq == NULL) {
+        snprintf(key, sizeof(key), "%.*s", (int)len, req);
+        return value_of(key, arg) != NULL;
+    }
+    if (ne != NULL) {
+        eq = ne;
+    }
+    snprintf(key, sizeof(key), "%.*s", (int)(eq - req), req);
+    eq += ne != NULL ? 2 : (eq + 1 < req + len && eq[1] == '=' ? 2 : 1);
+    snprintf(want, sizeof(want), "%.*s", (int)(req + len - eq), eq);
+    have = value_of(key, arg);
+    return ne != NULL ? (have == NULL || strcmp(have, want) != 0) : (have != NULL && strcmp(have, want) == 0);
+}
+
+/* Every comma-separated requirement of sel holds ("" selects all). */
+static bool selector_holds(const char *sel, const char *(*value_of)(const char *key, void *arg), void *arg)
+{
+    while (*sel != '\0') {
+        size_t len = strcspn(sel, ",");
+
+        if (len > 0 && !requirement_holds(sel, len, value_of, arg)) {
+            return false;
+        }
+        sel += len + (sel[len] == ',' ? 1 : 0);
+    }
+    return true;
+}
+
+static const char *label_value(const char *key, void *arg)
+{
+    return yyjson_get_str(yyjson_obj_get(yyjson_obj_get(yyjson_obj_get(arg, "metadata"), "labels"), key));
+}
+
+static const char *field_value(const char *key, void *arg)
+{
+    yyjson_val *meta = yyjson_obj_get(arg, "metadata");
+
+    if (strcmp(key, "metadata.name") == 0) {
+        return yyjson_get_str(yyjson_obj_get(meta, "name"));
+    }
+    if (strcmp(key, "metadata.namespace") == 0) {
+        const char *ns = yyjson_get_str(yyjson_obj_get(meta, "namespace"));
+
+        return ns != NULL ? ns : "";
+    }
+    return NULL;
+}
+
+/* Does an object (its JSON text) satisfy both selectors? */
+static bool selected(const char *label_sel, const char *field_sel, const char *json)
+{
+    yyjson_doc *d;
+    bool ok;
+
+    if (label_sel[0] == '\0' && field_sel[0] == '\0') {
+        return true;
+    }
+    d = yyjson_read(json, strlen(json), 0);
+    ok = selector_holds(label_sel, label_value, yyjson_doc_get_root(d)) &&
+         selector_holds(field_sel, field_value, yyjson_doc_get_root(d));
+    yyjson_doc_free(d);
+    return ok;
+}
+
+/* A watch event's line: does its object satisfy c's selectors? */
+static bool watcher_selects(const conn_t *c, const char *line)
+{
+    yyjson_doc *d;
+    char *json;
+    bool ok;
+
+    if (c->label_sel[0] == '\0' && c->field_sel[0] == '\0') {
+        return true;
+    }
+    d = yyjson_read(line, strlen(line), 0);
+    json = yyjson_val_write(yyjson_obj_get(yyjson_doc_get_root(d), "object"), 0, NULL);
+    ok = json != NULL && selected(c->label_sel, c->field_sel, json);
+    free(json);
+    yyjson_doc_free(d);
+    return ok;
+}
+
 /* The object with kind and apiVersion in front, as watch events and GET carry it. */
 static void with_kind(adm_buf_t *b, const resource_t *res, const char *json)
 {
-    bprintf(b, "{\"kind\":\"%s\",\"apiVersion\":\"v1\"%s%s", res->kind, strcmp(json, "{}") == 0 ? "" : ",",
-            json + 1);
+    bprintf(b, "{\"kind\":\"%s\",\"apiVersion\":\"%s\"%s%s", res->kind, api_version_of(res),
+            strcmp(json, "{}") == 0 ? "" : ",", json + 1);
 }
 
 static void watch_send(conn_t *c, const char *line)
@@ -360,7 +499,7 @@ static void record(const resource_t *res, const char *ns, const char *type, cons
     e->rv = rv;
     e->line = xstrdup((char *)b.data);
     for (conn_t *c = srv.watchers; c != NULL; c = c->next) {
-        if (watcher_wants(c, res, ns)) {
+        if (watcher_wants(c, res, ns) && watcher_selects(c, e->line)) {
             watch_send(c, e->line);
         }
     }
@@ -511,6 +650,10 @@ static const char *control(const char *body, size_t len, char *out, size_t out_l
         srv.fail_count = (int)yyjson_get_int(yyjson_obj_get(cmd, "count"));
         srv.fail_retry = (int)yyjson_get_int(yyjson_obj_get(cmd, "retryAfter"));
         snprintf(srv.fail_on, sizeof(srv.fail_on), "%s", on != NULL ? on : "any");
+        snprintf(srv.fail_resource, sizeof(srv.fail_resource), "%s",
+                 yyjson_get_str(yyjson_obj_get(cmd, "resource")) != NULL
+                     ? yyjson_get_str(yyjson_obj_get(cmd, "resource"))
+                     : "");
     } else if (strcmp(op, "slow") == 0) {
         srv.slow_ms = (uint64_t)yyjson_get_int(yyjson_obj_get(cmd, "ms"));
         for (conn_t *c = srv.watchers; c != NULL; c = c->next) {
@@ -585,6 +728,10 @@ static bool inject(conn_t *c, const char *what)
     if (srv.fail_count <= 0 || (strcmp(srv.fail_on, "any") != 0 && strcmp(srv.fail_on, what) != 0)) {
         return false;
     }
+    if (srv.fail_resource[0] != '\0' &&
+        (c->req_res == NULL || strcmp(c->req_res->name, srv.fail_resource) != 0)) {
+        return false;
+    }
     srv.fail_count--;
     srv.injected++;
     if (srv.fail_status == 429) {
@@ -616,7 +763,7 @@ static int cmp_objects(const void *a, const void *b)
 
 static void do_list(conn_t *c, const resource_t *res, const char *ns, const char *q)
 {
-    char limit_s[32], cont[128];
+    char limit_s[32], cont[128], label_sel[512], field_sel[512];
     size_t limit, offset = 0, n = 0, total = 0;
     uint64_t list_rv = srv.rv;
     object_t **sel = malloc((srv.nobjects + 1) * sizeof(*sel));
@@ -627,6 +774,10 @@ static void do_list(conn_t *c, const resource_t *res, const char *ns, const char
     }
     query(q, "limit", limit_s, sizeof(limit_s));
     query(q, "continue", cont, sizeof(cont));
+    query(q, "labelSelector", label_sel, sizeof(label_sel));
+    query(q, "fieldSelector", field_sel, sizeof(field_sel));
+    url_decode(label_sel);
+    url_decode(field_sel);
     limit = strtoul(limit_s, NULL, 10);
     if (cont[0] != '\0') {
         unsigned long long rv = 0;
@@ -654,13 +805,14 @@ static void do_list(conn_t *c, const resource_t *res, const char *ns, const char
         offset = off;
     }
     for (size_t i = 0; i < srv.nobjects; i++) {
-        if (srv.objects[i].res == res && (ns[0] == '\0' || strcmp(srv.objects[i].ns, ns) == 0)) {
+        if (srv.objects[i].res == res && (ns[0] == '\0' || strcmp(srv.objects[i].ns, ns) == 0) &&
+            selected(label_sel, field_sel, srv.objects[i].json)) {
             sel[total++] = &srv.objects[i];
         }
     }
     qsort(sel, total, sizeof(*sel), cmp_objects);
-    bprintf(&b, "{\"kind\":\"%sList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"%llu\"",
-            res->kind, (unsigned long long)list_rv);
+    bprintf(&b, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%llu\"",
+            res->kind, api_version_of(res), (unsigned long long)list_rv);
     if (limit > 0 && offset + limit < total) {
         bprintf(&b, ",\"continue\":\"%llu-%zu\",\"remainingItemCount\":%zu", (unsigned long long)list_rv,
                 offset + limit, total - offset - limit);
@@ -689,9 +841,9 @@ static void on_bookmark(uv_timer_t *t)
     char line[256];
 
     snprintf(line, sizeof(line),
-             "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"v1\","
+             "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
              "\"metadata\":{\"resourceVersion\":\"%llu\"}}}\n",
-             c->res->kind, (unsigned long long)srv.rv);
+             c->res->kind, api_version_of(c->res), (unsigned long long)srv.rv);
     watch_send(c, line);
 }
 
@@ -704,6 +856,10 @@ static void do_watch(conn_t *c, const resource_t *res, const char *ns, const cha
     query(q, "resourceVersion", rv_s, sizeof(rv_s));
     query(q, "timeoutSeconds", timeout_s, sizeof(timeout_s));
     query(q, "allowWatchBookmarks", bm, sizeof(bm));
+    query(q, "labelSelector", c->label_sel, sizeof(c->label_sel));
+    query(q, "fieldSelector", c->field_sel, sizeof(c->field_sel));
+    url_decode(c->label_sel);
+    url_decode(c->field_sel);
     srv.watches++;
     c->watching = true;
     c->res = res;
@@ -720,7 +876,8 @@ static void do_watch(conn_t *c, const resource_t *res, const char *ns, const cha
     if (rv_s[0] == '\0' || strcmp(rv_s, "0") == 0) {
         /* "" and "0": the current state as synthetic ADDED events */
         for (size_t i = 0; i < srv.nobjects; i++) {
-            if (watcher_wants(c, srv.objects[i].res, srv.objects[i].ns)) {
+            if (watcher_wants(c, srv.objects[i].res, srv.objects[i].ns) &&
+                selected(c->label_sel, c->field_sel, srv.objects[i].json)) {
                 adm_buf_t b = {0};
 
                 bprintf(&b, "{\"type\":\"ADDED\",\"object\":");
@@ -746,7 +903,7 @@ static void do_watch(conn_t *c, const resource_t *res, const char *ns, const cha
         for (size_t i = 0; i < srv.nhistory; i++) {
             event_t *e = &srv.history[i];
 
-            if (e->rv > c->from_rv && watcher_wants(c, e->res, e->ns)) {
+            if (e->rv > c->from_rv && watcher_wants(c, e->res, e->ns) && watcher_selects(c, e->line)) {
                 watch_send(c, e->line);
             }
         }
@@ -840,11 +997,14 @@ static void api_resources(conn_t *c)
     adm_buf_t b = {0};
 
     bprintf(&b, "{\"kind\":\"APIResourceList\",\"groupVersion\":\"v1\",\"resources\":[");
-    for (size_t i = 0; i < NRESOURCES; i++) {
+    for (size_t i = 0, listed = 0; i < NRESOURCES; i++) {
+        if (group_of(&resources[i])[0] != '\0') {
+            continue; /* served under its group */
+        }
         bprintf(&b,
                 "%s{\"name\":\"%s\",\"singularName\":\"\",\"namespaced\":%s,\"kind\":\"%s\","
                 "\"verbs\":[\"get\",\"list\",\"watch\"]}",
-                i > 0 ? "," : "", resources[i].name, resources[i].namespaced ? "true" : "false",
+                listed++ > 0 ? "," : "", resources[i].name, resources[i].namespaced ? "true" : "false",
                 resources[i].kind);
     }
     bprintf(&b, "]}");
@@ -922,11 +1082,12 @@ static void handle(conn_t *c)
         api_resources(c);
         return;
     }
-    if (strncmp(path, "/api/v1/", 8) == 0) {
+    if (strncmp(path, "/api/v1/", 8) == 0 || strncmp(path, GROUP_PREFIX, strlen(GROUP_PREFIX)) == 0) {
+        bool core = strncmp(path, "/api/v1/", 8) == 0;
         char *seg[4] = {0};
         int n = 0;
 
-        for (char *p = path + 8; p != NULL && *p != '\0' && n < 4;) {
+        for (char *p = path + (core ? 8 : strlen(GROUP_PREFIX)); p != NULL && *p != '\0' && n < 4;) {
             char *slash = strchr(p, '/');
 
             seg[n++] = p;
@@ -953,11 +1114,15 @@ static void handle(conn_t *c)
                 snprintf(name, sizeof(name), "%s", seg[1]);
             }
         }
+        if (res != NULL && (group_of(res)[0] == '\0') != core) {
+            res = NULL; /* a group's resource under /api/v1, or a core one under the group */
+        }
     }
     if (res == NULL) {
         reply_status(c, 404, "NotFound", "the server could not find the requested resource", NULL, 0);
         return;
     }
+    c->req_res = res;
     if (name[0] != '\0') {
         if (!inject(c, "get")) {
             do_get(c, res, ns, name);

@@ -66,4 +66,20 @@ void adm_live_config_destroy(adm_live_config_t *lc);
 struct adm_cluster_store_s;
 void adm_live_config_use_cluster_store(adm_live_config_t *lc, struct adm_cluster_store_s *store);
 
+/** fn(arg) runs after each reload has put a new generation in place (NULL: nobody). */
+void adm_live_config_on_commit(adm_live_config_t *lc, void (*fn)(void *arg), void *arg);
+
+struct adm_webhooks_s;
+
+/** The running generation's webhooks (NULL once shut down). */
+struct adm_webhooks_s *adm_live_config_webhooks(const adm_live_config_t *lc);
+
+/**
+ * Calls fn for the webhooks of every generation whose chain may still start a call: the running
+ * one first, then those a reload replaced whose requests are still under way (a newer one built by
+ * a reload not yet committed may come first too).
+ */
+void adm_live_config_each_webhooks(const adm_live_config_t *lc,
+                                   void (*fn)(void *arg, struct adm_webhooks_s *w), void *arg);
+
 #endif
