@@ -10,8 +10,9 @@
  *  - the server's CA rotated (the fake server's certificate from another CA) and the client
  *    certificate rotated (the fake server trusting another client CA): the watches reconnect on
  *    the new TLS settings, no handshake fails;
- *  - a kubeconfig that cannot be used (an exec plugin; an empty token file) keeps the running
- *    connection, names the file and field, counts admitd_config_reloads_total{result="failure"};
+ *  - a kubeconfig that cannot be used (an exec plugin, read on its change and on SIGHUP; an empty
+ *    token file) keeps the running connection, names the file and field, counts
+ *    admitd_config_reloads_total{result="failure"};
  *  - another server URL lists every kind from that server;
  *  - --in-cluster: the service account's token in its mount rotated the same way (own servers);
  * while a steady stream of /admit requests runs through all of it, not one lost or refused.
@@ -292,7 +293,7 @@ static void wait_allowed(const h_server_t *s, const char *ns, bool want)
     fail_msg("a pod in %s is still %s", ns, want ? "refused" : "allowed");
 }
 
-/* A namespace the fake server a gets (the watches carry it to admitd's cache). */
+/* Puts a namespace on the fake server a (its watches carry it to admitd's cache). */
 static void put_namespace(const h_server_t *a, const char *name)
 {
     char cmd[256];
@@ -551,6 +552,9 @@ static void test_broken_kubeconfig_keeps_the_old(void **state)
              kubeconfig);
     wait_log(&server, line, 1);
     assert_int_equal(reloads(&server, "failure"), failures + 1);
+    kill(server.pid, SIGHUP); /* read again, failed again */
+    wait_log(&server, line, 2);
+    assert_int_equal(reloads(&server, "failure"), failures + 2);
     watches = api_stat(&api, "watches");
     h_api_control(&api, "{\"op\":\"cut-watches\"}");
     assert_true(wait_stat_above(&api, "watches", watches));
@@ -567,7 +571,7 @@ static void test_broken_kubeconfig_keeps_the_old(void **state)
         "empty token from file %s/mount/token",
         kubeconfig, dir);
     wait_log(&server, line, 1);
-    assert_true(reloads(&server, "failure") >= failures + 2);
+    assert_true(reloads(&server, "failure") >= failures + 3);
     /* the token that runs is the last good one: the server still takes it */
     watches = api_stat(&api, "watches");
     h_api_control(&api, "{\"op\":\"cut-watches\"}");
