@@ -397,9 +397,15 @@ static int start_fake(h_server_t *a, const char *extra_ns)
 static int setup(void **state)
 {
     char token[64];
-    const char *args[] = {
-        "--kubeconfig",   kubeconfig, "--health-listen", "127.0.0.1:0", "--disable-admission-plugins",
-        "ServiceAccount", NULL};
+    const char *args[] = {"--kubeconfig",
+                          kubeconfig,
+                          "--health-listen",
+                          "127.0.0.1:0",
+                          "--disable-admission-plugins",
+                          "ServiceAccount",
+                          "--v",
+                          "1",
+                          NULL};
 
     (void)state;
     if (adm_tls_global_init() != 0 || certgen_tempdir(dir, sizeof(dir)) != 0 ||
@@ -505,6 +511,8 @@ static void test_ca_rotation(void **state)
     publish_mount(mount, token);
     wait_log(&server, "API connection: new TLS settings for https://127.0.0.1:", 1);
     assert_true(wait_stat_above(&api, "watches", watches));
+    /* the replaced connections close once no call runs on them */
+    wait_log(&server, "from before the reload are closed", 1);
     put_namespace(&api, "after-ca");
     wait_allowed(&server, "after-ca", true);
     ready(&server);
@@ -542,6 +550,7 @@ static void test_broken_kubeconfig_keeps_the_old(void **state)
 {
     long failures = reloads(&server, "failure"), successes = reloads(&server, "success");
     long watches;
+    int changes;
     char line[1200], token[64];
 
     (void)state;
@@ -562,8 +571,13 @@ static void test_broken_kubeconfig_keeps_the_old(void **state)
     wait_allowed(&server, "after-broken", true);
     ready(&server);
 
+    /* the same kubeconfig as the one running: nothing a call is made from changed, nothing reconnects */
+    watches = api_stat(&api, "watches");
+    changes = h_log_count(&server, "API connection: ");
     write_kubeconfig(api.port, "");
     wait_log(&server, "configuration reloaded", (int)successes + 1);
+    assert_int_equal(h_log_count(&server, "API connection: "), changes);
+    assert_int_equal(api_stat(&api, "watches"), watches);
     publish_mount(mount, " \n");
     snprintf(
         line, sizeof(line),
