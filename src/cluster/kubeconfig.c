@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Kubeconfig and in-cluster configuration, read once at start into adm_kube_config_t. The file is
- * parsed by the project's YAML reader (go-yaml v2 resolution, as clientcmd's sigs.k8s.io/yaml);
- * certificates and keys are parsed with mbedTLS here, so a bad PEM is reported with the field it
- * came from rather than as a TLS failure later. Secrets live in the config's own arena and are
- * zeroized when it is freed.
+ * Kubeconfig and in-cluster configuration, read at start and again by each reload into
+ * adm_kube_config_t. The file is read by the one kubeconfig reader (kubeconfig_file.h: YAML or
+ * JSON, the named lists, the members' types, inline -data, relative names); this file resolves the
+ * current context from it. Certificates and keys are parsed with mbedTLS here, so a bad PEM is
+ * reported with the field it came from rather than as a TLS failure later. Secrets live in the
+ * config's own arena and are zeroized when it is freed.
  */
 #include "adm/cluster/kubeconfig.h"
 
