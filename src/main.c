@@ -2,11 +2,11 @@
 /*
  * admitd's entry point: parse flags, set up TLS, run the server on one libuv loop until a
  * SIGTERM/SIGINT drain completes. SIGHUP, or a change to a file a flag names, reloads the TLS
- * files and the admission configuration (adm/base/reload.h). Under --workers N the configuration
- * and certificate are made once, then N forked workers each go on from there as one process would
- * (adm/app/workers.h); each watches its own files, and the parent relays SIGHUP and SIGTERM.
- * Exit codes: 0 after a clean drain, 2 for bad flags or files, 1 for anything else that stops
- * startup.
+ * files, the admission configuration and the kubeconfig (adm/base/reload.h). Under --workers N
+ * the configuration and certificate are made once, then N forked workers each go on from there as
+ * one process would (adm/app/workers.h); each watches its own files, and the parent relays SIGHUP
+ * and SIGTERM. Exit codes: 0 after a clean drain, 2 for bad flags or files, 1 for anything else
+ * that stops startup.
  */
 #include "adm/admission/endpoint.h"
 #include "adm/admission/plugin.h"
@@ -81,7 +81,10 @@ static void on_reloaded(void *arg, bool ok)
     }
 }
 
-/* The coordinator watches the TLS files and the admission configuration's; SIGHUP reloads too. */
+/*
+ * The coordinator watches the TLS files, the admission configuration's, and with an API connection
+ * the kubeconfig's (or the in-cluster token and CA); SIGHUP reloads too.
+ */
 static int start_reload(app_t *app, uv_loop_t *loop)
 {
     /* kubelet's update of a mounted volume is a handful of renames within a millisecond or two */
@@ -92,6 +95,9 @@ static int start_reload(app_t *app, uv_loop_t *loop)
     }
     if (rc == 0) {
         rc = adm_live_config_add_reload(app->config, app->reload);
+    }
+    if (rc == 0 && app->informer != NULL) {
+        rc = adm_informer_add_reload(app->informer, app->reload); /* the kubeconfig and its files */
     }
     return rc;
 }

@@ -8,6 +8,8 @@
 
 #include "adm/admission/plugin.h"
 #include "adm/base/error.h"
+#include "adm/base/log.h"
+#include "adm/base/reload.h"
 #include "adm/cluster/api_client.h"
 #include "adm/cluster/kubeconfig.h"
 #include "adm/cluster/reflector.h"
@@ -39,7 +41,8 @@ static const adm_watched_kind_t known_kinds[] = {
 
 struct adm_informer_s {
     uv_loop_t *loop;
-    adm_kube_config_t *kc;
+    char *kubeconfig;      /* --kubeconfig's path; NULL: --in-cluster */
+    adm_kube_config_t *kc; /* what the API client runs on: replaced by each reload that reads it */
     adm_api_client_t *api;
     adm_cluster_store_t *store;
     adm_reflector_t *reflectors[MAX_WATCHED];
@@ -119,6 +122,12 @@ int adm_informer_create(uv_loop_t *loop, const char *kubeconfig, const char *con
         return ADM_ENOMEM;
     }
     inf->loop = loop;
+    inf->kubeconfig = kubeconfig != NULL ? strdup(kubeconfig) : NULL;
+    if (kubeconfig != NULL && inf->kubeconfig == NULL) {
+        free(inf);
+        snprintf(err, err_len, "informer: out of memory");
+        return ADM_ENOMEM;
+    }
     rc = kubeconfig != NULL ? adm_kube_config_load(kubeconfig, &inf->kc, err, err_len)
                             : adm_kube_config_in_cluster(&inf->kc, err, err_len);
     if (rc == 0) {
@@ -251,5 +260,120 @@ void adm_informer_destroy(adm_informer_t *inf)
     }
     adm_cluster_store_free(inf->store);
     adm_kube_config_free(inf->kc);
+    free(inf->kubeconfig);
     free(inf);
+}
+
+/* ---- reload: the kubeconfig and the files it names, or the in-cluster files ------------------ */
+
+typedef struct pending_s {
+    adm_kube_config_t *kc;
+    adm_api_update_t *update;
+} pending_t;
+
+static void pending_free(pending_t *p)
+{
+    adm_api_update_discard(p->update);
+    adm_kube_config_free(p->kc);
+    free(p);
+}
+
+/* The whole new configuration read and checked (PEMs, key pair, TLS context) before anything runs. */
+static int part_prepare(void *arg, void **pending, char *err, size_t err_len)
+{
+    adm_informer_t *inf = arg;
+    pending_t *p = calloc(1, sizeof(*p));
+    int rc;
+
+    *pending = NULL;
+    if (p == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return ADM_ENOMEM;
+    }
+    if (inf->api == NULL) {
+        free(p);
+        snprintf(err, err_len, "the informer has stopped");
+        return ADM_EINVAL;
+    }
+    rc = inf->kubeconfig != NULL ? adm_kube_config_load(inf->kubeconfig, &p->kc, err, err_len)
+                                 : adm_kube_config_in_cluster(&p->kc, err, err_len);
+    if (rc == 0 && inf->kubeconfig == NULL && p->kc->ca_pem == NULL && inf->kc->ca_pem != NULL) {
+        /* at start client-go goes on with the system roots; a running CA is not dropped for them */
+        snprintf(err, err_len, "in-cluster: ca.crt: cannot be loaded (the warning above says why)");
+        rc = ADM_EINVAL;
+    }
+    if (rc == 0) {
+        rc = adm_api_client_prepare(inf->api, p->kc, &p->update, err, err_len);
+    }
+    if (rc != 0) {
+        pending_free(p);
+        return rc;
+    }
+    *pending = p;
+    return 0;
+}
+
+static void part_commit(void *arg, void *pending)
+{
+    adm_informer_t *inf = arg;
+    pending_t *p = pending;
+    char old_server[320];
+    adm_api_change_t change;
+
+    snprintf(old_server, sizeof(old_server), "%s", adm_api_client_server(inf->api));
+    change = adm_api_client_commit(inf->api, p->update);
+    p->update = NULL;
+    adm_kube_config_free(inf->kc);
+    inf->kc = p->kc; /* its files are what is watched now */
+    p->kc = NULL;
+    pending_free(p);
+    switch (change) {
+    case ADM_API_SAME: return;
+    case ADM_API_TOKEN:
+        adm_log_info("API connection: new bearer token; the watches reconnect with it");
+        break;
+    case ADM_API_CREDENTIALS:
+        adm_log_info("API connection: new TLS settings for %s; the watches reconnect with them (calls in "
+                     "flight finish on their connections)",
+                     adm_api_client_server(inf->api));
+        break;
+    case ADM_API_SERVER:
+        adm_log_info("API connection: the server is now %s (was %s); every kind is listed again, the caches "
+                     "serve what they hold until then",
+                     adm_api_client_server(inf->api), old_server);
+        break;
+    }
+    for (size_t i = 0; i < inf->n; i++) {
+        adm_reflector_reconnect(inf->reflectors[i], change == ADM_API_SERVER);
+    }
+}
+
+static void part_discard(void *arg, void *pending)
+{
+    (void)arg;
+    pending_free(pending);
+}
+
+static void part_watch(void *arg, adm_reload_t *r)
+{
+    const adm_informer_t *inf = arg;
+
+    /* the kubeconfig first, then the files it named (in-cluster: the token and ca.crt) */
+    for (size_t i = 0; i < inf->kc->nfiles; i++) {
+        adm_reload_watch(r, inf->kc->files[i]);
+    }
+}
+
+int adm_informer_add_reload(adm_informer_t *inf, adm_reload_t *r)
+{
+    adm_reload_part_t part = {
+        .name = "API connection",
+        .prepare = part_prepare,
+        .commit = part_commit,
+        .discard = part_discard,
+        .watch = part_watch,
+        .arg = inf,
+    };
+
+    return adm_reload_add_part(r, &part);
 }

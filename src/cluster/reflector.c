@@ -35,8 +35,9 @@ struct adm_reflector_s {
     adm_api_client_t *api;
     const adm_watched_kind_t *w;
     adm_kind_store_t *k;
-    uv_timer_t timer; /* back-off, or work deferred out of a body reader */
-    adm_call_t *call; /* the call in flight, or NULL */
+    uv_timer_t timer;   /* back-off, or work deferred out of a body reader */
+    adm_call_t *call;   /* the call in flight, or NULL */
+    bool call_is_watch; /* call is a WATCH (else a LIST page) */
     uint64_t call_started_ms;
     next_step_t next; /* what the timer starts */
     char path[512];   /* the collection's path */
@@ -267,6 +268,7 @@ static void list_page(adm_reflector_t *r)
         fail(r, "list", STEP_LIST, 0, "continue token too long");
         return;
     }
+    r->call_is_watch = false;
     r->call = adm_api_get(r->api, path, LIST_TIMEOUT_MS, on_list_answer, r, &r->call_started_ms);
     if (r->call == NULL) {
         fail(r, "list", STEP_LIST, 0, "out of memory");
@@ -396,6 +398,7 @@ static void start_watch(adm_reflector_t *r)
     adm_watch_framer_free(&r->framer);
     adm_watch_framer_init(&r->framer);
     r->watch_events = 0;
+    r->call_is_watch = true;
     /* the client's own deadline leaves the server time to end the stream itself */
     r->call = adm_api_watch(r->api, path, (timeout_s + 30) * 1000, on_watch_piece, on_watch_end, r,
                             &r->call_started_ms);
@@ -519,6 +522,32 @@ void adm_reflector_stop(adm_reflector_t *r)
     adm_call_cancel(r->call);
     r->call = NULL;
     uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+}
+
+void adm_reflector_reconnect(adm_reflector_t *r, bool relist)
+{
+    if (r == NULL || r->stopping) {
+        return;
+    }
+    if (relist) {
+        /* another API server: nothing gathered from the old one, its resourceVersion included, counts */
+        adm_call_cancel(r->call);
+        r->call = NULL;
+        r->rv[0] = '\0';
+        soon(r, STEP_LIST);
+        return;
+    }
+    if (r->call != NULL && r->call_is_watch) {
+        adm_call_cancel(r->call);
+        r->call = NULL;
+        soon(r, STEP_WATCH); /* from the last resourceVersion, as after a watch that ended */
+        return;
+    }
+    if (r->call == NULL && uv_is_active((uv_handle_t *)&r->timer)) {
+        /* a back-off waited for what the old credentials met: the new ones are tried at once */
+        uv_timer_start(&r->timer, on_timer, 0, 0);
+    }
+    /* a LIST page in flight finishes on the old connection; the next page goes out on the new one */
 }
 
 const adm_reflector_stats_t *adm_reflector_stats(const adm_reflector_t *r)

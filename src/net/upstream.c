@@ -80,6 +80,7 @@ struct adm_upstream_s {
     int in_callback;               /* depth of user callbacks running */
     int in_post;                   /* inside adm_upstream_post: calls that end are reported later */
     size_t ndeferred;              /* calls ended, their callbacks still to run */
+    size_t nactive;                /* calls begun and not yet released (adm_upstream_calls) */
     bool in_maybe_dial;
     bool closing;
 };
@@ -153,6 +154,9 @@ static void call_release(adm_call_t *call)
 {
     adm_upstream_t *u = call->up;
 
+    if (call->active) {
+        u->nactive--;
+    }
     call->active = false;
     call->cb = NULL;
     call->chunk = NULL;
@@ -588,6 +592,7 @@ static adm_call_t *call_begin(adm_upstream_t *u, adm_call_t *call, uint64_t time
     call->arg = arg;
     call->retried = false;
     call->active = true;
+    u->nactive++;
     call->deferred = false;
     call->detail[0] = '\0';
     call->deadline = uv_now(u->conns.loop) + (timeout_ms != 0 ? timeout_ms : DEFAULT_CALL_MS);
@@ -759,6 +764,11 @@ size_t adm_upstream_connections(const adm_upstream_t *u)
 size_t adm_upstream_idle_connections(const adm_upstream_t *u)
 {
     return u->conns.nidle;
+}
+
+size_t adm_upstream_calls(const adm_upstream_t *u)
+{
+    return u->nactive;
 }
 
 uint64_t adm_upstream_dials(const adm_upstream_t *u)

@@ -9,142 +9,62 @@
 #include "adm/webhook/kubeconfig.h"
 
 #include "adm/base/error.h"
-#include "adm/base/fs.h"
-#include "adm/base/yaml.h"
+#include "adm/cluster/kubeconfig_file.h"
 
 #include <mbedtls/base64.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <yyjson.h>
 
-/* Kubeconfigs and the files they name are small; a token or certificate past this is a mistake. */
-#define KUBECONFIG_MAX_BYTES (4u << 20)
+/* A token or certificate past this is a mistake. */
 #define CREDENTIAL_MAX_BYTES (1u << 20)
 
 typedef struct loader_s {
-    adm_arena_t *a;
-    const char *path;   /* the kubeconfig, for messages */
-    const char *folder; /* where relative names start, with its trailing '/' ("" for none) */
+    adm_kubeconfig_file_t f;
     adm_kubeconfig_t *kc;
-    size_t files_cap;
-    char *err;
-    size_t err_len;
 } loader_t;
 
-static int note_file(loader_t *l, const char *file)
-{
-    if (l->kc->nfiles == l->files_cap) {
-        size_t cap = l->files_cap == 0 ? 4 : l->files_cap * 2;
-        const char **f = adm_arena_realloc(l->a, l->kc->files, l->files_cap * sizeof(*f), cap * sizeof(*f));
-
-        if (f == NULL) {
-            return ADM_ENOMEM;
-        }
-        l->kc->files = f;
-        l->files_cap = cap;
-    }
-    l->kc->files[l->kc->nfiles++] = file;
-    return 0;
-}
-
-/* A string field of obj: its value, "" when absent or null; NULL (with err) when not a string. */
+/* A string member: its value, "" when absent, null or ""; NULL (with the message) when not a string. */
 static const char *str_field(loader_t *l, yyjson_val *obj, const char *key, const char *where)
 {
-    yyjson_val *v = yyjson_obj_get(obj, key);
+    const char *s;
 
-    if (v == NULL || yyjson_is_null(v)) {
-        return "";
-    }
-    if (!yyjson_is_str(v)) {
-        snprintf(l->err, l->err_len, "%s: %s.%s: must be a string", l->path, where, key);
-        return NULL;
-    }
-    return yyjson_get_str(v);
-}
-
-/* A file the kubeconfig names, relative to its folder, as clientcmd's ResolveLocalPaths does. */
-static const char *resolve(loader_t *l, const char *file)
-{
-    return file[0] == '/' ? file : adm_arena_printf(l->a, "%s%s", l->folder, file);
+    return adm_kc_string(&l->f, obj, where, key, &s) != 0 ? NULL : (s != NULL ? s : "");
 }
 
 /* Reads a named file for a user; a failure is that user's per-call error, not the load's. */
 static int read_for_user(loader_t *l, adm_kube_user_t *u, const char *file, char **data, size_t *len)
 {
     char why[300];
+    int rc = adm_kc_read_file(&l->f, file, CREDENTIAL_MAX_BYTES, data, len, why, sizeof(why));
 
-    *data = NULL;
-    if (note_file(l, file) != 0) {
-        return ADM_ENOMEM;
+    if (rc == ADM_ENOMEM) {
+        return rc;
     }
-    if (adm_fs_read(l->a, file, CREDENTIAL_MAX_BYTES, data, len, why, sizeof(why)) == 0) {
-        return 0;
-    }
-    if (u->error == NULL) {
-        u->error = adm_arena_printf(l->a, "open %s", why);
+    if (rc != 0 && u->error == NULL) {
+        u->error = adm_arena_printf(l->f.arena, "open %s", why);
         if (u->error == NULL) {
             return ADM_ENOMEM;
         }
     }
-    *data = NULL;
-    return 0;
-}
-
-/* []byte fields are standard base64 in a kubeconfig (YAML goes through JSON in clientcmd). */
-static int decode_data(loader_t *l, const char *text, const char *where, const char **out, size_t *out_len)
-{
-    size_t n = 0, len = strlen(text);
-    unsigned char *buf;
-
-    if (mbedtls_base64_decode(NULL, 0, &n, (const unsigned char *)text, len) ==
-        MBEDTLS_ERR_BASE64_INVALID_CHARACTER) {
-        snprintf(l->err, l->err_len, "%s: %s: illegal base64 data", l->path, where);
-        return ADM_EINVAL;
-    }
-    buf = adm_arena_alloc(l->a, n + 1);
-    if (buf == NULL) {
-        return ADM_ENOMEM;
-    }
-    if (mbedtls_base64_decode(buf, n + 1, &n, (const unsigned char *)text, len) != 0) {
-        snprintf(l->err, l->err_len, "%s: %s: illegal base64 data", l->path, where);
-        return ADM_EINVAL;
-    }
-    buf[n] = '\0';
-    *out = (const char *)buf;
-    *out_len = n;
     return 0;
 }
 
 /* What admitd cannot do with a user: refused when the file is read, naming the field. */
 static int refuse_unsupported(loader_t *l, yyjson_val *user, const char *where)
 {
-    static const char *const plugins[] = {"exec", "auth-provider"};
-    static const char *const impersonation[] = {"as", "as-uid", "as-groups", "as-user-extra"};
+    static const char plugins_why[] =
+        "credential plugins are not supported by admitd (give a token, tokenFile or client certificate)";
+    const char *as = adm_kc_impersonation(user);
+    int rc = adm_kc_refuse(&l->f, user, where, "exec", plugins_why);
 
-    for (size_t i = 0; i < sizeof(plugins) / sizeof(plugins[0]); i++) {
-        yyjson_val *v = yyjson_obj_get(user, plugins[i]);
-
-        if (v != NULL && !yyjson_is_null(v)) {
-            snprintf(l->err, l->err_len,
-                     "%s: %s.%s: credential plugins are not supported by admitd (give a token, tokenFile or "
-                     "client certificate)",
-                     l->path, where, plugins[i]);
-            return ADM_EINVAL;
-        }
+    if (rc == 0) {
+        rc = adm_kc_refuse(&l->f, user, where, "auth-provider", plugins_why);
     }
-    for (size_t i = 0; i < sizeof(impersonation) / sizeof(impersonation[0]); i++) {
-        yyjson_val *v = yyjson_obj_get(user, impersonation[i]);
-
-        if (v != NULL && !yyjson_is_null(v) && !(yyjson_is_str(v) && yyjson_get_len(v) == 0) &&
-            !(yyjson_is_arr(v) && yyjson_arr_size(v) == 0) &&
-            !(yyjson_is_obj(v) && yyjson_obj_size(v) == 0)) {
-            snprintf(l->err, l->err_len, "%s: %s.%s: impersonation is not supported by admitd", l->path,
-                     where, impersonation[i]);
-            return ADM_EINVAL;
-        }
+    if (rc == 0 && as != NULL) {
+        rc = adm_kc_fail(&l->f, ADM_EINVAL, "%s.%s: impersonation is not supported by admitd", where, as);
     }
-    return 0;
+    return rc;
 }
 
 static bool header_safe(const char *s)
@@ -164,7 +84,7 @@ static int read_token(loader_t *l, adm_kube_user_t *u, const char *token, const 
     if (token[0] != '\0' || token_file[0] == '\0') {
         return 0;
     }
-    token_file = resolve(l, token_file);
+    token_file = adm_kc_path(&l->f, token_file);
     if (token_file == NULL) {
         return ADM_ENOMEM;
     }
@@ -172,20 +92,14 @@ static int read_token(loader_t *l, adm_kube_user_t *u, const char *token, const 
     if (rc != 0 || data == NULL) {
         return rc;
     }
-    while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r' || data[len - 1] == ' ' ||
-                       data[len - 1] == '\t')) {
-        data[--len] = '\0';
-    }
-    while (*data == ' ' || *data == '\t' || *data == '\n' || *data == '\r') {
-        data++;
-    }
-    *out = data;
+    *out = adm_kc_trim_token(data, len);
     return 0;
 }
 
 static int set_authorization(loader_t *l, adm_kube_user_t *u, const char *token, const char *username,
                              const char *password)
 {
+    adm_arena_t *a = l->f.arena;
     bool basic = username[0] != '\0' || password[0] != '\0';
 
     if (token[0] != '\0' && basic) {
@@ -193,9 +107,9 @@ static int set_authorization(loader_t *l, adm_kube_user_t *u, const char *token,
         return 0;
     }
     if (token[0] != '\0') {
-        u->authorization = adm_arena_printf(l->a, "Bearer %s", token);
+        u->authorization = adm_arena_printf(a, "Bearer %s", token);
     } else if (basic) {
-        const char *pair = adm_arena_printf(l->a, "%s:%s", username, password);
+        const char *pair = adm_arena_printf(a, "%s:%s", username, password);
         size_t n = 0, len = pair != NULL ? strlen(pair) : 0;
         unsigned char *b64;
 
@@ -203,11 +117,11 @@ static int set_authorization(loader_t *l, adm_kube_user_t *u, const char *token,
             return ADM_ENOMEM;
         }
         mbedtls_base64_encode(NULL, 0, &n, (const unsigned char *)pair, len);
-        b64 = adm_arena_alloc(l->a, n + 1);
+        b64 = adm_arena_alloc(a, n + 1);
         if (b64 == NULL || mbedtls_base64_encode(b64, n + 1, &n, (const unsigned char *)pair, len) != 0) {
             return ADM_ENOMEM;
         }
-        u->authorization = adm_arena_printf(l->a, "Basic %s", (const char *)b64);
+        u->authorization = adm_arena_printf(a, "Basic %s", (const char *)b64);
     } else {
         return 0;
     }
@@ -225,71 +139,64 @@ static int set_authorization(loader_t *l, adm_kube_user_t *u, const char *token,
 static int read_pem(loader_t *l, adm_kube_user_t *u, yyjson_val *user, const char *where,
                     const char *file_key, const char *data_key, const char **out, size_t *out_len)
 {
-    const char *file = str_field(l, user, file_key, where);
-    const char *data = str_field(l, user, data_key, where);
+    adm_kc_blob_t b;
     char *bytes;
-    int rc;
+    int rc = adm_kc_blob(&l->f, user, where, file_key, data_key, &b);
 
     *out = NULL;
-    if (file == NULL || data == NULL) {
-        return ADM_EINVAL;
+    if (rc != 0) {
+        return rc;
     }
-    if (data[0] != '\0') {
-        const char *field = adm_arena_printf(l->a, "%s.%s", where, data_key);
-
-        return field == NULL ? ADM_ENOMEM : decode_data(l, data, field, out, out_len);
-    }
-    if (file[0] == '\0') {
+    if (b.data != NULL) {
+        *out = b.data;
+        *out_len = b.len;
         return 0;
     }
-    file = resolve(l, file);
-    if (file == NULL) {
-        return ADM_ENOMEM;
+    if (b.file == NULL) {
+        return 0;
     }
-    rc = read_for_user(l, u, file, &bytes, out_len);
+    rc = read_for_user(l, u, b.file, &bytes, out_len);
     *out = bytes;
     return rc;
 }
 
-static int load_user(loader_t *l, yyjson_val *entry, size_t index, adm_kube_user_t *u)
+static int load_user(loader_t *l, const adm_kc_entry_t *e, adm_kube_user_t *u)
 {
     char where[64];
-    yyjson_val *user;
+    yyjson_val *user = e->body;
     const char *token, *token_file, *username, *password;
     const char *cert_file;
     int rc;
 
-    snprintf(where, sizeof(where), "users[%zu]", index);
-    u->name = str_field(l, entry, "name", where);
+    snprintf(where, sizeof(where), "users[%zu]", e->index);
+    if (e->item == NULL) {
+        return adm_kc_fail(&l->f, ADM_EINVAL, "%s: must be an object", where);
+    }
+    u->name = str_field(l, e->item, "name", where);
     if (u->name == NULL) {
         return ADM_EINVAL;
     }
-    for (size_t i = 0; i < index; i++) {
+    for (size_t i = 0; i < e->index; i++) {
         if (strcmp(l->kc->users[i].name, u->name) == 0) {
-            snprintf(l->err, l->err_len, "%s: %s.name: duplicate name \"%s\" in list", l->path, where,
-                     u->name);
-            return ADM_EINVAL;
+            return adm_kc_fail(&l->f, ADM_EINVAL, "%s.name: duplicate name \"%s\" in list", where, u->name);
         }
     }
-    user = yyjson_obj_get(entry, "user");
     if (user == NULL || yyjson_is_null(user)) {
         return 0;
     }
     if (!yyjson_is_obj(user)) {
-        snprintf(l->err, l->err_len, "%s: %s.user: must be an object", l->path, where);
-        return ADM_EINVAL;
+        return adm_kc_fail(&l->f, ADM_EINVAL, "%s: must be an object", e->field);
     }
-    snprintf(where, sizeof(where), "users[%zu].user", index);
-    rc = refuse_unsupported(l, user, where);
+    rc = refuse_unsupported(l, user, e->field);
     if (rc != 0) {
         return rc;
     }
-    token = str_field(l, user, "token", where);
-    token_file = str_field(l, user, "tokenFile", where);
-    username = str_field(l, user, "username", where);
-    password = str_field(l, user, "password", where);
-    cert_file = str_field(l, user, "client-certificate", where);
-    if (token == NULL || token_file == NULL || username == NULL || password == NULL || cert_file == NULL) {
+    token = str_field(l, user, "token", e->field);
+    token_file = token != NULL ? str_field(l, user, "tokenFile", e->field) : NULL;
+    username = token_file != NULL ? str_field(l, user, "username", e->field) : NULL;
+    password = username != NULL ? str_field(l, user, "password", e->field) : NULL;
+    cert_file = password != NULL ? str_field(l, user, "client-certificate", e->field) : NULL;
+    if (cert_file == NULL) {
         return ADM_EINVAL;
     }
     rc = read_token(l, u, token, token_file, &token);
@@ -297,37 +204,33 @@ static int load_user(loader_t *l, yyjson_val *entry, size_t index, adm_kube_user
         rc = set_authorization(l, u, token, username, password);
     }
     if (rc == 0) {
-        rc = read_pem(l, u, user, where, "client-certificate", "client-certificate-data", &u->cert_pem,
+        rc = read_pem(l, u, user, e->field, "client-certificate", "client-certificate-data", &u->cert_pem,
                       &u->cert_pem_len);
     }
     if (rc != 0 || u->cert_pem == NULL) {
         return rc; /* kube takes the key only with a certificate */
     }
-    rc = read_pem(l, u, user, where, "client-key", "client-key-data", &u->key_pem, &u->key_pem_len);
-    u->cert_label = adm_arena_printf(l->a, "%s (%s) client certificate", where, u->name);
+    rc = read_pem(l, u, user, e->field, "client-key", "client-key-data", &u->key_pem, &u->key_pem_len);
+    u->cert_label = adm_arena_printf(l->f.arena, "%s (%s) client certificate", e->field, u->name);
     return rc != 0 ? rc : (u->cert_label == NULL ? ADM_ENOMEM : 0);
 }
 
 /* current-context's user, when the context and the user both exist. */
-static int find_current(loader_t *l, yyjson_val *root)
+static int find_current(loader_t *l)
 {
-    const char *current = str_field(l, root, "current-context", "kubeconfig");
-    yyjson_val *contexts = yyjson_obj_get(root, "contexts");
-    yyjson_val *c;
-    size_t i, n;
+    const char *current = str_field(l, l->f.root, "current-context", "kubeconfig");
 
     if (current == NULL) {
         return ADM_EINVAL;
     }
-    if (current[0] == '\0' || !yyjson_is_arr(contexts)) {
+    if (current[0] == '\0') {
         return 0;
     }
-    yyjson_arr_foreach(contexts, i, n, c)
-    {
-        const char *name = yyjson_get_str(yyjson_obj_get(c, "name"));
-        const char *user = yyjson_get_str(yyjson_obj_get(yyjson_obj_get(c, "context"), "user"));
+    for (size_t i = 0; i < l->f.contexts.n; i++) {
+        const adm_kc_entry_t *c = &l->f.contexts.entries[i];
+        const char *user = yyjson_get_str(yyjson_obj_get(c->body, "user"));
 
-        if (name == NULL || strcmp(name, current) != 0 || user == NULL || user[0] == '\0') {
+        if (c->name == NULL || strcmp(c->name, current) != 0 || user == NULL || user[0] == '\0') {
             continue;
         }
         for (size_t k = 0; k < l->kc->nusers; k++) {
@@ -340,72 +243,51 @@ static int find_current(loader_t *l, yyjson_val *root)
     return 0;
 }
 
-static int parse(loader_t *l, const char *text, size_t len)
+static int load_users(loader_t *l)
 {
-    yyjson_val **docs, *users, *entry;
-    size_t ndocs, i, n;
-    char why[256];
-    int rc = adm_yaml_parse(l->a, text, len, &docs, &ndocs, why, sizeof(why));
+    int rc;
 
-    if (rc != 0) {
-        snprintf(l->err, l->err_len, "%s: %s", l->path, rc == ADM_ENOMEM ? "out of memory" : why);
-        return rc == ADM_ENOMEM ? rc : ADM_EINVAL;
-    }
-    if (ndocs == 0) {
+    if (l->f.ndocs == 0) {
         return 0; /* clientcmd reads an empty file as an empty config */
     }
-    if (!yyjson_is_obj(docs[0])) {
-        snprintf(l->err, l->err_len, "%s: not a kubeconfig (want an object with users)", l->path);
-        return ADM_EINVAL;
+    if (!yyjson_is_obj(l->f.root)) {
+        return adm_kc_fail(&l->f, ADM_EINVAL, "not a kubeconfig (want an object with users)");
     }
-    users = yyjson_obj_get(docs[0], "users");
-    if (users != NULL && !yyjson_is_null(users) && !yyjson_is_arr(users)) {
-        snprintf(l->err, l->err_len, "%s: users: must be a list", l->path);
-        return ADM_EINVAL;
+    if (l->f.users.malformed) {
+        return adm_kc_fail(&l->f, ADM_EINVAL, "users: must be a list");
     }
-    l->kc->users = adm_arena_calloc(l->a, yyjson_arr_size(users) + 1, sizeof(adm_kube_user_t));
+    l->kc->users = adm_arena_calloc(l->f.arena, l->f.users.n + 1, sizeof(adm_kube_user_t));
     if (l->kc->users == NULL) {
         return ADM_ENOMEM;
     }
-    yyjson_arr_foreach(users, i, n, entry)
-    {
-        if (!yyjson_is_obj(entry)) {
-            snprintf(l->err, l->err_len, "%s: users[%zu]: must be an object", l->path, i);
-            return ADM_EINVAL;
-        }
-        rc = load_user(l, entry, i, &l->kc->users[i]);
+    for (size_t i = 0; i < l->f.users.n; i++) {
+        rc = load_user(l, &l->f.users.entries[i], &l->kc->users[i]);
         if (rc != 0) {
             return rc;
         }
         l->kc->nusers = i + 1;
     }
-    return find_current(l, docs[0]);
+    return find_current(l);
 }
 
 int adm_kubeconfig_load(adm_arena_t *a, const char *path, adm_kubeconfig_t *out, char *err, size_t err_len)
 {
-    loader_t l = {.a = a, .kc = out, .err = err, .err_len = err_len};
-    const char *slash = strrchr(path, '/');
-    char *text;
-    size_t len;
+    loader_t l = {.kc = out};
     int rc;
 
     memset(out, 0, sizeof(*out));
-    /* the caller's text may not outlive the call (a plugin configuration's): files keeps a copy */
-    l.path = adm_arena_strndup(a, path, strlen(path));
-    l.folder = slash == NULL ? "" : adm_arena_strndup(a, path, (size_t)(slash - path) + 1);
-    if (l.path == NULL || l.folder == NULL || note_file(&l, l.path) != 0) {
-        snprintf(err, err_len, "%s: out of memory", path);
-        return ADM_ENOMEM;
+    rc = adm_kc_read(a, path, &l.f, err, err_len);
+    if (rc == ADM_EPARSE) {
+        rc = ADM_EINVAL;
     }
-    rc = adm_fs_read(a, l.path, KUBECONFIG_MAX_BYTES, &text, &len, err, err_len);
-    if (rc != 0) {
-        return rc;
+    if (rc == 0) {
+        rc = load_users(&l);
     }
-    rc = parse(&l, text, len);
     if (rc == ADM_ENOMEM) {
         snprintf(err, err_len, "%s: out of memory", path);
     }
+    out->files = l.f.files;
+    out->nfiles = l.f.nfiles;
     return rc;
 }
 

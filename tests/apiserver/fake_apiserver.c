@@ -8,7 +8,11 @@
  * JSON events from a resourceVersion, synthetic ADDED events for "" and "0", BOOKMARKs, a clean end
  * at timeoutSeconds, an ERROR 410 event for a resourceVersion compacted away), and bearer-token
  * auth (401 Status), with the token re-read from --token-file on every request so a test can
- * rotate it.
+ * rotate it (each line of the file is a token it accepts: old and new both valid while a rotation
+ * is under way). With --tls-cert-file and --tls-private-key-file it serves HTTPS (admitd's own TLS
+ * sessions), and with --client-ca-file a request also needs a client certificate that verifies
+ * against that CA (401 otherwise, as kube-apiserver without another credential); the files are
+ * read again by {"op":"reload-tls"}, for new handshakes only, so a test can rotate them.
  *
  * Tests drive it through POST /_control (no auth), one JSON command per request:
  *   {"op":"put","resource":"namespaces","object":{...}}      create or update (ADDED/MODIFIED)
@@ -20,7 +24,9 @@
  *    "resource":"endpointslices"}                          (resource: optional, only its requests)
  *   {"op":"slow","ms":M}                                    hold every watch event M ms
  *   {"op":"garbage"}                                        send bytes that are not JSON on every watch
- * and GET /_control/stats answers counters (lists, watches, unauthorized, failures injected).
+ *   {"op":"reload-tls"}                                     read the TLS files again (new handshakes)
+ * and GET /_control/stats answers counters (lists, watches, unauthorized, failures injected, TLS
+ * handshakes that failed). Under TLS the control paths take any client, certificate or not.
  *
  * Besides the core kinds it serves Services and, under /apis/discovery.k8s.io/v1, EndpointSlices
  * (endpoint spreading, issue 18), and LIST and WATCH honour labelSelector (k=v, k==v, k!=v, k, !k,
@@ -34,6 +40,9 @@
  * the informer cannot tell apart since it watches from the list's resourceVersion anyway.
  */
 #include "adm/base/buf.h"
+#include "adm/base/error.h"
+#include "adm/net/tls.h"
+#include "adm/net/tls_session.h"
 
 #include <llhttp.h>
 #include <stdarg.h>
@@ -100,7 +109,9 @@ struct conn_s {
     bool bookmarks;
     uv_timer_t timeout, bookmark, slow;
     int timers;
-    adm_buf_t pending; /* slow mode: events held back */
+    adm_buf_t pending;      /* slow mode: events held back */
+    adm_tls_session_t *tls; /* NULL over plain HTTP */
+    adm_buf_t plain;        /* what the last read decrypted */
     conn_t *prev, *next;
 };
 
@@ -122,6 +133,9 @@ static struct {
     char fail_resource[32]; /* only requests for this resource fail ("" any) */
     uint64_t slow_ms;
     uint64_t lists, watches, unauthorized, injected, gets, creates;
+    adm_tls_ctx_t *tls; /* NULL: plain HTTP */
+    adm_tls_server_opts_t tls_opts;
+    uint64_t tls_errors;
 } srv;
 
 static char *xstrdup(const char *s)
@@ -179,6 +193,8 @@ static void on_closed(uv_handle_t *h)
     adm_buf_free(&c->field);
     adm_buf_free(&c->body);
     adm_buf_free(&c->pending);
+    adm_buf_free(&c->plain);
+    adm_tls_session_destroy(c->tls);
     free(c);
 }
 
@@ -219,7 +235,7 @@ static void on_written(uv_write_t *req, int status)
     free(w);
 }
 
-static void send_bytes(conn_t *c, const void *data, size_t len)
+static void write_raw(conn_t *c, const void *data, size_t len)
 {
     wreq_t *w;
     uv_buf_t b;
@@ -242,6 +258,33 @@ static void send_bytes(conn_t *c, const void *data, size_t len)
         free(w);
         conn_close(c);
     }
+}
+
+/* The ciphertext the TLS session has queued (handshake flights, records) goes out. */
+static void flush_tls(conn_t *c)
+{
+    adm_buf_t *out = adm_tls_session_output(c->tls);
+
+    if (out->len > 0) {
+        write_raw(c, out->data, out->len);
+        out->len = 0;
+    }
+}
+
+static void send_bytes(conn_t *c, const void *data, size_t len)
+{
+    if (c->tls == NULL) {
+        write_raw(c, data, len);
+        return;
+    }
+    if (c->closing || len == 0) {
+        return;
+    }
+    if (adm_tls_session_send(c->tls, data, len) != 0) {
+        conn_close(c);
+        return;
+    }
+    flush_tls(c);
 }
 
 static void reply(conn_t *c, int status, const char *extra, const char *body)
@@ -639,6 +682,18 @@ static const char *control(const char *body, size_t len, char *out, size_t out_l
             watch_send(c, line);
             end_watch(c);
         }
+    } else if (strcmp(op, "reload-tls") == 0) {
+        static char why[512];
+        adm_tls_ctx_t *ctx = NULL;
+
+        if (srv.tls == NULL) {
+            problem = "not serving TLS";
+        } else if (adm_tls_server_ctx_create(&srv.tls_opts, &ctx, why, sizeof(why)) != 0) {
+            problem = why;
+        } else {
+            adm_tls_ctx_unref(srv.tls); /* sessions keep the old one while they last */
+            srv.tls = ctx;
+        }
     } else if (strcmp(op, "garbage") == 0) {
         for (conn_t *c = srv.watchers; c != NULL; c = c->next) {
             watch_send(c, "}{not json at all\n");
@@ -675,31 +730,44 @@ static const char *control(const char *body, size_t len, char *out, size_t out_l
 
 /* ---- requests ---- */
 
+static bool bearer_is(const conn_t *c, const char *token, size_t len)
+{
+    return c->auth.len == len + 7 && memcmp(c->auth.data, "Bearer ", 7) == 0 &&
+           memcmp(c->auth.data + 7, token, len) == 0;
+}
+
 static bool authorized(conn_t *c)
 {
     char want[4096];
-    const char *token = srv.token;
 
+    if (srv.tls_opts.client_ca_file != NULL && (c->tls == NULL || !adm_tls_session_peer_verified(c->tls))) {
+        return false;
+    }
     if (srv.token_file != NULL) {
         FILE *f = fopen(srv.token_file, "r");
         size_t n = 0;
 
-        want[0] = '\0';
         if (f != NULL) {
             n = fread(want, 1, sizeof(want) - 1, f);
             fclose(f);
         }
-        while (n > 0 && (want[n - 1] == '\n' || want[n - 1] == ' ')) {
-            n--;
-        }
         want[n] = '\0';
-        token = want;
+        /* every line a token: a rotation keeps the old one valid until the test drops it */
+        for (char *line = want; line != NULL && *line != '\0';) {
+            char *nl = strchr(line, '\n');
+            size_t len = nl != NULL ? (size_t)(nl - line) : strlen(line);
+
+            while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r')) {
+                len--;
+            }
+            if (len > 0 && bearer_is(c, line, len)) {
+                return true;
+            }
+            line = nl != NULL ? nl + 1 : NULL;
+        }
+        return false;
     }
-    if (token == NULL) {
-        return true;
-    }
-    return c->auth.len == strlen(token) + 7 && memcmp(c->auth.data, "Bearer ", 7) == 0 &&
-           memcmp(c->auth.data + 7, token, strlen(token)) == 0;
+    return srv.token == NULL || bearer_is(c, srv.token, strlen(srv.token));
 }
 
 /* The value of query parameter key in q ("" when absent). */
@@ -1044,11 +1112,12 @@ static void handle(conn_t *c)
 
         snprintf(out, sizeof(out),
                  "{\"lists\":%llu,\"watches\":%llu,\"gets\":%llu,\"creates\":%llu,\"unauthorized\":%llu,"
-                 "\"injected\":%llu,"
+                 "\"injected\":%llu,\"tlsErrors\":%llu,"
                  "\"watchers\":%d,\"resourceVersion\":\"%llu\"}",
                  (unsigned long long)srv.lists, (unsigned long long)srv.watches, (unsigned long long)srv.gets,
                  (unsigned long long)srv.creates, (unsigned long long)srv.unauthorized,
-                 (unsigned long long)srv.injected, (int)(srv.watchers != NULL), (unsigned long long)srv.rv);
+                 (unsigned long long)srv.injected, (unsigned long long)srv.tls_errors,
+                 (int)(srv.watchers != NULL), (unsigned long long)srv.rv);
         reply(c, 200, NULL, out);
         return;
     }
@@ -1222,15 +1291,33 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     conn_t *c = s->data;
+    const char *data = buf->base;
+    size_t len = nread > 0 ? (size_t)nread : 0;
+    int rc = 0;
 
     if (nread < 0) {
         conn_close(c);
         return;
     }
-    if (c->watching || nread == 0) {
+    if (c->tls != NULL && len > 0) {
+        c->plain.len = 0;
+        rc = adm_tls_session_recv(c->tls, (const uint8_t *)data, len, &c->plain);
+        flush_tls(c); /* the handshake's flights, alerts */
+        if (rc != 0 && rc != ADM_EOF) {
+            srv.tls_errors++;
+            conn_close(c);
+            return;
+        }
+        data = (const char *)c->plain.data;
+        len = c->plain.len;
+    }
+    if (c->watching || len == 0) {
+        if (rc == ADM_EOF) {
+            conn_close(c);
+        }
         return; /* a watch's client sends nothing more that matters */
     }
-    if (llhttp_execute(&c->parser, buf->base, (size_t)nread) != HPE_OK && !c->watching) {
+    if (llhttp_execute(&c->parser, data, len) != HPE_OK && !c->watching) {
         conn_close(c);
     }
 }
@@ -1253,7 +1340,8 @@ static void on_connection(uv_stream_t *server, int status)
     c->tcp.data = c->timeout.data = c->bookmark.data = c->slow.data = c;
     llhttp_init(&c->parser, HTTP_REQUEST, &settings);
     c->parser.data = c;
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 ||
+        (srv.tls != NULL && adm_tls_session_create(srv.tls, NULL, &c->tls) != 0)) {
         conn_close(c);
         return;
     }
@@ -1264,7 +1352,8 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: adm-fake-apiserver --listen HOST:PORT [--insecure-http] [--token T | --token-file F]\n"
-            "                          [--bookmark-interval-ms N] [--namespaces N]\n");
+            "                          [--bookmark-interval-ms N] [--namespaces N]\n"
+            "                          [--tls-cert-file F --tls-private-key-file F [--client-ca-file F]]\n");
 }
 
 int main(int argc, char **argv)
@@ -1288,6 +1377,12 @@ int main(int argc, char **argv)
             srv.bookmark_ms = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--namespaces") == 0 && i + 1 < argc) {
             nns = (int)strtol(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--tls-cert-file") == 0 && i + 1 < argc) {
+            srv.tls_opts.cert_file = argv[++i];
+        } else if (strcmp(argv[i], "--tls-private-key-file") == 0 && i + 1 < argc) {
+            srv.tls_opts.key_file = argv[++i];
+        } else if (strcmp(argv[i], "--client-ca-file") == 0 && i + 1 < argc) {
+            srv.tls_opts.client_ca_file = argv[++i];
         } else if (strcmp(argv[i], "--insecure-http") == 0) {
             /* plain HTTP is all it speaks; accepted so the test harness can start it like admitd */
         } else {
@@ -1298,6 +1393,17 @@ int main(int argc, char **argv)
     if (sscanf(listen, "%63[^:]:%d", host, &port) != 2 || uv_ip4_addr(host, port, &addr) != 0) {
         usage();
         return 2;
+    }
+    if (srv.tls_opts.cert_file != NULL || srv.tls_opts.key_file != NULL) {
+        char why[512];
+
+        if (srv.tls_opts.cert_file == NULL || srv.tls_opts.key_file == NULL || adm_tls_global_init() != 0 ||
+            adm_tls_server_ctx_create(&srv.tls_opts, &srv.tls, why, sizeof(why)) != 0) {
+            fprintf(stderr, "adm-fake-apiserver: TLS: %s\n",
+                    srv.tls_opts.cert_file == NULL || srv.tls_opts.key_file == NULL ? "give both files"
+                                                                                    : why);
+            return 2;
+        }
     }
     srv.objects = calloc(MAX_OBJECTS, sizeof(object_t));
     srv.history = calloc(HISTORY_MAX, sizeof(event_t));
@@ -1322,7 +1428,7 @@ int main(int argc, char **argv)
     }
     uv_tcp_getsockname(&srv.listener, (struct sockaddr *)&bound, &len);
     /* the harness waits for admitd's words */
-    fprintf(stderr, "serving admission on 127.0.0.1:%d (fake API server, http)\n",
-            ntohs(((struct sockaddr_in *)&bound)->sin_port));
+    fprintf(stderr, "serving admission on 127.0.0.1:%d (fake API server, %s)\n",
+            ntohs(((struct sockaddr_in *)&bound)->sin_port), srv.tls != NULL ? "https" : "http");
     return uv_run(srv.loop, UV_RUN_DEFAULT);
 }

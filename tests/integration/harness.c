@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -791,12 +792,13 @@ void h_expect(h_conn_t *c, const char *method, const char *path, const char *cty
 
 void h_api_control(const h_server_t *api, const char *json)
 {
+    adm_tls_client_opts_t any_server = {.insecure = true}; /* a fake API server's own test certificate */
     h_conn_t c;
     h_response_t r = {0};
     size_t len;
     char *req = h_request("POST", "/_control", "application/json", json, strlen(json), &len);
 
-    assert_int_equal(h_connect(&c, api->port, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(h_connect_tls(&c, api->port, api->tls ? &any_server : NULL, NULL), 0);
     assert_int_equal(h_send(&c, req, len), 0);
     assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
     if (r.status != 200) {
@@ -914,4 +916,47 @@ char *h_answer_patch(yyjson_doc *answer)
                      0);
     out[n] = '\0';
     return (char *)out;
+}
+
+/* ---- files published as kubelet publishes a mounted Secret or ConfigMap ---- */
+
+void h_publish(const char *mount, const h_mount_file_t *files, size_t n)
+{
+    static int version;
+    char ver[64], vdir[400], tmp[400], data[400], link[400], target[400], old[400];
+    ssize_t old_len;
+
+    mkdir(mount, 0700);
+    snprintf(ver, sizeof(ver), "..v%d", ++version);
+    snprintf(vdir, sizeof(vdir), "%s/%s", mount, ver);
+    assert_int_equal(mkdir(vdir, 0700), 0);
+    for (size_t i = 0; i < n; i++) {
+        char p[500];
+        FILE *f;
+
+        snprintf(p, sizeof(p), "%s/%s", vdir, files[i].name);
+        f = fopen(p, "w");
+        assert_non_null(f);
+        fputs(files[i].text, f);
+        assert_int_equal(fclose(f), 0);
+    }
+    snprintf(data, sizeof(data), "%s/..data", mount);
+    snprintf(tmp, sizeof(tmp), "%s/..data_tmp", mount);
+    old_len = readlink(data, old, sizeof(old) - 1);
+    assert_int_equal(symlink(ver, tmp), 0);
+    assert_int_equal(rename(tmp, data), 0);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(link, sizeof(link), "%s/%s", mount, files[i].name);
+        snprintf(target, sizeof(target), "..data/%s", files[i].name);
+        if (access(link, F_OK) != 0) {
+            assert_int_equal(symlink(target, link), 0);
+        }
+    }
+    if (old_len > 0) {
+        char rm[1000];
+
+        old[old_len] = '\0';
+        snprintf(rm, sizeof(rm), "rm -rf '%s/%s'", mount, old);
+        assert_int_equal(system(rm), 0);
+    }
 }

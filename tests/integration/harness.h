@@ -157,8 +157,9 @@ void h_expect(h_conn_t *c, const char *method, const char *path, const char *cty
 long long h_now_ms(void);
 
 /**
- * Sends one command to adm-fake-apiserver's POST /_control (tests/apiserver/fake_apiserver.c);
- * fails the test (cmocka) unless it answers 200.
+ * Sends one command to adm-fake-apiserver's POST /_control (tests/apiserver/fake_apiserver.c), over
+ * TLS without verification when it was started with TLS files; fails the test (cmocka) unless it
+ * answers 200.
  */
 void h_api_control(const h_server_t *api, const char *json);
 
@@ -191,6 +192,20 @@ yyjson_doc *h_post_review(const h_server_t *s, const char *path, const pt_reques
 
 /** The answer's response.patch, base64-decoded (heap, NUL-terminated), or NULL when there is none. */
 char *h_answer_patch(yyjson_doc *answer);
+/** One file of a mounted volume: its name in the mount, and its text. */
+typedef struct h_mount_file_s {
+    const char *name;
+    const char *text;
+} h_mount_file_t;
+
+/**
+ * Publishes files in the folder mount as kubelet's atomic writer updates a Secret or ConfigMap
+ * volume: the files go into a new folder ..vN, a link ..data_tmp -> ..vN is renamed over ..data,
+ * each visible name is a link to ..data/NAME (made once), and the previous ..vN is removed. Fails
+ * the running cmocka test when a step fails.
+ */
+void h_publish(const char *mount, const h_mount_file_t *files, size_t n);
+
 /** VmRSS of process pid in KiB (from /proc), or -1 when it cannot be read. */
 long h_rss_kib(pid_t pid);
 

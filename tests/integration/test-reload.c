@@ -98,53 +98,6 @@ static char *pem(const char *name, const char *kind)
     return slurp(path);
 }
 
-typedef struct mount_file_s {
-    const char *name;
-    const char *text;
-} mount_file_t;
-
-/*
- * Publishes files in the folder mount as kubelet's atomic writer updates a Secret or ConfigMap
- * volume: the files go into a new folder ..vN, a link ..data_tmp -> ..vN is renamed over ..data,
- * each visible name is a link to ..data/NAME (made once), and the previous ..vN is removed.
- */
-static void publish(const char *mount, const mount_file_t *files, size_t n)
-{
-    static int version;
-    char ver[64], vdir[400], tmp[400], data[400], link[400], target[400], old[400];
-    ssize_t old_len;
-
-    mkdir(mount, 0700);
-    snprintf(ver, sizeof(ver), "..v%d", ++version);
-    snprintf(vdir, sizeof(vdir), "%s/%s", mount, ver);
-    assert_int_equal(mkdir(vdir, 0700), 0);
-    for (size_t i = 0; i < n; i++) {
-        char p[500];
-
-        snprintf(p, sizeof(p), "%s/%s", vdir, files[i].name);
-        write_file(p, files[i].text);
-    }
-    snprintf(data, sizeof(data), "%s/..data", mount);
-    snprintf(tmp, sizeof(tmp), "%s/..data_tmp", mount);
-    old_len = readlink(data, old, sizeof(old) - 1);
-    assert_int_equal(symlink(ver, tmp), 0);
-    assert_int_equal(rename(tmp, data), 0);
-    for (size_t i = 0; i < n; i++) {
-        snprintf(link, sizeof(link), "%s/%s", mount, files[i].name);
-        snprintf(target, sizeof(target), "..data/%s", files[i].name);
-        if (access(link, F_OK) != 0) {
-            assert_int_equal(symlink(target, link), 0);
-        }
-    }
-    if (old_len > 0) {
-        char rm[1000];
-
-        old[old_len] = '\0';
-        snprintf(rm, sizeof(rm), "rm -rf '%s/%s'", mount, old);
-        assert_int_equal(system(rm), 0);
-    }
-}
-
 /* ---- configuration texts ------------------------------------------------------------------------ */
 
 /* One validating webhook, named name, posting to the mockhook's path for namespaces labelled env=prod. */
@@ -450,9 +403,9 @@ static void client(client_t *c, const char *trust, const char *name)
 static void tls_mount(const char *mount, const char *server, const char *client_ca)
 {
     char *crt = pem(server, "crt"), *key = pem(server, "key"), *ca = pem(client_ca, "crt");
-    mount_file_t files[] = {{"tls.crt", crt}, {"tls.key", key}, {"ca.crt", ca}};
+    h_mount_file_t files[] = {{"tls.crt", crt}, {"tls.key", key}, {"ca.crt", ca}};
 
-    publish(mount, files, 3);
+    h_publish(mount, files, 3);
     free(crt);
     free(key);
     free(ca);
@@ -567,7 +520,7 @@ static void test_webhooks_and_cluster_state(void **state)
     char hooks_dir[320], hooks[400], extra[400], mount[320], cluster[400];
     const char *args[] = {
         "--webhook-config", hooks_dir, "--cluster-state", cluster, "--shutdown-delay", "0s", NULL};
-    mount_file_t ns = {"namespaces.yaml", NULL};
+    h_mount_file_t ns = {"namespaces.yaml", NULL};
     h_server_t s;
     bool allowed;
     char message[4096];
@@ -581,7 +534,7 @@ static void test_webhooks_and_cluster_state(void **state)
     assert_int_equal(mkdir(hooks_dir, 0700), 0);
     write_file(hooks, hooks_yaml("deny.example.com", "/deny"));
     ns.text = namespace_yaml("dev", 0);
-    publish(mount, &ns, 1);
+    h_publish(mount, &ns, 1);
     assert_int_equal(h_start(&s, NULL, args), 0);
     {
         h_conn_t c;
@@ -591,7 +544,7 @@ static void test_webhooks_and_cluster_state(void **state)
         assert_true(allowed); /* env=dev: the webhook's selector does not match */
 
         ns.text = namespace_yaml("prod", 1);
-        publish(mount, &ns, 1);
+        h_publish(mount, &ns, 1);
         wait_log(&s, "configuration reloaded", 1);
         assert_int_equal(post(&c, "/validate", body, &allowed, message, sizeof(message)), 200);
         assert_false(allowed);
@@ -807,10 +760,10 @@ static long rss_kib(pid_t pid)
 
 static void config_mount(const char *mount, int i)
 {
-    mount_file_t files[] = {{"hooks.yaml", NULL},
-                            {"namespaces.yaml", NULL},
-                            {"admission.yaml", admission_yaml},
-                            {"limits.yaml", NULL}};
+    h_mount_file_t files[] = {{"hooks.yaml", NULL},
+                              {"namespaces.yaml", NULL},
+                              {"admission.yaml", admission_yaml},
+                              {"limits.yaml", NULL}};
     char name[64];
     char *hooks;
 
@@ -819,7 +772,7 @@ static void config_mount(const char *mount, int i)
     files[0].text = hooks;
     files[1].text = namespace_yaml("prod", i);
     files[3].text = limits_yaml(1000 + i);
-    publish(mount, files, 4);
+    h_publish(mount, files, 4);
     free(hooks);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The reload coordinator: parts of a program that read files (the server's certificate, key and
- * client CA; the admission configuration; later the kubeconfig and its token file) register here,
+ * client CA; the admission configuration; the kubeconfig and the files it names) register here,
  * each with the files it reads now. A reload, asked for by SIGHUP (adm_reload_now) or by a change
  * to any of those files (watched by adm/base/watch.h, debounced), runs in two phases: every part
  * prepares its new state from the files, validating it whole; only when all of them succeeded

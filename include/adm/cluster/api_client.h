@@ -7,6 +7,13 @@
  * naming admitd. Short calls (LIST pages, GET, POST) and watches use two upstreams on the same TLS
  * context, so a watch that holds its connection for minutes never takes one a short call needs
  * (list-watch.md §7).
+ *
+ * A reload gives the client a new kubeconfig in two steps, as adm/base/reload.h runs them:
+ * adm_api_client_prepare builds everything that can fail (the TLS context, the upstreams, the token)
+ * and says what changed; adm_api_client_commit swaps it in and cannot fail. The client object stays
+ * the same, so whoever holds it (reflectors, the plugins' live calls) keeps it: calls begun before
+ * the swap finish on the connections they have, calls begun after it use the new settings, and the
+ * replaced upstreams close once their last call is over.
  */
 #ifndef ADM_API_CLIENT_H
 #define ADM_API_CLIENT_H
@@ -27,7 +34,7 @@ typedef struct adm_api_client_s adm_api_client_t;
 int adm_api_client_create(uv_loop_t *loop, const adm_kube_config_t *kc, adm_api_client_t **out, char *err,
                           size_t err_len);
 
-/** Closes both upstreams (calls in flight end with ADM_CALL_IO) and frees the client. NULL: no-op. */
+/** Closes every upstream (calls in flight end with ADM_CALL_IO) and frees the client. NULL: no-op. */
 void adm_api_client_close(adm_api_client_t *c);
 
 /**
@@ -51,5 +58,37 @@ void adm_api_unauthorized(adm_api_client_t *c, uint64_t started_ms);
 
 /** Where the server is, for log lines ("https://10.0.0.1:443"). */
 const char *adm_api_client_server(const adm_api_client_t *c);
+
+/* What a new kubeconfig changes for the calls, from least to most. */
+typedef enum adm_api_change_e {
+    ADM_API_SAME,        /* nothing a call is made from */
+    ADM_API_TOKEN,       /* the bearer token, or the file it is read from */
+    ADM_API_CREDENTIALS, /* the TLS side (trust, client certificate and key, server name) and maybe the
+                            token; the server URL is the same */
+    ADM_API_SERVER,      /* the server URL: another API server, whose resourceVersions mean nothing here */
+} adm_api_change_t;
+
+typedef struct adm_api_update_s adm_api_update_t;
+
+/**
+ * Builds what c needs to call as kc says (kc is read, not retained): a new TLS context and upstreams
+ * when the server or its TLS settings differ, the token. Nothing changes in c. Returns 0 and *out,
+ * or an error with one line in err as for create.
+ */
+int adm_api_client_prepare(adm_api_client_t *c, const adm_kube_config_t *kc, adm_api_update_t **out,
+                           char *err, size_t err_len);
+
+/** What u would change. */
+adm_api_change_t adm_api_update_change(const adm_api_update_t *u);
+
+/**
+ * Makes u (from prepare on c) what c calls with, and frees u. Calls in flight finish on the
+ * connections they have; the replaced upstreams close once their calls are over (watches are the
+ * caller's to end: a reflector reconnects). Returns u's change.
+ */
+adm_api_change_t adm_api_client_commit(adm_api_client_t *c, adm_api_update_t *u);
+
+/** Frees u unused (another part of the reload failed). NULL: no-op. */
+void adm_api_update_discard(adm_api_update_t *u);
 
 #endif

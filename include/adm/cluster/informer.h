@@ -10,6 +10,7 @@
 #define ADM_INFORMER_H
 
 #include "adm/base/buf.h"
+#include "adm/base/reload.h"
 #include "adm/cluster/cluster_store.h"
 
 #include <stdbool.h>
@@ -35,6 +36,14 @@ bool adm_informer_synced(void *arg);
 
 /** Appends the admitd_informer_* families (arg: the informer). 0 or ADM_ENOMEM. */
 int adm_informer_metrics(void *arg, adm_buf_t *out);
+
+/**
+ * Makes the kubeconfig and every file it names (for --in-cluster, the service account's token and
+ * ca.crt) a part of r's reloads ("API connection"): a reload reads and checks them whole, and when
+ * what the calls are made from changed, swaps it into the API client and reconnects the watches
+ * (adm_reflector_reconnect; another server URL lists every kind again). Returns 0 or ADM_ETOOBIG.
+ */
+int adm_informer_add_reload(adm_informer_t *inf, adm_reload_t *r);
 
 /** Stops every reflector and the client; the store stays for requests still in flight. */
 void adm_informer_stop(adm_informer_t *inf);

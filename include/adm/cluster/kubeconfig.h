@@ -12,6 +12,8 @@
  * current-context. Relative file paths are relative to the kubeconfig's folder, as clientcmd
  * resolves them. exec and auth-provider plugins, basic auth and proxy-url are refused with one
  * line each: they need a Go runtime, were removed from kube-apiserver, or are not implemented.
+ * The file itself is read by the one kubeconfig reader (adm/cluster/kubeconfig_file.h); this
+ * module resolves the current context from it. A reload (the informer's) loads again and swaps.
  */
 #ifndef ADM_KUBECONFIG_H
 #define ADM_KUBECONFIG_H
@@ -44,6 +46,9 @@ typedef struct adm_kube_config_s {
     const char *token;      /* the bearer token (a static one, or token_file's first read); NULL */
     const char *token_file; /* absolute or as given; re-read as client-go does (token_source.h) */
     const char *namespace_; /* the context's namespace, or in-cluster's namespace file; "default" */
+    const char **files;     /* the kubeconfig and every file it named that was read (or tried): what a
+                               reload watches; in-cluster, the token and ca.crt */
+    size_t nfiles;
 } adm_kube_config_t;
 
 /**

@@ -76,6 +76,15 @@ int adm_reflector_start_scoped(uv_loop_t *loop, adm_api_client_t *api, const adm
 /** Stops it (calls in flight are cancelled) and frees it once its timer has closed. NULL: no-op. */
 void adm_reflector_stop(adm_reflector_t *r);
 
+/**
+ * The API client's connection settings changed (a reload): a watch in flight is ended and opened
+ * again at once from the last resourceVersion, on the new settings; a step waiting on the back-off
+ * runs now; a LIST page in flight finishes first. With relist (another API server) whatever is in
+ * flight is cancelled and a full LIST starts from the first page; the store keeps serving what it
+ * holds until that LIST replaces it.
+ */
+void adm_reflector_reconnect(adm_reflector_t *r, bool relist);
+
 /** Its counters (valid until stop). */
 const adm_reflector_stats_t *adm_reflector_stats(const adm_reflector_t *r);
 

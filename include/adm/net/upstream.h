@@ -117,6 +117,12 @@ void adm_call_redirect(adm_call_t *call, adm_call_cb cb, void *arg);
 size_t adm_upstream_connections(const adm_upstream_t *u);
 size_t adm_upstream_idle_connections(const adm_upstream_t *u);
 
+/**
+ * Calls begun and not yet over (waiting, on a connection, abandoned but still running, or ended
+ * with their callback still to come): 0 means closing the upstream cuts no call short.
+ */
+size_t adm_upstream_calls(const adm_upstream_t *u);
+
 /** Connections ever opened by this upstream (each a dial, and with TLS a handshake). */
 uint64_t adm_upstream_dials(const adm_upstream_t *u);
 

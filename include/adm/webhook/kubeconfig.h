@@ -11,7 +11,9 @@
  * What admitd cannot do is refused when the file is read, in one line, instead of calling
  * webhooks without the credentials the operator meant: exec and auth-provider plugins, and
  * impersonation. A user whose files cannot be read is not refused: as in kube, every call that
- * would use it fails ("could not get REST client: ...") and failurePolicy applies.
+ * would use it fails ("could not get REST client: ...") and failurePolicy applies. The file is
+ * read by the one kubeconfig reader (adm/cluster/kubeconfig_file.h); this module makes the
+ * credentials of its users and matches them to webhooks.
  */
 #ifndef ADM_WEBHOOK_KUBECONFIG_H
 #define ADM_WEBHOOK_KUBECONFIG_H
