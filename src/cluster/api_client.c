@@ -46,6 +46,11 @@ struct adm_api_client_s {
     transport_t *retired; /* replaced by a reload, finishing the calls they carry */
     uv_timer_t drain;     /* runs while retired is not empty */
     adm_token_source_t token;
+    /* told after a commit that changed something: whoever keeps watches on this client */
+    struct {
+        adm_api_changed_fn fn;
+        void *arg;
+    } observers[ADM_API_OBSERVERS_MAX];
 };
 
 struct adm_api_update_s {
@@ -381,7 +386,34 @@ adm_api_change_t adm_api_client_commit(adm_api_client_t *c, adm_api_update_t *u)
         memset(&u->token, 0, sizeof(u->token));
     }
     adm_api_update_discard(u);
+    for (size_t i = 0; change != ADM_API_SAME && i < ADM_API_OBSERVERS_MAX; i++) {
+        if (c->observers[i].fn != NULL) {
+            c->observers[i].fn(c->observers[i].arg, change);
+        }
+    }
     return change;
+}
+
+int adm_api_client_observe(adm_api_client_t *c, adm_api_changed_fn fn, void *arg)
+{
+    for (size_t i = 0; i < ADM_API_OBSERVERS_MAX; i++) {
+        if (c->observers[i].fn == NULL) {
+            c->observers[i].fn = fn;
+            c->observers[i].arg = arg;
+            return 0;
+        }
+    }
+    return ADM_ETOOBIG;
+}
+
+void adm_api_client_unobserve(adm_api_client_t *c, adm_api_changed_fn fn, void *arg)
+{
+    for (size_t i = 0; i < ADM_API_OBSERVERS_MAX; i++) {
+        if (c->observers[i].fn == fn && c->observers[i].arg == arg) {
+            c->observers[i].fn = NULL;
+            c->observers[i].arg = NULL;
+        }
+    }
 }
 
 void adm_api_update_discard(adm_api_update_t *u)

@@ -38,6 +38,20 @@ struct adm_service_watch_s {
     size_t n;
 };
 
+/*
+ * A reload gave the API client new credentials or another server: these watches are not the
+ * informer's, so they reconnect here (another server's resourceVersions mean nothing: list again).
+ */
+static void on_api_changed(void *arg, adm_api_change_t change)
+{
+    adm_service_watch_t *sw = arg;
+
+    for (size_t i = 0; i < sw->n; i++) {
+        adm_reflector_reconnect(sw->watched[i]->service_reflector, change == ADM_API_SERVER);
+        adm_reflector_reconnect(sw->watched[i]->slice_reflector, change == ADM_API_SERVER);
+    }
+}
+
 int adm_service_watch_create(uv_loop_t *loop, adm_api_client_t *api, adm_service_changed_fn changed,
                              void *arg, adm_service_watch_t **out)
 {
@@ -51,6 +65,10 @@ int adm_service_watch_create(uv_loop_t *loop, adm_api_client_t *api, adm_service
     sw->api = api;
     sw->changed = changed;
     sw->arg = arg;
+    if (adm_api_client_observe(api, on_api_changed, sw) != 0) {
+        free(sw);
+        return ADM_ENOMEM;
+    }
     *out = sw;
     return 0;
 }
@@ -231,6 +249,10 @@ void adm_service_watch_stop(adm_service_watch_t *sw)
 
 void adm_service_watch_destroy(adm_service_watch_t *sw)
 {
+    if (sw == NULL) {
+        return;
+    }
     adm_service_watch_stop(sw);
+    adm_api_client_unobserve(sw->api, on_api_changed, sw);
     free(sw);
 }

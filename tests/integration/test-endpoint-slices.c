@@ -41,7 +41,8 @@
 #define NMOCKS 5 /* .1 to .4 serve spread.hooks.svc, .5 other.hooks.svc */
 
 static char dir[256], records[NMOCKS][320], ca_b64[8192], config[320], kubeconfig[320];
-static h_server_t mocks[NMOCKS], api, admitd;
+static h_server_t mocks[NMOCKS], api, api2, admitd;
+static h_server_t *target = &api; /* the fake API server put_slice and put_service write to */
 static int port;
 
 static void write_file(const char *path, const char *text)
@@ -145,7 +146,7 @@ static void put_slice(const char *service, const char *name, const char *const *
             colon != NULL ? "false" : "true");
     }
     snprintf(cmd + used, sizeof(cmd) - used, "]}}");
-    h_api_control(&api, cmd);
+    h_api_control(target, cmd);
 }
 
 static void put_service(const char *name)
@@ -158,7 +159,7 @@ static void put_service(const char *name)
         "\"hooks\"},\"spec\":{\"type\":\"ClusterIP\",\"clusterIP\":\"10.96.0.10\",\"ipFamilies\":[\"IPv4\"],"
         "\"ports\":[{\"name\":\"https\",\"port\":443,\"targetPort\":%d}]}}}",
         name, port);
-    h_api_control(&api, cmd);
+    h_api_control(target, cmd);
 }
 
 static void write_config(const char *service)
@@ -176,10 +177,23 @@ static void write_config(const char *service)
     write_file(config, text);
 }
 
+/* The kubeconfig naming the fake API server on api_port. */
+static void write_kubeconfig(int api_port)
+{
+    char yaml[1024];
+
+    snprintf(yaml, sizeof(yaml),
+             "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+             "clusters: [{name: c, cluster: {server: \"http://127.0.0.1:%d\"}}]\n"
+             "users: [{name: u, user: {}}]\ncontexts: [{name: t, context: {cluster: c, user: u}}]\n",
+             api_port);
+    write_file(kubeconfig, yaml);
+}
+
 static int setup(void **state)
 {
     const char *api_args[] = {"--insecure-http", NULL};
-    char ca[320], yaml[1024];
+    char ca[320];
 
     (void)state;
     assert_int_equal(adm_tls_global_init(), 0);
@@ -207,12 +221,7 @@ static int setup(void **state)
         put_slice("other", "other-a", five, 1);
     }
     snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", dir);
-    snprintf(yaml, sizeof(yaml),
-             "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
-             "clusters: [{name: c, cluster: {server: \"http://127.0.0.1:%d\"}}]\n"
-             "users: [{name: u, user: {}}]\ncontexts: [{name: t, context: {cluster: c, user: u}}]\n",
-             api.port);
-    write_file(kubeconfig, yaml);
+    write_kubeconfig(api.port);
     snprintf(config, sizeof(config), "%s/hooks.yaml", dir);
     write_config("spread");
     return 0;
@@ -229,6 +238,8 @@ static int teardown(void **state)
     h_cleanup(&admitd);
     h_stop(&api, SIGTERM, 5000);
     h_cleanup(&api);
+    h_stop(&api2, SIGTERM, 5000);
+    h_cleanup(&api2);
     for (int i = 0; i < NMOCKS; i++) {
         h_stop(&mocks[i], SIGTERM, 10000);
         h_cleanup(&mocks[i]);
@@ -591,6 +602,46 @@ static void test_reload_follows_the_services(void **state)
     h_close(&c);
 }
 
+/*
+ * The kubeconfig now names another API server, where the watched Service has no ready endpoint.
+ * The Service's watches are not the informer's: they too must list again from the new server (its
+ * resourceVersions mean nothing to the old one), or the calls would go on to the old server's
+ * endpoints until their watch timed out minutes later.
+ */
+static void test_new_api_server_moves_the_service_watches(void **state)
+{
+    const char *api_args[] = {"--insecure-http", NULL};
+    const char *none_ready[] = {"127.0.0.5:notready"};
+    h_conn_t c;
+    char *answer;
+
+    (void)state;
+    assert_int_equal(h_start_prog(&api2, h_bin("FAKE_APISERVER_BIN"), NULL, api_args), 0);
+    for (int i = 0; i < 2; i++) {
+        char cmd[256];
+
+        snprintf(cmd, sizeof(cmd),
+                 "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":\"%s\"},"
+                 "\"status\":{\"phase\":\"Active\"}}}",
+                 i == 0 ? "default" : "hooks");
+        h_api_control(&api2, cmd);
+    }
+    target = &api2;
+    put_service("other");
+    put_slice("other", "other-a", none_ready, 1);
+    target = &api;
+    write_kubeconfig(api2.port);
+    assert_true(h_log_wait(&admitd, "API connection: the server is now", 1, 10000));
+    assert_true(h_log_wait(&admitd, "webhook Service hooks/other port 443: no endpoint", 1, 10000));
+    assert_int_equal(h_connect_to(&c, &admitd), 0);
+    answer = validate(&c);
+    if (strstr(answer, "\"allowed\":false") == NULL || strstr(answer, "connection refused") == NULL) {
+        fail_msg("answer: %s", answer);
+    }
+    free(answer);
+    h_close(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -600,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_not_ready_and_removed_endpoints_drain),
         cmocka_unit_test(test_no_ready_endpoint_fails_as_kube_would),
         cmocka_unit_test(test_reload_follows_the_services),
+        cmocka_unit_test(test_new_api_server_moves_the_service_watches),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

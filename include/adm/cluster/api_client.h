@@ -91,4 +91,18 @@ adm_api_change_t adm_api_client_commit(adm_api_client_t *c, adm_api_update_t *u)
 /** Frees u unused (another part of the reload failed). NULL: no-op. */
 void adm_api_update_discard(adm_api_update_t *u);
 
+/* Observers a commit tells of its change (when not ADM_API_SAME), after the swap. */
+#define ADM_API_OBSERVERS_MAX 4
+typedef void (*adm_api_changed_fn)(void *arg, adm_api_change_t change);
+
+/**
+ * Has fn(arg, change) called after each commit that changes something, so that watches the
+ * informer does not own (a webhook Service's, service_watch.h) reconnect with the new credentials
+ * or list again from a new server. 0, or ADM_ETOOBIG past ADM_API_OBSERVERS_MAX.
+ */
+int adm_api_client_observe(adm_api_client_t *c, adm_api_changed_fn fn, void *arg);
+
+/** Forgets what adm_api_client_observe(c, fn, arg) registered. */
+void adm_api_client_unobserve(adm_api_client_t *c, adm_api_changed_fn fn, void *arg);
+
 #endif
