@@ -174,10 +174,12 @@ static uint64_t rv_number(const char *rv)
         return 0;
     }
     for (const char *p = rv; *p != '\0'; p++) {
-        if (*p < '0' || *p > '9' || v > (UINT64_MAX - 9) / 10) {
+        uint64_t d = (uint64_t)(*p - '0');
+
+        if (*p < '0' || *p > '9' || v > (UINT64_MAX - d) / 10) {
             return 0;
         }
-        v = v * 10 + (uint64_t)(*p - '0');
+        v = v * 10 + d;
     }
     return v;
 }
