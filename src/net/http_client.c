@@ -312,9 +312,8 @@ int adm_http_write_with_body(adm_buf_t *out, const char *method, const char *hos
                                  sizeof(fixed) - 1 + (sizeof(digits) - nd) + 2 + strlen(extra_headers) + 2 +
                                  body_len) != 0 ||
         adm_buf_append(out, method, strlen(method)) != 0 || adm_buf_append(out, " ", 1) != 0 ||
-        adm_buf_append(out, path, strlen(path)) != 0 ||
-        adm_buf_append(out, mid, sizeof(mid) - 1) != 0 || adm_buf_append(out, host, strlen(host)) != 0 ||
-        adm_buf_append(out, fixed, sizeof(fixed) - 1) != 0 ||
+        adm_buf_append(out, path, strlen(path)) != 0 || adm_buf_append(out, mid, sizeof(mid) - 1) != 0 ||
+        adm_buf_append(out, host, strlen(host)) != 0 || adm_buf_append(out, fixed, sizeof(fixed) - 1) != 0 ||
         adm_buf_append(out, digits + nd, sizeof(digits) - nd) != 0 || adm_buf_append(out, "\r\n", 2) != 0 ||
         adm_buf_append(out, extra_headers, strlen(extra_headers)) != 0 ||
         adm_buf_append(out, "\r\n", 2) != 0 || adm_buf_append(out, body, body_len) != 0) {

@@ -153,7 +153,7 @@ static void wl_move_all(wlist_t *to, wlist_t *from)
 {
     waiter_t *w;
 
-    while ((w = wl_pop(from)) != NULL) {
+    for (w = wl_pop(from); w != NULL; w = wl_pop(from)) {
         wl_push(to, w);
     }
 }
@@ -374,26 +374,29 @@ static const char *status_body(adm_arena_t *a, const adm_quota_t *q, size_t *len
     root = yyjson_mut_obj(d);
     status = yyjson_mut_obj(d);
     used = yyjson_mut_obj(d);
-    if (root == NULL || status == NULL || used == NULL || !yyjson_mut_obj_add_str(d, root, "kind", "ResourceQuota") ||
+    if (root == NULL || status == NULL || used == NULL ||
+        !yyjson_mut_obj_add_str(d, root, "kind", "ResourceQuota") ||
         !yyjson_mut_obj_add_str(d, root, "apiVersion", "v1")) {
         return NULL;
     }
     yyjson_mut_doc_set_root(d, root);
     yyjson_obj_iter_init(q->obj, &it);
-    while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
         const char *key = yyjson_get_str(k);
 
         if (strcmp(key, "kind") != 0 && strcmp(key, "apiVersion") != 0 && strcmp(key, "status") != 0 &&
-            !yyjson_mut_obj_add(root, yyjson_mut_str(d, key), yyjson_val_mut_copy(d, yyjson_obj_iter_get_val(k)))) {
+            !yyjson_mut_obj_add(root, yyjson_mut_str(d, key),
+                                yyjson_val_mut_copy(d, yyjson_obj_iter_get_val(k)))) {
             return NULL;
         }
     }
     yyjson_obj_iter_init(adm_json_get(q->obj, "status"), &it);
-    while ((k = yyjson_obj_iter_next(&it)) != NULL) {
+    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
         const char *key = yyjson_get_str(k);
 
         if (strcmp(key, "used") != 0 &&
-            !yyjson_mut_obj_add(status, yyjson_mut_str(d, key), yyjson_val_mut_copy(d, yyjson_obj_iter_get_val(k)))) {
+            !yyjson_mut_obj_add(status, yyjson_mut_str(d, key),
+                                yyjson_val_mut_copy(d, yyjson_obj_iter_get_val(k)))) {
             return NULL;
         }
     }
@@ -407,7 +410,8 @@ static const char *status_body(adm_arena_t *a, const adm_quota_t *q, size_t *len
             return NULL;
         }
     }
-    if (!yyjson_mut_obj_add_val(d, status, "used", used) || !yyjson_mut_obj_add_val(d, root, "status", status)) {
+    if (!yyjson_mut_obj_add_val(d, status, "used", used) ||
+        !yyjson_mut_obj_add_val(d, root, "status", status)) {
         return NULL;
     }
     return yyjson_mut_write_opts(d, 0, &alc, len, NULL);
@@ -430,12 +434,13 @@ static void set_error(adm_quota_reserver_t *r, batch_t *b, const adm_call_result
                           : res->detail != NULL          ? res->detail
                                                          : "EOF";
 
-        e.message = adm_arena_printf(a, "%s \"%s%s\": %s", verb, api != NULL ? adm_api_client_server(api) : "",
-                                     path, why);
+        e.message = adm_arena_printf(a, "%s \"%s%s\": %s", verb,
+                                     api != NULL ? adm_api_client_server(api) : "", path, why);
     } else if (strcmp(adm_json_str(body, "kind"), "Status") == 0 && *adm_json_str(body, "message") != '\0') {
         yyjson_val *code = adm_json_get(body, "code"), *details = adm_json_get(body, "details");
 
-        e.code = yyjson_is_int(code) && yyjson_get_int(code) > 0 ? (int32_t)yyjson_get_int(code) : res->status;
+        e.code =
+            yyjson_is_int(code) && yyjson_get_int(code) > 0 ? (int32_t)yyjson_get_int(code) : res->status;
         e.reason = *adm_json_str(body, "reason") != '\0' ? adm_json_str(body, "reason") : NULL;
         e.message = adm_json_str(body, "message");
         e.details = yyjson_is_obj(details) ? adm_json_text(a, details) : NULL;
@@ -530,7 +535,7 @@ static void notify(adm_quota_reserver_t *r)
     waiter_t *w;
 
     wl_move_all(&local, &r->decided);
-    while ((w = wl_pop(&local)) != NULL) {
+    for (w = wl_pop(&local); w != NULL; w = wl_pop(&local)) {
         adm_async_done(w->async, w->rc, w->rc == ADM_DECLINED ? &w->st : NULL);
     }
 }
@@ -616,7 +621,7 @@ static batch_t *batch_begin(adm_quota_reserver_t *r, ns_work_t *ns)
 
     r->spare = a == r->spare ? NULL : r->spare;
     if (b == NULL) {
-        while ((w = wl_pop(&ns->queued)) != NULL) {
+        for (w = wl_pop(&ns->queued); w != NULL; w = wl_pop(&ns->queued)) {
             decide(w, ADM_ENOMEM, NULL);
             wl_push(&r->decided, w);
         }
@@ -807,8 +812,8 @@ static bool after_writes(adm_quota_reserver_t *r, batch_t *b)
         return true;
     }
     path = adm_arena_printf(b->arena, "/api/v1/namespaces/%s/resourcequotas", b->ns->name);
-    b->list_call = path != NULL ? adm_api_get(api, path, call_timeout(r, b), on_list, b, &b->list_started_ms)
-                                : NULL;
+    b->list_call =
+        path != NULL ? adm_api_get(api, path, call_timeout(r, b), on_list, b, &b->list_started_ms) : NULL;
     if (b->list_call == NULL) {
         fail_waiting(r, b);
         return true;

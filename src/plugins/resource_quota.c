@@ -5,9 +5,9 @@
  * quota's status.used, the bound its status.hard, as kube-apiserver's quotaEvaluator.checkRequest.
  * With an API connection the usage a request adds is then written into each quota's status.used
  * before it is admitted (quota_reserve.h: per-namespace batches, status PUTs, conflicts); without
- * one, or on dry run, the check alone decides (README: what differs). Evaluators: pods (compute resources, pods, count/pods; scopes),
- * persistentvolumeclaims (storage, per storage class), services (load balancers, node ports), and
- * kube's object count evaluator (count/<resource>[.<group>]) for every other resource.
+ * one, or on dry run, the check alone decides (README: what differs). Evaluators: pods (compute resources,
+ * pods, count/pods; scopes), persistentvolumeclaims (storage, per storage class), services (load balancers,
+ * node ports), and kube's object count evaluator (count/<resource>[.<group>]) for every other resource.
  */
 #include "adm/admission/plugin.h"
 #include "adm/base/error.h"
@@ -912,8 +912,9 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
         for (size_t k = 0; k < quotas[i].hard.n; k++) {
             const char *name = quotas[i].hard.names[k];
 
-            if (ev_tracks(&ev, name) && (adm_rlist_set(a, &restricted, name, &quotas[i].hard.qs[k]) != 0 ||
-                                         adm_rlist_set(a, &restricted_all, name, &quotas[i].hard.qs[k]) != 0)) {
+            if (ev_tracks(&ev, name) &&
+                (adm_rlist_set(a, &restricted, name, &quotas[i].hard.qs[k]) != 0 ||
+                 adm_rlist_set(a, &restricted_all, name, &quotas[i].hard.qs[k]) != 0)) {
                 return adm_status_nomem(st);
             }
         }
@@ -939,8 +940,8 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
             nmissing += adm_rlist_find(&quotas[i].used, restricted.names[k]) == NULL;
         }
         if (nmissing > 0) {
-            return adm_status_forbidden(st, attrs, "status unknown for quota: %s, resources: %s", quotas[i].name,
-                                        sorted_join(a, missing, restricted.n, ","));
+            return adm_status_forbidden(st, attrs, "status unknown for quota: %s, resources: %s",
+                                        quotas[i].name, sorted_join(a, missing, restricted.n, ","));
         }
         delta[i] = &usage; /* interesting: charged the object's usage unless an update says less */
         nmatch++;
@@ -1064,8 +1065,9 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
         if (delta[i] != NULL && requested[i].n > 0) {
             err = charge(qa, &quotas[i], &requested[i]);
             if (err != 0) {
-                return err == ADM_ENOMEM ? adm_status_nomem(st)
-                                         : adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
+                return err == ADM_ENOMEM
+                           ? adm_status_nomem(st)
+                           : adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
             }
             *charged = true;
         }

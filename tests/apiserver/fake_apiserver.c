@@ -868,12 +868,13 @@ static void reply_conflict(conn_t *c, const char *name)
     adm_buf_t b = {0};
 
     srv.conflicts++;
-    bprintf(&b,
-            "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":"
-            "\"Operation cannot be fulfilled on resourcequotas \\\"%s\\\": the object has been modified; please "
-            "apply your changes to the latest version and try again\",\"reason\":\"Conflict\",\"details\":"
-            "{\"name\":\"%s\",\"kind\":\"resourcequotas\"},\"code\":409}",
-            name, name);
+    bprintf(
+        &b,
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":"
+        "\"Operation cannot be fulfilled on resourcequotas \\\"%s\\\": the object has been modified; please "
+        "apply your changes to the latest version and try again\",\"reason\":\"Conflict\",\"details\":"
+        "{\"name\":\"%s\",\"kind\":\"resourcequotas\"},\"code\":409}",
+        name, name);
     adm_buf_append(&b, "", 1);
     reply(c, 409, NULL, (char *)b.data);
     adm_buf_free(&b);
@@ -1040,9 +1041,9 @@ static void handle(conn_t *c)
                  "\"conflicts\":%llu,\"unauthorized\":%llu,\"injected\":%llu,"
                  "\"watchers\":%d,\"resourceVersion\":\"%llu\"}",
                  (unsigned long long)srv.lists, (unsigned long long)srv.watches, (unsigned long long)srv.gets,
-                 (unsigned long long)srv.creates, (unsigned long long)srv.puts, (unsigned long long)srv.conflicts,
-                 (unsigned long long)srv.unauthorized, (unsigned long long)srv.injected,
-                 (int)(srv.watchers != NULL), (unsigned long long)srv.rv);
+                 (unsigned long long)srv.creates, (unsigned long long)srv.puts,
+                 (unsigned long long)srv.conflicts, (unsigned long long)srv.unauthorized,
+                 (unsigned long long)srv.injected, (int)(srv.watchers != NULL), (unsigned long long)srv.rv);
         reply(c, 200, NULL, out);
         return;
     }
@@ -1064,7 +1065,8 @@ static void handle(conn_t *c)
 
         /* the one update it takes: /api/v1/namespaces/NS/resourcequotas/NAME/status */
         if (sscanf(path, "/api/v1/namespaces/%255[^/]/resourcequotas/%255[^/]/status", pns, pname) == 2 &&
-            strlen(path) == strlen("/api/v1/namespaces//resourcequotas//status") + strlen(pns) + strlen(pname)) {
+            strlen(path) ==
+                strlen("/api/v1/namespaces//resourcequotas//status") + strlen(pns) + strlen(pname)) {
             if (srv.put_delay_ms > 0) {
                 c->put_held = true;
                 snprintf(c->put_ns, sizeof(c->put_ns), "%s", pns);

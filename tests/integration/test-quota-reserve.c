@@ -35,9 +35,12 @@ static char dir[256], kubeconfig[320];
 static const struct {
     const char *ns, *hard;
 } quotas[] = {
-    {"reserve", "{\"pods\":\"2\",\"requests.cpu\":\"1\"}"}, {"dry", "{\"pods\":\"2\"}"},
-    {"conflict", "{\"pods\":\"2\"}"},                       {"reread", "{\"pods\":\"1\"}"},
-    {"persist", "{\"pods\":\"2\"}"},                        {"race", "{\"pods\":\"1\"}"},
+    {"reserve", "{\"pods\":\"2\",\"requests.cpu\":\"1\"}"},
+    {"dry", "{\"pods\":\"2\"}"},
+    {"conflict", "{\"pods\":\"2\"}"},
+    {"reread", "{\"pods\":\"1\"}"},
+    {"persist", "{\"pods\":\"2\"}"},
+    {"race", "{\"pods\":\"1\"}"},
     {"batch", "{\"pods\":\"3\"}"},
 };
 
@@ -96,9 +99,9 @@ static yyjson_doc *get_quota(const char *ns)
 static long server_rv(const char *ns)
 {
     yyjson_doc *d = get_quota(ns);
-    long rv = strtol(yyjson_get_str(yyjson_obj_get(yyjson_obj_get(yyjson_doc_get_root(d), "metadata"),
-                                                   "resourceVersion")),
-                     NULL, 10);
+    long rv = strtol(
+        yyjson_get_str(yyjson_obj_get(yyjson_obj_get(yyjson_doc_get_root(d), "metadata"), "resourceVersion")),
+        NULL, 10);
 
     yyjson_doc_free(d);
     return rv;
@@ -131,7 +134,7 @@ static yyjson_doc *puts_of(const char *ns, size_t *n)
     all = yyjson_read(out, strlen(out), 0);
     assert_non_null(all);
     yyjson_arr_iter_init(yyjson_doc_get_root(all), &it);
-    while ((p = yyjson_arr_iter_next(&it)) != NULL) {
+    for (p = yyjson_arr_iter_next(&it); p != NULL; p = yyjson_arr_iter_next(&it)) {
         if (strcmp(yyjson_get_str(yyjson_obj_get(p, "path")), path) == 0) {
             yyjson_mut_arr_append(arr, yyjson_val_mut_copy(m, p));
         }
@@ -361,7 +364,8 @@ static void test_reserves(void **state)
     assert_string_equal(used, "2");
     log = puts_of("reserve", &n);
     assert_int_equal(n, 2);
-    assert_int_equal(yyjson_get_int(yyjson_obj_get(yyjson_arr_get(yyjson_doc_get_root(log), 1), "code")), 200);
+    assert_int_equal(yyjson_get_int(yyjson_obj_get(yyjson_arr_get(yyjson_doc_get_root(log), 1), "code")),
+                     200);
     yyjson_doc_free(log);
 
     /* and the quota is now full: refused with kube's message, nothing written */
@@ -447,7 +451,8 @@ static void test_exceeded_after_reread(void **state)
     yyjson_doc_free(d);
     log = puts_of("reread", &n);
     assert_int_equal(n, 1);
-    assert_int_equal(yyjson_get_int(yyjson_obj_get(yyjson_arr_get(yyjson_doc_get_root(log), 0), "code")), 409);
+    assert_int_equal(yyjson_get_int(yyjson_obj_get(yyjson_arr_get(yyjson_doc_get_root(log), 0), "code")),
+                     409);
     yyjson_doc_free(log);
 }
 
@@ -569,12 +574,9 @@ static void test_concurrent_all_fit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reserves),
-        cmocka_unit_test(test_dry_run),
-        cmocka_unit_test(test_conflict_retried),
-        cmocka_unit_test(test_exceeded_after_reread),
-        cmocka_unit_test(test_conflict_persists),
-        cmocka_unit_test(test_concurrent_room_for_one),
+        cmocka_unit_test(test_reserves),           cmocka_unit_test(test_dry_run),
+        cmocka_unit_test(test_conflict_retried),   cmocka_unit_test(test_exceeded_after_reread),
+        cmocka_unit_test(test_conflict_persists),  cmocka_unit_test(test_concurrent_room_for_one),
         cmocka_unit_test(test_concurrent_all_fit),
     };
 

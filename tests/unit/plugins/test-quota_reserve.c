@@ -111,16 +111,17 @@ static void test_status_body(void **state)
     body = status_body(arena, &q, &len);
     assert_non_null(body);
     assert_int_equal(len, strlen(body));
-    assert_string_equal(body, "{\"kind\":\"ResourceQuota\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"q\","
-                              "\"namespace\":\"ns\",\"resourceVersion\":\"7\",\"labels\":{\"a\":\"b\"}},"
-                              "\"spec\":{\"hard\":{\"pods\":\"2\"}},\"status\":{\"hard\":{\"pods\":\"2\","
-                              "\"requests.cpu\":\"1\"},\"used\":{\"pods\":\"2\",\"requests.cpu\":\"100m\"}}}");
+    assert_string_equal(body,
+                        "{\"kind\":\"ResourceQuota\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"q\","
+                        "\"namespace\":\"ns\",\"resourceVersion\":\"7\",\"labels\":{\"a\":\"b\"}},"
+                        "\"spec\":{\"hard\":{\"pods\":\"2\"}},\"status\":{\"hard\":{\"pods\":\"2\","
+                        "\"requests.cpu\":\"1\"},\"used\":{\"pods\":\"2\",\"requests.cpu\":\"100m\"}}}");
 
     /* a quota read with kind and apiVersion (a watch event's) keeps one of each; no status at all */
     assert_int_equal(
-        adm_quota_read(arena,
-                       parse("{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"q\"}}"),
-                       &q),
+        adm_quota_read(
+            arena, parse("{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"q\"}}"),
+            &q),
         0);
     assert_int_equal(adm_rlist_set(arena, &q.used, "pods", &pods), 0);
     assert_string_equal(status_body(arena, &q, &len), "{\"kind\":\"ResourceQuota\",\"apiVersion\":\"v1\","
@@ -202,12 +203,13 @@ static void test_set_error(void **state)
     (void)state;
     b.arena = arena;
     res.status = 409;
-    set_error(r, &b, &res,
-              parse("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
-                    "\"message\":\"Operation cannot be fulfilled on resourcequotas \\\"q\\\": the object has been "
-                    "modified; please apply your changes to the latest version and try again\",\"reason\":"
-                    "\"Conflict\",\"details\":{\"name\":\"q\",\"kind\":\"resourcequotas\"},\"code\":409}"),
-              "Put", "/p");
+    set_error(
+        r, &b, &res,
+        parse("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+              "\"message\":\"Operation cannot be fulfilled on resourcequotas \\\"q\\\": the object has been "
+              "modified; please apply your changes to the latest version and try again\",\"reason\":"
+              "\"Conflict\",\"details\":{\"name\":\"q\",\"kind\":\"resourcequotas\"},\"code\":409}"),
+        "Put", "/p");
     assert_int_equal(b.err.code, 409);
     assert_string_equal(b.err.reason, "Conflict");
     assert_string_equal(b.err.details, "{\"name\":\"q\",\"kind\":\"resourcequotas\"}");
@@ -219,9 +221,10 @@ static void test_set_error(void **state)
     assert_int_equal(w.rc, ADM_DECLINED);
     assert_int_equal(w.st.code, 409);
     assert_string_equal(w.st.reason, "Conflict");
-    assert_string_equal(w.st.message, "Operation cannot be fulfilled on resourcequotas \"q\": the object has "
-                                      "been modified; please apply your changes to the latest version and try "
-                                      "again");
+    assert_string_equal(w.st.message,
+                        "Operation cannot be fulfilled on resourcequotas \"q\": the object has "
+                        "been modified; please apply your changes to the latest version and try "
+                        "again");
     assert_string_equal(adm_json_str(w.st.details, "kind"), "resourcequotas");
     assert_ptr_not_equal(w.st.message, b.err.message);
 
@@ -275,10 +278,10 @@ static void test_namespaces(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rv_number),        cmocka_unit_test(test_url_name),
-        cmocka_unit_test(test_quota_read),       cmocka_unit_test(test_status_body),
-        cmocka_unit_test(test_written_newest),   cmocka_unit_test(test_written_evicts_lru),
-        cmocka_unit_test(test_set_error),        cmocka_unit_test(test_namespaces),
+        cmocka_unit_test(test_rv_number),      cmocka_unit_test(test_url_name),
+        cmocka_unit_test(test_quota_read),     cmocka_unit_test(test_status_body),
+        cmocka_unit_test(test_written_newest), cmocka_unit_test(test_written_evicts_lru),
+        cmocka_unit_test(test_set_error),      cmocka_unit_test(test_namespaces),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -551,7 +551,6 @@ static void test_odd_shapes(void **st)
         "found");
 }
 
-
 /* ---- the usage reserved: the check as a batch runs it, on quotas it holds ---- */
 
 static adm_quota_t *running;
@@ -628,14 +627,17 @@ static void test_reserved_below_limit(void **st)
 {
     (void)st;
     hold(quota("quota", "", BASIC_HARD, BASIC_USED));
-    expect_ok(charge_run("CREATE", "pods", "Pod", pod("allowed-pod", 1, RES(CM("100m", "2Gi"), NONE), ""), NULL));
+    expect_ok(
+        charge_run("CREATE", "pods", "Pod", pod("allowed-pod", 1, RES(CM("100m", "2Gi"), NONE), ""), NULL));
     assert_true(charged);
     expect_used("quota", "cpu=1100m,memory=52Gi,pods=4", true);
-    expect_ok(charge_run("CREATE", "pods", "Pod", pod("second", 1, RES(CM("1900m", "48Gi"), NONE), ""), NULL));
+    expect_ok(
+        charge_run("CREATE", "pods", "Pod", pod("second", 1, RES(CM("1900m", "48Gi"), NONE), ""), NULL));
     expect_used("quota", "cpu=3,memory=100Gi,pods=5", true);
-    expect_denied(charge_run("CREATE", "pods", "Pod", pod("third", 1, RES(CM("1m", "1"), NONE), ""), NULL),
-                  "pods \"third\" is forbidden: exceeded quota: quota, requested: cpu=1m,memory=1,pods=1, used: "
-                  "cpu=3,memory=100Gi,pods=5, limited: cpu=3,memory=100Gi,pods=5");
+    expect_denied(
+        charge_run("CREATE", "pods", "Pod", pod("third", 1, RES(CM("1m", "1"), NONE), ""), NULL),
+        "pods \"third\" is forbidden: exceeded quota: quota, requested: cpu=1m,memory=1,pods=1, used: "
+        "cpu=3,memory=100Gi,pods=5, limited: cpu=3,memory=100Gi,pods=5");
     assert_false(charged);
     expect_used("quota", "cpu=3,memory=100Gi,pods=5", true); /* a refusal changes nothing */
 }
@@ -644,10 +646,10 @@ static void test_reserved_below_limit(void **st)
 static void test_reserved_masked(void **st)
 {
     (void)st;
-    hold(adm_arena_printf(
-        arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
-        quota("pods-only", "", "{\"pods\":\"5\"}", "{\"pods\":\"3\",\"cpu\":\"7\"}"),
-        quota("quota-terminating", "\"scopes\":[\"Terminating\"]", BASIC_HARD, BASIC_USED)));
+    hold(
+        adm_arena_printf(arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
+                         quota("pods-only", "", "{\"pods\":\"5\"}", "{\"pods\":\"3\",\"cpu\":\"7\"}"),
+                         quota("quota-terminating", "\"scopes\":[\"Terminating\"]", BASIC_HARD, BASIC_USED)));
     expect_ok(charge_run("CREATE", "pods", "Pod", pod("p", 1, RES(CM("100m", "2Gi"), NONE), ""), NULL));
     expect_used("pods-only", "cpu=7,pods=4", true);
     expect_used("quota-terminating", "cpu=1,memory=50Gi,pods=3", false);
@@ -657,9 +659,10 @@ static void test_reserved_masked(void **st)
 static void test_reserved_scopes(void **st)
 {
     (void)st;
-    hold(adm_arena_printf(arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
-                          quota("quota-non-terminating", "\"scopes\":[\"NotTerminating\"]", BASIC_HARD, BASIC_USED),
-                          quota("quota-terminating", "\"scopes\":[\"Terminating\"]", BASIC_HARD, BASIC_USED)));
+    hold(adm_arena_printf(
+        arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
+        quota("quota-non-terminating", "\"scopes\":[\"NotTerminating\"]", BASIC_HARD, BASIC_USED),
+        quota("quota-terminating", "\"scopes\":[\"Terminating\"]", BASIC_HARD, BASIC_USED)));
     expect_ok(charge_run("CREATE", "pods", "Pod",
                          pod("allowed-pod", 1, RES(CM("100m", "2Gi"), NONE), ",\"activeDeadlineSeconds\":30"),
                          NULL));
@@ -668,7 +671,8 @@ static void test_reserved_scopes(void **st)
     hold(adm_arena_printf(
         arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
         quota("quota-besteffort", "\"scopes\":[\"BestEffort\"]", "{\"pods\":\"5\"}", "{\"pods\":\"3\"}"),
-        quota("quota-not-besteffort", "\"scopes\":[\"NotBestEffort\"]", "{\"pods\":\"5\"}", "{\"pods\":\"3\"}")));
+        quota("quota-not-besteffort", "\"scopes\":[\"NotBestEffort\"]", "{\"pods\":\"5\"}",
+              "{\"pods\":\"3\"}")));
     expect_ok(charge_run("CREATE", "pods", "Pod", pod("allowed-pod", 1, RES(NONE, NONE), ""), NULL));
     expect_used("quota-besteffort", "pods=4", true);
     expect_used("quota-not-besteffort", "pods=3", false);
@@ -699,11 +703,13 @@ static void test_reserved_updates(void **st)
     hold(quota("quota", "", "{\"persistentvolumeclaims\":\"3\",\"requests.storage\":\"100Gi\"}",
                "{\"persistentvolumeclaims\":\"1\",\"requests.storage\":\"10Gi\"}"));
     expect_ok(charge_run("UPDATE", "persistentvolumeclaims", "PersistentVolumeClaim",
-                         PVC("pvc-to-update", "5Gi", ""), PVC("pvc-to-update", "10Gi", ",\"resourceVersion\":\"1\"")));
+                         PVC("pvc-to-update", "5Gi", ""),
+                         PVC("pvc-to-update", "10Gi", ",\"resourceVersion\":\"1\"")));
     assert_false(charged);
     expect_used("quota", "persistentvolumeclaims=1,requests.storage=10Gi", false);
     expect_ok(charge_run("UPDATE", "persistentvolumeclaims", "PersistentVolumeClaim",
-                         PVC("pvc-to-update", "15Gi", ""), PVC("pvc-to-update", "10Gi", ",\"resourceVersion\":\"1\"")));
+                         PVC("pvc-to-update", "15Gi", ""),
+                         PVC("pvc-to-update", "10Gi", ",\"resourceVersion\":\"1\"")));
     assert_true(charged);
     expect_used("quota", "persistentvolumeclaims=1,requests.storage=15Gi", true);
 }
