@@ -203,21 +203,6 @@ static adm_api_client_t *api_of(const adm_quota_reserver_t *r)
     return r->cs != NULL ? adm_cluster_state_api(r->cs) : NULL;
 }
 
-/* v copied into a (the source may go away): its JSON text parsed again there. */
-static yyjson_val *copy_val(adm_arena_t *a, yyjson_val *v)
-{
-    yyjson_alc alc;
-    yyjson_read_err err;
-    size_t len;
-    char *text;
-    yyjson_doc *d;
-
-    adm_json_alc_init(&alc, a);
-    text = yyjson_val_write_opts(v, 0, &alc, &len, NULL);
-    d = text != NULL ? adm_json_read(a, text, len, &err) : NULL;
-    return d != NULL ? yyjson_doc_get_root(d) : NULL;
-}
-
 /* ---- the quotas ---- */
 
 int adm_quota_read(adm_arena_t *a, yyjson_val *obj, adm_quota_t *q)
@@ -316,8 +301,7 @@ static yyjson_val *newest(adm_quota_reserver_t *r, const char *ns, yyjson_val *o
     return d != NULL ? yyjson_doc_get_root(d) : NULL;
 }
 
-int adm_quota_list(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_arena_t *a, bool copy, adm_quota_t **out,
-                   size_t *n)
+int adm_quota_list(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_arena_t *a, adm_quota_t **out, size_t *n)
 {
     const char *ns = attrs->req->namespace_;
     yyjson_val *const *items = adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", ns, n);
@@ -334,9 +318,6 @@ int adm_quota_list(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_arena_t *a, 
     for (size_t i = 0; i < *n; i++) {
         yyjson_val *obj = newest(r, ns, items[i], a);
 
-        if (obj == items[i] && copy) {
-            obj = copy_val(a, obj);
-        }
         if (obj == NULL || adm_quota_read(a, obj, &q[i]) != 0) {
             return ADM_ENOMEM;
         }
@@ -644,9 +625,22 @@ static batch_t *batch_begin(adm_quota_reserver_t *r, ns_work_t *ns)
         }
     }
     b->deadline_ms = oldest + ADM_QUOTA_WAIT_MS;
-    /* the quotas as the first request sees them: every request holds the same cluster state */
-    if (adm_quota_list(r, b->waiters.head->attrs, a, true, &b->quotas, &b->n) != 0) {
+    /*
+     * The quotas as the first request sees them (every request holds the same cluster state). The
+     * cache's objects are read only until the writes are sent, within this turn of the loop; the
+     * names, which the answers need, are copied.
+     */
+    if (adm_quota_list(r, b->waiters.head->attrs, a, &b->quotas, &b->n) != 0) {
         fail_all_nomem(b);
+        return b;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        b->quotas[i].name = adm_arena_strndup(a, b->quotas[i].name, strlen(b->quotas[i].name));
+        if (b->quotas[i].name == NULL) {
+            fail_all_nomem(b);
+            b->n = 0;
+            break;
+        }
     }
     return b;
 }

@@ -1102,7 +1102,7 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
         adm_live_namespace_name(req->namespace_)) {
         return adm_quota_reserver_submit(o->reserver, attrs, async);
     }
-    if (adm_quota_list(o != NULL ? o->reserver : NULL, attrs, attrs->arena, false, &quotas, &n) != 0) {
+    if (adm_quota_list(o != NULL ? o->reserver : NULL, attrs, attrs->arena, &quotas, &n) != 0) {
         return adm_status_nomem(st);
     }
     return check_request((void *)cfg, attrs, attrs->arena, quotas, n, st, &charged);

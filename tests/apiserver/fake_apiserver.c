@@ -897,7 +897,6 @@ static void do_put_status(conn_t *c, const char *ns, const char *name)
     char path[600], msg[1200], rvtext[32] = "";
     int code = 200;
 
-    srv.puts++;
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/resourcequotas/%s/status", ns, name);
     if (o != NULL) {
         snprintf(rvtext, sizeof(rvtext), "%llu", (unsigned long long)o->rv);
@@ -1067,6 +1066,7 @@ static void handle(conn_t *c)
         if (sscanf(path, "/api/v1/namespaces/%255[^/]/resourcequotas/%255[^/]/status", pns, pname) == 2 &&
             strlen(path) ==
                 strlen("/api/v1/namespaces//resourcequotas//status") + strlen(pns) + strlen(pname)) {
+            srv.puts++; /* counted as it arrives, held or not */
             if (srv.put_delay_ms > 0) {
                 c->put_held = true;
                 snprintf(c->put_ns, sizeof(c->put_ns), "%s", pns);

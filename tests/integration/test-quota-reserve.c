@@ -42,6 +42,8 @@ static const struct {
     {"persist", "{\"pods\":\"2\"}"},
     {"race", "{\"pods\":\"1\"}"},
     {"batch", "{\"pods\":\"3\"}"},
+    {"leave", "{\"pods\":\"3\"}"},
+    {"drain", "{\"pods\":\"3\"}"},
 };
 
 /* One call to the fake API server (plain HTTP): the status, the body copied into out. */
@@ -571,13 +573,80 @@ static void test_concurrent_all_fit(void **state)
     assert_string_equal(used, "3");
 }
 
+/*
+ * A request that leaves (its client closes the connection) while its write is in flight: the write
+ * goes on and stays, as kube's does, and the namespace's next request starts from it.
+ */
+static void test_request_leaves(void **state)
+{
+    yyjson_doc *d, *log;
+    yyjson_val *second;
+    h_conn_t c;
+    size_t len, n;
+    char *req = pod_request("leave", "gone", "100m", false, &len);
+    char *text, used[64];
+
+    (void)state;
+    h_api_control(&api, "{\"op\":\"delay-puts\",\"ms\":500}");
+    assert_int_equal(h_connect_to(&c, &server), 0);
+    assert_int_equal(h_send(&c, req, len), 0);
+    h_close(&c);
+    free(req);
+    d = admit_pod("leave", "stays", "100m", false);
+    h_api_control(&api, "{\"op\":\"delay-puts\",\"ms\":0}");
+    assert_true(allowed(d));
+    yyjson_doc_free(d);
+    log = puts_of("leave", &n);
+    assert_int_equal(n, 2);
+    second = yyjson_arr_get(yyjson_doc_get_root(log), 1);
+    assert_int_equal(yyjson_get_int(yyjson_obj_get(second, "code")), 200);
+    text = yyjson_val_write(yyjson_obj_get(second, "used"), 0, NULL);
+    assert_string_equal(text, "{\"pods\":\"2\"}");
+    free(text);
+    yyjson_doc_free(log);
+    server_used("leave", "pods", used, sizeof(used));
+    assert_string_equal(used, "2");
+}
+
+/* SIGTERM while a write is in flight: the drain waits for it, the pod is admitted, admitd exits 0. */
+static void test_drain_mid_write(void **state)
+{
+    yyjson_doc *d;
+    h_conn_t c;
+    size_t len;
+    char *req = pod_request("drain", "p", "100m", false, &len);
+    long puts = api_stat("puts");
+    long long end = h_now_ms() + 10000;
+    char used[64];
+
+    (void)state;
+    h_api_control(&api, "{\"op\":\"delay-puts\",\"ms\":1000}");
+    assert_int_equal(h_connect_to(&c, &server), 0);
+    assert_int_equal(h_send(&c, req, len), 0);
+    while (api_stat("puts") == puts && h_now_ms() < end) {
+        (void)poll(NULL, 0, 20); /* until the write is held by the API server */
+    }
+    assert_int_equal(api_stat("puts"), puts + 1);
+    kill(server.pid, SIGTERM);
+    d = read_answer(&c);
+    assert_true(allowed(d));
+    yyjson_doc_free(d);
+    h_close(&c);
+    free(req);
+    assert_int_equal(h_stop(&server, 0, 15000), 0);
+    h_api_control(&api, "{\"op\":\"delay-puts\",\"ms\":0}");
+    server_used("drain", "pods", used, sizeof(used));
+    assert_string_equal(used, "1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reserves),           cmocka_unit_test(test_dry_run),
         cmocka_unit_test(test_conflict_retried),   cmocka_unit_test(test_exceeded_after_reread),
         cmocka_unit_test(test_conflict_persists),  cmocka_unit_test(test_concurrent_room_for_one),
-        cmocka_unit_test(test_concurrent_all_fit),
+        cmocka_unit_test(test_concurrent_all_fit), cmocka_unit_test(test_request_leaves),
+        cmocka_unit_test(test_drain_mid_write),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

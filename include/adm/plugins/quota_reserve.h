@@ -75,12 +75,11 @@ void adm_quota_reserver_free(adm_quota_reserver_t *r);
 
 /**
  * The ResourceQuotas of the request's namespace as a batch reads them: from the request's cluster
- * state, each replaced by the version r wrote last when that is newer (r may be NULL: none). With
- * copy, the objects are copied into a (the cache may drop its own once the request has ended).
+ * state, each replaced by the version r wrote last when that is newer (r may be NULL: none; that
+ * version is parsed into a). The others point into the cache, valid while the request is.
  * Returns 0 or ADM_ENOMEM; *out is NULL when *n is 0.
  */
-int adm_quota_list(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_arena_t *a, bool copy, adm_quota_t **out,
-                   size_t *n);
+int adm_quota_list(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_arena_t *a, adm_quota_t **out, size_t *n);
 
 /**
  * Queues the request (which must have an API connection and not be a dry run) in its namespace's
