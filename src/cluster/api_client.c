@@ -178,6 +178,11 @@ void adm_api_unauthorized(adm_api_client_t *c, uint64_t started_ms)
     adm_token_source_unauthorized(&c->token, started_ms);
 }
 
+uv_loop_t *adm_api_client_loop(const adm_api_client_t *c)
+{
+    return c->loop;
+}
+
 const char *adm_api_client_server(const adm_api_client_t *c)
 {
     return c->server;

@@ -682,6 +682,7 @@ void adm_call_cancel(adm_call_t *call)
     if (call->queued) {
         wait_remove(u, call);
     }
+    deadline_remove(u, call); /* else its deadline would fire on the call object reused */
     if (!call->deferred) {
         uv_timer_stop(&call->timer);
         call_release(call);

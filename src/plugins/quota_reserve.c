@@ -37,8 +37,9 @@ struct waiter_s {
     wlist_t *list; /* the list it is on (queued, a batch's, decided), or NULL */
     waiter_t *prev, *next;
     uint64_t since_ms;
-    int rc;          /* ADM_AGAIN while it waits for the writes (kube's defaultDeny) */
-    adm_status_t st; /* the refusal, in the request's arena */
+    uint64_t limit_ms; /* answered by then: its ADM_QUOTA_WAIT_MS, or its request's deadline */
+    int rc;            /* ADM_AGAIN while it waits for the writes (kube's defaultDeny) */
+    adm_status_t st;   /* the refusal, in the request's arena */
 };
 
 /* The last failure of a batch's calls (kube's lastErr), in the batch's arena. */
@@ -100,6 +101,9 @@ struct adm_quota_reserver_s {
     written_t written[ADM_QUOTA_WRITTEN_MAX];
     uint64_t tick;
     adm_arena_t *spare; /* a finished batch's arena, kept for the next batch */
+    uv_timer_t timer;   /* for the earliest wait limit (set up with the first request) */
+    bool has_timer;
+    uint64_t timer_due; /* 0: not armed */
 };
 
 /* ---- lists ---- */
@@ -469,6 +473,8 @@ static void decide_error(waiter_t *w, const api_err_t *e)
     decide(w, ADM_DECLINED, &st);
 }
 
+static void on_timer(uv_timer_t *t);
+
 static void decide_timeout(waiter_t *w)
 {
     adm_status_t st = {0};
@@ -486,7 +492,7 @@ static void fail_waiting(adm_quota_reserver_t *r, batch_t *b)
         if (w->rc != ADM_AGAIN) {
             continue;
         }
-        if (now - w->since_ms >= ADM_QUOTA_WAIT_MS) {
+        if (now >= w->limit_ms) {
             decide_timeout(w);
         } else if (b->err.message != NULL) {
             decide_error(w, &b->err);
@@ -618,11 +624,7 @@ static batch_t *batch_begin(adm_quota_reserver_t *r, ns_work_t *ns)
     ns->batch = b;
     wl_move_all(&b->waiters, &ns->queued);
     for (w = b->waiters.head; w != NULL; w = w->next) {
-        if (now - w->since_ms >= ADM_QUOTA_WAIT_MS) {
-            decide_timeout(w); /* it waited its time in the queue */
-        } else if (w->since_ms < oldest) {
-            oldest = w->since_ms;
-        }
+        oldest = w->since_ms < oldest ? w->since_ms : oldest;
     }
     b->deadline_ms = oldest + ADM_QUOTA_WAIT_MS;
     /*
@@ -901,6 +903,88 @@ static void finish(adm_quota_reserver_t *r, batch_t *b)
     notify(r);
 }
 
+/* The earliest wait limit of the requests still waiting, or UINT64_MAX. */
+static uint64_t earliest_limit(const adm_quota_reserver_t *r)
+{
+    uint64_t min = UINT64_MAX;
+
+    for (size_t i = 0; i < NS_BUCKETS; i++) {
+        for (const ns_work_t *ns = r->buckets[i]; ns != NULL; ns = ns->next) {
+            for (const waiter_t *w = ns->queued.head; w != NULL; w = w->next) {
+                min = w->limit_ms < min ? w->limit_ms : min;
+            }
+            for (const waiter_t *w = ns->batch != NULL ? ns->batch->waiters.head : NULL; w != NULL;
+                 w = w->next) {
+                min = w->rc == ADM_AGAIN && w->limit_ms < min ? w->limit_ms : min;
+            }
+        }
+    }
+    return min;
+}
+
+/* Arms the timer for due, unless it is already due no later. */
+static void arm_for(adm_quota_reserver_t *r, uint64_t due)
+{
+    uint64_t now = now_ms(r);
+
+    if (!r->has_timer || due == UINT64_MAX || (r->timer_due != 0 && r->timer_due <= due)) {
+        return;
+    }
+    r->timer_due = due;
+    uv_timer_start(&r->timer, on_timer, due > now ? due - now : 0, 0);
+}
+
+/* Takes w out of its list as timed out, its answer to be handed back. */
+static void time_out(adm_quota_reserver_t *r, waiter_t *w)
+{
+    wl_remove(w);
+    decide_timeout(w);
+    wl_push(&r->decided, w);
+}
+
+/*
+ * Requests whose wait is over are answered as kube answers a waiter after its 10 s (500 "resource
+ * quota evaluation timed out"), or at their own deadline when that comes first; their batch goes
+ * on without them, as kube's work does.
+ */
+static void on_timer(uv_timer_t *t)
+{
+    adm_quota_reserver_t *r = t->data;
+    uint64_t now = now_ms(r);
+
+    r->timer_due = 0;
+    for (size_t i = 0; i < NS_BUCKETS; i++) {
+        ns_work_t *ns = r->buckets[i];
+
+        while (ns != NULL) {
+            ns_work_t *next_ns = ns->next;
+            waiter_t *w = ns->queued.head;
+
+            while (w != NULL) {
+                waiter_t *next = w->next;
+
+                if (w->limit_ms <= now) {
+                    time_out(r, w);
+                }
+                w = next;
+            }
+            w = ns->batch != NULL ? ns->batch->waiters.head : NULL;
+            while (w != NULL) {
+                waiter_t *next = w->next;
+
+                if (w->rc == ADM_AGAIN && w->limit_ms <= now) {
+                    time_out(r, w);
+                }
+                w = next;
+            }
+            ns_release_if_idle(r, ns);
+            ns = next_ns;
+        }
+    }
+    arm_for(r, earliest_limit(r));
+    notify(r);
+}
+
 /* The chain gave up on the request (deadline, closed connection): it leaves whatever list it is on. */
 static void on_cancel(void *arg)
 {
@@ -923,8 +1007,15 @@ int adm_quota_reserver_submit(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_a
         return ADM_ENOMEM;
     }
     if (r->cs == NULL) {
+        adm_api_client_t *api = adm_cluster_state_api(adm_plugin_cluster(attrs));
+
         r->cs = adm_plugin_cluster(attrs);
         r->clock = attrs->clock;
+        if (api != NULL && uv_timer_init(adm_api_client_loop(api), &r->timer) == 0) {
+            r->timer.data = r;
+            uv_unref((uv_handle_t *)&r->timer); /* the requests keep the loop running, not this */
+            r->has_timer = true;
+        }
     }
     ns = ns_get(r, attrs->req->namespace_);
     if (ns == NULL) {
@@ -935,6 +1026,8 @@ int adm_quota_reserver_submit(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_a
     w->async = async;
     w->ns = ns;
     w->since_ms = now_ms(r);
+    w->limit_ms = w->since_ms + ADM_QUOTA_WAIT_MS < async->deadline_ms ? w->since_ms + ADM_QUOTA_WAIT_MS
+                                                                       : async->deadline_ms;
     w->rc = ADM_AGAIN;
     wl_push(&ns->queued, w);
     async->cancel = on_cancel;
@@ -942,6 +1035,9 @@ int adm_quota_reserver_submit(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_a
     if (ns->batch == NULL) {
         kick(r, ns);
         notify(r);
+    }
+    if (w->list != NULL) {
+        arm_for(r, w->limit_ms); /* it waits: in a batch's writes or in the queue */
     }
     return ADM_AGAIN;
 }
@@ -955,6 +1051,11 @@ adm_quota_reserver_t *adm_quota_reserver_create(adm_quota_check_fn check, void *
         r->arg = arg;
     }
     return r;
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    free(h->data);
 }
 
 void adm_quota_reserver_free(adm_quota_reserver_t *r)
@@ -983,5 +1084,10 @@ void adm_quota_reserver_free(adm_quota_reserver_t *r)
         forget_written(&r->written[i]);
     }
     adm_arena_destroy(r->spare);
+    if (r->has_timer) {
+        uv_timer_stop(&r->timer);
+        uv_close((uv_handle_t *)&r->timer, on_timer_closed); /* r goes with it */
+        return;
+    }
     free(r);
 }

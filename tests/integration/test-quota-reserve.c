@@ -44,6 +44,7 @@ static const struct {
     {"batch", "{\"pods\":\"3\"}"},
     {"leave", "{\"pods\":\"3\"}"},
     {"drain", "{\"pods\":\"3\"}"},
+    {"reload", "{\"pods\":\"3\"}"},
 };
 
 /* One call to the fake API server (plain HTTP): the status, the body copied into out. */
@@ -162,8 +163,9 @@ static long api_stat(const char *key)
     return strtol(at + strlen(pat), NULL, 10);
 }
 
-/* The review of a pod "name" created in ns asking for cpu, as /admit's request body. */
-static char *pod_request(const char *ns, const char *name, const char *cpu, bool dry_run, size_t *len)
+/* The review of a pod "name" created in ns asking for cpu, as a request to path. */
+static char *pod_request_to(const char *path, const char *ns, const char *name, const char *cpu, bool dry_run,
+                            size_t *len)
 {
     adm_arena_t *a = adm_arena_create(4096);
     char pod[512];
@@ -183,9 +185,15 @@ static char *pod_request(const char *ns, const char *name, const char *cpu, bool
              "{\"cpu\":\"%s\"},\"limits\":{\"cpu\":\"%s\"}}}]}}",
              name, ns, cpu, cpu);
     body = pt_review_json(a, &pr);
-    req = h_request("POST", "/admit", "application/json", body, strlen(body), len);
+    req = h_request("POST", path, "application/json", body, strlen(body), len);
     adm_arena_destroy(a);
     return req;
+}
+
+/* The same to /admit. */
+static char *pod_request(const char *ns, const char *name, const char *cpu, bool dry_run, size_t *len)
+{
+    return pod_request_to("/admit", ns, name, cpu, dry_run, len);
 }
 
 /* Reads one /admit answer from c and returns its response object's JSON (caller frees the doc). */
@@ -608,6 +616,41 @@ static void test_request_leaves(void **state)
     assert_string_equal(used, "2");
 }
 
+/*
+ * A request whose deadline (kube-apiserver's ?timeout=1s, less admitd's 250 ms margin) comes while
+ * its write is held: answered then with kube's timeout, its write going on. A reload meanwhile
+ * frees the old chain with that write still out (it is cancelled); the new chain serves on.
+ */
+static void test_deadline_mid_write(void **state)
+{
+    yyjson_doc *d;
+    h_conn_t c;
+    size_t len;
+    char *req = pod_request_to("/admit?timeout=1s", "reload", "late", "100m", false, &len);
+    int reloads = h_log_count(&server, "configuration reloaded");
+    long long t0;
+
+    (void)state;
+    h_api_control(&api, "{\"op\":\"delay-puts\",\"ms\":1500}");
+    assert_int_equal(h_connect_to(&c, &server), 0);
+    t0 = h_now_ms();
+    assert_int_equal(h_send(&c, req, len), 0);
+    d = read_answer(&c);
+    print_message("answered after %lld ms\n", h_now_ms() - t0);
+    assert_false(allowed(d));
+    assert_int_equal(code(d), 500);
+    assert_string_equal(message(d), "Internal error occurred: resource quota evaluation timed out");
+    yyjson_doc_free(d);
+    h_close(&c);
+    free(req);
+    kill(server.pid, SIGHUP);
+    assert_true(h_log_wait(&server, "configuration reloaded", reloads + 1, 10000));
+    h_api_control(&api, "{\"op\":\"delay-puts\",\"ms\":0}");
+    d = admit_pod("reload", "after", "100m", false);
+    assert_true(allowed(d));
+    yyjson_doc_free(d);
+}
+
 /* SIGTERM while a write is in flight: the drain waits for it, the pod is admitted, admitd exits 0. */
 static void test_drain_mid_write(void **state)
 {
@@ -646,7 +689,7 @@ int main(void)
         cmocka_unit_test(test_conflict_retried),   cmocka_unit_test(test_exceeded_after_reread),
         cmocka_unit_test(test_conflict_persists),  cmocka_unit_test(test_concurrent_room_for_one),
         cmocka_unit_test(test_concurrent_all_fit), cmocka_unit_test(test_request_leaves),
-        cmocka_unit_test(test_drain_mid_write),
+        cmocka_unit_test(test_deadline_mid_write), cmocka_unit_test(test_drain_mid_write),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -56,6 +56,9 @@ adm_call_t *adm_api_put(adm_api_client_t *c, const char *path, const char *json,
 /** A call that took its token at started_ms was answered 401: the token file is read again. */
 void adm_api_unauthorized(adm_api_client_t *c, uint64_t started_ms);
 
+/** The loop the client's calls run on. */
+uv_loop_t *adm_api_client_loop(const adm_api_client_t *c);
+
 /** Where the server is, for log lines ("https://10.0.0.1:443"). */
 const char *adm_api_client_server(const adm_api_client_t *c);
 

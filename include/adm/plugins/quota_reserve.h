@@ -69,7 +69,9 @@ adm_quota_reserver_t *adm_quota_reserver_create(adm_quota_check_fn check, void *
 
 /**
  * Frees r: calls still in flight for batches whose requests all left are cancelled. No request may
- * be waiting (each holds the chain whose plugin state r is). NULL is a no-op.
+ * be waiting (each holds the chain whose plugin state r is). Once a request has been submitted, r
+ * holds a timer on the loop, and its memory goes when that has closed: the loop must run again
+ * (as it does at exit for every handle closed). NULL is a no-op.
  */
 void adm_quota_reserver_free(adm_quota_reserver_t *r);
 
@@ -84,7 +86,8 @@ int adm_quota_list(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_arena_t *a, 
 /**
  * Queues the request (which must have an API connection and not be a dry run) in its namespace's
  * batch. Returns ADM_AGAIN: adm_async_done(async, ...) follows once its usage is written or it is
- * refused, unless the chain cancels it first; or ADM_ENOMEM.
+ * refused, or when it has waited ADM_QUOTA_WAIT_MS or reached async->deadline_ms (500 "resource
+ * quota evaluation timed out"), unless the chain cancels it first; or ADM_ENOMEM.
  */
 int adm_quota_reserver_submit(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_async_t *async);
 
