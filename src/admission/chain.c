@@ -523,8 +523,9 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
 }
 
 /*
- * The hook of stage i ended with rc: its time, and (for plugins that call no webhook, whose calls
- * are steps of their own) a step of the trace.
+ * The hook of stage i ended with rc: its time, and a step of the trace for every plugin but the
+ * webhook ones (only asynchronous hooks), whose calls are steps of their own. Plugins with an
+ * asynchronous hook beside their synchronous one (a live GET, ResourceQuota's writes) get theirs.
  */
 static void observe_hook(adm_chain_run_t *run, size_t i, int rc, const adm_status_t *st)
 {
@@ -534,7 +535,7 @@ static void observe_hook(adm_chain_run_t *run, size_t i, int rc, const adm_statu
 
     adm_metrics_controller(run->c->metric_ids[i], run->mutating ? ADM_MX_ADMIT : ADM_MX_VALIDATE,
                            (unsigned)run->attrs.req->operation, rejected, ns);
-    if (run->attrs.trace != NULL && p->admit_async == NULL && p->validate_async == NULL) {
+    if (run->attrs.trace != NULL && (p->admit != NULL || p->validate != NULL)) {
         adm_trace_step_t step = {
             .name = p->name,
             .outcome = rejected ? "denied" : "allowed",

@@ -272,20 +272,38 @@ adm_call_t *adm_api_get(adm_api_client_t *c, const char *path, uint64_t timeout_
     return adm_api_watch(c, path, timeout_ms, NULL, cb, arg, started_ms);
 }
 
-adm_call_t *adm_api_post(adm_api_client_t *c, const char *path, const char *json, size_t len,
-                         uint64_t timeout_ms, adm_call_cb cb, void *arg, uint64_t *started_ms)
+/* A short call with a JSON body: POST (create) or PUT (update). */
+static adm_call_t *send_json(adm_api_client_t *c, const char *method, const char *path, const char *json,
+                             size_t len, uint64_t timeout_ms, adm_call_cb cb, void *arg, uint64_t *started_ms)
 {
     char full[API_PATH_MAX], headers[8192];
 
     if (!prepare(c, path, full, sizeof(full), headers, sizeof(headers), started_ms)) {
         return NULL;
     }
-    return adm_upstream_post(c->current->calls, full, headers, json, len, timeout_ms, cb, arg);
+    return adm_upstream_send(c->current->calls, method, full, headers, json, len, timeout_ms, cb, arg);
+}
+
+adm_call_t *adm_api_post(adm_api_client_t *c, const char *path, const char *json, size_t len,
+                         uint64_t timeout_ms, adm_call_cb cb, void *arg, uint64_t *started_ms)
+{
+    return send_json(c, "POST", path, json, len, timeout_ms, cb, arg, started_ms);
+}
+
+adm_call_t *adm_api_put(adm_api_client_t *c, const char *path, const char *json, size_t len,
+                        uint64_t timeout_ms, adm_call_cb cb, void *arg, uint64_t *started_ms)
+{
+    return send_json(c, "PUT", path, json, len, timeout_ms, cb, arg, started_ms);
 }
 
 void adm_api_unauthorized(adm_api_client_t *c, uint64_t started_ms)
 {
     adm_token_source_unauthorized(&c->token, started_ms);
+}
+
+uv_loop_t *adm_api_client_loop(const adm_api_client_t *c)
+{
+    return c->loop;
 }
 
 const char *adm_api_client_server(const adm_api_client_t *c)

@@ -633,12 +633,20 @@ adm_call_t *adm_upstream_post(adm_upstream_t *u, const char *path, const char *e
                               const void *body, size_t body_len, uint64_t timeout_ms, adm_call_cb cb,
                               void *arg)
 {
+    return adm_upstream_send(u, "POST", path, extra_headers, body, body_len, timeout_ms, cb, arg);
+}
+
+adm_call_t *adm_upstream_send(adm_upstream_t *u, const char *method, const char *path,
+                              const char *extra_headers, const void *body, size_t body_len,
+                              uint64_t timeout_ms, adm_call_cb cb, void *arg)
+{
     adm_call_t *call = call_new(u, NULL);
 
     if (call == NULL) {
         return NULL;
     }
-    if (adm_http_write_post(&call->request, u->host_header, path, extra_headers, body, body_len) != 0) {
+    if (adm_http_write_with_body(&call->request, method, u->host_header, path, extra_headers, body,
+                                 body_len) != 0) {
         call_release(call);
         return NULL;
     }

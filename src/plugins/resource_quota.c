@@ -3,15 +3,18 @@
  * ResourceQuota (validating): a CREATE or UPDATE is charged against every ResourceQuota of its
  * namespace (cluster state) that tracks what it uses and whose scopes it matches; usage is the
  * quota's status.used, the bound its status.hard, as kube-apiserver's quotaEvaluator.checkRequest.
- * Evaluation only: admitd has no API client, so nothing is reserved in status.used between
- * requests (README: what differs). Evaluators: pods (compute resources, pods, count/pods; scopes),
- * persistentvolumeclaims (storage, per storage class), services (load balancers, node ports), and
- * kube's object count evaluator (count/<resource>[.<group>]) for every other resource.
+ * With an API connection the usage a request adds is then written into each quota's status.used
+ * before it is admitted (quota_reserve.h: per-namespace batches, status PUTs, conflicts); without
+ * one, or on dry run, the check alone decides (README: what differs). Evaluators: pods (compute resources,
+ * pods, count/pods; scopes), persistentvolumeclaims (storage, per storage class), services (load balancers,
+ * node ports), and kube's object count evaluator (count/<resource>[.<group>]) for every other resource.
  */
 #include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/quantity.h"
 #include "adm/cluster/cluster_state.h"
+#include "adm/plugins/live_call.h"
+#include "adm/plugins/quota_reserve.h"
 #include "adm/plugins/resources.h"
 
 #include <stdlib.h>
@@ -478,6 +481,7 @@ static const char *read_config(adm_arena_t *a, yyjson_val *root, rq_state_t *s)
 typedef struct rq_owner_s {
     rq_state_t st;
     adm_arena_t *arena;
+    adm_quota_reserver_t *reserver; /* with an API connection: the batches that write status.used */
 } rq_owner_t;
 
 static void free_owner(void *state)
@@ -485,6 +489,7 @@ static void free_owner(void *state)
     rq_owner_t *o = state;
 
     if (o != NULL) {
+        adm_quota_reserver_free(o->reserver);
         yyjson_doc_free(o->st.doc);
         free(o->st.limited);
         adm_arena_destroy(o->arena);
@@ -492,18 +497,32 @@ static void free_owner(void *state)
     }
 }
 
+static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quota_t *quotas, size_t n,
+                         adm_status_t *st, bool *charged);
+
 static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
 {
     rq_owner_t *o;
     const char *problem;
 
     *state = NULL;
-    if (cfg->config == NULL) {
+    if (cfg->config == NULL && !cfg->api) {
         return 0;
     }
     o = calloc(1, sizeof(*o));
     if (o == NULL) {
         return ADM_ENOMEM;
+    }
+    if (cfg->api) {
+        o->reserver = adm_quota_reserver_create(check_request, &o->st);
+        if (o->reserver == NULL) {
+            free_owner(o);
+            return ADM_ENOMEM;
+        }
+    }
+    if (cfg->config == NULL) {
+        *state = o;
+        return 0;
     }
     o->arena = adm_arena_create(1024);
     {
@@ -679,15 +698,6 @@ static bool pick_evaluator(adm_attrs_t *attrs, ev_t *ev)
     return create && ev->count_name != NULL;
 }
 
-/* The quota's status lists; false when one does not parse (kube-apiserver could not hold it). */
-static bool read_quota(adm_arena_t *a, yyjson_val *quota, adm_rlist_t *hard, adm_rlist_t *used)
-{
-    const char *bad;
-
-    return adm_rlist_read(a, adm_json_path(quota, "status", "hard", NULL), hard, &bad) == 0 &&
-           adm_rlist_read(a, adm_json_path(quota, "status", "used", NULL), used, &bad) == 0;
-}
-
 /* limitedByDefault: the consumed resources a covering quota must track. */
 static size_t limited_names(const rq_state_t *cfg, const adm_attrs_t *attrs, const adm_rlist_t *usage,
                             const char **out)
@@ -741,7 +751,7 @@ static const char *scope_text(adm_arena_t *a, const scope_req_t *r)
  * when all are covered.
  */
 static const char *uncovered_scopes(adm_arena_t *a, const rq_state_t *cfg, const ev_t *ev, yyjson_val *obj,
-                                    yyjson_val *const *quotas, size_t nquotas)
+                                    const adm_quota_t *quotas, size_t nquotas)
 {
     const char *text = NULL;
 
@@ -757,13 +767,13 @@ static const char *uncovered_scopes(adm_arena_t *a, const rq_state_t *cfg, const
                 yyjson_arr_iter it;
                 yyjson_val *sc;
 
-                yyjson_arr_iter_init(adm_json_path(quotas[q], "spec", "scopes", NULL), &it);
+                yyjson_arr_iter_init(adm_json_path(quotas[q].obj, "spec", "scopes", NULL), &it);
                 for (sc = yyjson_arr_iter_next(&it); sc != NULL && !covered; sc = yyjson_arr_iter_next(&it)) {
                     covered = yyjson_is_str(sc) && strcmp(yyjson_get_str(sc), r->name) == 0 &&
                               scope_matches(ev, obj, r->name, "Exists", NULL);
                 }
                 yyjson_arr_iter_init(
-                    adm_json_path(quotas[q], "spec", "scopeSelector", "matchExpressions", NULL), &it);
+                    adm_json_path(quotas[q].obj, "spec", "scopeSelector", "matchExpressions", NULL), &it);
                 for (sc = yyjson_arr_iter_next(&it); sc != NULL && !covered; sc = yyjson_arr_iter_next(&it)) {
                     const char *name = adm_json_str(sc, "scopeName");
 
@@ -784,48 +794,127 @@ static const char *uncovered_scopes(adm_arena_t *a, const rq_state_t *cfg, const
 
 static const adm_quantity_t ZERO; /* Quantity{}: 0 */
 
-static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
+static bool all_zero(const adm_rlist_t *l)
 {
-    const rq_state_t *cfg = state == NULL ? NULL : &((const rq_owner_t *)state)->st;
+    for (size_t k = 0; k < l->n; k++) {
+        if (!adm_quantity_is_zero(&l->qs[k])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* quota.Mask(quota.RemoveZeros(delta), hard names): what the request adds to a quota. */
+static int requested_of(adm_arena_t *a, const adm_rlist_t *delta, const adm_rlist_t *hard, adm_rlist_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (size_t k = 0; k < delta->n; k++) {
+        if (!adm_quantity_is_zero(&delta->qs[k]) && adm_rlist_find(hard, delta->names[k]) != NULL &&
+            adm_rlist_set(a, out, delta->names[k], &delta->qs[k]) != 0) {
+            return ADM_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/*
+ * quota.Add(used, requested) into the quota's status.used, in a (the running quotas outlive the
+ * request: a name new to the list is copied, and no quantity keeps the request's text).
+ */
+static int charge(adm_arena_t *a, adm_quota_t *q, const adm_rlist_t *requested)
+{
+    for (size_t k = 0; k < requested->n; k++) {
+        adm_quantity_t *was = adm_rlist_find(&q->used, requested->names[k]);
+        adm_quantity_t v = requested->qs[k];
+        const char *name;
+        int err;
+
+        if (was != NULL) {
+            err = adm_quantity_add(was, &v);
+            if (err != 0) {
+                return err;
+            }
+            continue;
+        }
+        v.verbatim = NULL;
+        v.verbatim_len = 0;
+        name = adm_arena_strndup(a, requested->names[k], strlen(requested->names[k]));
+        if (name == NULL || adm_rlist_set(a, &q->used, name, &v) != 0) {
+            return ADM_ENOMEM;
+        }
+    }
+    q->changed = q->changed || requested->n > 0;
+    return 0;
+}
+
+/* The names of usage's negative entries, sorted, or "" (NULL: out of memory). */
+static const char *negative_names(adm_arena_t *a, const adm_rlist_t *usage)
+{
+    const char **neg = adm_arena_alloc(a, (usage->n + 1) * sizeof(*neg));
+    size_t nneg = 0;
+
+    if (neg == NULL) {
+        return NULL;
+    }
+    for (size_t k = 0; k < usage->n; k++) {
+        if (adm_quantity_sign(&usage->qs[k]) < 0) {
+            neg[nneg++] = usage->names[k];
+        }
+    }
+    return nneg == 0 ? "" : sorted_join(a, neg, nneg, ",");
+}
+
+/*
+ * kube's CheckRequest against quotas[0..n) (quota_reserve.h's adm_quota_check_fn): the quotas that
+ * match the object and track what it uses, their constraints and usage stats, the object's usage
+ * (on an update what it adds to each quota the old object matched too, else all of it), the
+ * limited resources and scopes of the configuration, then each quota's hard limit; on success the
+ * usage is added to the quotas it charges. arg is the configuration (rq_state_t, may be NULL).
+ */
+static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quota_t *quotas, size_t n,
+                         adm_status_t *st, bool *charged)
+{
+    const rq_state_t *cfg = arg;
     adm_arena_t *a = attrs->arena;
-    yyjson_val *const *quotas;
     yyjson_val *obj, *old;
-    adm_rlist_t delta, prev, restricted_all;
-    const char **keys, *uncovered;
+    adm_rlist_t usage, prev, sub, restricted_all, *requested;
+    const adm_rlist_t **delta, *delta_none;
+    const char **keys, *uncovered, *neg;
     const char *limited_text = NULL;
-    size_t n, nmatch = 0, nneg = 0, nlimited, nuncovered = 0;
-    bool *match, zero = true;
+    size_t nmatch = 0, nlimited, nuncovered = 0;
+    bool have_sub = false, any = false;
     ev_t ev;
     int err;
 
-    if (attrs->req->namespace_[0] == '\0' || !pick_evaluator(attrs, &ev)) {
+    *charged = false;
+    if (!pick_evaluator(attrs, &ev)) {
         return ADM_OK;
     }
-    quotas =
-        adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", attrs->req->namespace_, &n);
     if (n == 0 && (cfg == NULL || cfg->nlimited == 0)) {
         return ADM_OK;
     }
     obj = adm_attrs_object(attrs);
-    match = adm_arena_calloc(a, n + 1, sizeof(*match));
-    if (obj == NULL || match == NULL) {
+    delta = adm_arena_calloc(a, n + 1, sizeof(*delta));
+    requested = adm_arena_calloc(a, n + 1, sizeof(*requested));
+    if (obj == NULL || delta == NULL || requested == NULL) {
         return adm_status_nomem(st);
     }
     memset(&restricted_all, 0, sizeof(restricted_all));
     for (size_t i = 0; i < n; i++) {
-        const char *name = adm_json_str(adm_json_get(quotas[i], "metadata"), "name");
-        adm_rlist_t hard, used, restricted;
+        adm_rlist_t restricted;
         const char **missing;
         size_t nmissing = 0;
 
-        if (!read_quota(a, quotas[i], &hard, &used) || !quota_scopes_match(&ev, quotas[i], obj)) {
+        if (!quotas[i].usable || !quota_scopes_match(&ev, quotas[i].obj, obj)) {
             continue;
         }
         memset(&restricted, 0, sizeof(restricted));
-        for (size_t k = 0; k < hard.n; k++) {
-            if (ev_tracks(&ev, hard.names[k]) &&
-                (adm_rlist_set(a, &restricted, hard.names[k], &hard.qs[k]) != 0 ||
-                 adm_rlist_set(a, &restricted_all, hard.names[k], &hard.qs[k]) != 0)) {
+        for (size_t k = 0; k < quotas[i].hard.n; k++) {
+            const char *name = quotas[i].hard.names[k];
+
+            if (ev_tracks(&ev, name) &&
+                (adm_rlist_set(a, &restricted, name, &quotas[i].hard.qs[k]) != 0 ||
+                 adm_rlist_set(a, &restricted_all, name, &quotas[i].hard.qs[k]) != 0)) {
                 return adm_status_nomem(st);
             }
         }
@@ -839,7 +928,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
                 return adm_status_nomem(st);
             }
             if (*why != '\0') {
-                return adm_status_forbidden(st, attrs, "failed quota: %s: %s", name, why);
+                return adm_status_forbidden(st, attrs, "failed quota: %s: %s", quotas[i].name, why);
             }
         }
         missing = adm_arena_alloc(a, restricted.n * sizeof(*missing));
@@ -848,16 +937,16 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         }
         for (size_t k = 0; k < restricted.n; k++) {
             missing[k] = restricted.names[k];
-            nmissing += adm_rlist_find(&used, restricted.names[k]) == NULL;
+            nmissing += adm_rlist_find(&quotas[i].used, restricted.names[k]) == NULL;
         }
         if (nmissing > 0) {
-            return adm_status_forbidden(st, attrs, "status unknown for quota: %s, resources: %s", name,
-                                        sorted_join(a, missing, restricted.n, ","));
+            return adm_status_forbidden(st, attrs, "status unknown for quota: %s, resources: %s",
+                                        quotas[i].name, sorted_join(a, missing, restricted.n, ","));
         }
-        match[i] = true;
+        delta[i] = &usage; /* interesting: charged the object's usage unless an update says less */
         nmatch++;
     }
-    err = ev_usage(a, &ev, obj, &delta);
+    err = ev_usage(a, &ev, obj, &usage);
     if (err == ADM_EINVAL) {
         return ADM_OK; /* a malformed quantity: the object's own decoding rejects it */
     }
@@ -866,12 +955,12 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
                    ? adm_status_nomem(st)
                    : adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
     }
-    keys = adm_arena_alloc(a, (delta.n + 1) * sizeof(*keys));
+    keys = adm_arena_alloc(a, (usage.n + 1) * sizeof(*keys));
     if (keys == NULL) {
         return adm_status_nomem(st);
     }
-    /* hasNoCoveringQuota, from the usage before an update's old usage is taken off */
-    nlimited = limited_names(cfg, attrs, &delta, keys);
+    /* hasNoCoveringQuota, from the object's whole usage */
+    nlimited = limited_names(cfg, attrs, &usage, keys);
     for (size_t k = 0; k < nlimited; k++) {
         if (adm_rlist_find(&restricted_all, keys[k]) == NULL) {
             keys[nuncovered++] = keys[k];
@@ -883,25 +972,12 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
             return adm_status_nomem(st);
         }
     }
-    for (size_t k = 0; k < delta.n; k++) {
-        if (adm_quantity_sign(&delta.qs[k]) < 0) {
-            nneg++;
-        }
+    neg = negative_names(a, &usage);
+    if (neg == NULL) {
+        return adm_status_nomem(st);
     }
-    if (nneg > 0) {
-        const char **neg = adm_arena_alloc(a, nneg * sizeof(*neg));
-
-        if (neg == NULL) {
-            return adm_status_nomem(st);
-        }
-        nneg = 0;
-        for (size_t k = 0; k < delta.n; k++) {
-            if (adm_quantity_sign(&delta.qs[k]) < 0) {
-                neg[nneg++] = delta.names[k];
-            }
-        }
-        return adm_status_forbidden(st, attrs, "quota usage is negative for resource(s): %s",
-                                    sorted_join(a, neg, nneg, ","));
+    if (*neg != '\0') {
+        return adm_status_forbidden(st, attrs, "quota usage is negative for resource(s): %s", neg);
     }
     old = attrs->req->old_object;
     if (attrs->req->operation == ADM_OP_UPDATE && old == NULL) {
@@ -913,22 +989,32 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         *adm_json_str(adm_json_get(old, "metadata"), "resourceVersion") != '\0' &&
         ev_usage(a, &ev, old, &prev) == 0) {
         /* SubtractWithNonNegativeResult: what the update adds, never less than nothing */
-        for (size_t k = 0; k < delta.n; k++) {
-            const adm_quantity_t *was = adm_rlist_find(&prev, delta.names[k]);
+        memset(&sub, 0, sizeof(sub));
+        for (size_t k = 0; k < usage.n; k++) {
+            const adm_quantity_t *was = adm_rlist_find(&prev, usage.names[k]);
+            adm_quantity_t q = usage.qs[k];
 
-            if (was != NULL && adm_quantity_sub(&delta.qs[k], was) != 0) {
+            if (was != NULL && adm_quantity_sub(&q, was) != 0) {
                 return adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
             }
-            if (adm_quantity_sign(&delta.qs[k]) < 0) {
-                delta.qs[k] = ZERO;
+            if (adm_rlist_set(a, &sub, usage.names[k], adm_quantity_sign(&q) > 0 ? &q : &ZERO) != 0) {
+                return adm_status_nomem(st);
+            }
+        }
+        have_sub = true;
+        /* only the quotas the old object was charged to: the others get all of it */
+        for (size_t i = 0; i < n; i++) {
+            if (delta[i] != NULL && quota_scopes_match(&ev, quotas[i].obj, old)) {
+                delta[i] = &sub;
             }
         }
     }
-    for (size_t k = 0; k < delta.n; k++) {
-        zero = zero && adm_quantity_is_zero(&delta.qs[k]);
+    delta_none = have_sub ? &sub : &usage;
+    for (size_t i = 0; i < n; i++) {
+        any = any || (delta[i] != NULL && !all_zero(delta[i]));
     }
-    if (zero) {
-        return ADM_OK;
+    if (nmatch > 0 ? !any : all_zero(delta_none)) {
+        return ADM_OK; /* no remaining non-zero usage */
     }
     if (limited_text != NULL) {
         return adm_status_forbidden(st, attrs, "insufficient quota to consume: %s", limited_text);
@@ -945,45 +1031,97 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         return ADM_OK;
     }
     for (size_t i = 0; i < n; i++) {
-        const char *name = adm_json_str(adm_json_get(quotas[i], "metadata"), "name");
-        adm_rlist_t hard, used;
         size_t nexceeded = 0;
 
-        if (!match[i] || !read_quota(a, quotas[i], &hard, &used)) {
+        if (delta[i] == NULL) {
             continue;
         }
-        for (size_t k = 0; k < delta.n; k++) {
-            const adm_quantity_t *limit = adm_rlist_find(&hard, delta.names[k]),
-                                 *was = adm_rlist_find(&used, delta.names[k]);
-            adm_quantity_t now;
+        if (requested_of(a, delta[i], &quotas[i].hard, &requested[i]) != 0) {
+            return adm_status_nomem(st);
+        }
+        for (size_t k = 0; k < requested[i].n; k++) {
+            const adm_quantity_t *limit = adm_rlist_find(&quotas[i].hard, requested[i].names[k]),
+                                 *was = adm_rlist_find(&quotas[i].used, requested[i].names[k]);
+            adm_quantity_t now = was != NULL ? *was : ZERO;
 
-            if (limit == NULL) {
-                continue;
-            }
-            now = was != NULL ? *was : ZERO;
-            if (adm_quantity_add(&now, &delta.qs[k]) != 0 || adm_quantity_cmp(&now, limit) > 0) {
-                keys[nexceeded++] = delta.names[k];
+            if (adm_quantity_add(&now, &requested[i].qs[k]) != 0 || adm_quantity_cmp(&now, limit) > 0) {
+                keys[nexceeded++] = requested[i].names[k];
             }
         }
         if (nexceeded > 0) {
-            const char *requested = pretty(a, &delta, keys, nexceeded);
-            const char *was = pretty(a, &used, keys, nexceeded);
-            const char *limited = pretty(a, &hard, keys, nexceeded);
+            const char *want = pretty(a, &requested[i], keys, nexceeded);
+            const char *was = pretty(a, &quotas[i].used, keys, nexceeded);
+            const char *limited = pretty(a, &quotas[i].hard, keys, nexceeded);
 
-            if (requested == NULL || was == NULL || limited == NULL) {
+            if (want == NULL || was == NULL || limited == NULL) {
                 return adm_status_nomem(st);
             }
             return adm_status_forbidden(st, attrs, "exceeded quota: %s, requested: %s, used: %s, limited: %s",
-                                        name, requested, was, limited);
+                                        quotas[i].name, want, was, limited);
+        }
+    }
+    /* the request fits every quota: its usage goes into each one it charges */
+    for (size_t i = 0; i < n; i++) {
+        if (delta[i] != NULL && requested[i].n > 0) {
+            err = charge(qa, &quotas[i], &requested[i]);
+            if (err != 0) {
+                return err == ADM_ENOMEM
+                           ? adm_status_nomem(st)
+                           : adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
+            }
+            *charged = true;
         }
     }
     return ADM_OK;
 }
 
+/*
+ * The phase: requests the plugin handles in a namespace with quotas (or limitedResources) are
+ * checked; with an API connection and not on dry run they then wait in their namespace's batch
+ * for the usage to be written (quota_reserve.h). Otherwise the check against the cluster state
+ * decides alone and nothing is written (README: what differs).
+ */
+static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
+    rq_owner_t *o = state;
+    const rq_state_t *cfg = o != NULL ? &o->st : NULL;
+    const adm_review_request_t *req = attrs->req;
+    adm_quota_t *quotas;
+    size_t n;
+    bool charged;
+    ev_t ev;
+
+    if (req->namespace_[0] == '\0' || !pick_evaluator(attrs, &ev)) {
+        return ADM_OK;
+    }
+    (void)adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", req->namespace_, &n);
+    if (n == 0 && (cfg == NULL || cfg->nlimited == 0)) {
+        return ADM_OK;
+    }
+    if (async != NULL && o != NULL && o->reserver != NULL && !req->dry_run && adm_live_call_possible(attrs) &&
+        adm_live_namespace_name(req->namespace_)) {
+        return adm_quota_reserver_submit(o->reserver, attrs, async);
+    }
+    if (adm_quota_list(o != NULL ? o->reserver : NULL, attrs, attrs->arena, &quotas, &n) != 0) {
+        return adm_status_nomem(st);
+    }
+    return check_request((void *)cfg, attrs, attrs->arena, quotas, n, st, &charged);
+}
+
+/* Without a chain to resume (unit tests): the check alone. */
+static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    return validate_async(state, attrs, st, NULL);
+}
+
+static const char *const reads[] = {"/ResourceQuota", NULL};
+
 const adm_plugin_t adm_plugin_resource_quota = {
     .name = "ResourceQuota",
     .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .reads = reads,
     .configure = configure,
     .free_state = free_owner,
     .validate = validate,
+    .validate_async = validate_async,
 };

@@ -4,7 +4,9 @@
  * be installed here). It speaks the list/watch wire protocol of ../shared/spec/list-watch.md over
  * plain HTTP/1.1: discovery (/version, /api, /api/v1, /apis), paged LIST (limit/continue, 410
  * Expired on a continue token older than the last compaction), GET (404 Status), POST of a
- * Namespace (201, or 409 AlreadyExists), WATCH (chunked
+ * Namespace (201, or 409 AlreadyExists), PUT of a ResourceQuota's status (the status replaced,
+ * optimistic concurrency on metadata.resourceVersion: 409 Conflict with kube's Status when it is
+ * not the stored one, 404 when the quota is gone; every PUT recorded), WATCH (chunked
  * JSON events from a resourceVersion, synthetic ADDED events for "" and "0", BOOKMARKs, a clean end
  * at timeoutSeconds, an ERROR 410 event for a resourceVersion compacted away), and bearer-token
  * auth (401 Status), with the token re-read from --token-file on every request so a test can
@@ -20,13 +22,17 @@
  *   {"op":"compact"}                                        forget history: older RVs are gone
  *   {"op":"cut-watches"}                                    close every watch mid-stream
  *   {"op":"error-410"}                                      ERROR 410 event on every watch, then end
- *   {"op":"fail","status":500|429|410,"count":N,"retryAfter":S,"on":"list|watch|continue|get|any",
- *    "resource":"endpointslices"}                          (resource: optional, only its requests)
+ *   {"op":"fail","status":500|429|410|409,"count":N,"retryAfter":S,"on":"list|watch|continue|get|put|any",
+ *    "resource":"endpointslices"}   (resource: optional, only its requests; 409 on put: kube's
+ *                                    Conflict for the quota, as a stale write gets)
  *   {"op":"slow","ms":M}                                    hold every watch event M ms
+ *   {"op":"delay-puts","ms":M}                              answer (and apply) each PUT M ms late
  *   {"op":"garbage"}                                        send bytes that are not JSON on every watch
  *   {"op":"reload-tls"}                                     read the TLS files again (new handshakes)
- * and GET /_control/stats answers counters (lists, watches, unauthorized, failures injected, TLS
- * handshakes that failed). Under TLS the control paths take any client, certificate or not.
+ * GET /_control/stats answers counters (lists, watches, gets, creates, puts, conflicts, unauthorized,
+ * failures injected, TLS handshakes that failed), and GET /_control/puts every status PUT received,
+ * in order: [{"path":...,"resourceVersion":"sent","used":{...sent...},"code":answered}, ...]. Under
+ * TLS the control paths take any client, certificate or not.
  *
  * Besides the core kinds it serves Services and, under /apis/discovery.k8s.io/v1, EndpointSlices
  * (endpoint spreading, issue 18), and LIST and WATCH honour labelSelector (k=v, k==v, k!=v, k, !k,
@@ -58,6 +64,7 @@
 /* The one API group served besides core (EndpointSlices). */
 #define GROUP_PREFIX "/apis/discovery.k8s.io/v1/"
 #define HISTORY_MAX 100000
+#define PUTS_MAX 4096
 
 typedef struct resource_s {
     const char *name; /* plural, as in the URL */
@@ -113,6 +120,9 @@ struct conn_s {
     adm_tls_session_t *tls; /* NULL over plain HTTP */
     adm_buf_t plain;        /* what the last read decrypted */
     conn_t *prev, *next;
+    /* a PUT held back by delay-puts: what it was for */
+    bool put_held;
+    char put_ns[256], put_name[256];
 };
 
 static struct {
@@ -132,7 +142,10 @@ static struct {
     char fail_on[16];
     char fail_resource[32]; /* only requests for this resource fail ("" any) */
     uint64_t slow_ms;
-    uint64_t lists, watches, unauthorized, injected, gets, creates;
+    uint64_t put_delay_ms;
+    uint64_t lists, watches, unauthorized, injected, gets, creates, puts, conflicts;
+    char *put_log[PUTS_MAX]; /* one JSON object per status PUT received */
+    size_t nput_log;
     adm_tls_ctx_t *tls; /* NULL: plain HTTP */
     adm_tls_server_opts_t tls_opts;
     uint64_t tls_errors;
@@ -709,6 +722,8 @@ static const char *control(const char *body, size_t len, char *out, size_t out_l
                  yyjson_get_str(yyjson_obj_get(cmd, "resource")) != NULL
                      ? yyjson_get_str(yyjson_obj_get(cmd, "resource"))
                      : "");
+    } else if (strcmp(op, "delay-puts") == 0) {
+        srv.put_delay_ms = (uint64_t)yyjson_get_int(yyjson_obj_get(cmd, "ms"));
     } else if (strcmp(op, "slow") == 0) {
         srv.slow_ms = (uint64_t)yyjson_get_int(yyjson_obj_get(cmd, "ms"));
         for (conn_t *c = srv.watchers; c != NULL; c = c->next) {
@@ -1051,6 +1066,144 @@ static void do_create_namespace(conn_t *c)
     yyjson_doc_free(doc);
 }
 
+/* Remembers a status PUT as /_control/puts reports it. */
+static void log_put(const char *path, yyjson_val *body, int code)
+{
+    yyjson_val *meta = yyjson_obj_get(body, "metadata");
+    const char *rv = yyjson_get_str(yyjson_obj_get(meta, "resourceVersion"));
+    yyjson_val *used = yyjson_obj_get(yyjson_obj_get(body, "status"), "used");
+    char *used_text = used != NULL ? yyjson_val_write(used, 0, NULL) : NULL;
+    adm_buf_t b = {0};
+
+    if (srv.nput_log == PUTS_MAX) {
+        free(used_text);
+        return;
+    }
+    bprintf(&b, "{\"path\":\"%s\",\"resourceVersion\":\"%s\",\"used\":%s,\"code\":%d}", path,
+            rv != NULL ? rv : "", used_text != NULL ? used_text : "null", code);
+    adm_buf_append(&b, "", 1);
+    srv.put_log[srv.nput_log++] = xstrdup((char *)b.data);
+    adm_buf_free(&b);
+    free(used_text);
+}
+
+/* kube's answer to a write with a resourceVersion that is not the stored one. */
+static void reply_conflict(conn_t *c, const char *name)
+{
+    adm_buf_t b = {0};
+
+    srv.conflicts++;
+    bprintf(
+        &b,
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":"
+        "\"Operation cannot be fulfilled on resourcequotas \\\"%s\\\": the object has been modified; please "
+        "apply your changes to the latest version and try again\",\"reason\":\"Conflict\",\"details\":"
+        "{\"name\":\"%s\",\"kind\":\"resourcequotas\"},\"code\":409}",
+        name, name);
+    adm_buf_append(&b, "", 1);
+    reply(c, 409, NULL, (char *)b.data);
+    adm_buf_free(&b);
+}
+
+/*
+ * PUT /api/v1/namespaces/NS/resourcequotas/NAME/status: the status subresource's update, as
+ * kube-apiserver's registry does it for a ResourceQuota: the stored object's status replaced by the
+ * body's (spec and metadata stay), under the body's resourceVersion when it has one.
+ */
+static void do_put_status(conn_t *c, const char *ns, const char *name)
+{
+    const resource_t *res = find_resource("resourcequotas", 14);
+    yyjson_doc *doc = yyjson_read(c->body.data != NULL ? (char *)c->body.data : "", c->body.len, 0);
+    yyjson_val *body = yyjson_doc_get_root(doc);
+    yyjson_val *meta = yyjson_obj_get(body, "metadata");
+    const char *rv = yyjson_get_str(yyjson_obj_get(meta, "resourceVersion"));
+    const char *body_name = yyjson_get_str(yyjson_obj_get(meta, "name"));
+    object_t *o = find_object(res, ns, name);
+    char path[600], msg[1200], rvtext[32] = "";
+    int code = 200;
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/resourcequotas/%s/status", ns, name);
+    if (o != NULL) {
+        snprintf(rvtext, sizeof(rvtext), "%llu", (unsigned long long)o->rv);
+    }
+    if (srv.fail_count > 0 && srv.fail_status == 409 &&
+        (strcmp(srv.fail_on, "put") == 0 || strcmp(srv.fail_on, "any") == 0)) {
+        srv.fail_count--;
+        srv.injected++;
+        code = 409;
+        reply_conflict(c, name);
+    } else if (inject(c, "put")) {
+        code = srv.fail_status;
+    } else if (!yyjson_is_obj(body) || body_name == NULL) {
+        code = 400;
+        reply_status(c, 400, "BadRequest", "the body is not a ResourceQuota with metadata.name", NULL, 0);
+    } else if (strcmp(body_name, name) != 0) {
+        code = 400;
+        snprintf(msg, sizeof(msg), "the name of the object (%s) does not match the name on the URL (%s)",
+                 body_name, name);
+        reply_status(c, 400, "BadRequest", msg, NULL, 0);
+    } else if (o == NULL) {
+        code = 404;
+        snprintf(msg, sizeof(msg), "resourcequotas \\\"%s\\\" not found", name);
+        reply_status(c, 404, "NotFound", msg, NULL, 0);
+    } else if (rv != NULL && rv[0] != '\0' && strcmp(rv, rvtext) != 0) {
+        code = 409;
+        reply_conflict(c, name);
+    } else {
+        yyjson_doc *stored = yyjson_read(o->json, strlen(o->json), 0);
+        yyjson_mut_doc *m = yyjson_mut_doc_new(NULL);
+        yyjson_mut_val *root = yyjson_val_mut_copy(m, yyjson_doc_get_root(stored));
+        yyjson_val *status = yyjson_obj_get(body, "status");
+        yyjson_doc *updated;
+        adm_buf_t b = {0};
+        char *text;
+
+        yyjson_mut_obj_remove_key(root, "status");
+        if (status != NULL) {
+            yyjson_mut_obj_add_val(m, root, "status", yyjson_val_mut_copy(m, status));
+        }
+        yyjson_mut_doc_set_root(m, root);
+        text = yyjson_mut_write(m, 0, NULL);
+        updated = text != NULL ? yyjson_read(text, strlen(text), 0) : NULL;
+        srv.rv++;
+        free(o->json);
+        o->json = stamp(yyjson_doc_get_root(updated), ns, srv.rv);
+        o->rv = srv.rv;
+        record(res, ns, "MODIFIED", o->json, o->rv);
+        with_kind(&b, res, o->json);
+        adm_buf_append(&b, "", 1);
+        reply(c, 200, NULL, (char *)b.data);
+        adm_buf_free(&b);
+        yyjson_doc_free(updated);
+        free(text);
+        yyjson_mut_doc_free(m);
+        yyjson_doc_free(stored);
+    }
+    log_put(path, body, code);
+    yyjson_doc_free(doc);
+}
+
+static void on_put_delay(uv_timer_t *t)
+{
+    conn_t *c = t->data;
+
+    c->put_held = false;
+    do_put_status(c, c->put_ns, c->put_name);
+}
+
+static void put_log_reply(conn_t *c)
+{
+    adm_buf_t b = {0};
+
+    adm_buf_append(&b, "[", 1);
+    for (size_t i = 0; i < srv.nput_log; i++) {
+        bprintf(&b, "%s%s", i > 0 ? "," : "", srv.put_log[i]);
+    }
+    adm_buf_append(&b, "]", 2);
+    reply(c, 200, NULL, (char *)b.data);
+    adm_buf_free(&b);
+}
+
 static const char api_versions[] =
     "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],\"serverAddressByClientCIDRs\":"
     "[{\"clientCIDR\":\"0.0.0.0/0\",\"serverAddress\":\"127.0.0.1:6443\"}]}";
@@ -1111,14 +1264,19 @@ static void handle(conn_t *c)
         char out[512];
 
         snprintf(out, sizeof(out),
-                 "{\"lists\":%llu,\"watches\":%llu,\"gets\":%llu,\"creates\":%llu,\"unauthorized\":%llu,"
-                 "\"injected\":%llu,\"tlsErrors\":%llu,"
+                 "{\"lists\":%llu,\"watches\":%llu,\"gets\":%llu,\"creates\":%llu,\"puts\":%llu,"
+                 "\"conflicts\":%llu,\"unauthorized\":%llu,\"injected\":%llu,\"tlsErrors\":%llu,"
                  "\"watchers\":%d,\"resourceVersion\":\"%llu\"}",
                  (unsigned long long)srv.lists, (unsigned long long)srv.watches, (unsigned long long)srv.gets,
-                 (unsigned long long)srv.creates, (unsigned long long)srv.unauthorized,
+                 (unsigned long long)srv.creates, (unsigned long long)srv.puts,
+                 (unsigned long long)srv.conflicts, (unsigned long long)srv.unauthorized,
                  (unsigned long long)srv.injected, (unsigned long long)srv.tls_errors,
                  (int)(srv.watchers != NULL), (unsigned long long)srv.rv);
         reply(c, 200, NULL, out);
+        return;
+    }
+    if (strcmp(path, "/_control/puts") == 0) {
+        put_log_reply(c);
         return;
     }
     if (!authorized(c)) {
@@ -1128,6 +1286,28 @@ static void handle(conn_t *c)
     }
     if (strcmp(path, "/api/v1/namespaces") == 0 && strcmp(method, "POST") == 0) {
         do_create_namespace(c);
+        return;
+    }
+    if (strcmp(method, "PUT") == 0) {
+        char pns[256], pname[256];
+
+        /* the one update it takes: /api/v1/namespaces/NS/resourcequotas/NAME/status */
+        if (sscanf(path, "/api/v1/namespaces/%255[^/]/resourcequotas/%255[^/]/status", pns, pname) == 2 &&
+            strlen(path) ==
+                strlen("/api/v1/namespaces//resourcequotas//status") + strlen(pns) + strlen(pname)) {
+            srv.puts++; /* counted as it arrives, held or not */
+            if (srv.put_delay_ms > 0) {
+                c->put_held = true;
+                snprintf(c->put_ns, sizeof(c->put_ns), "%s", pns);
+                snprintf(c->put_name, sizeof(c->put_name), "%s", pname);
+                uv_timer_start(&c->timeout, on_put_delay, srv.put_delay_ms, 0);
+                return;
+            }
+            do_put_status(c, pns, pname);
+            return;
+        }
+        reply_status(c, 405, "MethodNotAllowed",
+                     "the server does not allow this method on the requested resource", NULL, 0);
         return;
     }
     if (strcmp(method, "GET") != 0) {

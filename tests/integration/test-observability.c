@@ -348,6 +348,7 @@ static void test_trace_through_two_webhooks(void **state)
     /* why the call failed: client-go's words for the HTTP 500 */
     assert_non_null(strstr(yyjson_get_str(yyjson_obj_get(s, "reason")), "500"));
     assert_non_null(step_named(steps, "CertificateSubjectRestriction")); /* the built-in plugins too */
+    assert_non_null(step_named(steps, "ResourceQuota")); /* with an asynchronous hook beside its own */
     yyjson_doc_free(d);
     free(text);
 

@@ -4,7 +4,7 @@
  * or TLS stack): the TLS client context built from a resolved kubeconfig (adm_kube_config_t: CA,
  * client certificate and key, from files or inline *-data), the bearer token from its token source
  * (re-read as client-go does; a 401 forces a re-read), Accept: application/json and a User-Agent
- * naming admitd. Short calls (LIST pages, GET, POST) and watches use two upstreams on the same TLS
+ * naming admitd. Short calls (LIST pages, GET, POST, PUT) and watches use two upstreams on the same TLS
  * context, so a watch that holds its connection for minutes never takes one a short call needs
  * (list-watch.md §7).
  *
@@ -53,8 +53,18 @@ adm_call_t *adm_api_watch(adm_api_client_t *c, const char *path, uint64_t timeou
 adm_call_t *adm_api_post(adm_api_client_t *c, const char *path, const char *json, size_t len,
                          uint64_t timeout_ms, adm_call_cb cb, void *arg, uint64_t *started_ms);
 
+/**
+ * A PUT of a JSON body (an update: a status write with the resourceVersion it read), otherwise as
+ * adm_api_post.
+ */
+adm_call_t *adm_api_put(adm_api_client_t *c, const char *path, const char *json, size_t len,
+                        uint64_t timeout_ms, adm_call_cb cb, void *arg, uint64_t *started_ms);
+
 /** A call that took its token at started_ms was answered 401: the token file is read again. */
 void adm_api_unauthorized(adm_api_client_t *c, uint64_t started_ms);
+
+/** The loop the client's calls run on. */
+uv_loop_t *adm_api_client_loop(const adm_api_client_t *c);
 
 /** Where the server is, for log lines ("https://10.0.0.1:443"). */
 const char *adm_api_client_server(const adm_api_client_t *c);

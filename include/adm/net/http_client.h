@@ -105,6 +105,10 @@ void adm_http_resp_next(adm_http_resp_parser_t *p);
 int adm_http_write_post(adm_buf_t *out, const char *host, const char *path, const char *extra_headers,
                         const void *body, size_t body_len);
 
+/** As adm_http_write_post, with method ("PUT") in place of POST. */
+int adm_http_write_with_body(adm_buf_t *out, const char *method, const char *host, const char *path,
+                             const char *extra_headers, const void *body, size_t body_len);
+
 /**
  * Appends "GET path HTTP/1.1" with Host, Accept application/json and any extra header lines (each
  * "Name: value\r\n", or NULL). Returns 0 or ADM_ENOMEM.

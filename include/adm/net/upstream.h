@@ -78,6 +78,11 @@ adm_call_t *adm_upstream_post(adm_upstream_t *u, const char *path, const char *e
                               const void *body, size_t body_len, uint64_t timeout_ms, adm_call_cb cb,
                               void *arg);
 
+/** As adm_upstream_post, with another method that carries a JSON body ("PUT"). */
+adm_call_t *adm_upstream_send(adm_upstream_t *u, const char *method, const char *path,
+                              const char *extra_headers, const void *body, size_t body_len,
+                              uint64_t timeout_ms, adm_call_cb cb, void *arg);
+
 /** As adm_upstream_post, for a GET (no body). */
 adm_call_t *adm_upstream_get(adm_upstream_t *u, const char *path, const char *extra_headers,
                              uint64_t timeout_ms, adm_call_cb cb, void *arg);

@@ -611,6 +611,41 @@ static void test_deadline_after_earlier_call_ended(void **state)
     assert_int_equal(slow->calls, 1);
 }
 
+/*
+ * A call cancelled before its deadline leaves the pool's deadline list with it: the call objects
+ * after it (the cancelled one is reused at once) end at their own deadlines, once each, and the
+ * cancelled one never reports.
+ */
+static void test_cancel_before_deadline(void **state)
+{
+    result_t *gone = &results[0], *a = &results[1], *b = &results[2];
+    adm_call_t *call;
+    uint64_t start;
+
+    (void)state;
+    srv.hold = true;
+    srv_start(NULL);
+    upstream_to("127.0.0.1", srv.port, 2, NULL);
+    call = post("/gone", 100, gone);
+    WAIT_UNTIL(srv.requests == 1);
+    adm_call_cancel(call);
+    srv.hold = false;
+    post("/a", 5000, a);
+    WAIT_UNTIL(a->calls == 1);
+    assert_int_equal(a->error, ADM_CALL_OK);
+    srv.hold = true;
+    uv_update_time(&loop);
+    start = uv_now(&loop);
+    post("/b", 300, b);
+    WAIT_UNTIL(b->calls == 1);
+    assert_int_equal(b->error, ADM_CALL_TIMEOUT);
+    assert_true(b->at_ms - start >= 300);
+    finish();
+    assert_int_equal(gone->calls, 0);
+    assert_int_equal(a->calls, 1);
+    assert_int_equal(b->calls, 1);
+}
+
 /* The server closes an idle connection: the pool notices by itself, and the next call dials. */
 static void test_idle_close_redial(void **state)
 {
@@ -1152,6 +1187,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_then_deadlines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_before_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tls_one_write_per_call, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_deadline_after_reuse, setup, teardown),
     };

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ResourceQuota with quotas from cluster state: the cases of kube's resourcequota admission_test.go
- * that decide admission (the ones that check the reserved usage instead are replayed as the
- * admit/deny they imply, since admitd reserves nothing), with the exact messages, plus the
- * evaluators' details: PVC storage classes, services' node ports, object counts, hugepages and
- * extended resources, scopes and scope selectors, status unknown, negative usage.
+ * with the exact messages, and for the ones that check the usage kube writes into status.used, that
+ * usage as the check adds it to the quotas a batch holds (src/plugins/resource_quota.c is included
+ * to reach the check); plus the evaluators' details: PVC storage classes, services' node ports,
+ * object counts, hugepages and extended resources, scopes and scope selectors, status unknown,
+ * negative usage.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,10 +17,9 @@
 
 #include <cmocka.h>
 
+#include "../../../src/plugins/resource_quota.c"
 #include "adm/base/error.h"
 #include "plugintest.h"
-
-extern const adm_plugin_t adm_plugin_resource_quota;
 
 static adm_arena_t *arena;
 static adm_cluster_state_t *cluster;
@@ -551,6 +551,169 @@ static void test_odd_shapes(void **st)
         "found");
 }
 
+/* ---- the usage reserved: the check as a batch runs it, on quotas it holds ---- */
+
+static adm_quota_t *running;
+static size_t nrunning;
+static bool charged;
+
+static int probe_validate(void *cfg, adm_attrs_t *attrs, adm_status_t *st)
+{
+    return check_request(cfg, attrs, arena, running, nrunning, st, &charged);
+}
+
+static const adm_plugin_t probe = {
+    .name = "ResourceQuota",
+    .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .validate = probe_validate,
+};
+
+/* Makes docs the state, and its quotas of namespace test the ones a batch holds. */
+static void hold(const char *docs)
+{
+    yyjson_val *const *items;
+
+    state(docs);
+    items = adm_cluster_state_list(cluster, "", "ResourceQuota", "test", &nrunning);
+    running = adm_arena_calloc(arena, nrunning + 1, sizeof(*running));
+    assert_non_null(running);
+    for (size_t i = 0; i < nrunning; i++) {
+        assert_int_equal(adm_quota_read(arena, items[i], &running[i]), 0);
+    }
+}
+
+static pt_result_t charge_run(const char *op, const char *resource, const char *kind, const char *obj,
+                              const char *old)
+{
+    pt_request_t r = {0};
+
+    r.operation = op;
+    r.group = "";
+    r.resource = resource;
+    r.kind = kind;
+    r.namespace_ = "test";
+    r.object = obj;
+    r.old_object = old;
+    charged = false;
+    return pt_run(arena, &probe, NULL, 'v', &r);
+}
+
+/* The held quota's status.used as "name=value,..." in name order, and whether it changed. */
+static const char *used_of(const char *name, bool *changed)
+{
+    for (size_t i = 0; i < nrunning; i++) {
+        if (strcmp(running[i].name, name) == 0) {
+            const char **keys = adm_arena_alloc(arena, (running[i].used.n + 1) * sizeof(*keys));
+
+            memcpy(keys, running[i].used.names, running[i].used.n * sizeof(*keys));
+            *changed = running[i].changed;
+            return pretty(arena, &running[i].used, keys, running[i].used.n);
+        }
+    }
+    fail_msg("no quota %s", name);
+    return NULL;
+}
+
+static void expect_used(const char *name, const char *want, bool want_changed)
+{
+    bool changed = false;
+
+    assert_string_equal(used_of(name, &changed), want);
+    assert_int_equal(changed, want_changed);
+}
+
+/* TestAdmitBelowQuotaLimit; then the next request sees the first one's usage (the running quota). */
+static void test_reserved_below_limit(void **st)
+{
+    (void)st;
+    hold(quota("quota", "", BASIC_HARD, BASIC_USED));
+    expect_ok(
+        charge_run("CREATE", "pods", "Pod", pod("allowed-pod", 1, RES(CM("100m", "2Gi"), NONE), ""), NULL));
+    assert_true(charged);
+    expect_used("quota", "cpu=1100m,memory=52Gi,pods=4", true);
+    expect_ok(
+        charge_run("CREATE", "pods", "Pod", pod("second", 1, RES(CM("1900m", "48Gi"), NONE), ""), NULL));
+    expect_used("quota", "cpu=3,memory=100Gi,pods=5", true);
+    expect_denied(
+        charge_run("CREATE", "pods", "Pod", pod("third", 1, RES(CM("1m", "1"), NONE), ""), NULL),
+        "pods \"third\" is forbidden: exceeded quota: quota, requested: cpu=1m,memory=1,pods=1, used: "
+        "cpu=3,memory=100Gi,pods=5, limited: cpu=3,memory=100Gi,pods=5");
+    assert_false(charged);
+    expect_used("quota", "cpu=3,memory=100Gi,pods=5", true); /* a refusal changes nothing */
+}
+
+/* Only what the quota limits is charged (quota.Mask), and a quota the pod does not match not at all. */
+static void test_reserved_masked(void **st)
+{
+    (void)st;
+    hold(
+        adm_arena_printf(arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
+                         quota("pods-only", "", "{\"pods\":\"5\"}", "{\"pods\":\"3\",\"cpu\":\"7\"}"),
+                         quota("quota-terminating", "\"scopes\":[\"Terminating\"]", BASIC_HARD, BASIC_USED)));
+    expect_ok(charge_run("CREATE", "pods", "Pod", pod("p", 1, RES(CM("100m", "2Gi"), NONE), ""), NULL));
+    expect_used("pods-only", "cpu=7,pods=4", true);
+    expect_used("quota-terminating", "cpu=1,memory=50Gi,pods=3", false);
+}
+
+/* TestAdmitBelowTerminatingQuotaLimit, TestAdmitBelowBestEffortQuotaLimit: the matching quota only. */
+static void test_reserved_scopes(void **st)
+{
+    (void)st;
+    hold(adm_arena_printf(
+        arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
+        quota("quota-non-terminating", "\"scopes\":[\"NotTerminating\"]", BASIC_HARD, BASIC_USED),
+        quota("quota-terminating", "\"scopes\":[\"Terminating\"]", BASIC_HARD, BASIC_USED)));
+    expect_ok(charge_run("CREATE", "pods", "Pod",
+                         pod("allowed-pod", 1, RES(CM("100m", "2Gi"), NONE), ",\"activeDeadlineSeconds\":30"),
+                         NULL));
+    expect_used("quota-terminating", "cpu=1100m,memory=52Gi,pods=4", true);
+    expect_used("quota-non-terminating", "cpu=1,memory=50Gi,pods=3", false);
+    hold(adm_arena_printf(
+        arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
+        quota("quota-besteffort", "\"scopes\":[\"BestEffort\"]", "{\"pods\":\"5\"}", "{\"pods\":\"3\"}"),
+        quota("quota-not-besteffort", "\"scopes\":[\"NotBestEffort\"]", "{\"pods\":\"5\"}",
+              "{\"pods\":\"3\"}")));
+    expect_ok(charge_run("CREATE", "pods", "Pod", pod("allowed-pod", 1, RES(NONE, NONE), ""), NULL));
+    expect_used("quota-besteffort", "pods=4", true);
+    expect_used("quota-not-besteffort", "pods=3", false);
+}
+
+/*
+ * TestAdmitHandlesOldObjects, TestAdmitHandlesCreatingUpdates, TestAdmitHandlesPVCUpdates,
+ * TestAdmitHandlesNegativePVCUpdates: an update is charged what it adds over the old object, an
+ * update without a previous version in full, one that adds nothing not at all.
+ */
+static void test_reserved_updates(void **st)
+{
+    static const char *const hard =
+        "{\"services\":\"10\",\"services.loadbalancers\":\"10\",\"services.nodeports\":\"10\"}";
+    static const char *const used =
+        "{\"services\":\"1\",\"services.loadbalancers\":\"1\",\"services.nodeports\":\"0\"}";
+
+    (void)st;
+    hold(quota("quota", "", hard, used));
+    expect_ok(charge_run("UPDATE", "services", "Service", SVC("service", "NodePort", "[{\"port\":1234}]", ""),
+                         SVC("service", "LoadBalancer", "[]", ",\"resourceVersion\":\"1\"")));
+    expect_used("quota", "services=1,services.loadbalancers=1,services.nodeports=1", true);
+    hold(quota("quota", "", hard, used));
+    expect_ok(charge_run("UPDATE", "services", "Service", SVC("service", "NodePort", "[{\"port\":1234}]", ""),
+                         SVC("service", "LoadBalancer", "[]", ",\"resourceVersion\":\"\"")));
+    expect_used("quota", "services=2,services.loadbalancers=1,services.nodeports=1", true);
+
+    hold(quota("quota", "", "{\"persistentvolumeclaims\":\"3\",\"requests.storage\":\"100Gi\"}",
+               "{\"persistentvolumeclaims\":\"1\",\"requests.storage\":\"10Gi\"}"));
+    expect_ok(charge_run("UPDATE", "persistentvolumeclaims", "PersistentVolumeClaim",
+                         PVC("pvc-to-update", "5Gi", ""),
+                         PVC("pvc-to-update", "10Gi", ",\"resourceVersion\":\"1\"")));
+    assert_false(charged);
+    expect_used("quota", "persistentvolumeclaims=1,requests.storage=10Gi", false);
+    expect_ok(charge_run("UPDATE", "persistentvolumeclaims", "PersistentVolumeClaim",
+                         PVC("pvc-to-update", "15Gi", ""),
+                         PVC("pvc-to-update", "10Gi", ",\"resourceVersion\":\"1\"")));
+    assert_true(charged);
+    expect_used("quota", "persistentvolumeclaims=1,requests.storage=15Gi", true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -567,6 +730,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_limited_resources, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_odd_shapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reserved_below_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reserved_masked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reserved_scopes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reserved_updates, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
