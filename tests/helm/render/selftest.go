@@ -348,8 +348,10 @@ func checkEverything(t *tester, docs []obj) {
 			t.errorf("the ClusterRole does not let admitd read %s: %s", r, rules)
 		}
 	}
-	if strings.Contains(rules, "create") || strings.Contains(rules, "update") || strings.Contains(rules, "*") {
-		t.errorf("the ClusterRole grants more than get/list/watch: %s", rules)
+	// ResourceQuota is on here (only TaintNodesByCondition is disabled): its status is the one write
+	if strings.Contains(rules, "create") || strings.Count(rules, "update") != 1 ||
+		!strings.Contains(rules, "resources:[resourcequotas/status] verbs:[update]") || strings.Contains(rules, "*") {
+		t.errorf("the ClusterRole grants more than get/list/watch and ResourceQuota's status update: %s", rules)
 	}
 	t.want(one(t, docs, "ClusterRoleBinding"), "subjects.0.name", str(one(t, docs, "ServiceAccount"), "metadata.name"))
 	one(t, docs, "ServiceMonitor")
@@ -400,10 +402,36 @@ var scenarios = []scenario{
 	{name: "secret", sets: []string{"tls.mode=secret", "tls.secretName=my-tls", "tls.caBundle=" + userCA},
 		check: checkSecret},
 	{name: "everything", files: []string{everythingValues}, check: checkEverything},
+	{name: "writing-plugins", files: []string{writingPluginsValues}, check: checkWritingPlugins},
 	{name: "secret-without-name", sets: []string{"tls.mode=secret"}, fails: "tls.secretName is required"},
 	{name: "unknown-tls-mode", sets: []string{"tls.mode=magic"}, fails: "tls.mode: must be one of"},
 	{name: "bad-failure-policy", sets: []string{"webhook.failurePolicy=Sometimes"}, fails: "webhook.failurePolicy"},
 	{name: "zero-replicas", sets: []string{"replicaCount=0"}, fails: "replicaCount"},
+}
+
+const writingPluginsValues = `
+admission:
+  enablePlugins: [NamespaceAutoProvision]
+  disablePlugins: []
+clusterState:
+  inCluster: true
+`
+
+// With every default plugin on and NamespaceAutoProvision enabled, the ClusterRole grants the two
+// writes those plugins make and nothing else beyond reading.
+func checkWritingPlugins(t *tester, docs []obj) {
+	rules, _ := get(one(t, docs, "ClusterRole"), "rules").([]interface{})
+	writes := map[string]string{}
+	for _, r := range rules {
+		verbs := fmt.Sprint(get(r, "verbs"))
+		if verbs != "[get list watch]" {
+			writes[fmt.Sprint(get(r, "resources"))] = verbs
+		}
+	}
+	want := map[string]string{"[resourcequotas/status]": "[update]", "[namespaces]": "[create]"}
+	if fmt.Sprint(writes) != fmt.Sprint(want) {
+		t.errorf("the ClusterRole's writes are %v, want %v", writes, want)
+	}
 }
 
 // A throwaway certificate for scenarios whose Secret comes from elsewhere, so admitd can start.
