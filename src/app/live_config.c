@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct generation_s {
     adm_live_config_t *owner;
@@ -28,6 +29,8 @@ struct adm_live_config_s {
     adm_chain_t *chain;         /* current->chain: what requests start on */
     adm_webhooks_t *retiring;   /* webhooks of replaced generations still finishing calls */
     adm_cluster_store_t *store; /* the informer's, lent to each chain; NULL: files only */
+    void (*on_commit)(void *arg);
+    void *on_commit_arg;
     bool shut_down;
 };
 
@@ -101,6 +104,29 @@ void adm_live_config_use_cluster_store(adm_live_config_t *lc, adm_cluster_store_
     }
 }
 
+bool adm_live_config_selects_namespaces(const adm_live_config_t *lc)
+{
+    const char *const *plugins;
+    bool mutating = false, validating = false;
+    size_t n = 0;
+
+    if (lc->current == NULL) {
+        return false;
+    }
+    plugins = adm_chain_plugins(lc->current->chain, &n);
+    for (size_t i = 0; i < n; i++) {
+        mutating = mutating || strcmp(plugins[i], "MutatingAdmissionWebhook") == 0;
+        validating = validating || strcmp(plugins[i], "ValidatingAdmissionWebhook") == 0;
+    }
+    return adm_webhooks_select_namespaces(lc->current->webhooks, mutating, validating);
+}
+
+void adm_live_config_on_commit(adm_live_config_t *lc, void (*fn)(void *arg), void *arg)
+{
+    lc->on_commit = fn;
+    lc->on_commit_arg = arg;
+}
+
 adm_chain_t *const *adm_live_config_chain(adm_live_config_t *lc)
 {
     return &lc->chain;
@@ -127,6 +153,9 @@ static void part_commit(void *arg, void *pending)
     adm_live_config_log_summary(lc);
     /* the old chain goes when its last request ends, and then its webhooks drain */
     adm_chain_destroy(old->chain);
+    if (lc->on_commit != NULL) {
+        lc->on_commit(lc->on_commit_arg);
+    }
 }
 
 static void part_discard(void *arg, void *pending)

@@ -980,9 +980,12 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     return ADM_OK;
 }
 
+static const char *const reads[] = {"/ResourceQuota", NULL};
+
 const adm_plugin_t adm_plugin_resource_quota = {
     .name = "ResourceQuota",
     .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .reads = reads,
     .configure = configure,
     .free_state = free_owner,
     .validate = validate,

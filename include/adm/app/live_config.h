@@ -16,6 +16,7 @@
 #include "adm/base/options.h"
 #include "adm/base/reload.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <uv.h>
 
@@ -46,6 +47,19 @@ int adm_live_config_proxy_metrics(void *lc, adm_buf_t *out);
 
 /** Logs what the running generation holds (plugins, cluster state, webhooks). */
 void adm_live_config_log_summary(const adm_live_config_t *lc);
+
+/**
+ * True when the running generation reads namespace labels for its webhooks: an enabled webhook
+ * plugin has a webhook whose namespaceSelector does not select everything. (The plugins' own
+ * reads are in adm_plugin_t.reads; these depend on files a reload may change.)
+ */
+bool adm_live_config_selects_namespaces(const adm_live_config_t *lc);
+
+/**
+ * fn(arg) runs after each reload has swapped a new generation in (not for the first one), e.g. to
+ * watch what the new generation reads. One at a time: a later call replaces it; NULL removes it.
+ */
+void adm_live_config_on_commit(adm_live_config_t *lc, void (*fn)(void *arg), void *arg);
 
 /** Registers with the reload coordinator: the flags' files and the AdmissionConfiguration's. */
 int adm_live_config_add_reload(adm_live_config_t *lc, adm_reload_t *r);
