@@ -2,13 +2,13 @@
 /*
  * adm-fake-apiserver: a small stand-in for kube-apiserver for the informer's tests (no real one can
  * be installed here). It speaks the list/watch wire protocol of ../shared/spec/list-watch.md over
- * plain HTTP/1.1: discovery (/version, /api, /api/v1, /apis), paged LIST (limit/continue, 410
- * Expired on a continue token older than the last compaction), GET (404 Status), POST of a
- * Namespace (201, or 409 AlreadyExists), WATCH (chunked
- * JSON events from a resourceVersion, synthetic ADDED events for "" and "0", BOOKMARKs, a clean end
- * at timeoutSeconds, an ERROR 410 event for a resourceVersion compacted away), and bearer-token
- * auth (401 Status), with the token re-read from --token-file on every request so a test can
- * rotate it.
+ * plain HTTP/1.1, for every kind admitd's plugins read (core ones under /api/v1, the rest under
+ * /apis/GROUP/v1): discovery (/version, /api, /api/v1, /apis, /apis/GROUP, /apis/GROUP/v1), paged
+ * LIST (limit/continue, 410 Expired on a continue token older than the last compaction), GET (404
+ * Status), POST of a Namespace (201, or 409 AlreadyExists), WATCH (chunked JSON events from a
+ * resourceVersion, synthetic ADDED events for "" and "0", BOOKMARKs, a clean end at
+ * timeoutSeconds, an ERROR 410 event for a resourceVersion compacted away), and bearer-token auth
+ * (401 Status), with the token re-read from --token-file on every request so a test can rotate it.
  *
  * Tests drive it through POST /_control (no auth), one JSON command per request:
  *   {"op":"put","resource":"namespaces","object":{...}}      create or update (ADDED/MODIFIED)
@@ -16,7 +16,8 @@
  *   {"op":"compact"}                                        forget history: older RVs are gone
  *   {"op":"cut-watches"}                                    close every watch mid-stream
  *   {"op":"error-410"}                                      ERROR 410 event on every watch, then end
- *   {"op":"fail","status":500|429|410,"count":N,"retryAfter":S,"on":"list|watch|continue|get|any"}
+ *   {"op":"fail","status":500|429|410,"count":N,"retryAfter":S,"on":"list|watch|continue|get|any",
+ *    "resource":"priorityclasses"}                         (resource optional: only its calls fail)
  *   {"op":"slow","ms":M}                                    hold every watch event M ms
  *   {"op":"garbage"}                                        send bytes that are not JSON on every watch
  * and GET /_control/stats answers counters (lists, watches, unauthorized, failures injected).
@@ -42,18 +43,25 @@
 #define HISTORY_MAX 100000
 
 typedef struct resource_s {
-    const char *name; /* plural, as in the URL */
+    const char *group;   /* "" for core (/api/v1), else served under /apis/GROUP/VERSION */
+    const char *version; /* "v1" */
+    const char *name;    /* plural, as in the URL; unique across groups here */
     const char *kind;
     bool namespaced;
 } resource_t;
 
+/* Every kind admitd's plugins read (adm_plugin_t.reads), and Nodes. */
 static const resource_t resources[] = {
-    {"namespaces", "Namespace", false},
-    {"limitranges", "LimitRange", true},
-    {"serviceaccounts", "ServiceAccount", true},
-    {"resourcequotas", "ResourceQuota", true},
-    {"nodes", "Node", false},
-    {"pods", "Pod", true},
+    {"", "v1", "namespaces", "Namespace", false},
+    {"", "v1", "limitranges", "LimitRange", true},
+    {"", "v1", "serviceaccounts", "ServiceAccount", true},
+    {"", "v1", "resourcequotas", "ResourceQuota", true},
+    {"", "v1", "nodes", "Node", false},
+    {"", "v1", "pods", "Pod", true},
+    {"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", false},
+    {"node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false},
+    {"storage.k8s.io", "v1", "storageclasses", "StorageClass", false},
+    {"networking.k8s.io", "v1", "ingressclasses", "IngressClass", false},
 };
 #define NRESOURCES (sizeof(resources) / sizeof(resources[0]))
 
@@ -106,6 +114,7 @@ static struct {
     conn_t *watchers;
     int fail_status, fail_count, fail_retry;
     char fail_on[16];
+    const resource_t *fail_res; /* only this resource's calls fail; NULL: any */
     uint64_t slow_ms;
     uint64_t lists, watches, unauthorized, injected, gets, creates;
 } srv;
@@ -283,6 +292,20 @@ static const resource_t *find_resource(const char *name, size_t len)
     return NULL;
 }
 
+/* The resource name in group (as a URL names both), or NULL. */
+static const resource_t *find_resource_in(const char *group, const char *name)
+{
+    const resource_t *res = find_resource(name, strlen(name));
+
+    return res != NULL && strcmp(res->group, group) == 0 ? res : NULL;
+}
+
+/* "v1" or "GROUP/v1", as apiVersion says it. */
+static void api_version(char *out, size_t out_len, const resource_t *res)
+{
+    snprintf(out, out_len, "%s%s%s", res->group, res->group[0] != '\0' ? "/" : "", res->version);
+}
+
 static object_t *find_object(const resource_t *res, const char *ns, const char *name)
 {
     for (size_t i = 0; i < srv.nobjects; i++) {
@@ -298,8 +321,11 @@ static object_t *find_object(const resource_t *res, const char *ns, const char *
 /* The object with kind and apiVersion in front, as watch events and GET carry it. */
 static void with_kind(adm_buf_t *b, const resource_t *res, const char *json)
 {
-    bprintf(b, "{\"kind\":\"%s\",\"apiVersion\":\"v1\"%s%s", res->kind, strcmp(json, "{}") == 0 ? "" : ",",
-            json + 1);
+    char av[128];
+
+    api_version(av, sizeof(av), res);
+    bprintf(b, "{\"kind\":\"%s\",\"apiVersion\":\"%s\"%s%s", res->kind, av,
+            strcmp(json, "{}") == 0 ? "" : ",", json + 1);
 }
 
 static void watch_send(conn_t *c, const char *line)
@@ -506,7 +532,12 @@ static const char *control(const char *body, size_t len, char *out, size_t out_l
         }
     } else if (strcmp(op, "fail") == 0) {
         const char *on = yyjson_get_str(yyjson_obj_get(cmd, "on"));
+        const char *rname = yyjson_get_str(yyjson_obj_get(cmd, "resource"));
 
+        srv.fail_res = rname != NULL ? find_resource(rname, strlen(rname)) : NULL;
+        if (rname != NULL && srv.fail_res == NULL) {
+            problem = "fail: unknown resource";
+        }
         srv.fail_status = (int)yyjson_get_int(yyjson_obj_get(cmd, "status"));
         srv.fail_count = (int)yyjson_get_int(yyjson_obj_get(cmd, "count"));
         srv.fail_retry = (int)yyjson_get_int(yyjson_obj_get(cmd, "retryAfter"));
@@ -580,9 +611,10 @@ static void query(const char *q, const char *key, char *out, size_t out_len)
     }
 }
 
-static bool inject(conn_t *c, const char *what)
+static bool inject(conn_t *c, const resource_t *res, const char *what)
 {
-    if (srv.fail_count <= 0 || (strcmp(srv.fail_on, "any") != 0 && strcmp(srv.fail_on, what) != 0)) {
+    if (srv.fail_count <= 0 || (strcmp(srv.fail_on, "any") != 0 && strcmp(srv.fail_on, what) != 0) ||
+        (srv.fail_res != NULL && srv.fail_res != res)) {
         return false;
     }
     srv.fail_count--;
@@ -616,7 +648,7 @@ static int cmp_objects(const void *a, const void *b)
 
 static void do_list(conn_t *c, const resource_t *res, const char *ns, const char *q)
 {
-    char limit_s[32], cont[128];
+    char limit_s[32], cont[128], av[128];
     size_t limit, offset = 0, n = 0, total = 0;
     uint64_t list_rv = srv.rv;
     object_t **sel = malloc((srv.nobjects + 1) * sizeof(*sel));
@@ -632,7 +664,7 @@ static void do_list(conn_t *c, const resource_t *res, const char *ns, const char
         unsigned long long rv = 0;
         unsigned long off = 0;
 
-        if (inject(c, "continue")) {
+        if (inject(c, res, "continue")) {
             free(sel);
             return;
         }
@@ -659,8 +691,9 @@ static void do_list(conn_t *c, const resource_t *res, const char *ns, const char
         }
     }
     qsort(sel, total, sizeof(*sel), cmp_objects);
-    bprintf(&b, "{\"kind\":\"%sList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"%llu\"",
-            res->kind, (unsigned long long)list_rv);
+    api_version(av, sizeof(av), res);
+    bprintf(&b, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%llu\"",
+            res->kind, av, (unsigned long long)list_rv);
     if (limit > 0 && offset + limit < total) {
         bprintf(&b, ",\"continue\":\"%llu-%zu\",\"remainingItemCount\":%zu", (unsigned long long)list_rv,
                 offset + limit, total - offset - limit);
@@ -686,12 +719,13 @@ static void on_watch_timeout(uv_timer_t *t)
 static void on_bookmark(uv_timer_t *t)
 {
     conn_t *c = t->data;
-    char line[256];
+    char line[384], av[128];
 
+    api_version(av, sizeof(av), c->res);
     snprintf(line, sizeof(line),
-             "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"v1\","
+             "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
              "\"metadata\":{\"resourceVersion\":\"%llu\"}}}\n",
-             c->res->kind, (unsigned long long)srv.rv);
+             c->res->kind, av, (unsigned long long)srv.rv);
     watch_send(c, line);
 }
 
@@ -829,23 +863,30 @@ static void do_create_namespace(conn_t *c)
 static const char api_versions[] =
     "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],\"serverAddressByClientCIDRs\":"
     "[{\"clientCIDR\":\"0.0.0.0/0\",\"serverAddress\":\"127.0.0.1:6443\"}]}";
-static const char api_groups[] = "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[]}";
 static const char version_doc[] =
     "{\"major\":\"1\",\"minor\":\"34\",\"gitVersion\":\"v1.34.0-admitd-fake\",\"gitCommit\":\"0\","
     "\"gitTreeState\":\"clean\",\"buildDate\":\"2026-01-01T00:00:00Z\",\"goVersion\":\"none\","
     "\"compiler\":\"none\",\"platform\":\"linux/amd64\"}";
 
-static void api_resources(conn_t *c)
+/* The discovery document of group's version (APIResourceList): what kubectl asks before a get. */
+static void api_resources(conn_t *c, const char *group)
 {
     adm_buf_t b = {0};
+    bool first = true;
 
-    bprintf(&b, "{\"kind\":\"APIResourceList\",\"groupVersion\":\"v1\",\"resources\":[");
+    bprintf(&b,
+            "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"%s%sv1\",\"resources\":[",
+            group, group[0] != '\0' ? "/" : "");
     for (size_t i = 0; i < NRESOURCES; i++) {
+        if (strcmp(resources[i].group, group) != 0) {
+            continue;
+        }
         bprintf(&b,
                 "%s{\"name\":\"%s\",\"singularName\":\"\",\"namespaced\":%s,\"kind\":\"%s\","
                 "\"verbs\":[\"get\",\"list\",\"watch\"]}",
-                i > 0 ? "," : "", resources[i].name, resources[i].namespaced ? "true" : "false",
+                first ? "" : ",", resources[i].name, resources[i].namespaced ? "true" : "false",
                 resources[i].kind);
+        first = false;
     }
     bprintf(&b, "]}");
     adm_buf_append(&b, "", 1);
@@ -853,10 +894,92 @@ static void api_resources(conn_t *c)
     adm_buf_free(&b);
 }
 
+/* One APIGroup object (the entries of /apis, and /apis/GROUP itself). */
+static void api_group(adm_buf_t *b, const char *group, bool alone)
+{
+    bprintf(b,
+            "{%s\"name\":\"%s\",\"versions\":[{\"groupVersion\":\"%s/v1\",\"version\":\"v1\"}],"
+            "\"preferredVersion\":{\"groupVersion\":\"%s/v1\",\"version\":\"v1\"}}",
+            alone ? "\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," : "", group, group, group);
+}
+
+/* /apis: every named group the resources table has, once each, in the table's order. */
+static void api_groups(conn_t *c)
+{
+    adm_buf_t b = {0};
+    bool first = true;
+
+    bprintf(&b, "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[");
+    for (size_t i = 0; i < NRESOURCES; i++) {
+        bool seen = resources[i].group[0] == '\0';
+
+        for (size_t k = 0; k < i && !seen; k++) {
+            seen = strcmp(resources[k].group, resources[i].group) == 0;
+        }
+        if (!seen) {
+            bprintf(&b, "%s", first ? "" : ",");
+            api_group(&b, resources[i].group, false);
+            first = false;
+        }
+    }
+    bprintf(&b, "]}");
+    adm_buf_append(&b, "", 1);
+    reply(c, 200, NULL, (char *)b.data);
+    adm_buf_free(&b);
+}
+
+static bool group_known(const char *group)
+{
+    for (size_t i = 0; i < NRESOURCES; i++) {
+        if (group[0] != '\0' && strcmp(resources[i].group, group) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Discovery below /apis: /apis/GROUP (an APIGroup) and /apis/GROUP/v1 (its resources). Sets
+ * *group (into path) and *rest (what follows /apis/GROUP/v1/, or NULL) for a resource path.
+ * True when it answered.
+ */
+static bool group_path(conn_t *c, char *path, const char **group, char **rest)
+{
+    char *g = path + 6, *slash = strchr(g, '/');
+
+    *group = NULL;
+    *rest = NULL;
+    if (slash != NULL) {
+        *slash = '\0';
+    }
+    if (!group_known(g)) {
+        return false;
+    }
+    *group = g;
+    if (slash == NULL) {
+        adm_buf_t b = {0};
+
+        api_group(&b, g, true);
+        adm_buf_append(&b, "", 1);
+        reply(c, 200, NULL, (char *)b.data);
+        adm_buf_free(&b);
+        return true;
+    }
+    if (strcmp(slash + 1, "v1") == 0) {
+        api_resources(c, g);
+        return true;
+    }
+    if (strncmp(slash + 1, "v1/", 3) == 0) {
+        *rest = slash + 4;
+    }
+    return false;
+}
+
 static void handle(conn_t *c)
 {
     const char *method = llhttp_method_name(llhttp_get_method(&c->parser));
-    char *url, *q, *path;
+    char *url, *q, *path, *rest = NULL;
+    const char *group = NULL;
     char ns[256] = "", name[256] = "", watch[16];
     const resource_t *res = NULL;
 
@@ -915,18 +1038,24 @@ static void handle(conn_t *c)
         return;
     }
     if (strcmp(path, "/apis") == 0) {
-        reply(c, 200, NULL, api_groups);
+        api_groups(c);
         return;
     }
     if (strcmp(path, "/api/v1") == 0) {
-        api_resources(c);
+        api_resources(c, "");
         return;
     }
     if (strncmp(path, "/api/v1/", 8) == 0) {
+        group = "";
+        rest = path + 8;
+    } else if (strncmp(path, "/apis/", 6) == 0 && group_path(c, path, &group, &rest)) {
+        return;
+    }
+    if (rest != NULL) {
         char *seg[4] = {0};
         int n = 0;
 
-        for (char *p = path + 8; p != NULL && *p != '\0' && n < 4;) {
+        for (char *p = rest; p != NULL && *p != '\0' && n < 4;) {
             char *slash = strchr(p, '/');
 
             seg[n++] = p;
@@ -939,7 +1068,7 @@ static void handle(conn_t *c)
         }
         /* RES | RES/NAME | namespaces/NS/RES | namespaces/NS/RES/NAME */
         if (n >= 3 && strcmp(seg[0], "namespaces") == 0) {
-            res = find_resource(seg[2], strlen(seg[2]));
+            res = find_resource_in(group, seg[2]);
             snprintf(ns, sizeof(ns), "%s", seg[1]);
             if (n == 4) {
                 snprintf(name, sizeof(name), "%s", seg[3]);
@@ -948,7 +1077,7 @@ static void handle(conn_t *c)
                 res = NULL;
             }
         } else if (n <= 2) {
-            res = find_resource(seg[0], strlen(seg[0]));
+            res = find_resource_in(group, seg[0]);
             if (n == 2) {
                 snprintf(name, sizeof(name), "%s", seg[1]);
             }
@@ -959,20 +1088,20 @@ static void handle(conn_t *c)
         return;
     }
     if (name[0] != '\0') {
-        if (!inject(c, "get")) {
+        if (!inject(c, res, "get")) {
             do_get(c, res, ns, name);
         }
         return;
     }
     query(q, "watch", watch, sizeof(watch));
     if (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0) {
-        if (!inject(c, "watch")) {
+        if (!inject(c, res, "watch")) {
             do_watch(c, res, ns, q);
         }
         return;
     }
     srv.lists++;
-    if (!inject(c, "list")) {
+    if (!inject(c, res, "list")) {
         do_list(c, res, ns, q);
     }
 }
