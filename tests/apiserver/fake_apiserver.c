@@ -1221,6 +1221,9 @@ static void on_connection(uv_stream_t *server, int status)
         conn_close(c);
         return;
     }
+    /* as Go's net package (kube-apiserver) does: a watch event goes out at once, not after the ACK
+     * of the one before */
+    uv_tcp_nodelay(&c->tcp, 1);
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 
