@@ -10,6 +10,8 @@
 # medians over the rounds.
 #
 #   bench/watch-latency.sh [ROUNDS=3] [CHANGES=200]
+#   WATCH_BUILD=DIR: use the admitd, adm-fake-apiserver and watch-latency already built in DIR
+#   (e.g. build-test) instead of building a Release tree
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 rounds=${1:-3}
@@ -19,10 +21,14 @@ admitd_port=18491
 health_port=18492
 
 # the fake API server is a test target: a Release tree of its own with the tests configured
-"$bench_root/third_party/deps.sh" >/dev/null
-build="$bench_root/build-bench-tests"
-cmake -S "$bench_root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" --target admitd adm-fake-apiserver watch-latency >/dev/null
+if [ -n "${WATCH_BUILD:-}" ]; then
+    build=$(cd "$WATCH_BUILD" && pwd)
+else
+    "$bench_root/third_party/deps.sh" >/dev/null
+    build="$bench_root/build-bench-tests"
+    cmake -S "$bench_root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$build" --target admitd adm-fake-apiserver watch-latency >/dev/null
+fi
 
 port_free "$api_port"
 taskset -c "$CLIENT_CPU" "$build/tests/adm-fake-apiserver" --listen "127.0.0.1:$api_port" --token bench \

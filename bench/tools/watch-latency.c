@@ -92,7 +92,7 @@ static int post(int fd, const char *path, const char *body, char *out, size_t ou
         }
         if (body_at > 0 && have >= body_at + need) {
             snprintf(out, out_len, "%.*s", (int)need, buf + body_at);
-            return atoi(buf + 9);
+            return (int)strtol(buf + 9, NULL, 10);
         }
     }
 }
@@ -121,8 +121,9 @@ static void change(int api, const char *level)
 
 int main(int argc, char **argv)
 {
-    int api_port = argc > 2 ? atoi(argv[1]) : 0, admitd_port = argc > 2 ? atoi(argv[2]) : 0;
-    int n = argc > 3 ? atoi(argv[3]) : 200;
+    int api_port = argc > 2 ? (int)strtol(argv[1], NULL, 10) : 0;
+    int admitd_port = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 0;
+    int n = argc > 3 ? (int)strtol(argv[3], NULL, 10) : 200;
     double *ms = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
     double *ctl = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
     int first = 0;

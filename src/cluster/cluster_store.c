@@ -347,7 +347,7 @@ static yyjson_mut_val *copy_members(yyjson_mut_doc *m, yyjson_val *obj, const ch
     if (out == NULL || !yyjson_obj_iter_init(obj, &it)) {
         return out;
     }
-    while ((key = yyjson_obj_iter_next(&it)) != NULL) {
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
         if (!dropped(drops, key) &&
             !yyjson_mut_obj_add(out, yyjson_val_mut_copy(m, key),
                                 yyjson_val_mut_copy(m, yyjson_obj_iter_get_val(key)))) {
@@ -366,7 +366,7 @@ static yyjson_mut_val *copy_metadata(yyjson_mut_doc *m, yyjson_val *meta)
     yyjson_val *key;
 
     yyjson_obj_iter_init(meta, &it);
-    while (out != NULL && (key = yyjson_obj_iter_next(&it)) != NULL) {
+    for (key = yyjson_obj_iter_next(&it); out != NULL && key != NULL; key = yyjson_obj_iter_next(&it)) {
         yyjson_val *val = yyjson_obj_iter_get_val(key);
         yyjson_mut_val *kept;
 
@@ -401,7 +401,8 @@ static obj_t *copy_object(const adm_kind_store_t *k, yyjson_val *obj)
     if (yyjson_obj_iter_init(obj, &it)) {
         root = yyjson_mut_obj(m);
     }
-    while (root != NULL && (key = yyjson_obj_iter_next(&it)) != NULL) {
+    for (key = root != NULL ? yyjson_obj_iter_next(&it) : NULL; root != NULL && key != NULL;
+         key = yyjson_obj_iter_next(&it)) {
         yyjson_val *val = yyjson_obj_iter_get_val(key);
         yyjson_mut_val *kept;
 
