@@ -452,14 +452,23 @@ static void test_namespace_selector_at_start(void **state)
     stop();
 }
 
+/* After each test, passed or not: no admitd left running, no fault left armed on the fake. */
+static int after_test(void **state)
+{
+    (void)state;
+    h_cleanup(&server);
+    h_api_control(&api, "{\"op\":\"fail\",\"status\":500,\"count\":0,\"on\":\"any\"}");
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_kinds),
-        cmocka_unit_test(test_one_kind_not_synced),
-        cmocka_unit_test(test_changes_reach_admission),
-        cmocka_unit_test(test_namespace_selector),
-        cmocka_unit_test(test_namespace_selector_at_start),
+        cmocka_unit_test_teardown(test_default_kinds, after_test),
+        cmocka_unit_test_teardown(test_one_kind_not_synced, after_test),
+        cmocka_unit_test_teardown(test_changes_reach_admission, after_test),
+        cmocka_unit_test_teardown(test_namespace_selector, after_test),
+        cmocka_unit_test_teardown(test_namespace_selector_at_start, after_test),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
