@@ -2,7 +2,8 @@
 /*
  * The kinds the plugins declare in adm_plugin_t.reads, watched by admitd --kubeconfig against
  * adm-fake-apiserver: the default plugin set watches exactly its nine kinds, and Namespaces only
- * when a plugin reads them or a webhook has a namespaceSelector (also one a reload brings). A
+ * when a plugin reads them (each plugin off by default that does brings them) or a webhook has a
+ * namespaceSelector (also one a reload brings). A
  * change on the API server reaches admission within 1 s for a LimitRange (LimitRanger), a
  * PriorityClass (Priority), a ServiceAccount (ServiceAccount), a namespace label (PodSecurity, and
  * a webhook's namespaceSelector). /readyz stays 503 while one kind's LIST fails though the others
@@ -252,6 +253,34 @@ static void test_default_kinds(void **state)
 }
 
 /*
+ * The plugins off by default that read Namespaces each bring the Namespace watch alone (with the
+ * default ones that read them disabled).
+ */
+static void test_namespace_readers(void **state)
+{
+    static const char *const readers[] = {"NamespaceExists", "NamespaceAutoProvision", "PodNodeSelector",
+                                          "PodTolerationRestriction"};
+    bool found;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {
+        const char *extra[] = {"--disable-admission-plugins", "NamespaceLifecycle,PodSecurity",
+                               "--enable-admission-plugins", readers[i], NULL};
+
+        start(NULL, extra);
+        assert_true(wait_ready(15000));
+        metrics(scrape, sizeof(scrape));
+        assert_int_equal(watched(scrape, "group=\"\",kind=\"Pod\"", &found), (int)NDEFAULT_KINDS - 1);
+        assert_false(found);
+        watched(scrape, "group=\"\",kind=\"Namespace\"", &found);
+        if (!found) {
+            fail_msg("%s does not bring the Namespace watch", readers[i]);
+        }
+        stop();
+    }
+}
+
+/*
  * One kind's LIST fails: /readyz is 503 though the others synced, and --cluster-state answers for
  * that kind meanwhile (a PriorityClass only the file has). Once its LIST works the kind is the API
  * server's alone: the file's class is no more, the server's is.
@@ -465,6 +494,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_default_kinds, after_test),
+        cmocka_unit_test_teardown(test_namespace_readers, after_test),
         cmocka_unit_test_teardown(test_one_kind_not_synced, after_test),
         cmocka_unit_test_teardown(test_changes_reach_admission, after_test),
         cmocka_unit_test_teardown(test_namespace_selector, after_test),
