@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kinds the plugins declare in adm_plugin_t.reads, watched by admitd --kubeconfig against
- * adm-fake-apiserver: the default plugin set watches exactly its nine kinds, and Namespaces only
+ * adm-fake-apiserver: the default plugin set watches exactly its ten kinds, and Namespaces only
  * when a plugin reads them (each plugin off by default that does brings them) or a webhook has a
  * namespaceSelector (also one a reload brings). A
  * change on the API server reaches admission within 1 s for a LimitRange (LimitRanger), a
@@ -34,7 +34,7 @@ static h_server_t api, server;
 static char dir[256], kubeconfig[320];
 static char scrape[1 << 20]; /* a /metrics answer */
 
-/* The nine kinds kube-apiserver's default plugin set reads (plugins.def, each plugin's reads). */
+/* The ten kinds kube-apiserver's default plugin set reads (plugins.def, each plugin's reads). */
 static const char *const default_kinds[] = {
     "group=\"\",kind=\"Namespace\"",
     "group=\"\",kind=\"LimitRange\"",
@@ -45,6 +45,7 @@ static const char *const default_kinds[] = {
     "group=\"node.k8s.io\",kind=\"RuntimeClass\"",
     "group=\"networking.k8s.io\",kind=\"IngressClass\"",
     "group=\"\",kind=\"ResourceQuota\"",
+    "group=\"\",kind=\"Node\"",
 };
 #define NDEFAULT_KINDS (sizeof(default_kinds) / sizeof(default_kinds[0]))
 
@@ -233,7 +234,7 @@ static void stop(void)
     h_cleanup(&server);
 }
 
-/* The default plugin set watches exactly its nine kinds, each listed, each in /readyz. */
+/* The default plugin set watches exactly its ten kinds, each listed, each in /readyz. */
 static void test_default_kinds(void **state)
 {
     bool found;

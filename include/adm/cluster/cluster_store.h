@@ -21,7 +21,8 @@
  * metadata.managedFields (controller-runtime strips them from its caches the same way; they are
  * often most of an object's bytes and no admission plugin reads them) and without the annotation
  * kubectl.kubernetes.io/last-applied-configuration (kubectl apply's copy of the whole object, read
- * by no plugin). Pods also lose their status (PodSecurity reads metadata and spec). Every other
+ * by no plugin). Pods also lose their status (PodSecurity reads metadata and spec), and so do Nodes
+ * (PodTopologyLabels reads their labels). Every other
  * kind keeps everything else, since its plugins read most of it: Namespaces their labels
  * (namespaceSelector, kubernetes.io/metadata.name), annotations (PodNodeSelector,
  * PodTolerationRestriction), status.phase and deletionTimestamp (NamespaceLifecycle);

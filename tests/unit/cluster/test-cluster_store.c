@@ -2,7 +2,7 @@
 /*
  * The informer store: put/replace/delete keyed by namespace and name, lists per namespace and for
  * all, in arrival order, what each kind keeps (no managedFields, no kubectl last-applied copy, no
- * pod status), relist replacing (not merging), and the epoch rule:
+ * pod or node status), relist replacing (not merging), and the epoch rule:
  * an object or list a pinned request obtained stays readable after events replace or delete it
  * (ASan would report a use after free), and is freed once the last such pin is gone.
  */
@@ -173,7 +173,8 @@ static void test_unpin_out_of_order(void **state)
     adm_cluster_store_free(s);
 }
 
-/* What each kind keeps: no managedFields and no kubectl last-applied copy anywhere; Pods no status. */
+/* What each kind keeps: no managedFields and no kubectl last-applied copy anywhere; Pods and Nodes no
+ * status. */
 static void test_what_is_kept(void **state)
 {
     adm_cluster_store_t *s = adm_cluster_store_create();
@@ -203,6 +204,14 @@ static void test_what_is_kept(void **state)
     pod = adm_cluster_store_get(s, "", "Pod", "x", "q");
     assert_null(yyjson_obj_get(pod, "status"));
     assert_int_equal(yyjson_get_int(yyjson_obj_get(yyjson_obj_get(pod, "metadata"), "annotations")), 7);
+    /* Nodes too: PodTopologyLabels reads their labels */
+    relist(adm_cluster_store_kind(s, "", "Node", false),
+           "[{\"metadata\":{\"name\":\"n\",\"labels\":{\"topology.kubernetes.io/zone\":\"z\"}},"
+           "\"spec\":{},\"status\":{\"images\":[]}}]");
+    text = yyjson_val_write(adm_cluster_store_get(s, "", "Node", NULL, "n"), 0, NULL);
+    assert_string_equal(text, "{\"metadata\":{\"name\":\"n\",\"labels\":{\"topology.kubernetes.io/zone\":"
+                              "\"z\"}},\"spec\":{}}");
+    free(text);
     adm_cluster_store_free(s);
 }
 
