@@ -11,6 +11,7 @@
 #include "adm/admission/endpoint.h"
 #include "adm/admission/plugin.h"
 #include "adm/admission/trace.h"
+#include "adm/app/endpoint_feed.h"
 #include "adm/app/live_config.h"
 #include "adm/app/workers.h"
 #include "adm/base/admission_metrics.h"
@@ -19,6 +20,7 @@
 #include "adm/base/options.h"
 #include "adm/base/reload.h"
 #include "adm/base/shared_metrics.h"
+#include "adm/cluster/cluster_store.h"
 #include "adm/cluster/informer.h"
 #include "adm/net/tls.h"
 #include "adm/server/metrics.h"
@@ -47,6 +49,7 @@ typedef struct app_s {
     adm_admission_endpoint_t endpoints[NADMISSION_PATHS];
     adm_trace_ring_t *traces; /* with --metrics-listen: the last requests' traces, /debug/requests */
     adm_informer_t *informer; /* with --kubeconfig or --in-cluster; outlives the chains it lends to */
+    adm_endpoint_feed_t *service_feed; /* with the informer: webhook Services' EndpointSlices (issue 18) */
     uv_signal_t sigterm;
     uv_signal_t sigint;
     uv_signal_t sighup;
@@ -169,7 +172,8 @@ static void on_server_done(adm_server_t *s, void *arg)
     app->reload = NULL;
     adm_metrics_client_gauge(NULL, NULL);
     adm_live_config_shutdown(app->config);
-    adm_informer_stop(app->informer); /* its watches would keep the loop alive */
+    adm_endpoint_feed_stop(app->service_feed); /* its watches use the informer's client */
+    adm_informer_stop(app->informer);          /* its watches would keep the loop alive */
 }
 
 /*
@@ -218,9 +222,36 @@ static int start_informer(app_t *app, uv_loop_t *loop, const adm_options_t *opts
     }
     if (rc == 0) {
         adm_live_config_use_cluster_store(app->config, adm_informer_store(app->informer));
-        adm_live_config_on_commit(app->config, on_config_committed, app);
+        rc = adm_live_config_on_commit(app->config, on_config_committed, app);
+        if (rc != 0) {
+            snprintf(err, err_len, "informer: cannot follow reloads: %s", adm_strerror(rc));
+        }
+    }
+    if (rc == 0) {
+        rc = adm_endpoint_feed_create(loop, adm_cluster_store_api(adm_informer_store(app->informer)),
+                                      app->config, &app->service_feed);
+        if (rc != 0) {
+            snprintf(err, err_len, "webhook Service watches: %s", adm_strerror(rc));
+        }
     }
     return rc;
+}
+
+/* /readyz with an API connection: the informer's kinds and the webhook Services listed once. */
+static bool cluster_synced(void *arg)
+{
+    app_t *app = arg;
+
+    return adm_informer_synced(app->informer) && adm_endpoint_feed_synced(app->service_feed);
+}
+
+/* /metrics with an API connection: the informer's families and the webhook Services'. */
+static int cluster_metrics(void *arg, adm_buf_t *out)
+{
+    app_t *app = arg;
+    int rc = adm_informer_metrics(app->informer, out);
+
+    return rc == 0 ? adm_endpoint_feed_metrics(app->service_feed, out) : rc;
 }
 
 /*
@@ -237,6 +268,7 @@ static int teardown(app_t *app, uv_loop_t *loop, int code)
         adm_server_destroy(app->server);
     }
     adm_metrics_client_gauge(NULL, NULL);
+    adm_endpoint_feed_destroy(app->service_feed); /* it borrows the configuration */
     adm_live_config_destroy(app->config);
     adm_trace_ring_destroy(app->traces);
     adm_informer_stop(app->informer);
@@ -352,7 +384,7 @@ int main(int argc, char **argv)
         return start_failed(&app, &loop, err, 2);
     }
     if (app.informer != NULL) {
-        adm_server_set_ready_check(app.server, adm_informer_synced, app.informer);
+        adm_server_set_ready_check(app.server, cluster_synced, &app);
     }
     if (opts.workers > 1) {
         int index;
@@ -378,7 +410,7 @@ int main(int argc, char **argv)
     }
     rc = adm_server_add_metrics(app.server, adm_live_config_proxy_metrics, app.config);
     if (rc == 0 && app.informer != NULL) {
-        rc = adm_server_add_metrics(app.server, adm_informer_metrics, app.informer);
+        rc = adm_server_add_metrics(app.server, cluster_metrics, &app);
     }
     if (rc == 0) {
         rc = add_debug_routes(&app, &opts);
@@ -409,6 +441,7 @@ int main(int argc, char **argv)
     uv_run(&loop, UV_RUN_DEFAULT);
 
     adm_server_destroy(app.server);
+    adm_endpoint_feed_destroy(app.service_feed); /* it borrows the configuration */
     adm_live_config_destroy(app.config);
     adm_trace_ring_destroy(app.traces);
     uv_run(&loop, UV_RUN_DEFAULT); /* the informer's closes */

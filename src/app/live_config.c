@@ -16,10 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Who follows reloads: the informer (namespaceSelectors), the webhook Services' watches. */
+#define MAX_COMMIT_HOOKS 4
+
 typedef struct generation_s {
     adm_live_config_t *owner;
     adm_webhooks_t *webhooks; /* borrowed by chain; retired when chain goes */
     adm_chain_t *chain;
+    struct generation_s *prev, *next; /* on owner->live until its chain goes */
 } generation_t;
 
 struct adm_live_config_s {
@@ -29,8 +33,11 @@ struct adm_live_config_s {
     adm_chain_t *chain;         /* current->chain: what requests start on */
     adm_webhooks_t *retiring;   /* webhooks of replaced generations still finishing calls */
     adm_cluster_store_t *store; /* the informer's, lent to each chain; NULL: files only */
-    void (*on_commit)(void *arg);
-    void *on_commit_arg;
+    generation_t *live;         /* every generation whose chain may still start calls, newest first */
+    struct {
+        void (*fn)(void *arg);
+        void *arg;
+    } committed[MAX_COMMIT_HOOKS]; /* adm_live_config_on_commit's; fn NULL: a free slot */
     bool shut_down;
 };
 
@@ -39,6 +46,14 @@ static void on_chain_released(void *arg)
 {
     generation_t *g = arg;
 
+    if (g->prev != NULL) {
+        g->prev->next = g->next;
+    } else {
+        g->owner->live = g->next;
+    }
+    if (g->next != NULL) {
+        g->next->prev = g->prev;
+    }
     adm_webhooks_retire(g->webhooks, &g->owner->retiring);
     free(g);
 }
@@ -70,6 +85,11 @@ static int build(adm_live_config_t *lc, generation_t **out, char *err, size_t er
     if (lc->store != NULL) {
         adm_chain_use_cluster_store(g->chain, lc->store);
     }
+    g->next = lc->live;
+    if (lc->live != NULL) {
+        lc->live->prev = g;
+    }
+    lc->live = g;
     *out = g;
     return 0;
 }
@@ -121,12 +141,6 @@ bool adm_live_config_selects_namespaces(const adm_live_config_t *lc)
     return adm_webhooks_select_namespaces(lc->current->webhooks, mutating, validating);
 }
 
-void adm_live_config_on_commit(adm_live_config_t *lc, void (*fn)(void *arg), void *arg)
-{
-    lc->on_commit = fn;
-    lc->on_commit_arg = arg;
-}
-
 adm_chain_t *const *adm_live_config_chain(adm_live_config_t *lc)
 {
     return &lc->chain;
@@ -153,8 +167,10 @@ static void part_commit(void *arg, void *pending)
     adm_live_config_log_summary(lc);
     /* the old chain goes when its last request ends, and then its webhooks drain */
     adm_chain_destroy(old->chain);
-    if (lc->on_commit != NULL) {
-        lc->on_commit(lc->on_commit_arg);
+    for (size_t i = 0; i < MAX_COMMIT_HOOKS; i++) {
+        if (lc->committed[i].fn != NULL) {
+            lc->committed[i].fn(lc->committed[i].arg);
+        }
     }
 }
 
@@ -243,4 +259,41 @@ int adm_live_config_proxy_metrics(void *arg, adm_buf_t *out)
     const adm_live_config_t *lc = arg;
 
     return lc->current != NULL ? adm_webhooks_proxy_metrics(lc->current->webhooks, out) : 0;
+}
+
+int adm_live_config_on_commit(adm_live_config_t *lc, void (*fn)(void *arg), void *arg)
+{
+    size_t free_slot = MAX_COMMIT_HOOKS;
+
+    for (size_t i = 0; i < MAX_COMMIT_HOOKS; i++) {
+        if (lc->committed[i].fn != NULL && lc->committed[i].arg == arg) {
+            lc->committed[i].fn = fn; /* replaced, or removed when fn is NULL */
+            return 0;
+        }
+        if (lc->committed[i].fn == NULL && free_slot == MAX_COMMIT_HOOKS) {
+            free_slot = i;
+        }
+    }
+    if (fn == NULL) {
+        return 0;
+    }
+    if (free_slot == MAX_COMMIT_HOOKS) {
+        return ADM_ENOMEM;
+    }
+    lc->committed[free_slot].fn = fn;
+    lc->committed[free_slot].arg = arg;
+    return 0;
+}
+
+adm_webhooks_t *adm_live_config_webhooks(const adm_live_config_t *lc)
+{
+    return lc->current != NULL ? lc->current->webhooks : NULL;
+}
+
+void adm_live_config_each_webhooks(const adm_live_config_t *lc, void (*fn)(void *arg, adm_webhooks_t *w),
+                                   void *arg)
+{
+    for (generation_t *g = lc->live; g != NULL; g = g->next) {
+        fn(arg, g->webhooks);
+    }
 }

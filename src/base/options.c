@@ -92,7 +92,8 @@ static const flag_t flags[] = {
      "Kubernetes objects the plugins and namespace selectors read (default: namespaces default, kube-system, "
      "kube-public, kube-node-lease); repeatable"},
     {"--kubeconfig", FLAG_STRING, OPT(kubeconfig), NONE, 0, 0, "FILE",
-     "read cluster state by list+watch from the API server this kubeconfig names (current context)"},
+     "read cluster state, and the endpoints of webhook Services, by list+watch from the API server this "
+     "kubeconfig names (current context)"},
     {"--in-cluster", FLAG_BOOL, OPT(in_cluster), NONE, 0, 0, NULL,
      "the same, from the pod's service account (KUBERNETES_SERVICE_HOST/PORT, token, ca.crt)"},
     {"--resolve", FLAG_RESOLVE, 0, NONE, 0, 0, "HOST:PORT:ADDR",

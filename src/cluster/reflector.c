@@ -40,6 +40,10 @@ struct adm_reflector_s {
     uint64_t call_started_ms;
     next_step_t next; /* what the timer starts */
     char path[512];   /* the collection's path */
+    char *query;      /* the scope's selectors, "&labelSelector=...": "" when none (heap) */
+    char name[192];   /* for log lines: the kind, and a scope's selectors ("Service metadata.name=x") */
+    void (*changed)(void *arg); /* the scope's: told after the store changed, or NULL */
+    void *changed_arg;
     /* the LIST being gathered: its pages live in list_arena until the store replaces its content */
     adm_arena_t *list_arena;
     yyjson_val **pages;
@@ -99,7 +103,14 @@ static bool query_escape(char *out, size_t out_len, const char *value)
 
 static const char *kind_name(const adm_reflector_t *r)
 {
-    return r->w->kind;
+    return r->name;
+}
+
+static void tell_changed(adm_reflector_t *r)
+{
+    if (r->changed != NULL) {
+        r->changed(r->changed_arg);
+    }
 }
 
 /* ---- pacing -------------------------------------------------------------------------------- */
@@ -196,6 +207,7 @@ static void list_done(adm_reflector_t *r, const char *rv)
     r->stats.synced = true;
     adm_arena_reset(r->list_arena);
     r->npages = 0;
+    tell_changed(r);
     start_watch(r);
 }
 
@@ -249,7 +261,7 @@ static void list_page(adm_reflector_t *r)
 {
     char path[2048];
 
-    snprintf(path, sizeof(path), "%s?limit=%d%s", r->path, ADM_REFLECTOR_PAGE,
+    snprintf(path, sizeof(path), "%s?limit=%d%s%s", r->path, ADM_REFLECTOR_PAGE, r->query,
              r->continue_token != NULL ? "&continue=" : "");
     if (r->continue_token != NULL && !query_escape(path, sizeof(path), r->continue_token)) {
         fail(r, "list", STEP_LIST, 0, "continue token too long");
@@ -311,6 +323,9 @@ static bool apply_event(adm_reflector_t *r, const char *text, size_t len)
     r->stats.events++;
     r->stats.last_sync_ms = uv_now(r->loop);
     adm_arena_reset(r->event_arena);
+    if (ev.type != ADM_WATCH_BOOKMARK && rc == 0) {
+        tell_changed(r);
+    }
     return true;
 }
 
@@ -367,12 +382,12 @@ static void on_watch_end(const adm_call_result_t *res, void *arg)
 
 static void start_watch(adm_reflector_t *r)
 {
-    char path[1024];
+    char path[1536];
     /* spread so the watches of many admitd replicas do not end together (the clock's low bits) */
     uint64_t timeout_s = MIN_WATCH_TIMEOUT_S + (uv_hrtime() / 1000) % MIN_WATCH_TIMEOUT_S;
+    int n = snprintf(path, sizeof(path), "%s?allowWatchBookmarks=true%s&resourceVersion=", r->path, r->query);
 
-    if (snprintf(path, sizeof(path), "%s?allowWatchBookmarks=true&resourceVersion=", r->path) <= 0 ||
-        !query_escape(path, sizeof(path), r->rv)) {
+    if (n <= 0 || (size_t)n >= sizeof(path) || !query_escape(path, sizeof(path), r->rv)) {
         fail(r, "watch", STEP_LIST, 0, "resourceVersion too long");
         return;
     }
@@ -391,8 +406,54 @@ static void start_watch(adm_reflector_t *r)
 
 /* ---- lifetime ------------------------------------------------------------------------------ */
 
+/* The collection's path, with the scope's namespace: "/apis/G/V/namespaces/NS/RESOURCE". */
+static bool scoped_path(const adm_watched_kind_t *w, const adm_reflector_scope_t *scope, char *out,
+                        size_t out_len)
+{
+    const char *ns = scope != NULL && scope->namespace_ != NULL ? scope->namespace_ : "";
+    int n;
+
+    if (!w->namespaced || ns[0] == '\0') {
+        return adm_watched_kind_path(w, NULL, NULL, out, out_len);
+    }
+    if (w->group[0] == '\0') {
+        n = snprintf(out, out_len, "/api/%s/namespaces/%s/%s", w->version, ns, w->resource);
+    } else {
+        n = snprintf(out, out_len, "/apis/%s/%s/namespaces/%s/%s", w->group, w->version, ns, w->resource);
+    }
+    return n > 0 && (size_t)n < out_len;
+}
+
+/* "&labelSelector=V&fieldSelector=V" for the scope's selectors, escaped (heap; "" for none). */
+static char *scope_query(const adm_reflector_scope_t *scope)
+{
+    const char *label = scope != NULL ? scope->label_selector : NULL;
+    const char *field = scope != NULL ? scope->field_selector : NULL;
+    size_t len = 64 + 3 * (label != NULL ? strlen(label) : 0) + 3 * (field != NULL ? strlen(field) : 0);
+    char *q = calloc(1, len);
+
+    if (q == NULL) {
+        return NULL;
+    }
+    if (label != NULL) {
+        snprintf(q, len, "&labelSelector=");
+        query_escape(q, len, label);
+    }
+    if (field != NULL) {
+        snprintf(q + strlen(q), len - strlen(q), "&fieldSelector=");
+        query_escape(q, len, field);
+    }
+    return q;
+}
+
 int adm_reflector_start(uv_loop_t *loop, adm_api_client_t *api, const adm_watched_kind_t *w,
                         adm_kind_store_t *k, adm_reflector_t **out)
+{
+    return adm_reflector_start_scoped(loop, api, w, NULL, k, out);
+}
+
+int adm_reflector_start_scoped(uv_loop_t *loop, adm_api_client_t *api, const adm_watched_kind_t *w,
+                               const adm_reflector_scope_t *scope, adm_kind_store_t *k, adm_reflector_t **out)
 {
     adm_reflector_t *r = calloc(1, sizeof(*r));
 
@@ -403,13 +464,25 @@ int adm_reflector_start(uv_loop_t *loop, adm_api_client_t *api, const adm_watche
     r->list_arena = adm_arena_create(64 * 1024);
     r->event_arena = adm_arena_create(16 * 1024);
     r->pages = calloc(MAX_PAGES, sizeof(*r->pages));
-    if (r->list_arena == NULL || r->event_arena == NULL || r->pages == NULL ||
-        !adm_watched_kind_path(w, NULL, NULL, r->path, sizeof(r->path))) {
+    r->query = scope_query(scope);
+    if (r->list_arena == NULL || r->event_arena == NULL || r->pages == NULL || r->query == NULL ||
+        !scoped_path(w, scope, r->path, sizeof(r->path))) {
         adm_arena_destroy(r->list_arena);
         adm_arena_destroy(r->event_arena);
         free(r->pages);
+        free(r->query);
         free(r);
         return ADM_ENOMEM;
+    }
+    snprintf(r->name, sizeof(r->name), "%s", w->kind);
+    if (scope != NULL) {
+        r->changed = scope->changed;
+        r->changed_arg = scope->arg;
+        snprintf(r->name, sizeof(r->name), "%s%s%.80s%s%.80s", w->kind,
+                 scope->label_selector != NULL ? " " : "",
+                 scope->label_selector != NULL ? scope->label_selector : "",
+                 scope->field_selector != NULL ? " " : "",
+                 scope->field_selector != NULL ? scope->field_selector : "");
     }
     r->loop = loop;
     r->api = api;
@@ -433,6 +506,7 @@ static void on_timer_closed(uv_handle_t *h)
     adm_watch_framer_free(&r->framer);
     free(r->continue_token);
     free(r->pages);
+    free(r->query);
     free(r);
 }
 

@@ -67,6 +67,7 @@ struct adm_upstream_s {
     char *host;
     char *host_header;
     char *dial_host;
+    char *refuse; /* every call fails with this (adm_upstream_opts_t.refuse), or NULL */
     size_t max_conns;
     adm_call_t *wait_head, *wait_tail;
     size_t nwaiting;
@@ -118,6 +119,7 @@ static void upstream_free_if_done(adm_upstream_t *u)
     free(u->host);
     free(u->host_header);
     free(u->dial_host);
+    free(u->refuse);
     free(u);
 }
 
@@ -536,10 +538,13 @@ int adm_upstream_create(uv_loop_t *loop, const adm_upstream_opts_t *opts, adm_up
     u->host = dup_or_null(opts->host);
     u->dial_host = dup_or_null(opts->dial_host != NULL ? opts->dial_host : opts->host);
     u->host_header = malloc(strlen(opts->host) + 16);
-    if (u->host == NULL || u->dial_host == NULL || u->host_header == NULL) {
+    u->refuse = dup_or_null(opts->refuse);
+    if (u->host == NULL || u->dial_host == NULL || u->host_header == NULL ||
+        (opts->refuse != NULL && u->refuse == NULL)) {
         free(u->host);
         free(u->dial_host);
         free(u->host_header);
+        free(u->refuse);
         free(u);
         return ADM_ENOMEM;
     }
@@ -588,7 +593,9 @@ static adm_call_t *call_begin(adm_upstream_t *u, adm_call_t *call, uint64_t time
     call->deadline = uv_now(u->conns.loop) + (timeout_ms != 0 ? timeout_ms : DEFAULT_CALL_MS);
     deadline_add(u, call, uv_now(u->conns.loop));
     u->in_post++;
-    if (u->conns.idle != NULL) {
+    if (u->refuse != NULL) {
+        fail_call(call, ADM_CALL_CONNECT, "%s", u->refuse); /* told on the next loop turn */
+    } else if (u->conns.idle != NULL) {
         call_bind(u->conns.idle, call);
     } else {
         wait_push(u, call, false);
@@ -674,6 +681,8 @@ void adm_call_cancel(adm_call_t *call)
     if (call->queued) {
         wait_remove(u, call);
     }
+    /* off the deadline list before the object goes back to the free list, or its next call loops */
+    deadline_remove(u, call);
     if (!call->deferred) {
         uv_timer_stop(&call->timer);
         call_release(call);

@@ -113,14 +113,15 @@ static int shadow_families(adm_webhooks_t *w, adm_buf_t *out, const adm_webhook_
     return err;
 }
 
-/* Upstreams spread over several addresses: calls sent to each, and those outstanding now. */
+/* Upstreams spread over several addresses, or over a Service's endpoints: calls sent to each, and
+   those outstanding now. */
 static int endpoint_families(adm_webhooks_t *w, adm_buf_t *out)
 {
     bool any = false;
     int err = 0;
 
     for (size_t i = 0; i < w->nupstreams; i++) {
-        any = any || w->upstreams[i].nendpoints > 1;
+        any = any || w->upstreams[i].nendpoints > 1 || w->upstreams[i].routed;
     }
     for (int f = 0; any && f < 2; f++) {
         const char *name =
@@ -132,7 +133,7 @@ static int endpoint_families(adm_webhooks_t *w, adm_buf_t *out)
         for (size_t i = 0; i < w->nupstreams; i++) {
             const adm_hook_upstream_t *u = &w->upstreams[i];
 
-            for (size_t k = 0; u->nendpoints > 1 && k < u->nendpoints; k++) {
+            for (size_t k = 0; (u->nendpoints > 1 || u->routed) && k < u->nendpoints; k++) {
                 if (u->endpoints[k].up == NULL) {
                     continue; /* a removed address, drained */
                 }

@@ -356,6 +356,7 @@ static void close_upstreams(adm_webhooks_t *w)
             if (w->upstreams[i].endpoints[k].up != NULL) {
                 adm_upstream_close(w->upstreams[i].endpoints[k].up);
             }
+            adm__hook_endpoint_clear(&w->upstreams[i].endpoints[k]);
         }
     }
     for (size_t i = 0; i < w->ntrust; i++) {
@@ -604,4 +605,35 @@ bool adm_webhooks_select_namespaces(const adm_webhooks_t *w, bool mutating, bool
 {
     return (mutating && any_selects_namespaces(w->set->mutating, w->set->nmutating)) ||
            (validating && any_selects_namespaces(w->set->validating, w->set->nvalidating));
+}
+
+/* Does a --resolve flag fix the addresses of host:port? */
+static bool pinned(const adm_options_t *opts, const char *host, uint16_t port)
+{
+    for (size_t i = 0; i < opts->nresolve; i++) {
+        if (opts->resolve[i].port == port && strcmp(opts->resolve[i].host, host) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void adm_webhooks_services(const adm_webhooks_t *w,
+                           void (*fn)(void *arg, const char *namespace_, const char *name, uint16_t port,
+                                      const char *host),
+                           void *arg)
+{
+    for (size_t t = 0; t < 2; t++) {
+        size_t n = t == 0 ? w->set->nmutating : w->set->nvalidating;
+        const adm_webhook_t *hooks = t == 0 ? w->set->mutating : w->set->validating;
+
+        for (size_t i = 0; i < n; i++) {
+            const adm_hook_upstream_t *u = w->clients[t][i].target;
+
+            if (hooks[i].service == NULL || u == NULL || pinned(w->opts, u->host, u->port)) {
+                continue;
+            }
+            fn(arg, hooks[i].service->namespace_, hooks[i].service->name, u->port, u->host);
+        }
+    }
 }

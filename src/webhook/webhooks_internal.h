@@ -18,6 +18,7 @@ typedef struct adm_hook_endpoint_s {
     adm_upstream_t *up; /* NULL: a free slot (a removed address that drained) */
     bool draining;      /* removed: no new call; closed once outstanding is 0 */
     char address[64];   /* "10.0.0.1:443", for metrics; "" when resolved by name */
+    char *refuse;       /* heap: the text its calls fail with (a Service kube could not call), or NULL */
     size_t outstanding; /* calls sent to it and not yet answered */
     uint64_t calls;     /* calls sent to it since start */
     uint64_t last_pick; /* the upstream's pick count when it was last chosen (0: never) */
@@ -32,6 +33,7 @@ typedef struct adm_hook_upstream_s {
     adm_hook_endpoint_t endpoints[ADM_HOOK_ENDPOINTS_MAX];
     size_t nendpoints; /* slots used, free ones (up NULL) included */
     uint64_t picks;    /* choices made so far: ties go to the endpoint chosen longest ago */
+    bool routed;       /* its set was given at run time (a Service's endpoints): shown in metrics */
     adm_tls_ctx_t *tls;
     char host[256];
     uint16_t port;
@@ -103,6 +105,8 @@ adm_hook_endpoint_t *adm__hook_pick_endpoint(adm_hook_upstream_t *target);
 void adm__hook_endpoint_released(adm_webhooks_t *w, adm_hook_endpoint_t *ep);
 /* endpoints.c: at destroy, the sweep timer is let go. */
 void adm__hook_endpoints_destroy(adm_webhooks_t *w);
+/* endpoints.c: ep's pool closed (at destroy, or drained): what ep holds is freed, the slot zeroed. */
+void adm__hook_endpoint_clear(adm_hook_endpoint_t *ep);
 
 /* call.c: the client's callback for a webhook call. */
 void adm__hook_on_answer(const adm_call_result_t *res, void *arg);

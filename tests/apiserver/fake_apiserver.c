@@ -17,10 +17,16 @@
  *   {"op":"cut-watches"}                                    close every watch mid-stream
  *   {"op":"error-410"}                                      ERROR 410 event on every watch, then end
  *   {"op":"fail","status":500|429|410,"count":N,"retryAfter":S,"on":"list|watch|continue|get|any",
- *    "resource":"priorityclasses"}                         (resource optional: only its calls fail)
+ *    "resource":"priorityclasses"}                         (resource: optional, only its requests)
  *   {"op":"slow","ms":M}                                    hold every watch event M ms
  *   {"op":"garbage"}                                        send bytes that are not JSON on every watch
  * and GET /_control/stats answers counters (lists, watches, unauthorized, failures injected).
+ *
+ * Besides what the plugins read it serves Services and EndpointSlices (endpoint spreading, issue
+ * 18), and LIST and WATCH honour labelSelector (k=v, k==v, k!=v, k, !k,
+ * comma-joined) and fieldSelector (metadata.name and metadata.namespace, = == !=). A watch is sent
+ * the events whose object its selectors select; an object whose labels change out of a selector is
+ * not turned into a DELETED for that watch, as kube-apiserver's watch cache would.
  *
  * It is our own code on libuv and llhttp, standalone rather than on admitd's server, because the
  * server answers whole responses and a watch is a response that never ends. It keeps every object
@@ -43,14 +49,14 @@
 #define HISTORY_MAX 100000
 
 typedef struct resource_s {
-    const char *group;   /* "" for core (/api/v1), else served under /apis/GROUP/VERSION */
-    const char *version; /* "v1" */
-    const char *name;    /* plural, as in the URL; unique across groups here */
+    const char *group;       /* "" for core (/api/v1), else served under /apis/GROUP/v1 */
+    const char *api_version; /* "v1", or "GROUP/v1" */
+    const char *name;        /* plural, as in the URL; unique across groups here */
     const char *kind;
     bool namespaced;
 } resource_t;
 
-/* Every kind admitd's plugins read (adm_plugin_t.reads), and Nodes. */
+/* Every kind admitd's plugins read (adm_plugin_t.reads), and what webhook Services need. */
 static const resource_t resources[] = {
     {"", "v1", "namespaces", "Namespace", false},
     {"", "v1", "limitranges", "LimitRange", true},
@@ -58,10 +64,12 @@ static const resource_t resources[] = {
     {"", "v1", "resourcequotas", "ResourceQuota", true},
     {"", "v1", "nodes", "Node", false},
     {"", "v1", "pods", "Pod", true},
-    {"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", false},
-    {"node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false},
-    {"storage.k8s.io", "v1", "storageclasses", "StorageClass", false},
-    {"networking.k8s.io", "v1", "ingressclasses", "IngressClass", false},
+    {"", "v1", "services", "Service", true},
+    {"scheduling.k8s.io", "scheduling.k8s.io/v1", "priorityclasses", "PriorityClass", false},
+    {"node.k8s.io", "node.k8s.io/v1", "runtimeclasses", "RuntimeClass", false},
+    {"storage.k8s.io", "storage.k8s.io/v1", "storageclasses", "StorageClass", false},
+    {"networking.k8s.io", "networking.k8s.io/v1", "ingressclasses", "IngressClass", false},
+    {"discovery.k8s.io", "discovery.k8s.io/v1", "endpointslices", "EndpointSlice", true},
 };
 #define NRESOURCES (sizeof(resources) / sizeof(resources[0]))
 
@@ -91,7 +99,9 @@ struct conn_s {
     /* watch state */
     const resource_t *res;
     char ns[256];
-    uint64_t from_rv; /* events after this */
+    char label_sel[512], field_sel[512]; /* the watch's selectors, decoded ("" for none) */
+    const resource_t *req_res;           /* the resource the request being handled names */
+    uint64_t from_rv;                    /* events after this */
     bool bookmarks;
     uv_timer_t timeout, bookmark, slow;
     int timers;
@@ -114,7 +124,7 @@ static struct {
     conn_t *watchers;
     int fail_status, fail_count, fail_retry;
     char fail_on[16];
-    const resource_t *fail_res; /* only this resource's calls fail; NULL: any */
+    char fail_resource[32]; /* only requests for this resource fail ("" any) */
     uint64_t slow_ms;
     uint64_t lists, watches, unauthorized, injected, gets, creates;
 } srv;
@@ -292,20 +302,6 @@ static const resource_t *find_resource(const char *name, size_t len)
     return NULL;
 }
 
-/* The resource name in group (as a URL names both), or NULL. */
-static const resource_t *find_resource_in(const char *group, const char *name)
-{
-    const resource_t *res = find_resource(name, strlen(name));
-
-    return res != NULL && strcmp(res->group, group) == 0 ? res : NULL;
-}
-
-/* "v1" or "GROUP/v1", as apiVersion says it. */
-static void api_version(char *out, size_t out_len, const resource_t *res)
-{
-    snprintf(out, out_len, "%s%s%s", res->group, res->group[0] != '\0' ? "/" : "", res->version);
-}
-
 static object_t *find_object(const resource_t *res, const char *ns, const char *name)
 {
     for (size_t i = 0; i < srv.nobjects; i++) {
@@ -318,13 +314,135 @@ static object_t *find_object(const resource_t *res, const char *ns, const char *
     return NULL;
 }
 
+/* ---- API groups and selectors ---- */
+
+/* The API group a resource is served under ("" for core). */
+static const char *group_of(const resource_t *res)
+{
+    return res->group;
+}
+
+static const char *api_version_of(const resource_t *res)
+{
+    return res->api_version;
+}
+
+/* Percent-decodes s in place (a query value). */
+static void url_decode(char *s)
+{
+    char *o = s;
+
+    for (const char *p = s; *p != '\0'; p++) {
+        unsigned v;
+
+        if (*p == '%' && p[1] != '\0' && p[2] != '\0' && sscanf(p + 1, "%2x", &v) == 1) {
+            *o++ = (char)v;
+            p += 2;
+        } else {
+            *o++ = *p == '+' ? ' ' : *p;
+        }
+    }
+    *o = '\0';
+}
+
+/* One requirement "k=v", "k==v", "k!=v", "k" or "!k" against value (NULL: the key is absent). */
+static bool requirement_holds(const char *req, size_t len,
+                              const char *(*value_of)(const char *key, void *arg), void *arg)
+{
+    char key[256], want[256];
+    const char *ne = memmem(req, len, "!=", 2), *eq = memchr(req, '=', len);
+    const char *have;
+
+    if (len > 0 && req[0] == '!') {
+        snprintf(key, sizeof(key), "%.*s", (int)len - 1, req + 1);
+        return value_of(key, arg) == NULL;
+    }
+    if (eq == NULL) {
+        snprintf(key, sizeof(key), "%.*s", (int)len, req);
+        return value_of(key, arg) != NULL;
+    }
+    if (ne != NULL) {
+        eq = ne;
+    }
+    snprintf(key, sizeof(key), "%.*s", (int)(eq - req), req);
+    eq += ne != NULL ? 2 : (eq + 1 < req + len && eq[1] == '=' ? 2 : 1);
+    snprintf(want, sizeof(want), "%.*s", (int)(req + len - eq), eq);
+    have = value_of(key, arg);
+    return ne != NULL ? (have == NULL || strcmp(have, want) != 0) : (have != NULL && strcmp(have, want) == 0);
+}
+
+/* Every comma-separated requirement of sel holds ("" selects all). */
+static bool selector_holds(const char *sel, const char *(*value_of)(const char *key, void *arg), void *arg)
+{
+    while (*sel != '\0') {
+        size_t len = strcspn(sel, ",");
+
+        if (len > 0 && !requirement_holds(sel, len, value_of, arg)) {
+            return false;
+        }
+        sel += len + (sel[len] == ',' ? 1 : 0);
+    }
+    return true;
+}
+
+static const char *label_value(const char *key, void *arg)
+{
+    return yyjson_get_str(yyjson_obj_get(yyjson_obj_get(yyjson_obj_get(arg, "metadata"), "labels"), key));
+}
+
+static const char *field_value(const char *key, void *arg)
+{
+    yyjson_val *meta = yyjson_obj_get(arg, "metadata");
+
+    if (strcmp(key, "metadata.name") == 0) {
+        return yyjson_get_str(yyjson_obj_get(meta, "name"));
+    }
+    if (strcmp(key, "metadata.namespace") == 0) {
+        const char *ns = yyjson_get_str(yyjson_obj_get(meta, "namespace"));
+
+        return ns != NULL ? ns : "";
+    }
+    return NULL;
+}
+
+/* Does an object (its JSON text) satisfy both selectors? */
+static bool selected(const char *label_sel, const char *field_sel, const char *json)
+{
+    yyjson_doc *d;
+    bool ok;
+
+    if (label_sel[0] == '\0' && field_sel[0] == '\0') {
+        return true;
+    }
+    d = yyjson_read(json, strlen(json), 0);
+    ok = selector_holds(label_sel, label_value, yyjson_doc_get_root(d)) &&
+         selector_holds(field_sel, field_value, yyjson_doc_get_root(d));
+    yyjson_doc_free(d);
+    return ok;
+}
+
+/* A watch event's line: does its object satisfy c's selectors? */
+static bool watcher_selects(const conn_t *c, const char *line)
+{
+    yyjson_doc *d;
+    char *json;
+    bool ok;
+
+    if (c->label_sel[0] == '\0' && c->field_sel[0] == '\0') {
+        return true;
+    }
+    d = yyjson_read(line, strlen(line), 0);
+    json = yyjson_val_write(yyjson_obj_get(yyjson_doc_get_root(d), "object"), 0, NULL);
+    ok = json != NULL && selected(c->label_sel, c->field_sel, json);
+    free(json);
+    yyjson_doc_free(d);
+    return ok;
+}
+
 /* The object with kind and apiVersion in front, as watch events and GET carry it. */
 static void with_kind(adm_buf_t *b, const resource_t *res, const char *json)
 {
-    char av[128];
-
-    api_version(av, sizeof(av), res);
-    bprintf(b, "{\"kind\":\"%s\",\"apiVersion\":\"%s\"%s%s", res->kind, av,
+    bprintf(b, "{\"kind\":\"%s\",\"apiVersion\":\"%s\"%s%s", res->kind, api_version_of(res),
             strcmp(json, "{}") == 0 ? "" : ",", json + 1);
 }
 
@@ -386,7 +504,7 @@ static void record(const resource_t *res, const char *ns, const char *type, cons
     e->rv = rv;
     e->line = xstrdup((char *)b.data);
     for (conn_t *c = srv.watchers; c != NULL; c = c->next) {
-        if (watcher_wants(c, res, ns)) {
+        if (watcher_wants(c, res, ns) && watcher_selects(c, e->line)) {
             watch_send(c, e->line);
         }
     }
@@ -532,16 +650,15 @@ static const char *control(const char *body, size_t len, char *out, size_t out_l
         }
     } else if (strcmp(op, "fail") == 0) {
         const char *on = yyjson_get_str(yyjson_obj_get(cmd, "on"));
-        const char *rname = yyjson_get_str(yyjson_obj_get(cmd, "resource"));
 
-        srv.fail_res = rname != NULL ? find_resource(rname, strlen(rname)) : NULL;
-        if (rname != NULL && srv.fail_res == NULL) {
-            problem = "fail: unknown resource";
-        }
         srv.fail_status = (int)yyjson_get_int(yyjson_obj_get(cmd, "status"));
         srv.fail_count = (int)yyjson_get_int(yyjson_obj_get(cmd, "count"));
         srv.fail_retry = (int)yyjson_get_int(yyjson_obj_get(cmd, "retryAfter"));
         snprintf(srv.fail_on, sizeof(srv.fail_on), "%s", on != NULL ? on : "any");
+        snprintf(srv.fail_resource, sizeof(srv.fail_resource), "%s",
+                 yyjson_get_str(yyjson_obj_get(cmd, "resource")) != NULL
+                     ? yyjson_get_str(yyjson_obj_get(cmd, "resource"))
+                     : "");
     } else if (strcmp(op, "slow") == 0) {
         srv.slow_ms = (uint64_t)yyjson_get_int(yyjson_obj_get(cmd, "ms"));
         for (conn_t *c = srv.watchers; c != NULL; c = c->next) {
@@ -611,10 +728,13 @@ static void query(const char *q, const char *key, char *out, size_t out_len)
     }
 }
 
-static bool inject(conn_t *c, const resource_t *res, const char *what)
+static bool inject(conn_t *c, const char *what)
 {
-    if (srv.fail_count <= 0 || (strcmp(srv.fail_on, "any") != 0 && strcmp(srv.fail_on, what) != 0) ||
-        (srv.fail_res != NULL && srv.fail_res != res)) {
+    if (srv.fail_count <= 0 || (strcmp(srv.fail_on, "any") != 0 && strcmp(srv.fail_on, what) != 0)) {
+        return false;
+    }
+    if (srv.fail_resource[0] != '\0' &&
+        (c->req_res == NULL || strcmp(c->req_res->name, srv.fail_resource) != 0)) {
         return false;
     }
     srv.fail_count--;
@@ -648,7 +768,7 @@ static int cmp_objects(const void *a, const void *b)
 
 static void do_list(conn_t *c, const resource_t *res, const char *ns, const char *q)
 {
-    char limit_s[32], cont[128], av[128];
+    char limit_s[32], cont[128], label_sel[512], field_sel[512];
     size_t limit, offset = 0, n = 0, total = 0;
     uint64_t list_rv = srv.rv;
     object_t **sel = malloc((srv.nobjects + 1) * sizeof(*sel));
@@ -659,12 +779,16 @@ static void do_list(conn_t *c, const resource_t *res, const char *ns, const char
     }
     query(q, "limit", limit_s, sizeof(limit_s));
     query(q, "continue", cont, sizeof(cont));
+    query(q, "labelSelector", label_sel, sizeof(label_sel));
+    query(q, "fieldSelector", field_sel, sizeof(field_sel));
+    url_decode(label_sel);
+    url_decode(field_sel);
     limit = strtoul(limit_s, NULL, 10);
     if (cont[0] != '\0') {
         unsigned long long rv = 0;
         unsigned long off = 0;
 
-        if (inject(c, res, "continue")) {
+        if (inject(c, "continue")) {
             free(sel);
             return;
         }
@@ -686,14 +810,14 @@ static void do_list(conn_t *c, const resource_t *res, const char *ns, const char
         offset = off;
     }
     for (size_t i = 0; i < srv.nobjects; i++) {
-        if (srv.objects[i].res == res && (ns[0] == '\0' || strcmp(srv.objects[i].ns, ns) == 0)) {
+        if (srv.objects[i].res == res && (ns[0] == '\0' || strcmp(srv.objects[i].ns, ns) == 0) &&
+            selected(label_sel, field_sel, srv.objects[i].json)) {
             sel[total++] = &srv.objects[i];
         }
     }
     qsort(sel, total, sizeof(*sel), cmp_objects);
-    api_version(av, sizeof(av), res);
     bprintf(&b, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%llu\"",
-            res->kind, av, (unsigned long long)list_rv);
+            res->kind, api_version_of(res), (unsigned long long)list_rv);
     if (limit > 0 && offset + limit < total) {
         bprintf(&b, ",\"continue\":\"%llu-%zu\",\"remainingItemCount\":%zu", (unsigned long long)list_rv,
                 offset + limit, total - offset - limit);
@@ -719,13 +843,12 @@ static void on_watch_timeout(uv_timer_t *t)
 static void on_bookmark(uv_timer_t *t)
 {
     conn_t *c = t->data;
-    char line[384], av[128];
+    char line[256];
 
-    api_version(av, sizeof(av), c->res);
     snprintf(line, sizeof(line),
              "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
              "\"metadata\":{\"resourceVersion\":\"%llu\"}}}\n",
-             c->res->kind, av, (unsigned long long)srv.rv);
+             c->res->kind, api_version_of(c->res), (unsigned long long)srv.rv);
     watch_send(c, line);
 }
 
@@ -738,6 +861,10 @@ static void do_watch(conn_t *c, const resource_t *res, const char *ns, const cha
     query(q, "resourceVersion", rv_s, sizeof(rv_s));
     query(q, "timeoutSeconds", timeout_s, sizeof(timeout_s));
     query(q, "allowWatchBookmarks", bm, sizeof(bm));
+    query(q, "labelSelector", c->label_sel, sizeof(c->label_sel));
+    query(q, "fieldSelector", c->field_sel, sizeof(c->field_sel));
+    url_decode(c->label_sel);
+    url_decode(c->field_sel);
     srv.watches++;
     c->watching = true;
     c->res = res;
@@ -754,7 +881,8 @@ static void do_watch(conn_t *c, const resource_t *res, const char *ns, const cha
     if (rv_s[0] == '\0' || strcmp(rv_s, "0") == 0) {
         /* "" and "0": the current state as synthetic ADDED events */
         for (size_t i = 0; i < srv.nobjects; i++) {
-            if (watcher_wants(c, srv.objects[i].res, srv.objects[i].ns)) {
+            if (watcher_wants(c, srv.objects[i].res, srv.objects[i].ns) &&
+                selected(c->label_sel, c->field_sel, srv.objects[i].json)) {
                 adm_buf_t b = {0};
 
                 bprintf(&b, "{\"type\":\"ADDED\",\"object\":");
@@ -780,7 +908,7 @@ static void do_watch(conn_t *c, const resource_t *res, const char *ns, const cha
         for (size_t i = 0; i < srv.nhistory; i++) {
             event_t *e = &srv.history[i];
 
-            if (e->rv > c->from_rv && watcher_wants(c, e->res, e->ns)) {
+            if (e->rv > c->from_rv && watcher_wants(c, e->res, e->ns) && watcher_selects(c, e->line)) {
                 watch_send(c, e->line);
             }
         }
@@ -872,21 +1000,19 @@ static const char version_doc[] =
 static void api_resources(conn_t *c, const char *group)
 {
     adm_buf_t b = {0};
-    bool first = true;
 
     bprintf(&b,
             "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"%s%sv1\",\"resources\":[",
             group, group[0] != '\0' ? "/" : "");
-    for (size_t i = 0; i < NRESOURCES; i++) {
-        if (strcmp(resources[i].group, group) != 0) {
-            continue;
+    for (size_t i = 0, listed = 0; i < NRESOURCES; i++) {
+        if (strcmp(group_of(&resources[i]), group) != 0) {
+            continue; /* served under its own group */
         }
         bprintf(&b,
                 "%s{\"name\":\"%s\",\"singularName\":\"\",\"namespaced\":%s,\"kind\":\"%s\","
                 "\"verbs\":[\"get\",\"list\",\"watch\"]}",
-                first ? "" : ",", resources[i].name, resources[i].namespaced ? "true" : "false",
+                listed++ > 0 ? "," : "", resources[i].name, resources[i].namespaced ? "true" : "false",
                 resources[i].kind);
-        first = false;
     }
     bprintf(&b, "]}");
     adm_buf_append(&b, "", 1);
@@ -1068,7 +1194,7 @@ static void handle(conn_t *c)
         }
         /* RES | RES/NAME | namespaces/NS/RES | namespaces/NS/RES/NAME */
         if (n >= 3 && strcmp(seg[0], "namespaces") == 0) {
-            res = find_resource_in(group, seg[2]);
+            res = find_resource(seg[2], strlen(seg[2]));
             snprintf(ns, sizeof(ns), "%s", seg[1]);
             if (n == 4) {
                 snprintf(name, sizeof(name), "%s", seg[3]);
@@ -1077,31 +1203,35 @@ static void handle(conn_t *c)
                 res = NULL;
             }
         } else if (n <= 2) {
-            res = find_resource_in(group, seg[0]);
+            res = find_resource(seg[0], strlen(seg[0]));
             if (n == 2) {
                 snprintf(name, sizeof(name), "%s", seg[1]);
             }
+        }
+        if (res != NULL && strcmp(group_of(res), group) != 0) {
+            res = NULL; /* a resource under another group's path */
         }
     }
     if (res == NULL) {
         reply_status(c, 404, "NotFound", "the server could not find the requested resource", NULL, 0);
         return;
     }
+    c->req_res = res;
     if (name[0] != '\0') {
-        if (!inject(c, res, "get")) {
+        if (!inject(c, "get")) {
             do_get(c, res, ns, name);
         }
         return;
     }
     query(q, "watch", watch, sizeof(watch));
     if (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0) {
-        if (!inject(c, res, "watch")) {
+        if (!inject(c, "watch")) {
             do_watch(c, res, ns, q);
         }
         return;
     }
     srv.lists++;
-    if (!inject(c, res, "list")) {
+    if (!inject(c, "list")) {
         do_list(c, res, ns, q);
     }
 }

@@ -8,7 +8,10 @@
  *  - a fourth added takes its share at once: within the first second after it, a quarter (10%);
  *  - a removed address whose calls are still running (the fourth answers after 100 ms) lets them
  *    finish, allowed, gets no new call afterwards, and its pool is closed once they are done;
- *  - an empty set is refused and a name no webhook has changes nothing.
+ *  - an empty set is refused and a name no webhook has changes nothing;
+ *  - a refusal fails each call at once with its words (no connection made), and going back to the
+ *    name leaves one endpoint resolved by name while the refusal drains;
+ *  - the Services whose EndpointSlices are to be watched are listed, unless --resolve pins them.
  * The calls go one at a time in the share phases, so each finds none outstanding and the picker's
  * turn alone decides, whatever the machine's load does to the mockhooks' speed.
  */
@@ -130,6 +133,7 @@ static int teardown(void **state)
 
 typedef struct tally_s {
     int done, allowed;
+    char reason[512]; /* the last failure's */
 } tally_t;
 
 static void on_done(void *arg, adm_hook_result_t *r)
@@ -138,6 +142,9 @@ static void on_done(void *arg, adm_hook_result_t *r)
 
     t->done++;
     t->allowed += r->outcome == ADM_HOOK_ALLOWED;
+    if (r->outcome == ADM_HOOK_FAILED) {
+        snprintf(t->reason, sizeof(t->reason), "%s", r->reason);
+    }
 }
 
 /* Starts n calls at once, then runs the loop until all have answered (20 s at most). */
@@ -279,12 +286,103 @@ static void test_bad_sets(void **state)
     assert_int_equal(adm_webhooks_set_addresses(w, "addr.hooks.svc", 8443, &one, 1), 0);
 }
 
+static void test_refusal_then_name(void **state)
+{
+    const adm_hook_upstream_t *u = &w->upstreams[0];
+    tally_t t = {0};
+    int before[NMOCKS];
+    size_t live = 0;
+    long long deadline;
+
+    (void)state;
+    for (int i = 0; i < NMOCKS; i++) {
+        before[i] = calls_at(i);
+    }
+    assert_int_equal(adm_webhooks_refuse_calls(w, "addr.hooks.svc", 443, "10.96.0.10:443",
+                                               "dial tcp 10.96.0.10:443: connect: connection refused"),
+                     1);
+    call_batch(2, &t, NULL);
+    assert_int_equal(t.allowed, 0);
+    assert_string_equal(t.reason,
+                        "failed to call webhook: Post \"https://addr.hooks.svc:443/addr?timeout=10s\": "
+                        "dial tcp 10.96.0.10:443: connect: connection refused");
+    for (int i = 0; i < NMOCKS; i++) {
+        assert_int_equal(calls_at(i), before[i]);
+    }
+    /* the same refusal again changes nothing; back to the name: one endpoint, resolved by name */
+    assert_int_equal(adm_webhooks_refuse_calls(w, "addr.hooks.svc", 443, "10.96.0.10:443",
+                                               "dial tcp 10.96.0.10:443: connect: connection refused"),
+                     1);
+    assert_int_equal(adm_webhooks_resolve_by_name(w, "addr.hooks.svc", 443), 1);
+    deadline = h_now_ms() + 5000;
+    do {
+        uv_run(&loop, UV_RUN_NOWAIT);
+        live = 0;
+        for (size_t k = 0; k < u->nendpoints; k++) {
+            live += u->endpoints[k].up != NULL;
+        }
+    } while (live != 1 && h_now_ms() < deadline);
+    assert_int_equal(live, 1);
+    for (size_t k = 0; k < u->nendpoints; k++) {
+        if (u->endpoints[k].up != NULL) {
+            assert_string_equal(u->endpoints[k].address, "");
+            assert_null(u->endpoints[k].refuse);
+        }
+    }
+    /* and addresses again take calls */
+    set_mocks(0, 3);
+    call_batch(3, &t, NULL);
+    assert_int_equal(t.allowed, 3);
+}
+
+typedef struct seen_s {
+    int n;
+    char what[256];
+} seen_t;
+
+static void on_service(void *arg, const char *namespace_, const char *name, uint16_t port, const char *host)
+{
+    seen_t *seen = arg;
+
+    seen->n++;
+    snprintf(seen->what, sizeof(seen->what), "%s/%s:%u %s", namespace_, name, (unsigned)port, host);
+}
+
+static void test_services_unless_pinned(void **state)
+{
+    adm_options_t pinned = opts;
+    struct sockaddr_in *sin = (struct sockaddr_in *)&pinned.resolve[0].addr;
+    adm_webhooks_t *other;
+    seen_t seen = {0};
+    char err[512];
+
+    (void)state;
+    adm_webhooks_services(w, on_service, &seen);
+    assert_int_equal(seen.n, 1);
+    assert_string_equal(seen.what, "hooks/addr:443 addr.hooks.svc");
+    snprintf(pinned.resolve[0].host, sizeof(pinned.resolve[0].host), "addr.hooks.svc");
+    pinned.resolve[0].port = 443;
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(443);
+    sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    pinned.nresolve = 1;
+    if (adm_webhooks_create(&loop, &pinned, &other, err, sizeof(err)) != 0) {
+        fail_msg("adm_webhooks_create: %s", err);
+    }
+    seen.n = 0;
+    adm_webhooks_services(other, on_service, &seen);
+    assert_int_equal(seen.n, 0); /* --resolve wins: nothing to watch */
+    adm_webhooks_destroy(other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_three_then_four),
         cmocka_unit_test(test_removed_address_drains_then_closes),
         cmocka_unit_test(test_bad_sets),
+        cmocka_unit_test(test_refusal_then_name),
+        cmocka_unit_test(test_services_unless_pinned),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

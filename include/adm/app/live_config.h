@@ -55,12 +55,6 @@ void adm_live_config_log_summary(const adm_live_config_t *lc);
  */
 bool adm_live_config_selects_namespaces(const adm_live_config_t *lc);
 
-/**
- * fn(arg) runs after each reload has swapped a new generation in (not for the first one), e.g. to
- * watch what the new generation reads. One at a time: a later call replaces it; NULL removes it.
- */
-void adm_live_config_on_commit(adm_live_config_t *lc, void (*fn)(void *arg), void *arg);
-
 /** Registers with the reload coordinator: the flags' files and the AdmissionConfiguration's. */
 int adm_live_config_add_reload(adm_live_config_t *lc, adm_reload_t *r);
 
@@ -79,5 +73,25 @@ void adm_live_config_destroy(adm_live_config_t *lc);
  */
 struct adm_cluster_store_s;
 void adm_live_config_use_cluster_store(adm_live_config_t *lc, struct adm_cluster_store_s *store);
+
+/**
+ * fn(arg) runs after each reload has put a new generation in place (not for the first one), e.g.
+ * to watch what the new generation reads. Each arg has one hook (at most 4 in all): a later call
+ * with the same arg replaces its fn, and fn NULL removes it. 0, or ADM_ENOMEM when all are taken.
+ */
+int adm_live_config_on_commit(adm_live_config_t *lc, void (*fn)(void *arg), void *arg);
+
+struct adm_webhooks_s;
+
+/** The running generation's webhooks (NULL once shut down). */
+struct adm_webhooks_s *adm_live_config_webhooks(const adm_live_config_t *lc);
+
+/**
+ * Calls fn for the webhooks of every generation whose chain may still start a call: the running
+ * one first, then those a reload replaced whose requests are still under way (a newer one built by
+ * a reload not yet committed may come first too).
+ */
+void adm_live_config_each_webhooks(const adm_live_config_t *lc,
+                                   void (*fn)(void *arg, struct adm_webhooks_s *w), void *arg);
 
 #endif

@@ -51,6 +51,28 @@ typedef struct adm_reflector_stats_s {
 int adm_reflector_start(uv_loop_t *loop, adm_api_client_t *api, const adm_watched_kind_t *w,
                         adm_kind_store_t *k, adm_reflector_t **out);
 
+/*
+ * A narrower watch than a whole kind (issue 18: one Service and its EndpointSlices), and who is told
+ * of changes. Every member is optional (NULL).
+ */
+typedef struct adm_reflector_scope_s {
+    const char *namespace_;     /* the objects of this namespace only (a namespaced kind) */
+    const char *label_selector; /* labelSelector, e.g. "kubernetes.io/service-name=webhook" */
+    const char *field_selector; /* fieldSelector, e.g. "metadata.name=webhook" */
+    void (*changed)(void *arg); /* after each LIST applied and each event that changed k (never a
+                                   bookmark); it may read k, and must not stop this reflector */
+    void *arg;
+} adm_reflector_scope_t;
+
+/**
+ * As adm_reflector_start, for the objects scope selects (its strings are copied); each LIST and
+ * WATCH carries the namespace in its path and the selectors in its query, as client-go's
+ * ListWatch with ListOptions does. Returns 0 or ADM_ENOMEM.
+ */
+int adm_reflector_start_scoped(uv_loop_t *loop, adm_api_client_t *api, const adm_watched_kind_t *w,
+                               const adm_reflector_scope_t *scope, adm_kind_store_t *k,
+                               adm_reflector_t **out);
+
 /** Stops it (calls in flight are cancelled) and frees it once its timer has closed. NULL: no-op. */
 void adm_reflector_stop(adm_reflector_t *r);
 

@@ -52,6 +52,10 @@ typedef struct adm_upstream_opts_s {
     size_t max_conns;            /* connections at most; 0: 64 */
     size_t max_body_bytes;       /* larger answers are ADM_CALL_PROTOCOL; 0: 10 MiB (Decision D9) */
     uint64_t idle_timeout_ms;    /* close connections idle this long; 0: 90 s (Go's default) */
+    /* Not NULL: no connection is ever made; every call fails on the next loop turn with
+       ADM_CALL_CONNECT and this text (copied), as a dial that met it would (a Service without an
+       endpoint, whose ClusterIP kube-proxy refuses). */
+    const char *refuse;
 } adm_upstream_opts_t;
 
 /** Creates an upstream on loop. Returns 0 or ADM_ENOMEM. */

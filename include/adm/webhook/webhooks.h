@@ -95,6 +95,34 @@ bool adm_webhooks_select_namespaces(const adm_webhooks_t *w, bool mutating, bool
 int adm_webhooks_set_addresses(adm_webhooks_t *w, const char *host, uint16_t port,
                                const struct sockaddr_storage *addrs, size_t n);
 
+/**
+ * The calls to host:port fail from now on, each at once (reported on the next loop turn) as a
+ * connection that met reason would fail: `failed calling webhook "N": failed to call webhook: Post
+ * "URL": REASON`, and the webhook's failurePolicy decides. For a Service kube-apiserver could not
+ * call either (no ready endpoint, no such Service or port). label names it in metrics (the
+ * ClusterIP:port, or ""). The addresses it replaces drain as above. Returns as
+ * adm_webhooks_set_addresses.
+ */
+int adm_webhooks_refuse_calls(adm_webhooks_t *w, const char *host, uint16_t port, const char *label,
+                              const char *reason);
+
+/**
+ * The calls to host:port go to host's name again, resolved on each dial (an ExternalName Service,
+ * whose name cluster DNS answers as kube's call does); the addresses it replaces drain as above.
+ * Returns as adm_webhooks_set_addresses.
+ */
+int adm_webhooks_resolve_by_name(adm_webhooks_t *w, const char *host, uint16_t port);
+
+/**
+ * Calls fn once per webhook named by service (namespace, name, port; host "NAME.NAMESPACE.svc")
+ * whose calls can go out (a usable client config) and whose host:port no --resolve pins: what the
+ * EndpointSlice watches feed. The same Service and port may come more than once.
+ */
+void adm_webhooks_services(const adm_webhooks_t *w,
+                           void (*fn)(void *arg, const char *namespace_, const char *name, uint16_t port,
+                                      const char *host),
+                           void *arg);
+
 /* What one call came to (spec 3.6). */
 typedef enum adm_hook_outcome_e {
     ADM_HOOK_ALLOWED,
@@ -198,7 +226,7 @@ typedef struct adm_hook_stats_s {
  *   admitd_webhook_shadow_calls_total{name,type,outcome}, admitd_webhook_shadow_patches_total,
  *   admitd_webhook_shadow_latency_seconds{name,type,quantile="0.5"|"0.99"} (shadow webhooks);
  *   admitd_webhook_endpoint_calls_total{upstream,address}, admitd_webhook_endpoint_outstanding
- *   (upstreams spread over several --resolve addresses).
+ *   (upstreams spread over several --resolve addresses, or over a Service's endpoints).
  * Returns 0 or ADM_ENOMEM.
  */
 int adm_webhooks_proxy_metrics(void *w, adm_buf_t *out);

@@ -342,7 +342,8 @@ func checkEverything(t *tester, docs []obj) {
 	t.want(one(t, docs, "Deployment"), "spec.replicas", 3)
 	role := one(t, docs, "ClusterRole")
 	rules := fmt.Sprint(get(role, "rules"))
-	for _, r := range []string{"namespaces", "limitranges", "resourcequotas", "priorityclasses", "runtimeclasses"} {
+	for _, r := range []string{"namespaces", "limitranges", "resourcequotas", "priorityclasses", "runtimeclasses",
+		"services", "endpointslices"} {
 		if !strings.Contains(rules, r) {
 			t.errorf("the ClusterRole does not let admitd read %s: %s", r, rules)
 		}

@@ -1014,6 +1014,38 @@ static void test_stream_cancel(void **state)
 }
 
 /*
+ * A cancelled call leaves nothing behind: the calls that reuse its object (the free list gives it
+ * back first) are timed as any other, each failing at its own deadline, the shorter first. A
+ * cancelled call that stayed on the deadline list made the next one loop on it.
+ */
+static void test_cancel_then_deadlines(void **state)
+{
+    result_t *watch = &results[0], *longer = &results[1], *shorter = &results[2];
+    adm_call_t *call;
+    uint64_t start;
+
+    (void)state;
+    srv_start(NULL);
+    upstream_to("127.0.0.1", srv.port, 4, NULL);
+    call = stream("/stream-out", watch);
+    WAIT_UNTIL(streams[0].len == 6);
+    adm_call_cancel(call);
+    srv.hold = true;
+    uv_update_time(&loop);
+    start = uv_now(&loop);
+    post("/longer", 300, longer);
+    post("/shorter", 100, shorter);
+    WAIT_UNTIL(longer->calls == 1 && shorter->calls == 1);
+    assert_int_equal(shorter->error, ADM_CALL_TIMEOUT);
+    assert_int_equal(longer->error, ADM_CALL_TIMEOUT);
+    assert_true(shorter->at_ms - start >= 100);
+    assert_true(longer->at_ms - start >= 300);
+    assert_true(shorter->at_ms < longer->at_ms);
+    assert_int_equal(watch->calls, 0);
+    finish();
+}
+
+/*
  * A call's request leaves in one socket write over TLS, whatever its size: a 4 KB review (one TLS
  * record, written straight from mbedTLS's record buffer) and a 40 KB one (three records, queued
  * together and written at once). Counted by the pool itself, so a request split into head and
@@ -1119,6 +1151,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_then_deadlines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tls_one_write_per_call, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_deadline_after_reuse, setup, teardown),
     };
