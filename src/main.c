@@ -183,9 +183,30 @@ static void on_server_done(adm_server_t *s, void *arg)
 }
 
 /*
- * --kubeconfig / --in-cluster: the informer caches of the kinds the enabled plugins read (and
- * Namespaces), lent to every chain generation. Returns 0 (also when neither flag is given), or a
- * code with one line in err.
+ * Namespaces are watched when a webhook's namespaceSelector reads their labels; a reload that
+ * brings the first such webhook starts the watch (/readyz waits for it again).
+ */
+static int watch_selected_namespaces(app_t *app, char *err, size_t err_len)
+{
+    if (app->informer == NULL || !adm_live_config_selects_namespaces(app->config)) {
+        return 0;
+    }
+    return adm_informer_watch(app->informer, "/Namespace", err, err_len);
+}
+
+static void on_config_committed(void *arg)
+{
+    char err[256];
+
+    if (watch_selected_namespaces(arg, err, sizeof(err)) != 0) {
+        adm_log_warn("%s (namespaceSelectors read --cluster-state)", err);
+    }
+}
+
+/*
+ * --kubeconfig / --in-cluster: the informer caches of the kinds the enabled plugins read (and of
+ * Namespaces for webhooks' namespaceSelectors), lent to every chain generation. Returns 0 (also
+ * when neither flag is given), or a code with one line in err.
  */
 static int start_informer(app_t *app, uv_loop_t *loop, const adm_options_t *opts, char *err, size_t err_len)
 {
@@ -203,7 +224,16 @@ static int start_informer(app_t *app, uv_loop_t *loop, const adm_options_t *opts
     plugins = adm_chain_plugins(*adm_live_config_chain(app->config), &n);
     rc = adm_informer_create(loop, opts->kubeconfig, plugins, n, &app->informer, err, err_len);
     if (rc == 0) {
+        rc = watch_selected_namespaces(app, err, err_len);
+    }
+    if (rc == 0) {
         adm_live_config_use_cluster_store(app->config, adm_informer_store(app->informer));
+        rc = adm_live_config_on_commit(app->config, on_config_committed, app);
+        if (rc != 0) {
+            snprintf(err, err_len, "informer: cannot follow reloads: %s", adm_strerror(rc));
+        }
+    }
+    if (rc == 0) {
         rc = adm_endpoint_feed_create(loop, adm_cluster_store_api(adm_informer_store(app->informer)),
                                       app->config, &app->service_feed);
         if (rc != 0) {

@@ -226,7 +226,7 @@ void adm_endpoint_feed_stop(adm_endpoint_feed_t *feed)
         return;
     }
     feed->stopped = true;
-    adm_live_config_on_commit(feed->lc, NULL, NULL);
+    adm_live_config_on_commit(feed->lc, NULL, feed);
     adm_service_watch_stop(feed->sw);
 }
 

@@ -14,6 +14,10 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* Who follows reloads: the informer (namespaceSelectors), the webhook Services' watches. */
+#define MAX_COMMIT_HOOKS 4
 
 typedef struct generation_s {
     adm_live_config_t *owner;
@@ -25,13 +29,15 @@ typedef struct generation_s {
 struct adm_live_config_s {
     uv_loop_t *loop;
     const adm_options_t *opts;
-    generation_t *current;        /* NULL after shutdown */
-    adm_chain_t *chain;           /* current->chain: what requests start on */
-    adm_webhooks_t *retiring;     /* webhooks of replaced generations still finishing calls */
-    adm_cluster_store_t *store;   /* the informer's, lent to each chain; NULL: files only */
-    generation_t *live;           /* every generation whose chain may still start calls, newest first */
-    void (*committed)(void *arg); /* adm_live_config_on_commit's */
-    void *committed_arg;
+    generation_t *current;      /* NULL after shutdown */
+    adm_chain_t *chain;         /* current->chain: what requests start on */
+    adm_webhooks_t *retiring;   /* webhooks of replaced generations still finishing calls */
+    adm_cluster_store_t *store; /* the informer's, lent to each chain; NULL: files only */
+    generation_t *live;         /* every generation whose chain may still start calls, newest first */
+    struct {
+        void (*fn)(void *arg);
+        void *arg;
+    } committed[MAX_COMMIT_HOOKS]; /* adm_live_config_on_commit's; fn NULL: a free slot */
     bool shut_down;
 };
 
@@ -118,6 +124,23 @@ void adm_live_config_use_cluster_store(adm_live_config_t *lc, adm_cluster_store_
     }
 }
 
+bool adm_live_config_selects_namespaces(const adm_live_config_t *lc)
+{
+    const char *const *plugins;
+    bool mutating = false, validating = false;
+    size_t n = 0;
+
+    if (lc->current == NULL) {
+        return false;
+    }
+    plugins = adm_chain_plugins(lc->current->chain, &n);
+    for (size_t i = 0; i < n; i++) {
+        mutating = mutating || strcmp(plugins[i], "MutatingAdmissionWebhook") == 0;
+        validating = validating || strcmp(plugins[i], "ValidatingAdmissionWebhook") == 0;
+    }
+    return adm_webhooks_select_namespaces(lc->current->webhooks, mutating, validating);
+}
+
 adm_chain_t *const *adm_live_config_chain(adm_live_config_t *lc)
 {
     return &lc->chain;
@@ -144,8 +167,10 @@ static void part_commit(void *arg, void *pending)
     adm_live_config_log_summary(lc);
     /* the old chain goes when its last request ends, and then its webhooks drain */
     adm_chain_destroy(old->chain);
-    if (lc->committed != NULL) {
-        lc->committed(lc->committed_arg);
+    for (size_t i = 0; i < MAX_COMMIT_HOOKS; i++) {
+        if (lc->committed[i].fn != NULL) {
+            lc->committed[i].fn(lc->committed[i].arg);
+        }
     }
 }
 
@@ -236,10 +261,28 @@ int adm_live_config_proxy_metrics(void *arg, adm_buf_t *out)
     return lc->current != NULL ? adm_webhooks_proxy_metrics(lc->current->webhooks, out) : 0;
 }
 
-void adm_live_config_on_commit(adm_live_config_t *lc, void (*fn)(void *arg), void *arg)
+int adm_live_config_on_commit(adm_live_config_t *lc, void (*fn)(void *arg), void *arg)
 {
-    lc->committed = fn;
-    lc->committed_arg = arg;
+    size_t free_slot = MAX_COMMIT_HOOKS;
+
+    for (size_t i = 0; i < MAX_COMMIT_HOOKS; i++) {
+        if (lc->committed[i].fn != NULL && lc->committed[i].arg == arg) {
+            lc->committed[i].fn = fn; /* replaced, or removed when fn is NULL */
+            return 0;
+        }
+        if (lc->committed[i].fn == NULL && free_slot == MAX_COMMIT_HOOKS) {
+            free_slot = i;
+        }
+    }
+    if (fn == NULL) {
+        return 0;
+    }
+    if (free_slot == MAX_COMMIT_HOOKS) {
+        return ADM_ENOMEM;
+    }
+    lc->committed[free_slot].fn = fn;
+    lc->committed[free_slot].arg = arg;
+    return 0;
 }
 
 adm_webhooks_t *adm_live_config_webhooks(const adm_live_config_t *lc)

@@ -14,6 +14,24 @@
 #define FNV_OFFSET 0xcbf29ce484222325ull
 #define FNV_PRIME 0x100000001b3ull
 #define MIN_BUCKETS 64u
+/* kubectl apply's copy of the object as last applied: no plugin reads it, and it is often the
+ * largest annotation */
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+
+/*
+ * The kinds of which the plugins read only part (what every kind drops is in copy_metadata): the
+ * top-level fields not kept. PodSecurity reads a pod's metadata and spec, never its status, which
+ * is a quarter or more of a running pod; PodTopologyLabels reads a Node's labels, never its status
+ * (conditions, addresses, the list of every image on the node: most of a Node).
+ */
+static const char *const status_drops[] = {"status", NULL};
+static const struct {
+    const char *group, *kind;
+    const char *const *drops;
+} partial_kinds[] = {
+    {"", "Pod", status_drops},
+    {"", "Node", status_drops},
+};
 
 /* A block whose free waits for the pins that may see it. First member of what it heads. */
 typedef struct retired_s {
@@ -53,6 +71,7 @@ typedef struct lcache_s {
 struct adm_kind_store_s {
     adm_cluster_store_t *store;
     char *group, *kind;
+    const char *const *drops; /* top-level fields not kept (partial_kinds), or NULL */
     bool namespaced;
     bool synced;
     entry_t **buckets;
@@ -255,6 +274,11 @@ adm_kind_store_t *adm_cluster_store_kind(adm_cluster_store_t *s, const char *gro
     }
     k->store = s;
     k->namespaced = namespaced;
+    for (size_t i = 0; i < sizeof(partial_kinds) / sizeof(partial_kinds[0]); i++) {
+        if (strcmp(partial_kinds[i].group, group) == 0 && strcmp(partial_kinds[i].kind, kind) == 0) {
+            k->drops = partial_kinds[i].drops;
+        }
+    }
     k->group = strdup(group);
     k->kind = strdup(kind);
     k->buckets = calloc(MIN_BUCKETS, sizeof(*k->buckets));
@@ -305,24 +329,97 @@ size_t adm_kind_store_bytes(const adm_kind_store_t *k)
     return k->bytes + k->nbuckets * sizeof(entry_t *);
 }
 
-/* A compact immutable copy of obj without metadata.managedFields. */
-static obj_t *copy_object(yyjson_val *obj)
+static bool dropped(const char *const *drops, yyjson_val *key)
+{
+    for (size_t i = 0; drops != NULL && drops[i] != NULL; i++) {
+        if (yyjson_equals_str(key, drops[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The members of obj into a new object of m, but those named in drops; NULL when out of memory. */
+static yyjson_mut_val *copy_members(yyjson_mut_doc *m, yyjson_val *obj, const char *const *drops)
+{
+    yyjson_mut_val *out = yyjson_mut_obj(m);
+    yyjson_obj_iter it;
+    yyjson_val *key;
+
+    if (out == NULL || !yyjson_obj_iter_init(obj, &it)) {
+        return out;
+    }
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        if (!dropped(drops, key) &&
+            !yyjson_mut_obj_add(out, yyjson_val_mut_copy(m, key),
+                                yyjson_val_mut_copy(m, yyjson_obj_iter_get_val(key)))) {
+            return NULL;
+        }
+    }
+    return out;
+}
+
+/* metadata without managedFields, and its annotations without kubectl's last-applied copy. */
+static yyjson_mut_val *copy_metadata(yyjson_mut_doc *m, yyjson_val *meta)
+{
+    static const char *const annotation_drops[] = {LAST_APPLIED, NULL};
+    yyjson_mut_val *out = yyjson_mut_obj(m);
+    yyjson_obj_iter it;
+    yyjson_val *key;
+
+    yyjson_obj_iter_init(meta, &it);
+    for (key = yyjson_obj_iter_next(&it); out != NULL && key != NULL; key = yyjson_obj_iter_next(&it)) {
+        yyjson_val *val = yyjson_obj_iter_get_val(key);
+        yyjson_mut_val *kept;
+
+        if (yyjson_equals_str(key, "managedFields")) {
+            continue;
+        }
+        kept = yyjson_equals_str(key, "annotations") && yyjson_is_obj(val)
+                   ? copy_members(m, val, annotation_drops)
+                   : yyjson_val_mut_copy(m, val);
+        if (kept == NULL || !yyjson_mut_obj_add(out, yyjson_val_mut_copy(m, key), kept)) {
+            out = NULL;
+        }
+    }
+    return out;
+}
+
+/*
+ * A compact immutable copy of obj with what k keeps: every top-level field but k's drops, and
+ * metadata through copy_metadata.
+ */
+static obj_t *copy_object(const adm_kind_store_t *k, yyjson_val *obj)
 {
     yyjson_mut_doc *m = yyjson_mut_doc_new(NULL);
-    yyjson_mut_val *root, *meta;
+    yyjson_mut_val *root = NULL;
+    yyjson_obj_iter it;
+    yyjson_val *key;
     obj_t *o;
 
     if (m == NULL) {
         return NULL;
     }
-    root = yyjson_val_mut_copy(m, obj);
+    if (yyjson_obj_iter_init(obj, &it)) {
+        root = yyjson_mut_obj(m);
+    }
+    for (key = root != NULL ? yyjson_obj_iter_next(&it) : NULL; root != NULL && key != NULL;
+         key = yyjson_obj_iter_next(&it)) {
+        yyjson_val *val = yyjson_obj_iter_get_val(key);
+        yyjson_mut_val *kept;
+
+        if (dropped(k->drops, key)) {
+            continue;
+        }
+        kept = yyjson_equals_str(key, "metadata") && yyjson_is_obj(val) ? copy_metadata(m, val)
+                                                                        : yyjson_val_mut_copy(m, val);
+        if (kept == NULL || !yyjson_mut_obj_add(root, yyjson_val_mut_copy(m, key), kept)) {
+            root = NULL;
+        }
+    }
     if (root == NULL) {
         yyjson_mut_doc_free(m);
         return NULL;
-    }
-    meta = yyjson_mut_obj_get(root, "metadata");
-    if (yyjson_mut_is_obj(meta)) {
-        yyjson_mut_obj_remove_key(meta, "managedFields");
     }
     yyjson_mut_doc_set_root(m, root);
     o = calloc(1, sizeof(*o));
@@ -433,7 +530,7 @@ int adm_kind_store_put(adm_kind_store_t *k, yyjson_val *obj)
     if (ns == NULL) {
         ns = "";
     }
-    o = copy_object(obj);
+    o = copy_object(k, obj);
     if (o == NULL) {
         return ADM_ENOMEM;
     }
@@ -484,7 +581,7 @@ void adm_kind_store_delete(adm_kind_store_t *k, const char *namespace_, const ch
 
 int adm_kind_store_replace(adm_kind_store_t *k, yyjson_val *const *pages, size_t npages)
 {
-    adm_kind_store_t fresh = {.store = k->store, .namespaced = k->namespaced};
+    adm_kind_store_t fresh = {.store = k->store, .drops = k->drops, .namespaced = k->namespaced};
     yyjson_val *it;
     size_t i, n;
     int rc = 0;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The informer set of informer.h: which kinds to watch (Namespaces, and what enabled plugins
- * declare in their reads), where each is served (a table of the kinds admission plugins read, from
- * list-watch.md §5), one reflector each on one API client, and the readiness and metrics views.
+ * The informer set of informer.h: which kinds to watch (what enabled plugins declare in their
+ * reads, and Namespaces when asked for webhooks' namespaceSelectors), where each is served (a
+ * table of the kinds admission plugins read, from list-watch.md §5), one reflector each on one API
+ * client, and the readiness and metrics views.
  */
 #include "adm/cluster/informer.h"
 
@@ -78,6 +79,9 @@ static int watch_kind(adm_informer_t *inf, const adm_watched_kind_t *w)
             return 0;
         }
     }
+    if (inf->n == MAX_WATCHED) {
+        return ADM_ENOMEM;
+    }
     k = adm_cluster_store_kind(inf->store, w->group, w->kind, w->namespaced);
     if (k == NULL) {
         return ADM_ENOMEM;
@@ -85,27 +89,39 @@ static int watch_kind(adm_informer_t *inf, const adm_watched_kind_t *w)
     return adm_reflector_start(inf->loop, inf->api, w, k, &inf->reflectors[inf->n++]);
 }
 
-/* Namespaces, then each kind an enabled plugin reads. */
+int adm_informer_watch(adm_informer_t *inf, const char *group_kind, char *err, size_t err_len)
+{
+    const adm_watched_kind_t *w = known(group_kind);
+    int rc;
+
+    if (w == NULL || inf->api == NULL) {
+        snprintf(err, err_len, "informer: %s %s", w == NULL ? "admitd cannot watch" : "stopped: not watching",
+                 group_kind);
+        return ADM_EINVAL;
+    }
+    rc = watch_kind(inf, w);
+    if (rc != 0) {
+        snprintf(err, err_len, "informer: %s: %s", group_kind, adm_strerror(rc));
+    }
+    return rc;
+}
+
+/* Each kind an enabled plugin reads (adm_plugin_t.reads), in the plugins' order. */
 static int watch_kinds(adm_informer_t *inf, const char *const *plugins, size_t n, char *err, size_t err_len)
 {
-    int rc = watch_kind(inf, &known_kinds[0]);
+    int rc = 0;
 
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const adm_plugin_info_t *info = adm_plugin_find(plugins[i]);
 
         for (const char *const *r = info != NULL && info->plugin != NULL ? info->plugin->reads : NULL;
              rc == 0 && r != NULL && *r != NULL; r++) {
-            const adm_watched_kind_t *w = known(*r);
-
-            if (w == NULL) {
+            if (known(*r) == NULL) {
                 snprintf(err, err_len, "plugin %s reads %s, which admitd cannot watch", plugins[i], *r);
                 return ADM_EINVAL;
             }
-            rc = watch_kind(inf, w);
+            rc = adm_informer_watch(inf, *r, err, err_len);
         }
-    }
-    if (rc != 0) {
-        snprintf(err, err_len, "informer: %s", adm_strerror(rc));
     }
     return rc;
 }

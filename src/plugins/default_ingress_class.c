@@ -37,8 +37,11 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
                                         "ingressClassName");
 }
 
+static const char *const reads[] = {"networking.k8s.io/IngressClass", NULL};
+
 const adm_plugin_t adm_plugin_default_ingress_class = {
     .name = "DefaultIngressClass",
     .operations = ADM_OPS_CREATE,
+    .reads = reads,
     .admit = admit,
 };

@@ -37,8 +37,11 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
                                         "storageClassName");
 }
 
+static const char *const reads[] = {"storage.k8s.io/StorageClass", NULL};
+
 const adm_plugin_t adm_plugin_default_storage_class = {
     .name = "DefaultStorageClass",
     .operations = ADM_OPS_CREATE,
+    .reads = reads,
     .admit = admit,
 };

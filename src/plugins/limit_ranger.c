@@ -574,9 +574,12 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     return ADM_OK;
 }
 
+static const char *const reads[] = {"/LimitRange", NULL};
+
 const adm_plugin_t adm_plugin_limit_ranger = {
     .name = "LimitRanger",
     .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .reads = reads,
     .admit = admit,
     .validate = validate,
 };

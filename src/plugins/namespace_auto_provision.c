@@ -69,9 +69,12 @@ static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_as
     return adm_live_call(attrs, async, "/api/v1/namespaces", json, on_created, NULL);
 }
 
+static const char *const reads[] = {"/Namespace", NULL};
+
 const adm_plugin_t adm_plugin_namespace_auto_provision = {
     .name = "NamespaceAutoProvision",
     .operations = ADM_OPS_CREATE,
+    .reads = reads,
     .configure = configure,
     .admit_async = admit_async,
 };

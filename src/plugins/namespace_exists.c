@@ -32,8 +32,11 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     }
 }
 
+static const char *const reads[] = {"/Namespace", NULL};
+
 const adm_plugin_t adm_plugin_namespace_exists = {
     .name = "NamespaceExists",
     .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE | ADM_OPS_DELETE,
+    .reads = reads,
     .validate = validate,
 };

@@ -276,9 +276,12 @@ static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_as
     return decide(state, attrs, st, async);
 }
 
+static const char *const reads[] = {"/Namespace", NULL};
+
 const adm_plugin_t adm_plugin_namespace_lifecycle = {
     .name = "NamespaceLifecycle",
     .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE | ADM_OPS_DELETE,
+    .reads = reads,
     .configure = configure,
     .free_state = free_state,
     .admit = admit,

@@ -66,8 +66,11 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     return ADM_OK;
 }
 
+static const char *const reads[] = {"storage.k8s.io/StorageClass", NULL};
+
 const adm_plugin_t adm_plugin_persistent_volume_claim_resize = {
     .name = "PersistentVolumeClaimResize",
     .operations = ADM_OPS_UPDATE,
+    .reads = reads,
     .validate = validate,
 };

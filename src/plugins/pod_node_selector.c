@@ -384,9 +384,12 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
                  false);
 }
 
+static const char *const reads[] = {"/Namespace", NULL};
+
 const adm_plugin_t adm_plugin_pod_node_selector = {
     .name = "PodNodeSelector",
     .operations = ADM_OPS_CREATE,
+    .reads = reads,
     .configure = configure,
     .free_state = free_state,
     .admit = admit,

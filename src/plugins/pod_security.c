@@ -82,9 +82,14 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
     return validate(state, attrs, st);
 }
 
+/* the namespace's policy labels, and its pods when a label change raises the enforce level (kube's
+ * namespace and pod listers) */
+static const char *const reads[] = {"/Namespace", "/Pod", NULL};
+
 const adm_plugin_t adm_plugin_pod_security = {
     .name = "PodSecurity",
     .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .reads = reads,
     .configure = configure,
     .free_state = free_state,
     .validate = validate,

@@ -538,9 +538,12 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     return check_whitelist(state, attrs, st, adm_attrs_object(attrs));
 }
 
+static const char *const reads[] = {"/Namespace", NULL};
+
 const adm_plugin_t adm_plugin_pod_toleration_restriction = {
     .name = "PodTolerationRestriction",
     .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .reads = reads,
     .configure = configure,
     .free_state = free_state,
     .admit = admit,

@@ -234,9 +234,12 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     return ADM_OK;
 }
 
+static const char *const reads[] = {"scheduling.k8s.io/PriorityClass", NULL};
+
 const adm_plugin_t adm_plugin_priority = {
     .name = "Priority",
     .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE | ADM_OPS_DELETE,
+    .reads = reads,
     .admit = admit,
     .validate = validate,
 };

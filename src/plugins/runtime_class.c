@@ -192,9 +192,12 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     return ADM_OK;
 }
 
+static const char *const reads[] = {"node.k8s.io/RuntimeClass", NULL};
+
 const adm_plugin_t adm_plugin_runtime_class = {
     .name = "RuntimeClass",
     .operations = ADM_OPS_CREATE,
+    .reads = reads,
     .admit = admit,
     .validate = validate,
 };

@@ -476,9 +476,12 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     return validate(state, attrs, st);
 }
 
+static const char *const reads[] = {"/ServiceAccount", NULL};
+
 const adm_plugin_t adm_plugin_service_account = {
     .name = "ServiceAccount",
     .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
+    .reads = reads,
     .configure = configure,
     .free_state = free,
     .admit = admit,

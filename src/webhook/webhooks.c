@@ -591,6 +591,22 @@ const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w)
     return w->set;
 }
 
+static bool any_selects_namespaces(const adm_webhook_t *hooks, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!hooks[i].namespace_selector.everything) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool adm_webhooks_select_namespaces(const adm_webhooks_t *w, bool mutating, bool validating)
+{
+    return (mutating && any_selects_namespaces(w->set->mutating, w->set->nmutating)) ||
+           (validating && any_selects_namespaces(w->set->validating, w->set->nvalidating));
+}
+
 /* Does a --resolve flag fix the addresses of host:port? */
 static bool pinned(const adm_options_t *opts, const char *host, uint16_t port)
 {

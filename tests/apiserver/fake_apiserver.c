@@ -2,19 +2,20 @@
 /*
  * adm-fake-apiserver: a small stand-in for kube-apiserver for the informer's tests (no real one can
  * be installed here). It speaks the list/watch wire protocol of ../shared/spec/list-watch.md over
- * plain HTTP/1.1: discovery (/version, /api, /api/v1, /apis), paged LIST (limit/continue, 410
- * Expired on a continue token older than the last compaction), GET (404 Status), POST of a
- * Namespace (201, or 409 AlreadyExists), PUT of a ResourceQuota's status (the status replaced,
- * optimistic concurrency on metadata.resourceVersion: 409 Conflict with kube's Status when it is
- * not the stored one, 404 when the quota is gone; every PUT recorded), WATCH (chunked
- * JSON events from a resourceVersion, synthetic ADDED events for "" and "0", BOOKMARKs, a clean end
- * at timeoutSeconds, an ERROR 410 event for a resourceVersion compacted away), and bearer-token
- * auth (401 Status), with the token re-read from --token-file on every request so a test can
- * rotate it (each line of the file is a token it accepts: old and new both valid while a rotation
- * is under way). With --tls-cert-file and --tls-private-key-file it serves HTTPS (admitd's own TLS
- * sessions), and with --client-ca-file a request also needs a client certificate that verifies
- * against that CA (401 otherwise, as kube-apiserver without another credential); the files are
- * read again by {"op":"reload-tls"}, for new handshakes only, so a test can rotate them.
+ * plain HTTP/1.1, for every kind admitd's plugins read (core ones under /api/v1, the rest under
+ * /apis/GROUP/v1): discovery (/version, /api, /api/v1, /apis, /apis/GROUP, /apis/GROUP/v1), paged
+ * LIST (limit/continue, 410 Expired on a continue token older than the last compaction), GET (404
+ * Status), POST of a Namespace (201, or 409 AlreadyExists), PUT of a ResourceQuota's status (the
+ * status replaced, optimistic concurrency on metadata.resourceVersion: 409 Conflict with kube's
+ * Status when it is not the stored one, 404 when the quota is gone; every PUT recorded), WATCH
+ * (chunked JSON events from a resourceVersion, synthetic ADDED events for "" and "0", BOOKMARKs, a
+ * clean end at timeoutSeconds, an ERROR 410 event for a resourceVersion compacted away), and
+ * bearer-token auth (401 Status), with the token re-read from --token-file on every request so a
+ * test can rotate it (each line of the file is a token it accepts: old and new both valid while a
+ * rotation is under way). With --tls-cert-file and --tls-private-key-file it serves HTTPS (admitd's
+ * own TLS sessions), and with --client-ca-file a request also needs a client certificate that
+ * verifies against that CA (401 otherwise, as kube-apiserver without another credential); the files
+ * are read again by {"op":"reload-tls"}, for new handshakes only, so a test can rotate them.
  *
  * Tests drive it through POST /_control (no auth), one JSON command per request:
  *   {"op":"put","resource":"namespaces","object":{...}}      create or update (ADDED/MODIFIED)
@@ -23,7 +24,7 @@
  *   {"op":"cut-watches"}                                    close every watch mid-stream
  *   {"op":"error-410"}                                      ERROR 410 event on every watch, then end
  *   {"op":"fail","status":500|429|410|409,"count":N,"retryAfter":S,"on":"list|watch|continue|get|put|any",
- *    "resource":"endpointslices"}   (resource: optional, only its requests; 409 on put: kube's
+ *    "resource":"priorityclasses"}  (resource: optional, only its requests; 409 on put: kube's
  *                                    Conflict for the quota, as a stale write gets)
  *   {"op":"slow","ms":M}                                    hold every watch event M ms
  *   {"op":"delay-puts","ms":M}                              answer (and apply) each PUT M ms late
@@ -34,8 +35,8 @@
  * in order: [{"path":...,"resourceVersion":"sent","used":{...sent...},"code":answered}, ...]. Under
  * TLS the control paths take any client, certificate or not.
  *
- * Besides the core kinds it serves Services and, under /apis/discovery.k8s.io/v1, EndpointSlices
- * (endpoint spreading, issue 18), and LIST and WATCH honour labelSelector (k=v, k==v, k!=v, k, !k,
+ * Besides what the plugins read it serves Services and EndpointSlices (endpoint spreading, issue
+ * 18), and LIST and WATCH honour labelSelector (k=v, k==v, k!=v, k, !k,
  * comma-joined) and fieldSelector (metadata.name and metadata.namespace, = == !=). A watch is sent
  * the events whose object its selectors select; an object whose labels change out of a selector is
  * not turned into a DELETED for that watch, as kube-apiserver's watch cache would.
@@ -61,26 +62,31 @@
 #include <yyjson.h>
 
 #define MAX_OBJECTS 200000
-/* The one API group served besides core (EndpointSlices). */
-#define GROUP_PREFIX "/apis/discovery.k8s.io/v1/"
 #define HISTORY_MAX 100000
 #define PUTS_MAX 4096
 
 typedef struct resource_s {
-    const char *name; /* plural, as in the URL */
+    const char *group;       /* "" for core (/api/v1), else served under /apis/GROUP/v1 */
+    const char *api_version; /* "v1", or "GROUP/v1" */
+    const char *name;        /* plural, as in the URL; unique across groups here */
     const char *kind;
     bool namespaced;
 } resource_t;
 
+/* Every kind admitd's plugins read (adm_plugin_t.reads), and what webhook Services need. */
 static const resource_t resources[] = {
-    {"namespaces", "Namespace", false},
-    {"limitranges", "LimitRange", true},
-    {"serviceaccounts", "ServiceAccount", true},
-    {"resourcequotas", "ResourceQuota", true},
-    {"nodes", "Node", false},
-    {"pods", "Pod", true},
-    {"services", "Service", true},
-    {"endpointslices", "EndpointSlice", true}, /* under /apis/discovery.k8s.io/v1 */
+    {"", "v1", "namespaces", "Namespace", false},
+    {"", "v1", "limitranges", "LimitRange", true},
+    {"", "v1", "serviceaccounts", "ServiceAccount", true},
+    {"", "v1", "resourcequotas", "ResourceQuota", true},
+    {"", "v1", "nodes", "Node", false},
+    {"", "v1", "pods", "Pod", true},
+    {"", "v1", "services", "Service", true},
+    {"scheduling.k8s.io", "scheduling.k8s.io/v1", "priorityclasses", "PriorityClass", false},
+    {"node.k8s.io", "node.k8s.io/v1", "runtimeclasses", "RuntimeClass", false},
+    {"storage.k8s.io", "storage.k8s.io/v1", "storageclasses", "StorageClass", false},
+    {"networking.k8s.io", "networking.k8s.io/v1", "ingressclasses", "IngressClass", false},
+    {"discovery.k8s.io", "discovery.k8s.io/v1", "endpointslices", "EndpointSlice", true},
 };
 #define NRESOURCES (sizeof(resources) / sizeof(resources[0]))
 
@@ -370,12 +376,12 @@ static object_t *find_object(const resource_t *res, const char *ns, const char *
 /* The API group a resource is served under ("" for core). */
 static const char *group_of(const resource_t *res)
 {
-    return strcmp(res->name, "endpointslices") == 0 ? "discovery.k8s.io" : "";
+    return res->group;
 }
 
 static const char *api_version_of(const resource_t *res)
 {
-    return group_of(res)[0] != '\0' ? "discovery.k8s.io/v1" : "v1";
+    return res->api_version;
 }
 
 /* Percent-decodes s in place (a query value). */
@@ -1207,20 +1213,22 @@ static void put_log_reply(conn_t *c)
 static const char api_versions[] =
     "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],\"serverAddressByClientCIDRs\":"
     "[{\"clientCIDR\":\"0.0.0.0/0\",\"serverAddress\":\"127.0.0.1:6443\"}]}";
-static const char api_groups[] = "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[]}";
 static const char version_doc[] =
     "{\"major\":\"1\",\"minor\":\"34\",\"gitVersion\":\"v1.34.0-admitd-fake\",\"gitCommit\":\"0\","
     "\"gitTreeState\":\"clean\",\"buildDate\":\"2026-01-01T00:00:00Z\",\"goVersion\":\"none\","
     "\"compiler\":\"none\",\"platform\":\"linux/amd64\"}";
 
-static void api_resources(conn_t *c)
+/* The discovery document of group's version (APIResourceList): what kubectl asks before a get. */
+static void api_resources(conn_t *c, const char *group)
 {
     adm_buf_t b = {0};
 
-    bprintf(&b, "{\"kind\":\"APIResourceList\",\"groupVersion\":\"v1\",\"resources\":[");
+    bprintf(&b,
+            "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"%s%sv1\",\"resources\":[",
+            group, group[0] != '\0' ? "/" : "");
     for (size_t i = 0, listed = 0; i < NRESOURCES; i++) {
-        if (group_of(&resources[i])[0] != '\0') {
-            continue; /* served under its group */
+        if (strcmp(group_of(&resources[i]), group) != 0) {
+            continue; /* served under its own group */
         }
         bprintf(&b,
                 "%s{\"name\":\"%s\",\"singularName\":\"\",\"namespaced\":%s,\"kind\":\"%s\","
@@ -1234,10 +1242,92 @@ static void api_resources(conn_t *c)
     adm_buf_free(&b);
 }
 
+/* One APIGroup object (the entries of /apis, and /apis/GROUP itself). */
+static void api_group(adm_buf_t *b, const char *group, bool alone)
+{
+    bprintf(b,
+            "{%s\"name\":\"%s\",\"versions\":[{\"groupVersion\":\"%s/v1\",\"version\":\"v1\"}],"
+            "\"preferredVersion\":{\"groupVersion\":\"%s/v1\",\"version\":\"v1\"}}",
+            alone ? "\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," : "", group, group, group);
+}
+
+/* /apis: every named group the resources table has, once each, in the table's order. */
+static void api_groups(conn_t *c)
+{
+    adm_buf_t b = {0};
+    bool first = true;
+
+    bprintf(&b, "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[");
+    for (size_t i = 0; i < NRESOURCES; i++) {
+        bool seen = resources[i].group[0] == '\0';
+
+        for (size_t k = 0; k < i && !seen; k++) {
+            seen = strcmp(resources[k].group, resources[i].group) == 0;
+        }
+        if (!seen) {
+            bprintf(&b, "%s", first ? "" : ",");
+            api_group(&b, resources[i].group, false);
+            first = false;
+        }
+    }
+    bprintf(&b, "]}");
+    adm_buf_append(&b, "", 1);
+    reply(c, 200, NULL, (char *)b.data);
+    adm_buf_free(&b);
+}
+
+static bool group_known(const char *group)
+{
+    for (size_t i = 0; i < NRESOURCES; i++) {
+        if (group[0] != '\0' && strcmp(resources[i].group, group) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Discovery below /apis: /apis/GROUP (an APIGroup) and /apis/GROUP/v1 (its resources). Sets
+ * *group (into path) and *rest (what follows /apis/GROUP/v1/, or NULL) for a resource path.
+ * True when it answered.
+ */
+static bool group_path(conn_t *c, char *path, const char **group, char **rest)
+{
+    char *g = path + 6, *slash = strchr(g, '/');
+
+    *group = NULL;
+    *rest = NULL;
+    if (slash != NULL) {
+        *slash = '\0';
+    }
+    if (!group_known(g)) {
+        return false;
+    }
+    *group = g;
+    if (slash == NULL) {
+        adm_buf_t b = {0};
+
+        api_group(&b, g, true);
+        adm_buf_append(&b, "", 1);
+        reply(c, 200, NULL, (char *)b.data);
+        adm_buf_free(&b);
+        return true;
+    }
+    if (strcmp(slash + 1, "v1") == 0) {
+        api_resources(c, g);
+        return true;
+    }
+    if (strncmp(slash + 1, "v1/", 3) == 0) {
+        *rest = slash + 4;
+    }
+    return false;
+}
+
 static void handle(conn_t *c)
 {
     const char *method = llhttp_method_name(llhttp_get_method(&c->parser));
-    char *url, *q, *path;
+    char *url, *q, *path, *rest = NULL;
+    const char *group = NULL;
     char ns[256] = "", name[256] = "", watch[16];
     const resource_t *res = NULL;
 
@@ -1324,19 +1414,24 @@ static void handle(conn_t *c)
         return;
     }
     if (strcmp(path, "/apis") == 0) {
-        reply(c, 200, NULL, api_groups);
+        api_groups(c);
         return;
     }
     if (strcmp(path, "/api/v1") == 0) {
-        api_resources(c);
+        api_resources(c, "");
         return;
     }
-    if (strncmp(path, "/api/v1/", 8) == 0 || strncmp(path, GROUP_PREFIX, strlen(GROUP_PREFIX)) == 0) {
-        bool core = strncmp(path, "/api/v1/", 8) == 0;
+    if (strncmp(path, "/api/v1/", 8) == 0) {
+        group = "";
+        rest = path + 8;
+    } else if (strncmp(path, "/apis/", 6) == 0 && group_path(c, path, &group, &rest)) {
+        return;
+    }
+    if (rest != NULL) {
         char *seg[4] = {0};
         int n = 0;
 
-        for (char *p = path + (core ? 8 : strlen(GROUP_PREFIX)); p != NULL && *p != '\0' && n < 4;) {
+        for (char *p = rest; p != NULL && *p != '\0' && n < 4;) {
             char *slash = strchr(p, '/');
 
             seg[n++] = p;
@@ -1363,8 +1458,8 @@ static void handle(conn_t *c)
                 snprintf(name, sizeof(name), "%s", seg[1]);
             }
         }
-        if (res != NULL && (group_of(res)[0] == '\0') != core) {
-            res = NULL; /* a group's resource under /api/v1, or a core one under the group */
+        if (res != NULL && strcmp(group_of(res), group) != 0) {
+            res = NULL; /* a resource under another group's path */
         }
     }
     if (res == NULL) {
@@ -1525,6 +1620,9 @@ static void on_connection(uv_stream_t *server, int status)
         conn_close(c);
         return;
     }
+    /* as Go's net package (kube-apiserver) does: a watch event goes out at once, not after the ACK
+     * of the one before */
+    uv_tcp_nodelay(&c->tcp, 1);
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 

@@ -211,6 +211,9 @@ static int setup(void **state)
                         "\"default\"},\"status\":{\"phase\":\"Active\"}}}");
     h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
                         "\"hooks\"},\"status\":{\"phase\":\"Active\"}}}");
+    /* the fixture pod's account: with --kubeconfig, ServiceAccount reads it from the API server */
+    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"serviceaccounts\",\"object\":{\"metadata\":{\"name\":"
+                        "\"web\",\"namespace\":\"default\"}}}");
     put_service("spread");
     put_service("other");
     {
@@ -626,6 +629,9 @@ static void test_new_api_server_moves_the_service_watches(void **state)
                  i == 0 ? "default" : "hooks");
         h_api_control(&api2, cmd);
     }
+    h_api_control(&api2,
+                  "{\"op\":\"put\",\"resource\":\"serviceaccounts\",\"object\":{\"metadata\":{\"name\":"
+                  "\"web\",\"namespace\":\"default\"}}}");
     target = &api2;
     put_service("other");
     put_slice("other", "other-a", none_ready, 1);

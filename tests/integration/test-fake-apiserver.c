@@ -4,8 +4,9 @@
  * on the wire: bearer auth (401 Status), paged LIST (limit/continue, 410 Expired on a token from
  * before a compaction), GET (404 Status), WATCH streams decoded by admitd's own watch decoder
  * (events from a resourceVersion, BOOKMARKs, ERROR 410 for a compacted resourceVersion and on
- * demand, a clean end at timeoutSeconds), and injected 429 with Retry-After. Then against a real
- * client: kubectl get namespaces (also in pages) and get namespaces --watch, when kubectl is
+ * demand, a clean end at timeoutSeconds), the same for a kind of a named group (PriorityClass),
+ * and injected 429 with Retry-After or 500 for one resource. Then against a real client: kubectl
+ * get namespaces (also in pages), get priorityclasses and get namespaces --watch, when kubectl is
  * installed (skipped by name otherwise, and a failure under CI=true, where CI installs it).
  */
 #include <poll.h>
@@ -143,6 +144,10 @@ static void test_paged_list(void **state)
     adm_arena_destroy(a);
 }
 
+/* What watch_next has read and not yet used (one watch at a time). */
+static char watch_buf[1 << 16];
+static size_t watch_len;
+
 typedef struct watch_s {
     h_conn_t c;
     adm_watch_framer_t framer;
@@ -150,19 +155,24 @@ typedef struct watch_s {
     char head_seen;
 } watch_t;
 
-static void watch_open(watch_t *w, const char *query)
+static void watch_path(watch_t *w, const char *collection, const char *query)
 {
     char req[1024];
 
     memset(w, 0, sizeof(*w));
+    watch_len = 0; /* the end of an earlier watch, never read */
     snprintf(req, sizeof(req),
-             "GET /api/v1/namespaces?watch=true&%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TOKEN
-             "\r\n\r\n",
-             query);
+             "GET %s?watch=true&%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TOKEN "\r\n\r\n",
+             collection, query);
     assert_int_equal(h_connect(&w->c, api.port, NULL, NULL, NULL, NULL), 0);
     assert_int_equal(h_send(&w->c, req, strlen(req)), 0);
     adm_watch_framer_init(&w->framer);
     w->arena = adm_arena_create(4096);
+}
+
+static void watch_open(watch_t *w, const char *query)
+{
+    watch_path(w, "/api/v1/namespaces", query);
 }
 
 static void watch_close(watch_t *w)
@@ -178,32 +188,30 @@ static void watch_close(watch_t *w)
  */
 static bool watch_next(watch_t *w, adm_watch_event_t *ev, int timeout_ms)
 {
-    static char buf[1 << 16];
-    static size_t len;
     char err[256];
 
     for (;;) {
-        char *p = buf, *end = buf + len;
+        char *p = watch_buf, *end = watch_buf + watch_len;
 
         if (!w->head_seen) {
-            char *h = memmem(buf, len, "\r\n\r\n", 4);
+            char *h = memmem(watch_buf, watch_len, "\r\n\r\n", 4);
 
             if (h != NULL) {
-                assert_true(memcmp(buf, "HTTP/1.1 200", 12) == 0);
+                assert_true(memcmp(watch_buf, "HTTP/1.1 200", 12) == 0);
                 w->head_seen = 1;
-                memmove(buf, h + 4, (size_t)(end - (h + 4)));
-                len = (size_t)(end - (h + 4));
+                memmove(watch_buf, h + 4, (size_t)(end - (h + 4)));
+                watch_len = (size_t)(end - (h + 4));
                 continue;
             }
         } else {
-            char *nl = memmem(p, len, "\r\n", 2);
+            char *nl = memmem(p, watch_len, "\r\n", 2);
 
             if (nl != NULL) {
                 size_t size = strtoul(p, NULL, 16);
                 char *data = nl + 2;
 
                 if (size == 0 && (size_t)(end - data) >= 2) {
-                    len = 0;
+                    watch_len = 0;
                     return false;
                 }
                 if (size > 0 && (size_t)(end - data) >= size + 2) {
@@ -215,8 +223,8 @@ static bool watch_next(watch_t *w, adm_watch_event_t *ev, int timeout_ms)
                     assert_int_equal(fr, ADM_FRAME_EVENT);
                     assert_int_equal(adm_watch_event_decode(w->arena, evtext, evlen, ev, err, sizeof(err)),
                                      0);
-                    memmove(buf, data + size + 2, (size_t)(end - (data + size + 2)));
-                    len = (size_t)(end - (data + size + 2));
+                    memmove(watch_buf, data + size + 2, (size_t)(end - (data + size + 2)));
+                    watch_len = (size_t)(end - (data + size + 2));
                     return true;
                 }
             }
@@ -228,12 +236,12 @@ static bool watch_next(watch_t *w, adm_watch_event_t *ev, int timeout_ms)
             if (poll(&pfd, 1, timeout_ms) <= 0) {
                 fail_msg("watch: nothing within %d ms", timeout_ms);
             }
-            n = recv(w->c.fd, buf + len, sizeof(buf) - len, 0);
+            n = recv(w->c.fd, watch_buf + watch_len, sizeof(watch_buf) - watch_len, 0);
             if (n <= 0) {
-                len = 0;
+                watch_len = 0;
                 return false;
             }
-            len += (size_t)n;
+            watch_len += (size_t)n;
         }
     }
 }
@@ -301,6 +309,98 @@ static void test_watch(void **state)
     assert_int_equal(ev.type, ADM_WATCH_ERROR);
     assert_int_equal(ev.code, 410);
     watch_close(&w);
+}
+
+/*
+ * A kind of a named group (PriorityClass, scheduling.k8s.io): its discovery documents, paged LIST,
+ * GET and WATCH under /apis/scheduling.k8s.io/v1 with that apiVersion, not under another group;
+ * and a fault that names the resource fails its calls only.
+ */
+static void test_group_kind(void **state)
+{
+    static const char pcs[] = "/apis/scheduling.k8s.io/v1/priorityclasses";
+    adm_arena_t *a = adm_arena_create(4096);
+    h_response_t r = {0};
+    adm_watch_event_t ev;
+    watch_t w;
+    char path[512], token[128] = "", cmd[256];
+    size_t total = 0;
+    bool bookmark = false;
+
+    (void)state;
+    get("/apis", TOKEN, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(body_has(&r, "\"kind\":\"APIGroupList\""));
+    assert_true(body_has(&r, "\"groupVersion\":\"scheduling.k8s.io/v1\""));
+    assert_true(body_has(&r, "\"groupVersion\":\"networking.k8s.io/v1\""));
+    h_response_free(&r);
+    get("/apis/scheduling.k8s.io/v1", TOKEN, &r);
+    assert_true(body_has(&r, "\"name\":\"priorityclasses\",\"singularName\":\"\",\"namespaced\":false"));
+    assert_false(body_has(&r, "\"namespaces\""));
+    h_response_free(&r);
+
+    for (int i = 0; i < 5; i++) {
+        snprintf(cmd, sizeof(cmd),
+                 "{\"op\":\"put\",\"resource\":\"priorityclasses\",\"object\":{\"metadata\":{\"name\":"
+                 "\"pc-%d\"},\"value\":%d}}",
+                 i, i * 100);
+        control(cmd);
+    }
+    do {
+        adm_list_page_t page;
+        char err[256];
+
+        snprintf(path, sizeof(path), "%s?limit=2%s%s", pcs, token[0] != '\0' ? "&continue=" : "", token);
+        get(path, TOKEN, &r);
+        assert_int_equal(r.status, 200);
+        assert_true(body_has(&r, "\"kind\":\"PriorityClassList\",\"apiVersion\":\"scheduling.k8s.io/v1\""));
+        assert_int_equal(
+            adm_list_page_decode(a, (const char *)r.body.data, r.body.len, &page, err, sizeof(err)), 0);
+        total += yyjson_arr_size(page.items);
+        snprintf(token, sizeof(token), "%s", page.continue_token);
+        h_response_free(&r);
+    } while (token[0] != '\0');
+    assert_int_equal(total, 5);
+    get("/apis/scheduling.k8s.io/v1/priorityclasses/pc-3", TOKEN, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(body_has(&r, "\"kind\":\"PriorityClass\",\"apiVersion\":\"scheduling.k8s.io/v1\""));
+    h_response_free(&r);
+    get("/apis/node.k8s.io/v1/priorityclasses", TOKEN, &r);
+    assert_int_equal(r.status, 404);
+    h_response_free(&r);
+    get("/api/v1/priorityclasses", TOKEN, &r);
+    assert_int_equal(r.status, 404);
+    h_response_free(&r);
+
+    watch_path(&w, pcs, "resourceVersion=0&allowWatchBookmarks=true&timeoutSeconds=1");
+    for (int i = 0; i < 5; i++) {
+        assert_true(watch_next(&w, &ev, 5000));
+        assert_int_equal(ev.type, ADM_WATCH_ADDED);
+        assert_string_equal(yyjson_get_str(yyjson_obj_get(ev.object, "apiVersion")), "scheduling.k8s.io/v1");
+    }
+    control("{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":\"not-a-pc\"}}}");
+    control("{\"op\":\"delete\",\"resource\":\"priorityclasses\",\"name\":\"pc-0\"}");
+    assert_true(watch_next(&w, &ev, 5000)); /* the namespace is another resource's event */
+    assert_int_equal(ev.type, ADM_WATCH_DELETED);
+    assert_string_equal(ev.name, "pc-0");
+    while (watch_next(&w, &ev, 5000)) {
+        bookmark |= ev.type == ADM_WATCH_BOOKMARK &&
+                    strcmp(yyjson_get_str(yyjson_obj_get(ev.object, "kind")), "PriorityClass") == 0;
+    }
+    assert_true(bookmark);
+    watch_close(&w);
+
+    control("{\"op\":\"fail\",\"status\":500,\"count\":1,\"on\":\"list\",\"resource\":\"priorityclasses\"}");
+    get("/api/v1/namespaces", TOKEN, &r);
+    assert_int_equal(r.status, 200);
+    h_response_free(&r);
+    get(pcs, TOKEN, &r);
+    assert_int_equal(r.status, 500);
+    h_response_free(&r);
+    get(pcs, TOKEN, &r);
+    assert_int_equal(r.status, 200);
+    h_response_free(&r);
+    adm_arena_destroy(a);
 }
 
 static void test_injected_429(void **state)
@@ -371,6 +471,11 @@ static void test_kubectl(void **state)
     assert_non_null(strstr(out, "ns-4"));
     assert_int_equal(run_kubectl(kc, "get namespaces --chunk-size=2", out, sizeof(out)), 0);
     assert_non_null(strstr(out, "ns-4"));
+    /* a kind of a named group: kubectl finds it through /apis and /apis/GROUP/v1 */
+    h_api_control(&open_api, "{\"op\":\"put\",\"resource\":\"priorityclasses\",\"object\":{\"metadata\":"
+                             "{\"name\":\"seen-by-kubectl\"},\"value\":7}}");
+    assert_int_equal(run_kubectl(kc, "get priorityclasses", out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "seen-by-kubectl"));
     {
         char cmd[1024];
         FILE *p;
@@ -382,8 +487,9 @@ static void test_kubectl(void **state)
                                   "\"name\":\"seen-by-watch\"}}}";
         char *req;
 
-        /* kubectl's watch prints the list, then each event; it is stopped by timeout(1) */
-        snprintf(cmd, sizeof(cmd), "timeout 3 kubectl --kubeconfig %s get namespaces --watch 2>&1", kc);
+        /* kubectl's watch prints the list, then each event; it is stopped by timeout(1), late enough for
+         * a kubectl that takes seconds to start on a loaded machine */
+        snprintf(cmd, sizeof(cmd), "timeout 8 kubectl --kubeconfig %s get namespaces --watch 2>&1", kc);
         p = popen(cmd, "r");
         assert_non_null(p);
         /* once the fake counts a watcher, add a namespace */
@@ -413,6 +519,9 @@ static void test_kubectl(void **state)
         n = fread(out, 1, sizeof(out) - 1, p);
         out[n] = '\0';
         pclose(p);
+        if (strstr(out, "ns-0") == NULL || strstr(out, "seen-by-watch") == NULL) {
+            print_message("kubectl --watch printed: %s\n", out);
+        }
         assert_non_null(strstr(out, "ns-0"));
         assert_non_null(strstr(out, "seen-by-watch"));
     }
@@ -423,7 +532,8 @@ static void test_kubectl(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_auth_and_get), cmocka_unit_test(test_paged_list), cmocka_unit_test(test_watch),
+        cmocka_unit_test(test_auth_and_get), cmocka_unit_test(test_paged_list),
+        cmocka_unit_test(test_watch),        cmocka_unit_test(test_group_kind),
         cmocka_unit_test(test_injected_429), cmocka_unit_test(test_kubectl),
     };
 

@@ -72,9 +72,11 @@ typedef struct adm_plugin_s {
     /*
      * Optional. The kinds of cluster state the plugin reads through adm_plugin_cluster(), as
      * "group/Kind" ("/Namespace" for core, "scheduling.k8s.io/PriorityClass"), a list ended by
-     * NULL. It is for the informer (issue 13, under way): with --kubeconfig or --in-cluster it is
-     * to keep a cache of each kind an enabled plugin names (and of Namespaces whenever a webhook
-     * has a namespaceSelector), with /readyz waiting until each has synced. File state ignores it.
+     * NULL: every kind it looks up, as kube's plugin takes a lister of each from its informer
+     * factory. With --kubeconfig or --in-cluster the informer (informer.h) keeps a cache of each
+     * kind an enabled plugin names (and of Namespaces whenever a webhook has a namespaceSelector),
+     * /readyz waiting until each has synced; a kind no enabled plugin names is answered by
+     * --cluster-state alone. File state ignores it. A kind must be one informer.c can watch.
      */
     const char *const *reads;
     /*

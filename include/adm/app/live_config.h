@@ -16,6 +16,7 @@
 #include "adm/base/options.h"
 #include "adm/base/reload.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <uv.h>
 
@@ -47,6 +48,13 @@ int adm_live_config_proxy_metrics(void *lc, adm_buf_t *out);
 /** Logs what the running generation holds (plugins, cluster state, webhooks). */
 void adm_live_config_log_summary(const adm_live_config_t *lc);
 
+/**
+ * True when the running generation reads namespace labels for its webhooks: an enabled webhook
+ * plugin has a webhook whose namespaceSelector does not select everything. (The plugins' own
+ * reads are in adm_plugin_t.reads; these depend on files a reload may change.)
+ */
+bool adm_live_config_selects_namespaces(const adm_live_config_t *lc);
+
 /** Registers with the reload coordinator: the flags' files and the AdmissionConfiguration's. */
 int adm_live_config_add_reload(adm_live_config_t *lc, adm_reload_t *r);
 
@@ -66,8 +74,12 @@ void adm_live_config_destroy(adm_live_config_t *lc);
 struct adm_cluster_store_s;
 void adm_live_config_use_cluster_store(adm_live_config_t *lc, struct adm_cluster_store_s *store);
 
-/** fn(arg) runs after each reload has put a new generation in place (NULL: nobody). */
-void adm_live_config_on_commit(adm_live_config_t *lc, void (*fn)(void *arg), void *arg);
+/**
+ * fn(arg) runs after each reload has put a new generation in place (not for the first one), e.g.
+ * to watch what the new generation reads. Each arg has one hook (at most 4 in all): a later call
+ * with the same arg replaces its fn, and fn NULL removes it. 0, or ADM_ENOMEM when all are taken.
+ */
+int adm_live_config_on_commit(adm_live_config_t *lc, void (*fn)(void *arg), void *arg);
 
 struct adm_webhooks_s;
 

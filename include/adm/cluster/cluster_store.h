@@ -19,11 +19,15 @@
  *
  * What is kept: each object is stored as its own compact immutable yyjson document without
  * metadata.managedFields (controller-runtime strips them from its caches the same way; they are
- * often most of an object's bytes and no admission plugin reads them). Namespace objects keep
- * everything else: labels (namespaceSelector, kubernetes.io/metadata.name), annotations
- * (PodNodeSelector, PodTolerationRestriction), status.phase and deletionTimestamp
- * (NamespaceLifecycle). Lists are built on demand, per namespace, and cached until the kind
- * changes, in the order the objects first arrived.
+ * often most of an object's bytes and no admission plugin reads them) and without the annotation
+ * kubectl.kubernetes.io/last-applied-configuration (kubectl apply's copy of the whole object, read
+ * by no plugin). Pods also lose their status (PodSecurity reads metadata and spec), and so do Nodes
+ * (PodTopologyLabels reads their labels). Every other
+ * kind keeps everything else, since its plugins read most of it: Namespaces their labels
+ * (namespaceSelector, kubernetes.io/metadata.name), annotations (PodNodeSelector,
+ * PodTolerationRestriction), status.phase and deletionTimestamp (NamespaceLifecycle);
+ * ResourceQuotas their status (used). Lists are built on demand, per namespace, and cached until
+ * the kind changes, in the order the objects first arrived.
  */
 #ifndef ADM_CLUSTER_STORE_H
 #define ADM_CLUSTER_STORE_H
@@ -58,7 +62,8 @@ adm_kind_store_t *adm_cluster_store_kind(adm_cluster_store_t *s, const char *gro
                                          bool namespaced);
 
 /**
- * Puts obj (copied, without managedFields) under its namespace/name, replacing any object there.
+ * Puts obj (copied, without what the kind does not keep: see above) under its namespace/name,
+ * replacing any object there.
  * Returns 0, ADM_EINVAL (no metadata.name) or ADM_ENOMEM (the store is unchanged).
  */
 int adm_kind_store_put(adm_kind_store_t *k, yyjson_val *obj);

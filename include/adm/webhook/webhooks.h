@@ -70,6 +70,13 @@ void adm_webhooks_files(const adm_webhooks_t *w, void (*fn)(void *arg, const cha
 const adm_webhook_set_t *adm_webhooks_set(const adm_webhooks_t *w);
 
 /**
+ * True when a webhook of w reads namespace labels: one of its mutating webhooks (when mutating) or
+ * validating ones (when validating) has a namespaceSelector that does not select everything. The
+ * informer then watches Namespaces (informer.h).
+ */
+bool adm_webhooks_select_namespaces(const adm_webhooks_t *w, bool mutating, bool validating);
+
+/**
  * Endpoint spreading at run time (issue 18): the calls to host:port (a webhook's service
  * "NAME.NAMESPACE.svc" and port, or a URL's host and port) go to exactly these n addresses (each
  * with its own port, e.g. a Service's ready endpoints from its EndpointSlices), replacing what

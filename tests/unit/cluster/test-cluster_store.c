@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The informer store: put/replace/delete keyed by namespace and name, lists per namespace and for
- * all, in arrival order, managedFields dropped, relist replacing (not merging), and the epoch rule:
+ * all, in arrival order, what each kind keeps (no managedFields, no kubectl last-applied copy, no
+ * pod or node status), relist replacing (not merging), and the epoch rule:
  * an object or list a pinned request obtained stays readable after events replace or delete it
  * (ASan would report a use after free), and is freed once the last such pin is gone.
  */
@@ -172,6 +173,48 @@ static void test_unpin_out_of_order(void **state)
     adm_cluster_store_free(s);
 }
 
+/* What each kind keeps: no managedFields and no kubectl last-applied copy anywhere; Pods and Nodes no
+ * status. */
+static void test_what_is_kept(void **state)
+{
+    adm_cluster_store_t *s = adm_cluster_store_create();
+    adm_kind_store_t *pods = adm_cluster_store_kind(s, "", "Pod", true);
+    adm_kind_store_t *nss = adm_cluster_store_kind(s, "", "Namespace", false);
+    yyjson_val *pod, *ns, *ann;
+    char *text;
+
+    (void)state;
+    relist(pods, "[{\"metadata\":{\"name\":\"p\",\"namespace\":\"x\",\"managedFields\":[{\"m\":1}],"
+                 "\"annotations\":{\"a\":\"1\",\"kubectl.kubernetes.io/last-applied-configuration\":\"{}\","
+                 "\"b\":\"2\"}},\"spec\":{\"hostNetwork\":true},\"status\":{\"phase\":\"Running\"}}]");
+    relist(nss, "[{\"metadata\":{\"name\":\"x\",\"annotations\":{"
+                "\"kubectl.kubernetes.io/last-applied-configuration\":\"{}\"}},\"status\":{\"phase\":"
+                "\"Terminating\"}}]");
+    pod = adm_cluster_store_get(s, "", "Pod", "x", "p");
+    text = yyjson_val_write(pod, 0, NULL);
+    assert_string_equal(text, "{\"metadata\":{\"name\":\"p\",\"namespace\":\"x\",\"annotations\":"
+                              "{\"a\":\"1\",\"b\":\"2\"}},\"spec\":{\"hostNetwork\":true}}");
+    free(text);
+    ns = adm_cluster_store_get(s, "", "Namespace", NULL, "x");
+    ann = yyjson_obj_get(yyjson_obj_get(ns, "metadata"), "annotations");
+    assert_true(yyjson_is_obj(ann) && yyjson_obj_size(ann) == 0);
+    assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_obj_get(ns, "status"), "phase")), "Terminating");
+    /* an event goes the same way as a list */
+    put(pods, "{\"metadata\":{\"name\":\"q\",\"namespace\":\"x\",\"annotations\":7},\"status\":{}}");
+    pod = adm_cluster_store_get(s, "", "Pod", "x", "q");
+    assert_null(yyjson_obj_get(pod, "status"));
+    assert_int_equal(yyjson_get_int(yyjson_obj_get(yyjson_obj_get(pod, "metadata"), "annotations")), 7);
+    /* Nodes too: PodTopologyLabels reads their labels */
+    relist(adm_cluster_store_kind(s, "", "Node", false),
+           "[{\"metadata\":{\"name\":\"n\",\"labels\":{\"topology.kubernetes.io/zone\":\"z\"}},"
+           "\"spec\":{},\"status\":{\"images\":[]}}]");
+    text = yyjson_val_write(adm_cluster_store_get(s, "", "Node", NULL, "n"), 0, NULL);
+    assert_string_equal(text, "{\"metadata\":{\"name\":\"n\",\"labels\":{\"topology.kubernetes.io/zone\":"
+                              "\"z\"}},\"spec\":{}}");
+    free(text);
+    adm_cluster_store_free(s);
+}
+
 static void test_bad_objects(void **state)
 {
     adm_cluster_store_t *s = adm_cluster_store_create();
@@ -293,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_pins_defer_frees), cmocka_unit_test(test_unpin_out_of_order),
         cmocka_unit_test(test_bad_objects),      cmocka_unit_test(test_many),
         cmocka_unit_test(test_state_uses_store), cmocka_unit_test(test_chain_pins_per_request),
+        cmocka_unit_test(test_what_is_kept),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
