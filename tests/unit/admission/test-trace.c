@@ -109,9 +109,9 @@ static void test_two_webhooks_and_the_decider(void **state)
 /* Latencies are written as "%.9f" writes ns / 1e9: whole seconds, a dot, nine digits. */
 static void test_latency_digits(void **state)
 {
-    static const uint64_t durations[] = {0,          1,           999,           1000,          123456789,
-                                         999999999,  1000000000,  1000000001,    12345678901,   86400000000000,
-                                         4503599627370495u};
+    static const uint64_t durations[] = {
+        0,          1,          999,         1000,           123456789,        999999999,
+        1000000000, 1000000001, 12345678901, 86400000000000, 4503599627370495u};
     adm_review_request_t req = request();
     adm_review_response_t resp = {.allowed = true};
 
