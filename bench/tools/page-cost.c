@@ -64,8 +64,9 @@ int main(int argc, char **argv)
             syscall += t4 - t3;
         }
         printf("%5zu  %10.2f  %19.2f  %17.2f  %17.1f  %10.2f\n", pages, give / (double)iterations / 1e3,
-               give / (double)iterations / (double)pages / 1e3, fault / (double)iterations / (double)pages / 1e3,
-               touch / (double)iterations / (double)pages, syscall / (double)iterations / 1e3);
+               give / (double)iterations / (double)pages / 1e3,
+               fault / (double)iterations / (double)pages / 1e3, touch / (double)iterations / (double)pages,
+               syscall / (double)iterations / 1e3);
         free((void *)p);
     }
     return 0;
