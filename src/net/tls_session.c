@@ -18,12 +18,26 @@
 
 #include <mbedtls/error.h>
 #include <mbedtls/ssl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Room made for the start of a record's plaintext; the rest is reserved once its size is known. */
 #define PLAIN_PROBE 4096
+
+/*
+ * Idle sessions that keep their record pages (adm_tls_session_trim). Giving the pages back is not
+ * free: a madvise that zaps each page, and a page fault for each page the next records touch. On the
+ * benchmark VM (bench/RESULTS.md) that is ~36 us per page given back and ~15 us per page faulted in
+ * again, 0.35 ms of loop time per trim, which lands on the tail of a keep-alive client that goes
+ * back to a connection after a second (Go's pool and admitd-bench both reuse the most recent idle
+ * connection first, so the others go idle and come back in bursts). Memory per idle connection only
+ * matters with many of them, so the first sessions to go idle keep their pages, up to a count the
+ * process holds (~40 KB each); past it they are given back as before.
+ */
+static atomic_size_t warm_budget = ADM_TLS_WARM_IDLE_SESSIONS;
+static atomic_size_t warm_count;
 
 struct adm_tls_session_s {
     adm_tls_ctx_t *ctx;
@@ -42,6 +56,7 @@ struct adm_tls_session_s {
     void *sink_arg;
     bool direct;    /* the running adm_tls_session_send fits one record: bio_send offers it to sink */
     bool ctr_saved; /* record pages given back (adm_tls_session_trim): restore before reading */
+    bool warm;      /* idle and trimmed, but its record pages kept (counted in warm_count) */
     unsigned char saved_ctr[MBEDTLS_SSL_SEQUENCE_NUMBER_LEN];
     char error[256];
 };
@@ -139,11 +154,21 @@ fail:
     return ret;
 }
 
+/* The session is busy again (or gone): it leaves the idle sessions that kept their pages. */
+static void leave_warm(adm_tls_session_t *s)
+{
+    if (s->warm) {
+        s->warm = false;
+        atomic_fetch_sub(&warm_count, 1);
+    }
+}
+
 void adm_tls_session_destroy(adm_tls_session_t *s)
 {
     if (s == NULL) {
         return;
     }
+    leave_warm(s);
     mbedtls_ssl_free(&s->ssl);
     adm_buf_free(&s->out);
     adm_buf_free(&s->held);
@@ -353,6 +378,7 @@ int adm_tls_session_recv(adm_tls_session_t *s, const uint8_t *cipher, size_t len
     size_t in_len = len;
     int ret;
 
+    leave_warm(s);
     if (s->ctr_saved) {
         adm__tls_restore_record_counter(&s->ssl, s->saved_ctr);
         s->ctr_saved = false;
@@ -448,17 +474,44 @@ int adm_tls_session_close_notify(adm_tls_session_t *s)
     return 0;
 }
 
+/* Takes a place among the idle sessions that keep their pages: false when none is left. */
+static bool enter_warm(adm_tls_session_t *s)
+{
+    size_t n = atomic_load(&warm_count);
+
+    while (n < atomic_load(&warm_budget)) {
+        if (atomic_compare_exchange_weak(&warm_count, &n, n + 1)) {
+            s->warm = true;
+            return true;
+        }
+    }
+    return false;
+}
+
 size_t adm_tls_session_trim(adm_tls_session_t *s)
 {
     size_t released = 0;
 
-    if (!s->handshake_done || s->ctr_saved || s->out.len > 0 || s->held.len > 0) {
+    if (!s->handshake_done || s->ctr_saved || s->warm || s->out.len > 0 || s->held.len > 0) {
         return 0;
     }
     adm_buf_free(&s->out);
     adm_buf_free(&s->held);
+    if (enter_warm(s)) {
+        return 0;
+    }
     s->ctr_saved = adm__tls_release_record_pages(&s->ssl, s->saved_ctr, &released);
     return released;
+}
+
+size_t adm_tls_set_warm_idle_sessions(size_t sessions)
+{
+    return atomic_exchange(&warm_budget, sessions);
+}
+
+size_t adm_tls_warm_idle_sessions(void)
+{
+    return atomic_load(&warm_count);
 }
 
 adm_buf_t *adm_tls_session_output(adm_tls_session_t *s)

@@ -76,8 +76,25 @@ void adm_tls_session_set_sink(adm_tls_session_t *s, adm_tls_sink_fn sink, void *
  * mbedTLS's two record buffers back to the system while nothing is in them. Nothing changes when
  * the handshake is not done or input or output is pending. The session goes on as before (the
  * pages come back as records need them). Returns the bytes of record buffer given back.
+ *
+ * The first idle sessions keep their record pages (0 is returned), up to a number the process holds
+ * (adm_tls_set_warm_idle_sessions): giving pages back and faulting them in again when the
+ * connection is used next costs more than the memory is worth while idle connections are few. A
+ * session leaves that number when it receives input or is destroyed.
  */
 size_t adm_tls_session_trim(adm_tls_session_t *s);
+
+/* Idle sessions that keep their record pages by default (~40 KB each; see adm_tls_session_trim). */
+#define ADM_TLS_WARM_IDLE_SESSIONS 64
+
+/**
+ * Sets how many idle sessions of the process may keep their record pages (0: none, every trim gives
+ * them back); sessions already keeping theirs are not changed. Returns the previous setting.
+ */
+size_t adm_tls_set_warm_idle_sessions(size_t sessions);
+
+/** Idle sessions of the process that keep their record pages now. */
+size_t adm_tls_warm_idle_sessions(void);
 
 /** True once the handshake completed; adm_tls_session_send() is valid from then on. */
 bool adm_tls_session_handshake_done(const adm_tls_session_t *s);

@@ -106,6 +106,36 @@ static void test_two_webhooks_and_the_decider(void **state)
     adm_arena_destroy(a);
 }
 
+/* Latencies are written as "%.9f" writes ns / 1e9: whole seconds, a dot, nine digits. */
+static void test_latency_digits(void **state)
+{
+    static const uint64_t durations[] = {
+        0,          1,          999,         1000,           123456789,        999999999,
+        1000000000, 1000000001, 12345678901, 86400000000000, 4503599627370495u};
+    adm_review_request_t req = request();
+    adm_review_response_t resp = {.allowed = true};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
+        adm_arena_t *a = adm_arena_create(4096);
+        adm_trace_t *t = adm_trace_start(a);
+        adm_trace_step_t step = {.name = "AlwaysAdmit", .outcome = "allowed", .latency_ns = durations[i]};
+        char want[64];
+        const char *json;
+        size_t len;
+
+        adm_trace_add(t, &step);
+        json = adm_trace_render(t, &req, "validate", &resp, durations[i], &len);
+        assert_non_null(json);
+        snprintf(want, sizeof(want), "\"latencySeconds\":%.9f}", (double)durations[i] / 1e9);
+        /* the step's, then the request's after the steps */
+        assert_non_null(strstr(json, want));
+        snprintf(want, sizeof(want), "\"latencySeconds\":%.9f,", (double)durations[i] / 1e9);
+        assert_non_null(strstr(json, want));
+        adm_arena_destroy(a);
+    }
+}
+
 static void test_long_traces_are_cut(void **state)
 {
     adm_arena_t *a = adm_arena_create(4096);
@@ -159,6 +189,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_webhooks_and_the_decider),
+        cmocka_unit_test(test_latency_digits),
         cmocka_unit_test(test_long_traces_are_cut),
     };
 

@@ -364,8 +364,67 @@ static void trim_case(bool tls12)
 
 static void test_trim_idle_session(void **state)
 {
+    /* No idle session keeps its pages here: every trim gives them back. */
+    size_t budget = adm_tls_set_warm_idle_sessions(0);
+
     trim_case(false);
     trim_case(true);
+    adm_tls_set_warm_idle_sessions(budget);
+}
+
+/*
+ * The first idle sessions keep their record pages (giving them back and faulting them in again costs
+ * more than they are worth while idle connections are few); past the budget they are given back. A
+ * session that receives again, or is destroyed, leaves the count.
+ */
+static void test_trim_keeps_warm_sessions(void **state)
+{
+    static const char request[] = "POST /validate HTTP/1.1\r\nContent-Length: 0\r\n\r\n";
+    size_t budget = adm_tls_set_warm_idle_sessions(2);
+    pair_t p[3];
+
+    assert_int_equal(budget, ADM_TLS_WARM_IDLE_SESSIONS);
+    for (int i = 0; i < 3; i++) {
+        pair_open(&p[i], NULL, selfsigned_pem, NULL, i == 1, "localhost");
+        pump(&p[i], BIG);
+        talk(&p[i], true, request, BIG);
+        talk(&p[i], false, "answer", BIG);
+    }
+    assert_int_equal(adm_tls_warm_idle_sessions(), 0);
+    assert_int_equal(adm_tls_session_trim(p[0].server), 0); /* kept */
+    assert_int_equal(adm_tls_session_trim(p[0].server), 0); /* still kept, counted once */
+    assert_int_equal(adm_tls_warm_idle_sessions(), 1);
+    assert_int_equal(adm_tls_session_trim(p[1].server), 0);
+    assert_int_equal(adm_tls_warm_idle_sessions(), 2);
+    assert_true(adm_tls_session_trim(p[2].server) >= 2 * 16384); /* past the budget: given back */
+    assert_int_equal(adm_tls_warm_idle_sessions(), 2);
+
+    /* Busy again: out of the count, which the next idle session may take. */
+    talk(&p[0], true, request, 7);
+    talk(&p[0], false, "answer", BIG);
+    assert_int_equal(adm_tls_warm_idle_sessions(), 1);
+    talk(&p[2], true, request, BIG);
+    talk(&p[2], false, "answer", BIG);
+    assert_int_equal(adm_tls_session_trim(p[2].server), 0);
+    assert_int_equal(adm_tls_warm_idle_sessions(), 2);
+    assert_true(adm_tls_session_trim(p[0].server) >= 2 * 16384);
+
+    /* A lower budget changes no session that keeps its pages; destroying one leaves the count. */
+    assert_int_equal(adm_tls_set_warm_idle_sessions(0), 2);
+    assert_int_equal(adm_tls_warm_idle_sessions(), 2);
+    for (int i = 0; i < 3; i++) {
+        talk(&p[i], true, request, BIG);
+        talk(&p[i], false, "answer", BIG);
+    }
+    assert_int_equal(adm_tls_warm_idle_sessions(), 0);
+    assert_int_equal(adm_tls_set_warm_idle_sessions(1), 0);
+    assert_int_equal(adm_tls_session_trim(p[1].server), 0);
+    assert_int_equal(adm_tls_warm_idle_sessions(), 1);
+    for (int i = 0; i < 3; i++) {
+        pair_close(&p[i]);
+    }
+    assert_int_equal(adm_tls_warm_idle_sessions(), 0);
+    adm_tls_set_warm_idle_sessions(budget);
 }
 
 /* Data sent just before close_notify arrives in the same feed and is still handed over. */
@@ -793,6 +852,7 @@ int main(void)
         cmocka_unit_test(test_one_byte_at_a_time),
         cmocka_unit_test(test_large_payload),
         cmocka_unit_test(test_trim_idle_session),
+        cmocka_unit_test(test_trim_keeps_warm_sessions),
         cmocka_unit_test(test_close_notify),
         cmocka_unit_test(test_wrong_ca),
         cmocka_unit_test(test_hostname_mismatch),
