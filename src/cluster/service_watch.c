@@ -36,6 +36,7 @@ struct adm_service_watch_s {
     void *arg;
     watched_t *watched[ADM_SERVICE_WATCH_MAX];
     size_t n;
+    bool observing; /* told of the API client's reload changes (adm_api_client_observe) */
 };
 
 /*
@@ -69,6 +70,7 @@ int adm_service_watch_create(uv_loop_t *loop, adm_api_client_t *api, adm_service
         free(sw);
         return ADM_ENOMEM;
     }
+    sw->observing = true;
     *out = sw;
     return 0;
 }
@@ -245,6 +247,11 @@ void adm_service_watch_stop(adm_service_watch_t *sw)
         watched_free(sw->watched[i]);
     }
     sw->n = 0;
+    /* stopped at shutdown before the API client closes: it must not be told of anything after */
+    if (sw->observing) {
+        adm_api_client_unobserve(sw->api, on_api_changed, sw);
+        sw->observing = false;
+    }
 }
 
 void adm_service_watch_destroy(adm_service_watch_t *sw)
@@ -253,6 +260,5 @@ void adm_service_watch_destroy(adm_service_watch_t *sw)
         return;
     }
     adm_service_watch_stop(sw);
-    adm_api_client_unobserve(sw->api, on_api_changed, sw);
     free(sw);
 }

@@ -63,7 +63,10 @@ bool adm_service_watch_synced(const adm_service_watch_t *sw);
  */
 int adm_service_watch_metrics(const adm_service_watch_t *sw, adm_buf_t *out);
 
-/** Stops every watch (calls in flight cancelled); the set stays readable, watching nothing. */
+/**
+ * Stops every watch (calls in flight cancelled) and stops listening to the API client (which may
+ * close after this); the set stays readable, watching nothing, and is not set again.
+ */
 void adm_service_watch_stop(adm_service_watch_t *sw);
 
 /** Frees it (after stop, or with watches running: they are stopped first). NULL: no-op. */
