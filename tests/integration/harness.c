@@ -876,10 +876,9 @@ int h_files_teardown(h_server_t *s)
     return rc != 0;
 }
 
-yyjson_doc *h_post_review(const h_server_t *s, const char *path, const pt_request_t *r)
+/* POSTs body to path on s; the answer's JSON, failing the test unless it is a 200 with JSON. */
+static yyjson_doc *post_json(const h_server_t *s, const char *path, const char *body)
 {
-    adm_arena_t *arena = adm_arena_create(65536);
-    const char *body = pt_review_json(arena, r);
     h_conn_t c;
     h_response_t resp;
     size_t len;
@@ -895,6 +894,14 @@ yyjson_doc *h_post_review(const h_server_t *s, const char *path, const pt_reques
     h_response_free(&resp);
     h_close(&c);
     free(req);
+    return doc;
+}
+
+yyjson_doc *h_post_review(const h_server_t *s, const char *path, const pt_request_t *r)
+{
+    adm_arena_t *arena = adm_arena_create(65536);
+    yyjson_doc *doc = post_json(s, path, pt_review_json(arena, r));
+
     adm_arena_destroy(arena);
     return doc;
 }
@@ -959,4 +966,327 @@ void h_publish(const char *mount, const h_mount_file_t *files, size_t n)
         snprintf(rm, sizeof(rm), "rm -rf '%s/%s'", mount, old);
         assert_int_equal(system(rm), 0);
     }
+}
+
+/* ---- files ---- */
+
+void h_path(char *out, size_t len, const char *dir, const char *name)
+{
+    snprintf(out, len, "%.250s/%.60s", dir, name);
+}
+
+char *h_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *data;
+    long n;
+
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    data = calloc(1, (size_t)n + 1);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return data;
+}
+
+void h_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+void h_replace_file(const char *path, const char *text)
+{
+    char tmp[400];
+
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    h_write_file(tmp, text);
+    assert_int_equal(rename(tmp, path), 0);
+}
+
+char *h_pem(const char *dir, const char *name, const char *kind)
+{
+    char path[400];
+
+    snprintf(path, sizeof(path), "%s/%s.%s.pem", dir, name, kind);
+    return h_read_file(path);
+}
+
+int h_make_rotation_certs(const char *dir, const char *server_ca_cn, const char *client_cn)
+{
+    char cn1[128], cn2[128];
+
+    snprintf(cn1, sizeof(cn1), "%s 1", server_ca_cn);
+    snprintf(cn2, sizeof(cn2), "%s 2", server_ca_cn);
+    if (certgen_make(dir, "caS1", cn1, NULL, false) != 0 ||
+        certgen_make(dir, "caS2", cn2, NULL, false) != 0 ||
+        certgen_make(dir, "server1", "localhost", "caS1", false) != 0 ||
+        certgen_make(dir, "server2", "localhost", "caS2", false) != 0 ||
+        certgen_make(dir, "caC1", "client CA 1", NULL, false) != 0 ||
+        certgen_make(dir, "caC2", "client CA 2", NULL, false) != 0 ||
+        certgen_make(dir, "client1", client_cn, "caC1", true) != 0 ||
+        certgen_make(dir, "client2", client_cn, "caC2", true) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+void h_file_b64(const char *path, char *out, size_t out_len)
+{
+    char *text = h_read_file(path);
+    size_t olen = 0;
+
+    assert_int_equal(mbedtls_base64_encode((unsigned char *)out, out_len, &olen, (const unsigned char *)text,
+                                           strlen(text)),
+                     0);
+    free(text);
+}
+
+void h_write_kubeconfig(const char *path, int api_port, const char *user)
+{
+    char yaml[1024];
+
+    snprintf(yaml, sizeof(yaml),
+             "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+             "clusters: [{name: c, cluster: {server: \"http://127.0.0.1:%d\"}}]\n"
+             "users: [{name: u, user: %s}]\n"
+             "contexts: [{name: t, context: {cluster: c, user: u}}]\n",
+             api_port, user);
+    h_write_file(path, yaml);
+}
+
+/* ---- waiting on a server ---- */
+
+void h_expect_log(const h_server_t *s, const char *needle, int count, int timeout_ms)
+{
+    if (!h_log_wait(s, needle, count, timeout_ms)) {
+        h_dump_log(s);
+        fail_msg("waited for %d log lines with \"%s\"", count, needle);
+    }
+}
+
+/* One request on a fresh connection to port (TLS without verification when insecure_tls). */
+static int call(int port, bool insecure_tls, const char *method, const char *path, const char *body,
+                char *out, size_t out_len)
+{
+    adm_tls_client_opts_t any_server = {.insecure = true};
+    h_conn_t c;
+    h_response_t r = {0};
+    size_t len;
+    char *req = h_request(method, path, body != NULL ? "application/json" : NULL, body,
+                          body != NULL ? strlen(body) : 0, &len);
+    int status = -1;
+
+    out[0] = '\0';
+    if (h_connect_tls(&c, port, insecure_tls ? &any_server : NULL, NULL) == 0 && h_send(&c, req, len) == 0 &&
+        h_read(&c, &r, 5000, NULL) == 0) {
+        status = r.status;
+        snprintf(out, out_len, "%.*s", (int)r.body.len, r.body.data != NULL ? (const char *)r.body.data : "");
+    }
+    h_response_free(&r);
+    h_close(&c);
+    free(req);
+    return status;
+}
+
+int h_get(int port, const char *path, char *out, size_t out_len)
+{
+    return call(port, false, "GET", path, NULL, out, out_len);
+}
+
+bool h_wait_status(int port, const char *path, int want, int timeout_ms)
+{
+    long long end = h_now_ms() + timeout_ms;
+    char body[256];
+
+    while (h_now_ms() < end) {
+        if (h_get(port, path, body, sizeof(body)) == want) {
+            return true;
+        }
+        (void)poll(NULL, 0, 20); /* a pause between polls of a condition */
+    }
+    return false;
+}
+
+bool h_wait_ready(const h_server_t *s, int timeout_ms)
+{
+    return h_wait_status(s->health_port, "/readyz", 200, timeout_ms);
+}
+
+void h_call_200(const h_server_t *s, const char *method, const char *path, const char *body, char *out,
+                size_t out_len)
+{
+    h_conn_t c;
+    h_response_t r = {0};
+    size_t len;
+    char *req = h_request(method, path, body != NULL ? "application/json" : NULL, body,
+                          body != NULL ? strlen(body) : 0, &len);
+
+    assert_int_equal(h_connect_to(&c, s), 0);
+    assert_int_equal(h_send(&c, req, len), 0);
+    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
+    assert_int_equal(r.status, 200);
+    snprintf(out, out_len, "%.*s", (int)r.body.len, (const char *)r.body.data);
+    h_response_free(&r);
+    h_close(&c);
+    free(req);
+}
+
+long h_metric_value(h_conn_t *c, const char *series)
+{
+    h_response_t r = {0};
+    size_t n;
+    char *req = h_request("GET", "/metrics", NULL, NULL, 0, &n);
+    char needle[256];
+    const char *at;
+    long value = -1;
+
+    snprintf(needle, sizeof(needle), "%s ", series);
+    if (h_send(c, req, n) == 0 && h_read(c, &r, 5000, NULL) == 0 && r.body.data != NULL) {
+        at = strstr((const char *)r.body.data, needle); /* h_read NUL-terminates the body */
+        if (at != NULL) {
+            value = strtol(at + strlen(needle), NULL, 10);
+        }
+    }
+    h_response_free(&r);
+    free(req);
+    return value;
+}
+
+/* ---- adm-fake-apiserver ---- */
+
+int h_api_call(const h_server_t *api, const char *method, const char *path, const char *body, char *out,
+               size_t out_len)
+{
+    return call(api->port, api->tls, method, path, body, out, out_len);
+}
+
+long h_api_stat(const h_server_t *api, const char *key)
+{
+    char body[1024], pat[64];
+    const char *at;
+
+    assert_int_equal(h_api_call(api, "GET", "/_control/stats", NULL, body, sizeof(body)), 200);
+    snprintf(pat, sizeof(pat), "\"%s\":", key);
+    at = strstr(body, pat);
+    assert_non_null(at);
+    return strtol(at + strlen(pat), NULL, 10);
+}
+
+bool h_api_wait_stat_above(const h_server_t *api, const char *key, long than, int timeout_ms)
+{
+    long long end = h_now_ms() + timeout_ms;
+
+    while (h_now_ms() < end) {
+        if (h_api_stat(api, key) > than) {
+            return true;
+        }
+        (void)poll(NULL, 0, 20); /* a pause between polls of a condition */
+    }
+    return false;
+}
+
+void h_api_put_namespace(const h_server_t *api, const char *name, const char *phase)
+{
+    char cmd[512];
+
+    snprintf(cmd, sizeof(cmd),
+             "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":\"%s\"},"
+             "\"status\":{\"phase\":\"%s\"}}}",
+             name, phase);
+    h_api_control(api, cmd);
+}
+
+void h_api_stop(h_server_t *api)
+{
+    h_stop(api, SIGTERM, 5000);
+    h_cleanup(api);
+}
+
+int h_api_cleanup(h_server_t *api, const char *dir)
+{
+    h_api_stop(api);
+    certgen_rmdir(dir);
+    adm_tls_global_cleanup();
+    return 0;
+}
+
+/* ---- admitd-mockhook processes sharing one port on loopback addresses ---- */
+
+bool h_wait_listening(const char *addr, int port, int timeout_ms)
+{
+    long long start = h_now_ms();
+
+    while (h_now_ms() - start < timeout_ms) {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        bool ok;
+
+        inet_pton(AF_INET, addr, &sa.sin_addr);
+        ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+        if (fd >= 0) {
+            close(fd);
+        }
+        if (ok) {
+            return true;
+        }
+        poll(NULL, 0, 20); /* the next try; the loop ends on the condition or the time limit */
+    }
+    return false;
+}
+
+void h_start_loopback_mock(h_server_t *mock, int i, int *port, const char *dir, const char *cert,
+                           const char *record, const char *const *args)
+{
+    char listen[64], addr[32], crt[320], key[320];
+    const char *argv[H_MAX_ARGS + 1] = {
+        "--listen", listen, "--tls-cert-file", crt, "--tls-private-key-file", key, "--record", record};
+    int n = 8;
+
+    snprintf(crt, sizeof(crt), "%.250s/%.60s.crt.pem", dir, cert);
+    snprintf(key, sizeof(key), "%.250s/%.60s.key.pem", dir, cert);
+    for (; args != NULL && *args != NULL; args++) {
+        assert_true(n < H_MAX_ARGS);
+        argv[n++] = *args;
+    }
+    argv[n] = NULL;
+    if (i == 0) {
+        snprintf(listen, sizeof(listen), "127.0.0.1:0");
+        assert_int_equal(h_start_prog(mock, h_bin("MOCKHOOK_BIN"), NULL, argv), 0);
+        *port = mock->port;
+        return;
+    }
+    snprintf(listen, sizeof(listen), "127.0.0.%d:%d", i + 1, *port);
+    assert_int_equal(h_spawn_prog(mock, h_bin("MOCKHOOK_BIN"), NULL, argv), 0);
+    snprintf(addr, sizeof(addr), "127.0.0.%d", i + 1);
+    assert_true(h_wait_listening(addr, *port, 10000));
+}
+
+/* ---- AdmissionReview answers ---- */
+
+h_answer_t h_post_answer(const h_server_t *s, const char *path, const char *body)
+{
+    h_answer_t a = {0};
+
+    a.doc = post_json(s, path, body);
+    a.response = yyjson_obj_get(yyjson_doc_get_root(a.doc), "response");
+    assert_non_null(a.response);
+    if (yyjson_obj_get(a.response, "patch") != NULL) {
+        assert_string_equal(yyjson_get_str(yyjson_obj_get(a.response, "patchType")), "JSONPatch");
+        a.patch = h_answer_patch(a.doc);
+        assert_non_null(a.patch);
+    }
+    return a;
+}
+
+void h_answer_free(h_answer_t *a)
+{
+    yyjson_doc_free(a->doc);
+    free(a->patch);
 }

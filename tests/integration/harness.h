@@ -192,6 +192,7 @@ yyjson_doc *h_post_review(const h_server_t *s, const char *path, const pt_reques
 
 /** The answer's response.patch, base64-decoded (heap, NUL-terminated), or NULL when there is none. */
 char *h_answer_patch(yyjson_doc *answer);
+
 /** One file of a mounted volume: its name in the mount, and its text. */
 typedef struct h_mount_file_s {
     const char *name;
@@ -205,6 +206,137 @@ typedef struct h_mount_file_s {
  * the running cmocka test when a step fails.
  */
 void h_publish(const char *mount, const h_mount_file_t *files, size_t n);
+
+/* ---- files (each of these fails the running cmocka test when a step fails) ---- */
+
+/** DIR/NAME into out (len bytes), the folder cut at 250 characters and the name at 60. */
+void h_path(char *out, size_t len, const char *dir, const char *name);
+
+/** The whole file at path, NUL-terminated (heap). */
+char *h_read_file(const char *path);
+
+/** Writes text to the file at path (created or truncated), checking the close too. */
+void h_write_file(const char *path, const char *text);
+
+/** Replaces path as editors and config tools do: text into PATH.tmp, renamed over path. */
+void h_replace_file(const char *path, const char *text);
+
+/** certgen's DIR/NAME.KIND.pem (kind "crt" or "key"), as text (heap). */
+char *h_pem(const char *dir, const char *name, const char *kind);
+
+/**
+ * Makes in dir (certgen) the certificates a rotation test swaps: CAs caS1 and caS2 (common names
+ * "SERVER_CA_CN 1" and "... 2") with a server certificate for localhost from each (server1,
+ * server2), and client CAs caC1 and caC2 ("client CA 1", "... 2") with a client certificate for
+ * client_cn from each (client1, client2). Returns 0, or -1 when one cannot be made.
+ */
+int h_make_rotation_certs(const char *dir, const char *server_ca_cn, const char *client_cn);
+
+/** The base64 of the file at path (a caBundle from a PEM file), NUL-terminated, into out. */
+void h_file_b64(const char *path, char *out, size_t out_len);
+
+/**
+ * Writes a kubeconfig to path naming an adm-fake-apiserver over plain HTTP on api_port, with
+ * user as the user's entry (a YAML flow map, e.g. "{token: t}", "{tokenFile: /f}" or "{}").
+ */
+void h_write_kubeconfig(const char *path, int api_port, const char *user);
+
+/* ---- waiting on a server ---- */
+
+/** Waits until count lines of s's log contain needle; otherwise shows the log and fails the test. */
+void h_expect_log(const h_server_t *s, const char *needle, int count, int timeout_ms);
+
+/**
+ * One plain-HTTP GET of path on 127.0.0.1:port on a fresh connection (a health listener, a fake
+ * API server without TLS): the status, or -1 when no answer came within 5 s; the body in out
+ * (NUL-terminated, cut to out_len).
+ */
+int h_get(int port, const char *path, char *out, size_t out_len);
+
+/** Polls h_get(port, path) every 20 ms until it answers want; false after timeout_ms. */
+bool h_wait_status(int port, const char *path, int want, int timeout_ms);
+
+/** h_wait_status on s's health listener (--health-listen): /readyz answers 200. */
+bool h_wait_ready(const h_server_t *s, int timeout_ms);
+
+/**
+ * One request to s on a fresh connection (h_connect_to), body sent as JSON when not NULL; fails the
+ * test unless it is answered 200 within 5 s. The body into out (NUL-terminated, cut to out_len).
+ */
+void h_call_200(const h_server_t *s, const char *method, const char *path, const char *body, char *out,
+                size_t out_len);
+
+/**
+ * GETs /metrics on the open connection c and returns the value of series, the whole sample name
+ * with its labels (e.g. admitd_config_reloads_total{result="failure"}); -1 when no answer came
+ * within 5 s or the series is not there.
+ */
+long h_metric_value(h_conn_t *c, const char *series);
+
+/* ---- adm-fake-apiserver (tests/apiserver/fake_apiserver.c), TLS or not as it was started ---- */
+
+/**
+ * One request to the fake API server api on a fresh connection (over TLS without verification
+ * when it was started with TLS files), body sent as JSON when not NULL: the status, or -1 when no
+ * answer came within 5 s; the body in out (NUL-terminated, cut to out_len).
+ */
+int h_api_call(const h_server_t *api, const char *method, const char *path, const char *body, char *out,
+               size_t out_len);
+
+/**
+ * A counter of the fake API server's /_control/stats ("lists", "watches", "puts"...); fails the
+ * test when it cannot be read.
+ */
+long h_api_stat(const h_server_t *api, const char *key);
+
+/** Polls h_api_stat every 20 ms until the counter key is above than; false after timeout_ms. */
+bool h_api_wait_stat_above(const h_server_t *api, const char *key, long than, int timeout_ms);
+
+/** Puts a Namespace name in phase ("Active", "Terminating") on the fake API server (h_api_control). */
+void h_api_put_namespace(const h_server_t *api, const char *name, const char *phase);
+
+/** Stops the fake API server api (SIGTERM, 5 s at most) and removes its folder; nothing if not started. */
+void h_api_stop(h_server_t *api);
+
+/**
+ * The end of a test group against a fake API server: h_api_stop(api), the group's folder dir
+ * removed, TLS's global state released. Returns 0 (a cmocka group teardown's success).
+ */
+int h_api_cleanup(h_server_t *api, const char *dir);
+
+/* ---- admitd-mockhook processes on one port of several loopback addresses ---- */
+
+/**
+ * Waits until something accepts on addr:port (h_start_prog only watches 127.0.0.1); false after
+ * timeout_ms.
+ */
+bool h_wait_listening(const char *addr, int port, int timeout_ms);
+
+/**
+ * Starts admitd-mockhook number i of a set sharing one port over loopback addresses, as the
+ * endpoints of one Service: mock 0 on 127.0.0.1 picks the port (into *port), mock i on
+ * 127.0.0.(i+1):*port. Each serves certgen's DIR/CERT.crt.pem and .key.pem (one certificate for
+ * the Service's name, so TLS verifies whichever answers) and records its calls in the file record;
+ * args: its other arguments (NULL-terminated). Fails the test unless it serves (mock 0, as
+ * h_start_prog) or accepts within 10 s.
+ */
+void h_start_loopback_mock(h_server_t *mock, int i, int *port, const char *dir, const char *cert,
+                           const char *record, const char *const *args);
+
+/* ---- AdmissionReview answers ---- */
+
+typedef struct h_answer_s {
+    yyjson_doc *doc;      /* the whole answer */
+    yyjson_val *response; /* its response member */
+    char *patch;          /* response.patch decoded, or NULL when there is none */
+} h_answer_t;
+
+/**
+ * POSTs body (an AdmissionReview) to path on s and parses the answer; fails the test unless it is
+ * a 200 with a response and, when it has a patch, patchType JSONPatch. Free with h_answer_free.
+ */
+h_answer_t h_post_answer(const h_server_t *s, const char *path, const char *body);
+void h_answer_free(h_answer_t *a);
 
 /** VmRSS of process pid in KiB (from /proc), or -1 when it cannot be read. */
 long h_rss_kib(pid_t pid);

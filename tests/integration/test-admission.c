@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <mbedtls/base64.h>
 #include <yyjson.h>
 
 #include "adm/admission/jsonpatch.h"
@@ -43,51 +42,10 @@ static int teardown(void **state)
     return rc != 0;
 }
 
-typedef struct answer_s {
-    yyjson_doc *doc;
-    yyjson_val *response;
-    char *patch; /* decoded, or NULL */
-} answer_t;
-
-static void answer_free(answer_t *a)
+/* POSTs body to path on the server and parses the AdmissionReview answer. */
+static h_answer_t post(const char *path, const char *body)
 {
-    yyjson_doc_free(a->doc);
-    free(a->patch);
-}
-
-/* POSTs body to path and parses the AdmissionReview answer. */
-static answer_t post(const char *path, const char *body)
-{
-    h_conn_t c;
-    h_response_t r;
-    size_t len;
-    char *req = h_request("POST", path, "application/json", body, strlen(body), &len);
-    answer_t a = {0};
-    yyjson_val *patch;
-
-    assert_int_equal(h_connect_to(&c, &server), 0);
-    assert_int_equal(h_send(&c, req, len), 0);
-    assert_int_equal(h_read(&c, &r, 10000, NULL), 0);
-    assert_int_equal(r.status, 200);
-    a.doc = yyjson_read((const char *)r.body.data, r.body.len, 0);
-    assert_non_null(a.doc);
-    a.response = yyjson_obj_get(yyjson_doc_get_root(a.doc), "response");
-    assert_non_null(a.response);
-    patch = yyjson_obj_get(a.response, "patch");
-    if (patch != NULL) {
-        size_t out_len = 0;
-        const unsigned char *b64 = (const unsigned char *)yyjson_get_str(patch);
-
-        assert_string_equal(yyjson_get_str(yyjson_obj_get(a.response, "patchType")), "JSONPatch");
-        a.patch = calloc(1, yyjson_get_len(patch) + 1);
-        assert_int_equal(mbedtls_base64_decode((unsigned char *)a.patch, yyjson_get_len(patch), &out_len, b64,
-                                               yyjson_get_len(patch)),
-                         0);
-    }
-    h_response_free(&r);
-    h_close(&c);
-    free(req);
-    return a;
+    return h_post_answer(&server, path, body);
 }
 
 static const char *review(adm_arena_t *arena, const char *api_version, const pt_request_t *r)
@@ -101,7 +59,7 @@ static const char *review(adm_arena_t *arena, const char *api_version, const pt_
 }
 
 /* Applies a's patch to object (JSON text) and compares with want. */
-static void assert_patched(const answer_t *a, const char *object, const char *want)
+static void assert_patched(const h_answer_t *a, const char *object, const char *want)
 {
     adm_arena_t *arena = adm_arena_create(65536);
     yyjson_doc *patch;
@@ -163,7 +121,7 @@ static void test_pod_through_each_endpoint(void **state)
 
     for (size_t v = 0; v < 2; v++) {
         const char *body = review(arena, versions[v], &r);
-        answer_t a;
+        h_answer_t a;
 
         /* /mutate: DefaultTolerationSeconds, AlwaysPullImages, ExtendedResourceToleration in kube's order. */
         a = post("/mutate", body);
@@ -171,13 +129,13 @@ static void test_pod_through_each_endpoint(void **state)
         assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_doc_get_root(a.doc), "apiVersion")),
                             versions[v]);
         assert_patched(&a, POD_SENT, POD_FINAL);
-        answer_free(&a);
+        h_answer_free(&a);
 
         /* /admit: the same patch, and validation of the mutated object passes. */
         a = post("/admit", body);
         assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
         assert_patched(&a, POD_SENT, POD_FINAL);
-        answer_free(&a);
+        h_answer_free(&a);
 
         /* /validate alone sees the received policies: AlwaysPullImages' aggregate, HTTP 500 without a reason.
          */
@@ -196,18 +154,18 @@ static void test_pod_through_each_endpoint(void **state)
                 "spec.containers[0].imagePullPolicy: Unsupported value: \"Never\": supported values: "
                 "\"Always\"]");
         }
-        answer_free(&a);
+        h_answer_free(&a);
 
         /* The mutated object itself validates, with no patch to send. */
         r.object = POD_FINAL;
         body = review(arena, versions[v], &r);
         a = post("/validate", body);
         assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
-        answer_free(&a);
+        h_answer_free(&a);
         a = post("/admit", body);
         assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
         assert_null(a.patch);
-        answer_free(&a);
+        h_answer_free(&a);
         r.object = POD_SENT;
     }
     adm_arena_destroy(arena);
@@ -229,7 +187,7 @@ static void test_service_and_node(void **state)
                          .kind = "Node",
                          .name = "n1",
                          .object = "{\"metadata\":{\"name\":\"n1\"}}"};
-    answer_t a;
+    h_answer_t a;
     yyjson_val *status;
 
     a = post("/admit", pt_review_json(arena, &svc));
@@ -243,12 +201,12 @@ static void test_service_and_node(void **state)
         "services \"front\" is forbidden: Use of external IPs is denied by admission control");
     assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_obj_get(status, "details"), "kind")),
                         "services");
-    answer_free(&a);
+    h_answer_free(&a);
     /* A validating plugin does nothing in the mutating phase. */
     a = post("/mutate", pt_review_json(arena, &svc));
     assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
     assert_null(a.patch);
-    answer_free(&a);
+    h_answer_free(&a);
 
     a = post("/mutate", pt_review_json(arena, &node));
     assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
@@ -256,7 +214,7 @@ static void test_service_and_node(void **state)
         &a, node.object,
         "{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/not-ready\","
         "\"effect\":\"NoSchedule\"}]}}");
-    answer_free(&a);
+    h_answer_free(&a);
     adm_arena_destroy(arena);
 }
 
@@ -383,7 +341,7 @@ static void test_event_rate_limit(void **state)
     assert_int_equal(h_start(&limited, NULL, args), 0);
     server = limited; /* post() talks to the global server */
     for (int i = 0; i < 3; i++) {
-        answer_t a = post("/validate", pt_review_json(arena, &ev));
+        h_answer_t a = post("/validate", pt_review_json(arena, &ev));
         yyjson_val *status = yyjson_obj_get(a.response, "status");
 
         assert_int_equal(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")), i < 2);
@@ -393,7 +351,7 @@ static void test_event_rate_limit(void **state)
             assert_string_equal(yyjson_get_str(yyjson_obj_get(status, "message")),
                                 "Too many requests: limit reached on type Namespace for key busy");
         }
-        answer_free(&a);
+        h_answer_free(&a);
     }
     server = saved;
     assert_int_equal(h_stop(&limited, SIGTERM, 10000), 0);

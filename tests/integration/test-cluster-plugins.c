@@ -16,17 +16,13 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <mbedtls/base64.h>
 #include <yyjson.h>
 
 #include "adm/base/arena.h"
-#include "certgen.h"
 #include "harness.h"
 #include "plugintest.h"
 
 static h_server_t server;
-static char dir[256];
-static char state_file[320];
 
 static const char cluster[] =
     "apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\nstatus: {phase: Active}\n"
@@ -40,72 +36,23 @@ static const char cluster[] =
 
 static int setup(void **state)
 {
-    const char *args[] = {"--cluster-state", state_file, NULL};
-    FILE *f;
+    static const char *const files[] = {"cluster.yaml", cluster, NULL};
+    static const char *const args[] = {"--cluster-state", "@cluster.yaml", NULL};
 
-    if (adm_tls_global_init() != 0 || certgen_tempdir(dir, sizeof(dir)) != 0) {
-        return 1;
-    }
-    snprintf(state_file, sizeof(state_file), "%s/cluster.yaml", dir);
-    f = fopen(state_file, "w");
-    if (f == NULL || fputs(cluster, f) < 0 || fclose(f) != 0) {
-        return 1;
-    }
-    return h_start(&server, dir, args) != 0;
+    (void)state;
+    return h_files_setup(&server, files, args);
 }
 
 static int teardown(void **state)
 {
-    int rc = h_stop(&server, SIGTERM, 10000);
-
-    h_cleanup(&server);
-    remove(state_file);
-    adm_tls_global_cleanup();
-    return rc != 0;
+    (void)state;
+    return h_files_teardown(&server);
 }
 
-typedef struct answer_s {
-    yyjson_doc *doc;
-    yyjson_val *response;
-    char *patch; /* decoded, or NULL */
-} answer_t;
-
-static answer_t admit(const char *body)
+/* POSTs body to /admit and parses the AdmissionReview answer. */
+static h_answer_t admit(const char *body)
 {
-    h_conn_t c;
-    h_response_t r;
-    size_t len;
-    char *req = h_request("POST", "/admit", "application/json", body, strlen(body), &len);
-    answer_t a = {0};
-    yyjson_val *patch;
-
-    assert_int_equal(h_connect_to(&c, &server), 0);
-    assert_int_equal(h_send(&c, req, len), 0);
-    assert_int_equal(h_read(&c, &r, 10000, NULL), 0);
-    assert_int_equal(r.status, 200);
-    a.doc = yyjson_read((const char *)r.body.data, r.body.len, 0);
-    assert_non_null(a.doc);
-    a.response = yyjson_obj_get(yyjson_doc_get_root(a.doc), "response");
-    patch = yyjson_obj_get(a.response, "patch");
-    if (patch != NULL) {
-        size_t out_len = 0;
-
-        a.patch = calloc(1, yyjson_get_len(patch) + 1);
-        assert_int_equal(mbedtls_base64_decode((unsigned char *)a.patch, yyjson_get_len(patch), &out_len,
-                                               (const unsigned char *)yyjson_get_str(patch),
-                                               yyjson_get_len(patch)),
-                         0);
-    }
-    h_response_free(&r);
-    h_close(&c);
-    free(req);
-    return a;
-}
-
-static void answer_free(answer_t *a)
-{
-    yyjson_doc_free(a->doc);
-    free(a->patch);
+    return h_post_answer(&server, "/admit", body);
 }
 
 static const char *pod_review(adm_arena_t *arena, const char *ns)
@@ -121,7 +68,7 @@ static const char *pod_review(adm_arena_t *arena, const char *ns)
     return pt_review_json(arena, &r);
 }
 
-static yyjson_val *status_of(const answer_t *a)
+static yyjson_val *status_of(const h_answer_t *a)
 {
     assert_false(yyjson_get_bool(yyjson_obj_get(a->response, "allowed")));
     return yyjson_obj_get(a->response, "status");
@@ -130,7 +77,7 @@ static yyjson_val *status_of(const answer_t *a)
 static void test_namespaces(void **state)
 {
     adm_arena_t *arena = adm_arena_create(65536);
-    answer_t a;
+    h_answer_t a;
     yyjson_val *st;
     yyjson_val *cause;
 
@@ -145,21 +92,21 @@ static void test_namespaces(void **state)
     cause = yyjson_arr_get(yyjson_obj_get(yyjson_obj_get(st, "details"), "causes"), 0);
     assert_string_equal(yyjson_get_str(yyjson_obj_get(cause, "reason")), "NamespaceTerminating");
     assert_string_equal(yyjson_get_str(yyjson_obj_get(cause, "field")), "metadata.namespace");
-    answer_free(&a);
+    h_answer_free(&a);
 
     a = admit(pod_review(arena, "nowhere"));
     st = status_of(&a);
     assert_int_equal(yyjson_get_int(yyjson_obj_get(st, "code")), 404);
     assert_string_equal(yyjson_get_str(yyjson_obj_get(st, "reason")), "NotFound");
     assert_string_equal(yyjson_get_str(yyjson_obj_get(st, "message")), "namespaces \"nowhere\" not found");
-    answer_free(&a);
+    h_answer_free(&a);
     adm_arena_destroy(arena);
 }
 
 static void test_pod_defaults(void **state)
 {
     adm_arena_t *arena = adm_arena_create(65536);
-    answer_t a;
+    h_answer_t a;
 
     (void)state;
     a = admit(pod_review(arena, "apps"));
@@ -175,7 +122,7 @@ static void test_pod_defaults(void **state)
     assert_non_null(strstr(a.patch, "\"path\":\"/spec/priorityClassName\",\"value\":\"normal\""));
     assert_non_null(strstr(a.patch, "\"path\":\"/spec/priority\",\"value\":1000"));
     assert_non_null(strstr(a.patch, "node.kubernetes.io/not-ready"));
-    answer_free(&a);
+    h_answer_free(&a);
     adm_arena_destroy(arena);
 }
 
@@ -191,14 +138,14 @@ static void test_claim_gets_default_class(void **state)
                           "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":"
                           "\"data\",\"namespace\":\"apps\"},\"spec\":{\"resources\":{\"requests\":"
                           "{\"storage\":\"1Gi\"}}}}"};
-    answer_t a;
+    h_answer_t a;
 
     (void)state;
     a = admit(pt_review_json(arena, &r));
     assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
     assert_non_null(a.patch);
     assert_non_null(strstr(a.patch, "\"path\":\"/spec/storageClassName\",\"value\":\"fast\""));
-    answer_free(&a);
+    h_answer_free(&a);
     adm_arena_destroy(arena);
 }
 

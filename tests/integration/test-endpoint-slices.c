@@ -20,10 +20,7 @@
 
 #include "certgen.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <mbedtls/base64.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -32,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,83 +41,15 @@ static h_server_t mocks[NMOCKS], api, api2, admitd;
 static h_server_t *target = &api; /* the fake API server put_slice and put_service write to */
 static int port;
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static void file_b64(const char *path, char *out, size_t out_len)
-{
-    size_t len, olen = 0;
-    char *pem = calloc(1, 16384);
-    FILE *f = fopen(path, "rb");
-
-    assert_non_null(f);
-    len = fread(pem, 1, 16383, f);
-    fclose(f);
-    assert_int_equal(mbedtls_base64_encode((unsigned char *)out, out_len, &olen, (unsigned char *)pem, len),
-                     0);
-    free(pem);
-}
-
-/* Waits until something accepts on addr:port (the harness only watches 127.0.0.1). */
-static bool wait_listening(const char *addr, int p, int timeout_ms)
-{
-    long long start = h_now_ms();
-
-    while (h_now_ms() - start < timeout_ms) {
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p)};
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        bool ok;
-
-        inet_pton(AF_INET, addr, &sa.sin_addr);
-        ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-        if (fd >= 0) {
-            close(fd);
-        }
-        if (ok) {
-            return true;
-        }
-        poll(NULL, 0, 20); /* the next try; the loop ends on the condition or the time limit */
-    }
-    return false;
-}
-
 /* Mockhook i on 127.0.0.(i+1):port (the first picks the port), serving name's certificate. */
 static void start_mock(int i, const char *name)
 {
-    char listen[64], cert[320], key[320];
-    const char *args[] = {"--listen",
-                          listen,
-                          "--tls-cert-file",
-                          cert,
-                          "--tls-private-key-file",
-                          key,
-                          "--record",
-                          records[i],
-                          "--behavior",
-                          "allow",
-                          "--delay",
+    const char *args[] = {"--behavior", "allow", "--delay",
                           i == 1 ? "20ms" : "1ms", /* .2 holds its calls: some are in flight when it goes */
                           NULL};
 
-    snprintf(cert, sizeof(cert), "%s/%s.crt.pem", dir, name);
-    snprintf(key, sizeof(key), "%s/%s.key.pem", dir, name);
     snprintf(records[i], sizeof(records[i]), "%s/record-%d.jsonl", dir, i);
-    if (i == 0) {
-        snprintf(listen, sizeof(listen), "127.0.0.1:0");
-        assert_int_equal(h_start_prog(&mocks[0], h_bin("MOCKHOOK_BIN"), NULL, args), 0);
-        port = mocks[0].port;
-        return;
-    }
-    snprintf(listen, sizeof(listen), "127.0.0.%d:%d", i + 1, port);
-    assert_int_equal(h_spawn_prog(&mocks[i], h_bin("MOCKHOOK_BIN"), NULL, args), 0);
-    snprintf(listen, sizeof(listen), "127.0.0.%d", i + 1);
-    assert_true(wait_listening(listen, port, 10000));
+    h_start_loopback_mock(&mocks[i], i, &port, dir, name, records[i], args);
 }
 
 /* The endpoints member of a slice: "127.0.0.N" ready, or "127.0.0.N:notready". */
@@ -174,20 +102,7 @@ static void write_config(const char *service)
         "  rules: [{operations: [\"*\"], apiGroups: [\"*\"], apiVersions: [\"*\"], resources: [\"*/*\"]}]\n"
         "  sideEffects: None\n  admissionReviewVersions: [v1]\n  failurePolicy: Fail\n",
         service, ca_b64);
-    write_file(config, text);
-}
-
-/* The kubeconfig naming the fake API server on api_port. */
-static void write_kubeconfig(int api_port)
-{
-    char yaml[1024];
-
-    snprintf(yaml, sizeof(yaml),
-             "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
-             "clusters: [{name: c, cluster: {server: \"http://127.0.0.1:%d\"}}]\n"
-             "users: [{name: u, user: {}}]\ncontexts: [{name: t, context: {cluster: c, user: u}}]\n",
-             api_port);
-    write_file(kubeconfig, yaml);
+    h_write_file(config, text);
 }
 
 static int setup(void **state)
@@ -202,15 +117,13 @@ static int setup(void **state)
     assert_int_equal(certgen_make(dir, "spread", "spread.hooks.svc", "ca", false), 0);
     assert_int_equal(certgen_make(dir, "other", "other.hooks.svc", "ca", false), 0);
     snprintf(ca, sizeof(ca), "%s/ca.crt.pem", dir);
-    file_b64(ca, ca_b64, sizeof(ca_b64));
+    h_file_b64(ca, ca_b64, sizeof(ca_b64));
     for (int i = 0; i < NMOCKS; i++) {
         start_mock(i, i < 4 ? "spread" : "other");
     }
     assert_int_equal(h_start_prog(&api, h_bin("FAKE_APISERVER_BIN"), NULL, api_args), 0);
-    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
-                        "\"default\"},\"status\":{\"phase\":\"Active\"}}}");
-    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
-                        "\"hooks\"},\"status\":{\"phase\":\"Active\"}}}");
+    h_api_put_namespace(&api, "default", "Active");
+    h_api_put_namespace(&api, "hooks", "Active");
     /* the fixture pod's account: with --kubeconfig, ServiceAccount reads it from the API server */
     h_api_control(&api, "{\"op\":\"put\",\"resource\":\"serviceaccounts\",\"object\":{\"metadata\":{\"name\":"
                         "\"web\",\"namespace\":\"default\"}}}");
@@ -224,7 +137,7 @@ static int setup(void **state)
         put_slice("other", "other-a", five, 1);
     }
     snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", dir);
-    write_kubeconfig(api.port);
+    h_write_kubeconfig(kubeconfig, api.port, "{}");
     snprintf(config, sizeof(config), "%s/hooks.yaml", dir);
     write_config("spread");
     return 0;
@@ -239,10 +152,8 @@ static int teardown(void **state)
         h_dump_log(&admitd);
     }
     h_cleanup(&admitd);
-    h_stop(&api, SIGTERM, 5000);
-    h_cleanup(&api);
-    h_stop(&api2, SIGTERM, 5000);
-    h_cleanup(&api2);
+    h_api_stop(&api);
+    h_api_stop(&api2);
     for (int i = 0; i < NMOCKS; i++) {
         h_stop(&mocks[i], SIGTERM, 10000);
         h_cleanup(&mocks[i]);
@@ -258,20 +169,9 @@ static int teardown(void **state)
 /* One GET on the health listener; the status. */
 static int readyz(void)
 {
-    h_conn_t c;
-    h_response_t r = {0};
-    size_t len;
-    char *req = h_request("GET", "/readyz", NULL, NULL, 0, &len);
-    int status;
+    char body[64];
 
-    assert_int_equal(h_connect(&c, admitd.health_port, NULL, NULL, NULL, NULL), 0);
-    assert_int_equal(h_send(&c, req, len), 0);
-    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
-    status = r.status;
-    h_response_free(&r);
-    h_close(&c);
-    free(req);
-    return status;
+    return h_get(admitd.health_port, "/readyz", body, sizeof(body));
 }
 
 /* POSTs the fixture review to /validate on c; the answer's body (heap). */
@@ -322,7 +222,6 @@ static void test_ready_waits_for_the_slices(void **state)
                           "--cluster-state",
                           h_fixture_path("cluster-state.yaml"),
                           NULL};
-    long long end;
 
     (void)state;
     h_api_control(&api, "{\"op\":\"fail\",\"status\":500,\"count\":1000,\"on\":\"list\",\"resource\":"
@@ -335,11 +234,7 @@ static void test_ready_waits_for_the_slices(void **state)
     assert_true(h_log_wait(&admitd, "informer Namespace: synced", 1, 10000));
     assert_int_equal(readyz(), 503);
     h_api_control(&api, "{\"op\":\"fail\",\"status\":500,\"count\":0}");
-    end = h_now_ms() + 15000;
-    while (readyz() != 200 && h_now_ms() < end) {
-        poll(NULL, 0, 20); /* a pause between polls of a condition */
-    }
-    assert_int_equal(readyz(), 200);
+    assert_true(h_wait_ready(&admitd, 15000));
     assert_true(h_log_wait(&admitd, "webhook Service hooks/spread port 443: 3 endpoints:", 1, 5000));
 }
 
@@ -620,15 +515,8 @@ static void test_new_api_server_moves_the_service_watches(void **state)
 
     (void)state;
     assert_int_equal(h_start_prog(&api2, h_bin("FAKE_APISERVER_BIN"), NULL, api_args), 0);
-    for (int i = 0; i < 2; i++) {
-        char cmd[256];
-
-        snprintf(cmd, sizeof(cmd),
-                 "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":\"%s\"},"
-                 "\"status\":{\"phase\":\"Active\"}}}",
-                 i == 0 ? "default" : "hooks");
-        h_api_control(&api2, cmd);
-    }
+    h_api_put_namespace(&api2, "default", "Active");
+    h_api_put_namespace(&api2, "hooks", "Active");
     h_api_control(&api2,
                   "{\"op\":\"put\",\"resource\":\"serviceaccounts\",\"object\":{\"metadata\":{\"name\":"
                   "\"web\",\"namespace\":\"default\"}}}");
@@ -636,7 +524,7 @@ static void test_new_api_server_moves_the_service_watches(void **state)
     put_service("other");
     put_slice("other", "other-a", none_ready, 1);
     target = &api;
-    write_kubeconfig(api2.port);
+    h_write_kubeconfig(kubeconfig, api2.port, "{}");
     assert_true(h_log_wait(&admitd, "API connection: the server is now", 1, 10000));
     assert_true(h_log_wait(&admitd, "webhook Service hooks/other port 443: no endpoint", 1, 10000));
     assert_int_equal(h_connect_to(&c, &admitd), 0);

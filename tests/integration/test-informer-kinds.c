@@ -49,19 +49,9 @@ static const char *const default_kinds[] = {
 };
 #define NDEFAULT_KINDS (sizeof(default_kinds) / sizeof(default_kinds[0]))
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static int setup(void **state)
 {
     const char *args[] = {"--insecure-http", "--token", TOKEN, NULL};
-    char yaml[1024];
 
     (void)state;
     if (adm_tls_global_init() != 0 || certgen_tempdir(dir, sizeof(dir)) != 0) {
@@ -71,13 +61,7 @@ static int setup(void **state)
         return 1;
     }
     snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", dir);
-    snprintf(yaml, sizeof(yaml),
-             "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
-             "clusters: [{name: c, cluster: {server: \"http://127.0.0.1:%d\"}}]\n"
-             "users: [{name: u, user: {token: %s}}]\n"
-             "contexts: [{name: t, context: {cluster: c, user: u}}]\n",
-             api.port, TOKEN);
-    write_file(kubeconfig, yaml);
+    h_write_kubeconfig(kubeconfig, api.port, "{token: " TOKEN "}");
     /* what every pod below needs to pass the default set: its namespace, and its service account */
     h_api_control(
         &api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":\"team\","
@@ -90,49 +74,13 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    h_stop(&api, SIGTERM, 5000);
-    h_cleanup(&api);
-    certgen_rmdir(dir);
-    adm_tls_global_cleanup();
-    return 0;
-}
-
-/* One plain-HTTP GET on port: the status, and the body copied into out. */
-static int get(int port, const char *path, char *out, size_t out_len)
-{
-    h_conn_t c;
-    h_response_t r = {0};
-    size_t len;
-    char *req = h_request("GET", path, NULL, NULL, 0, &len);
-    int status;
-
-    assert_int_equal(h_connect(&c, port, NULL, NULL, NULL, NULL), 0);
-    assert_int_equal(h_send(&c, req, len), 0);
-    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
-    status = r.status;
-    snprintf(out, out_len, "%.*s", (int)r.body.len, r.body.data != NULL ? (const char *)r.body.data : "");
-    h_response_free(&r);
-    h_close(&c);
-    free(req);
-    return status;
+    return h_api_cleanup(&api, dir);
 }
 
 /* admitd's /metrics into out. */
 static void metrics(char *out, size_t out_len)
 {
-    h_conn_t c;
-    h_response_t r = {0};
-    size_t len;
-    char *req = h_request("GET", "/metrics", NULL, NULL, 0, &len);
-
-    assert_int_equal(h_connect_to(&c, &server), 0);
-    assert_int_equal(h_send(&c, req, len), 0);
-    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
-    assert_int_equal(r.status, 200);
-    snprintf(out, out_len, "%.*s", (int)r.body.len, (const char *)r.body.data);
-    h_response_free(&r);
-    h_close(&c);
-    free(req);
+    h_call_200(&server, "GET", "/metrics", NULL, out, out_len);
 }
 
 /* How many kinds admitd watches (admitd_informer_synced samples), and whether labels is one. */
@@ -152,16 +100,7 @@ static int watched(const char *text, const char *labels, bool *found)
 
 static bool wait_ready(int ms)
 {
-    long long end = h_now_ms() + ms;
-    char body[64];
-
-    while (h_now_ms() < end) {
-        if (get(server.health_port, "/readyz", body, sizeof(body)) == 200) {
-            return true;
-        }
-        (void)poll(NULL, 0, 20); /* a pause between polls of a condition */
-    }
-    return false;
+    return h_wait_ready(&server, ms);
 }
 
 /* /admit on a pod in namespace ns with spec (JSON); the answer's allowed and message into msg. */
@@ -307,7 +246,7 @@ static void test_one_kind_not_synced(void **state)
         &server, "informer PriorityClass: list /apis/scheduling.k8s.io/v1/priorityclasses failed", 1, 10000));
     assert_true(h_log_wait(&server, "informer Namespace: synced", 1, 10000));
     assert_true(h_log_wait(&server, "informer LimitRange: synced", 1, 10000));
-    assert_int_equal(get(server.health_port, "/readyz", body, sizeof(body)), 503);
+    assert_int_equal(h_get(server.health_port, "/readyz", body, sizeof(body)), 503);
     assert_string_equal(body, "not synced\n");
     metrics(scrape, sizeof(scrape));
     watched(scrape, "group=\"scheduling.k8s.io\",kind=\"PriorityClass\"", &found);
@@ -444,7 +383,7 @@ static void test_namespace_selector(void **state)
     assert_non_null(strstr(msg, "failed calling webhook \"sel.example.com\""));
 
     snprintf(path, sizeof(path), "%s/hooks.yaml", server.dir);
-    write_file(path, HOOK_SELECTOR);
+    h_write_file(path, HOOK_SELECTOR);
     kill(server.pid, SIGHUP);
     end = h_now_ms() + 10000;
     do {

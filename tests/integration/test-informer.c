@@ -7,7 +7,6 @@
  * live (NamespaceLifecycle's GET). And a kubeconfig that cannot be used (a
  * missing file, an exec plugin) stops admitd with one line naming the file and field, exit 2.
  */
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -28,28 +27,6 @@
 static h_server_t api, server;
 static char dir[256], kubeconfig[320], token_file[320];
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static void write_kubeconfig(const char *user)
-{
-    char yaml[1024];
-
-    snprintf(yaml, sizeof(yaml),
-             "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
-             "clusters: [{name: c, cluster: {server: \"http://127.0.0.1:%d\"}}]\n"
-             "users: [{name: u, user: %s}]\n"
-             "contexts: [{name: t, context: {cluster: c, user: u}}]\n",
-             api.port, user);
-    write_file(kubeconfig, yaml);
-}
-
 static int setup(void **state)
 {
     const char *args[] = {"--insecure-http", "--token-file", token_file, "--namespaces", "3", NULL};
@@ -61,59 +38,19 @@ static int setup(void **state)
     }
     snprintf(token_file, sizeof(token_file), "%s/token", dir);
     snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", dir);
-    write_file(token_file, "s3cret\n");
+    h_write_file(token_file, "s3cret\n");
     if (h_start_prog(&api, h_bin("FAKE_APISERVER_BIN"), NULL, args) != 0) {
         return 1;
     }
     snprintf(user, sizeof(user), "{tokenFile: %s}", token_file);
-    write_kubeconfig(user);
+    h_write_kubeconfig(kubeconfig, api.port, user);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    h_stop(&api, SIGTERM, 5000);
-    h_cleanup(&api);
-    certgen_rmdir(dir);
-    adm_tls_global_cleanup();
-    return 0;
-}
-
-/* One GET on port (plain HTTP), the status returned and the body copied into out. */
-static int get(int port, const char *path, char *out, size_t out_len)
-{
-    h_conn_t c;
-    h_response_t r = {0};
-    char *req;
-    size_t len;
-    int status;
-
-    req = h_request("GET", path, NULL, NULL, 0, &len);
-    assert_int_equal(h_connect(&c, port, NULL, NULL, NULL, NULL), 0);
-    assert_int_equal(h_send(&c, req, len), 0);
-    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
-    status = r.status;
-    snprintf(out, out_len, "%.*s", (int)r.body.len, r.body.data != NULL ? (const char *)r.body.data : "");
-    h_response_free(&r);
-    h_close(&c);
-    free(req);
-    return status;
-}
-
-/* Polls until GET path on port answers want, within ms. */
-static bool wait_status(int port, const char *path, int want, int ms)
-{
-    long long end = h_now_ms() + ms;
-    char body[256];
-
-    while (h_now_ms() < end) {
-        if (get(port, path, body, sizeof(body)) == want) {
-            return true;
-        }
-        (void)poll(NULL, 0, 20); /* a pause between polls of a condition */
-    }
-    return false;
+    return h_api_cleanup(&api, dir);
 }
 
 /* The AdmissionReview /admit answers for a pod created (maybe on dry run) in ns, copied into out. */
@@ -127,20 +64,8 @@ static void pod_review_dry(const char *ns, bool dry_run, char *out, size_t out_l
                        .name = "p",
                        .object = "{}",
                        .dry_run = dry_run};
-    const char *body = pt_review_json(a, &pr);
-    h_conn_t c;
-    h_response_t r = {0};
-    size_t len;
-    char *req = h_request("POST", "/admit", "application/json", body, strlen(body), &len);
 
-    assert_int_equal(h_connect_to(&c, &server), 0);
-    assert_int_equal(h_send(&c, req, len), 0);
-    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
-    assert_int_equal(r.status, 200);
-    snprintf(out, out_len, "%.*s", (int)r.body.len, (const char *)r.body.data);
-    h_response_free(&r);
-    h_close(&c);
-    free(req);
+    h_call_200(&server, "POST", "/admit", pt_review_json(a, &pr), out, out_len);
     adm_arena_destroy(a);
 }
 
@@ -181,20 +106,18 @@ static void test_live_state(void **state)
     (void)state;
     h_api_control(&api, "{\"op\":\"fail\",\"status\":500,\"count\":1000,\"on\":\"list\"}");
     assert_int_equal(h_start(&server, NULL, args), 0);
-    assert_int_equal(get(server.health_port, "/readyz", body, sizeof(body)), 503);
+    assert_int_equal(h_get(server.health_port, "/readyz", body, sizeof(body)), 503);
     assert_string_equal(body, "not synced\n");
     assert_true(h_log_wait(&server, "informer Namespace: list /api/v1/namespaces failed: HTTP 500", 1, 5000));
     h_api_control(&api, "{\"op\":\"fail\",\"status\":500,\"count\":0,\"on\":\"list\"}");
-    assert_true(wait_status(server.health_port, "/readyz", 200, 15000));
+    assert_true(h_wait_ready(&server, 15000));
 
     assert_false(pod_allowed("fresh"));
-    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
-                        "\"fresh\"},\"status\":{\"phase\":\"Active\"}}}");
+    h_api_put_namespace(&api, "fresh", "Active");
     t0 = h_now_ms();
     assert_true(wait_allowed("fresh", true, 1000));
     print_message("namespace seen by admission after %lld ms\n", h_now_ms() - t0);
-    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
-                        "\"fresh\"},\"status\":{\"phase\":\"Terminating\"}}}");
+    h_api_put_namespace(&api, "fresh", "Terminating");
     assert_true(wait_allowed("fresh", false, 1000));
 
     {
@@ -224,7 +147,8 @@ static void test_unusable_kubeconfig(void **state)
     assert_non_null(strstr(out, missing));
     assert_null(strchr(strchr(out, '\n') + 1, '\n')); /* one line */
 
-    write_kubeconfig("{exec: {command: get-token, apiVersion: client.authentication.k8s.io/v1}}");
+    h_write_kubeconfig(kubeconfig, api.port,
+                       "{exec: {command: get-token, apiVersion: client.authentication.k8s.io/v1}}");
     assert_int_equal(h_run(run_exec, out, sizeof(out), 10000), 2);
     snprintf(line, sizeof(line), "admitd: %s: users[0].user.exec: ", kubeconfig);
     assert_non_null(strstr(out, line));
@@ -232,19 +156,6 @@ static void test_unusable_kubeconfig(void **state)
 
     assert_int_equal(h_run(run_both, out, sizeof(out), 10000), 2);
     assert_string_equal(out, "admitd: --kubeconfig and --in-cluster: give one of them\n");
-}
-
-/* A counter of the fake API server's /_control/stats ("gets", "lists"...). */
-static long api_stat(const char *key)
-{
-    char body[1024], pat[64];
-    const char *at;
-
-    assert_int_equal(get(api.port, "/_control/stats", body, sizeof(body)), 200);
-    snprintf(pat, sizeof(pat), "\"%s\":", key);
-    at = strstr(body, pat);
-    assert_non_null(at);
-    return strtol(at + strlen(pat), NULL, 10);
 }
 
 /*
@@ -263,18 +174,17 @@ static void test_live_namespace_lookup(void **state)
 
     (void)state;
     snprintf(user, sizeof(user), "{tokenFile: %s}", token_file);
-    write_kubeconfig(user); /* test_unusable_kubeconfig left an exec plugin in it */
+    h_write_kubeconfig(kubeconfig, api.port, user); /* test_unusable_kubeconfig left an exec plugin in it */
     assert_int_equal(h_start(&server, NULL, args), 0);
-    assert_true(wait_status(server.health_port, "/readyz", 200, 15000));
+    assert_true(h_wait_ready(&server, 15000));
     h_api_control(&api, "{\"op\":\"slow\",\"ms\":600000}"); /* the cache sees nothing new */
-    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
-                        "\"late\"},\"status\":{\"phase\":\"Active\"}}}");
-    gets = api_stat("gets");
+    h_api_put_namespace(&api, "late", "Active");
+    gets = h_api_stat(&api, "gets");
     assert_true(pod_allowed("late"));
-    assert_int_equal(api_stat("gets"), gets + 2); /* NamespaceLifecycle's and PodSecurity's, as in kube */
+    assert_int_equal(h_api_stat(&api, "gets"),
+                     gets + 2); /* NamespaceLifecycle's and PodSecurity's, as in kube */
 
-    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
-                        "\"late-gone\"},\"status\":{\"phase\":\"Terminating\"}}}");
+    h_api_put_namespace(&api, "late-gone", "Terminating");
     pod_review("late-gone", body, sizeof(body));
     assert_non_null(strstr(body, "\"message\":\"pods \\\"p\\\" is forbidden: unable to create new content in "
                                  "namespace late-gone because it is being terminated\""));
@@ -290,7 +200,7 @@ static void test_live_namespace_lookup(void **state)
     assert_non_null(
         strstr(body, "\"message\":\"Internal error occurred: Internal error occurred: injected\""));
     assert_non_null(strstr(body, "\"code\":500"));
-    assert_int_equal(api_stat("gets"), gets + 4); /* the injected failure is not a GET served */
+    assert_int_equal(h_api_stat(&api, "gets"), gets + 4); /* the injected failure is not a GET served */
 
     h_api_control(&api, "{\"op\":\"slow\",\"ms\":0}");
     assert_int_equal(h_stop(&server, SIGTERM, 10000), 0);
@@ -318,21 +228,20 @@ static void test_auto_provision(void **state)
 
     (void)state;
     assert_int_equal(h_start(&server, NULL, args), 0);
-    assert_true(wait_status(server.health_port, "/readyz", 200, 15000));
+    assert_true(h_wait_ready(&server, 15000));
     h_api_control(&api, "{\"op\":\"slow\",\"ms\":600000}"); /* the cache sees nothing new */
-    creates = api_stat("creates");
+    creates = h_api_stat(&api, "creates");
     assert_true(pod_allowed("auto"));
-    assert_int_equal(api_stat("creates"), creates + 1);
+    assert_int_equal(h_api_stat(&api, "creates"), creates + 1);
     /* admitted means NamespaceLifecycle's live GET found it on the API server */
 
-    h_api_control(&api, "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":"
-                        "\"known\"},\"status\":{\"phase\":\"Active\"}}}");
+    h_api_put_namespace(&api, "known", "Active");
     assert_true(pod_allowed("known")); /* 409 AlreadyExists is fine */
-    assert_int_equal(api_stat("creates"), creates + 2);
+    assert_int_equal(h_api_stat(&api, "creates"), creates + 2);
 
     pod_review_dry("dry", true, body, sizeof(body));
     assert_non_null(strstr(body, "\"message\":\"namespaces \\\"dry\\\" not found\""));
-    assert_int_equal(api_stat("creates"), creates + 2);
+    assert_int_equal(h_api_stat(&api, "creates"), creates + 2);
 
     h_api_control(&api, "{\"op\":\"slow\",\"ms\":0}");
     assert_int_equal(h_stop(&server, SIGTERM, 10000), 0);

@@ -45,65 +45,21 @@ static const char *server_ca = "caS1";
 
 /* ---- files ------------------------------------------------------------------------------------ */
 
-static void path_of(char *out, size_t len, const char *name)
-{
-    snprintf(out, len, "%.250s/%.60s", dir, name);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *data;
-    long n;
-
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    data = calloc(1, (size_t)n + 1);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    return data;
-}
-
-/* Replaces path as editors and config tools do: a temporary file renamed over it. */
-static void replace_file(const char *path, const char *text)
-{
-    char tmp[400];
-    FILE *f;
-
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    f = fopen(tmp, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-    assert_int_equal(rename(tmp, path), 0);
-}
-
-/* certgen's NAME.crt.pem or NAME.key.pem, as text. */
-static char *pem(const char *name, const char *kind)
-{
-    char path[400];
-
-    snprintf(path, sizeof(path), "%s/%s.%s.pem", dir, name, kind);
-    return slurp(path);
-}
-
 /* Copies certgen's NAME.KIND.pem over the file to (the fake server's own files). */
 static void install(const char *name, const char *kind, const char *to)
 {
-    char *text = pem(name, kind), path[400];
+    char *text = h_pem(dir, name, kind), path[400];
 
-    path_of(path, sizeof(path), to);
-    replace_file(path, text);
+    h_path(path, sizeof(path), dir, to);
+    h_replace_file(path, text);
     free(text);
 }
 
 /* The admitd mount: the server CA, the client certificate and key, and token (a kubelet swap). */
 static void publish_mount(const char *mnt, const char *token)
 {
-    char *ca = pem(server_ca, "crt"), *crt = pem(client_cert, "crt"), *key = pem(client_cert, "key");
+    char *ca = h_pem(dir, server_ca, "crt"), *crt = h_pem(dir, client_cert, "crt"),
+         *key = h_pem(dir, client_cert, "key");
     h_mount_file_t files[] = {{"ca.crt", ca}, {"tls.crt", crt}, {"tls.key", key}, {"token", token}};
 
     h_publish(mnt, files, 4);
@@ -125,112 +81,30 @@ static void write_kubeconfig(int port, const char *user_extra)
              "client-key: mount/tls.key%s}\n"
              "contexts:\n- name: t\n  context: {cluster: c, user: u}\n",
              port, user_extra);
-    replace_file(kubeconfig, yaml);
+    h_replace_file(kubeconfig, yaml);
 }
 
 /* ---- talking to the servers -------------------------------------------------------------------- */
-
-/* One GET of path; the status, the body in out. tls: the fake API server (any certificate). */
-static int get(int port, bool tls, const char *path, char *out, size_t out_len)
-{
-    adm_tls_client_opts_t any = {.insecure = true};
-    h_conn_t c;
-    h_response_t r = {0};
-    size_t len;
-    char *req = h_request("GET", path, NULL, NULL, 0, &len);
-    int status = -1;
-
-    out[0] = '\0';
-    if (h_connect_tls(&c, port, tls ? &any : NULL, NULL) == 0 && h_send(&c, req, len) == 0 &&
-        h_read(&c, &r, 5000, NULL) == 0) {
-        status = r.status;
-        snprintf(out, out_len, "%.*s", (int)r.body.len, r.body.data != NULL ? (const char *)r.body.data : "");
-    }
-    h_response_free(&r);
-    h_close(&c);
-    free(req);
-    return status;
-}
-
-/* A counter of a fake API server's /_control/stats. */
-static long api_stat(const h_server_t *a, const char *key)
-{
-    char body[1024], pat[64];
-    const char *at;
-
-    assert_int_equal(get(a->port, true, "/_control/stats", body, sizeof(body)), 200);
-    snprintf(pat, sizeof(pat), "\"%s\":", key);
-    at = strstr(body, pat);
-    assert_non_null(at);
-    return strtol(at + strlen(pat), NULL, 10);
-}
-
-static bool wait_stat_above(const h_server_t *a, const char *key, long than)
-{
-    long long end = h_now_ms() + WAIT_MS;
-
-    while (h_now_ms() < end) {
-        if (api_stat(a, key) > than) {
-            return true;
-        }
-        (void)poll(NULL, 0, 20); /* a pause between polls of a condition */
-    }
-    return false;
-}
-
-static bool wait_ready(const h_server_t *s)
-{
-    long long end = h_now_ms() + WAIT_MS;
-    char body[64];
-
-    while (h_now_ms() < end) {
-        if (get(s->health_port, false, "/readyz", body, sizeof(body)) == 200) {
-            return true;
-        }
-        (void)poll(NULL, 0, 20);
-    }
-    return false;
-}
 
 static void ready(const h_server_t *s)
 {
     char body[64];
 
-    assert_int_equal(get(s->health_port, false, "/readyz", body, sizeof(body)), 200);
+    assert_int_equal(h_get(s->health_port, "/readyz", body, sizeof(body)), 200);
 }
 
 /* admitd_config_reloads_total{result=...} from /metrics. */
 static long reloads(const h_server_t *s, const char *result)
 {
+    char series[128];
     h_conn_t c;
-    h_response_t r = {0};
-    size_t n;
-    char *req = h_request("GET", "/metrics", NULL, NULL, 0, &n);
-    char needle[128];
-    const char *at;
-    long value = -1;
+    long value;
 
-    snprintf(needle, sizeof(needle), "admitd_config_reloads_total{result=\"%s\"} ", result);
+    snprintf(series, sizeof(series), "admitd_config_reloads_total{result=\"%s\"}", result);
     assert_int_equal(h_connect_to(&c, s), 0);
-    if (h_send(&c, req, n) == 0 && h_read(&c, &r, 5000, NULL) == 0 && r.body.data != NULL) {
-        adm_buf_append(&r.body, "", 1);
-        at = strstr((const char *)r.body.data, needle);
-        if (at != NULL) {
-            value = strtol(at + strlen(needle), NULL, 10);
-        }
-    }
+    value = h_metric_value(&c, series);
     h_close(&c);
-    h_response_free(&r);
-    free(req);
     return value;
-}
-
-static void wait_log(const h_server_t *s, const char *needle, int count)
-{
-    if (!h_log_wait(s, needle, count, WAIT_MS)) {
-        h_dump_log(s);
-        fail_msg("waited for %d log lines with \"%s\"", count, needle);
-    }
 }
 
 /* The /admit answer for a pod created in ns, or NULL when no answer came (heap). */
@@ -293,22 +167,10 @@ static void wait_allowed(const h_server_t *s, const char *ns, bool want)
     fail_msg("a pod in %s is still %s", ns, want ? "refused" : "allowed");
 }
 
-/* Puts a namespace on the fake server a (its watches carry it to admitd's cache). */
-static void put_namespace(const h_server_t *a, const char *name)
-{
-    char cmd[256];
-
-    snprintf(cmd, sizeof(cmd),
-             "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":\"%s\"},"
-             "\"status\":{\"phase\":\"Active\"}}}",
-             name);
-    h_api_control(a, cmd);
-}
-
 /* The fake server's accepted tokens, one a line. */
 static void accept_tokens(const char *lines)
 {
-    replace_file(fake_tokens, lines);
+    h_replace_file(fake_tokens, lines);
 }
 
 /* ---- the steady stream of requests ------------------------------------------------------------ */
@@ -382,14 +244,14 @@ static int start_fake(h_server_t *a, const char *extra_ns)
                           "3",
                           NULL};
 
-    path_of(crt, sizeof(crt), "fake-tls.crt");
-    path_of(key, sizeof(key), "fake-tls.key");
-    path_of(ca, sizeof(ca), "fake-client-ca.crt");
+    h_path(crt, sizeof(crt), dir, "fake-tls.crt");
+    h_path(key, sizeof(key), dir, "fake-tls.key");
+    h_path(ca, sizeof(ca), dir, "fake-client-ca.crt");
     if (h_start_prog(a, h_bin("FAKE_APISERVER_BIN"), NULL, args) != 0) {
         return -1;
     }
     if (extra_ns != NULL) {
-        put_namespace(a, extra_ns);
+        h_api_put_namespace(a, extra_ns, "Active");
     }
     return 0;
 }
@@ -409,19 +271,12 @@ static int setup(void **state)
 
     (void)state;
     if (adm_tls_global_init() != 0 || certgen_tempdir(dir, sizeof(dir)) != 0 ||
-        certgen_make(dir, "caS1", "API server CA 1", NULL, false) != 0 ||
-        certgen_make(dir, "caS2", "API server CA 2", NULL, false) != 0 ||
-        certgen_make(dir, "server1", "localhost", "caS1", false) != 0 ||
-        certgen_make(dir, "server2", "localhost", "caS2", false) != 0 ||
-        certgen_make(dir, "caC1", "client CA 1", NULL, false) != 0 ||
-        certgen_make(dir, "caC2", "client CA 2", NULL, false) != 0 ||
-        certgen_make(dir, "client1", "admitd", "caC1", true) != 0 ||
-        certgen_make(dir, "client2", "admitd", "caC2", true) != 0) {
+        h_make_rotation_certs(dir, "API server CA", "admitd") != 0) {
         return -1;
     }
-    path_of(mount, sizeof(mount), "mount");
-    path_of(kubeconfig, sizeof(kubeconfig), "kubeconfig.yaml");
-    path_of(fake_tokens, sizeof(fake_tokens), "fake-tokens");
+    h_path(mount, sizeof(mount), dir, "mount");
+    h_path(kubeconfig, sizeof(kubeconfig), dir, "kubeconfig.yaml");
+    h_path(fake_tokens, sizeof(fake_tokens), dir, "fake-tokens");
     install("server1", "crt", "fake-tls.crt");
     install("server1", "key", "fake-tls.key");
     install("caC1", "crt", "fake-client-ca.crt");
@@ -432,7 +287,7 @@ static int setup(void **state)
     snprintf(token, sizeof(token), "token-%d\n", token_version);
     publish_mount(mount, token);
     write_kubeconfig(api.port, "");
-    if (h_start(&server, NULL, args) != 0 || !wait_ready(&server)) {
+    if (h_start(&server, NULL, args) != 0 || !h_wait_ready(&server, WAIT_MS)) {
         return -1;
     }
     atomic_store(&load.stop, false);
@@ -452,10 +307,8 @@ static int teardown(void **state)
         h_dump_log(&server);
     }
     h_cleanup(&server);
-    h_stop(&api, SIGTERM, 5000);
-    h_cleanup(&api);
-    h_stop(&api2, SIGTERM, 5000);
-    h_cleanup(&api2);
+    h_api_stop(&api);
+    h_api_stop(&api2);
     certgen_rmdir(dir);
     adm_tls_global_cleanup();
     return rc;
@@ -471,31 +324,31 @@ static int teardown(void **state)
  */
 static void test_token_rotation(void **state)
 {
-    long unauthorized = api_stat(&api, "unauthorized");
+    long unauthorized = h_api_stat(&api, "unauthorized");
 
     (void)state;
     for (int i = 0; i < 3; i++) {
         char both[64], token[64], ns[32];
-        long watches = api_stat(&api, "watches");
+        long watches = h_api_stat(&api, "watches");
 
         snprintf(both, sizeof(both), "token-%d\ntoken-%d\n", token_version, token_version + 1);
         accept_tokens(both);
         token_version++;
         snprintf(token, sizeof(token), "token-%d\n", token_version);
         publish_mount(mount, token);
-        wait_log(&server, "API connection: new bearer token", i + 1);
-        assert_true(wait_stat_above(&api, "watches", watches));
+        h_expect_log(&server, "API connection: new bearer token", i + 1, WAIT_MS);
+        assert_true(h_api_wait_stat_above(&api, "watches", watches, WAIT_MS));
         accept_tokens(token); /* the old token is refused from now on */
-        watches = api_stat(&api, "watches");
+        watches = h_api_stat(&api, "watches");
         h_api_control(&api, "{\"op\":\"cut-watches\"}");
-        assert_true(wait_stat_above(&api, "watches", watches));
+        assert_true(h_api_wait_stat_above(&api, "watches", watches, WAIT_MS));
         snprintf(ns, sizeof(ns), "after-token-%d", token_version);
-        put_namespace(&api, ns);
+        h_api_put_namespace(&api, ns, "Active");
         wait_allowed(&server, ns, true);
         ready(&server);
     }
-    assert_int_equal(api_stat(&api, "unauthorized"), unauthorized);
-    assert_int_equal(api_stat(&api, "tlsErrors"), 0);
+    assert_int_equal(h_api_stat(&api, "unauthorized"), unauthorized);
+    assert_int_equal(h_api_stat(&api, "tlsErrors"), 0);
 }
 
 /*
@@ -506,7 +359,7 @@ static void test_token_rotation(void **state)
 static void test_ca_rotation(void **state)
 {
     char token[64];
-    long watches = api_stat(&api, "watches");
+    long watches = h_api_stat(&api, "watches");
 
     (void)state;
     install("server2", "crt", "fake-tls.crt");
@@ -515,22 +368,22 @@ static void test_ca_rotation(void **state)
     server_ca = "caS2";
     snprintf(token, sizeof(token), "token-%d\n", token_version);
     publish_mount(mount, token);
-    wait_log(&server, "API connection: new TLS settings for https://127.0.0.1:", 1);
-    assert_true(wait_stat_above(&api, "watches", watches));
+    h_expect_log(&server, "API connection: new TLS settings for https://127.0.0.1:", 1, WAIT_MS);
+    assert_true(h_api_wait_stat_above(&api, "watches", watches, WAIT_MS));
     /* the replaced connections close once no call runs on them */
-    wait_log(&server, "from before the reload are closed", 1);
-    put_namespace(&api, "after-ca");
+    h_expect_log(&server, "from before the reload are closed", 1, WAIT_MS);
+    h_api_put_namespace(&api, "after-ca", "Active");
     wait_allowed(&server, "after-ca", true);
     ready(&server);
-    assert_int_equal(api_stat(&api, "tlsErrors"), 0);
+    assert_int_equal(h_api_stat(&api, "tlsErrors"), 0);
 }
 
 /* The fake server trusts only another client CA; admitd's mount gets a certificate from it. */
 static void test_client_certificate_rotation(void **state)
 {
     char token[64];
-    long watches = api_stat(&api, "watches");
-    long unauthorized = api_stat(&api, "unauthorized");
+    long watches = h_api_stat(&api, "watches");
+    long unauthorized = h_api_stat(&api, "unauthorized");
 
     (void)state;
     install("caC2", "crt", "fake-client-ca.crt");
@@ -538,13 +391,13 @@ static void test_client_certificate_rotation(void **state)
     client_cert = "client2";
     snprintf(token, sizeof(token), "token-%d\n", token_version);
     publish_mount(mount, token);
-    wait_log(&server, "API connection: new TLS settings for https://127.0.0.1:", 2);
-    assert_true(wait_stat_above(&api, "watches", watches));
-    put_namespace(&api, "after-client-cert");
+    h_expect_log(&server, "API connection: new TLS settings for https://127.0.0.1:", 2, WAIT_MS);
+    assert_true(h_api_wait_stat_above(&api, "watches", watches, WAIT_MS));
+    h_api_put_namespace(&api, "after-client-cert", "Active");
     wait_allowed(&server, "after-client-cert", true);
     ready(&server);
-    assert_int_equal(api_stat(&api, "unauthorized"), unauthorized);
-    assert_int_equal(api_stat(&api, "tlsErrors"), 0);
+    assert_int_equal(h_api_stat(&api, "unauthorized"), unauthorized);
+    assert_int_equal(h_api_stat(&api, "tlsErrors"), 0);
 }
 
 /*
@@ -565,38 +418,38 @@ static void test_broken_kubeconfig_keeps_the_old(void **state)
              "reload failed, the running configuration stays: API connection: %s: users[0].user.exec: exec "
              "credential plugins are not supported",
              kubeconfig);
-    wait_log(&server, line, 1);
+    h_expect_log(&server, line, 1, WAIT_MS);
     assert_int_equal(reloads(&server, "failure"), failures + 1);
     kill(server.pid, SIGHUP); /* read again, failed again */
-    wait_log(&server, line, 2);
+    h_expect_log(&server, line, 2, WAIT_MS);
     assert_int_equal(reloads(&server, "failure"), failures + 2);
-    watches = api_stat(&api, "watches");
+    watches = h_api_stat(&api, "watches");
     h_api_control(&api, "{\"op\":\"cut-watches\"}");
-    assert_true(wait_stat_above(&api, "watches", watches));
-    put_namespace(&api, "after-broken");
+    assert_true(h_api_wait_stat_above(&api, "watches", watches, WAIT_MS));
+    h_api_put_namespace(&api, "after-broken", "Active");
     wait_allowed(&server, "after-broken", true);
     ready(&server);
 
     /* the same kubeconfig as the one running: nothing a call is made from changed, nothing reconnects */
-    watches = api_stat(&api, "watches");
+    watches = h_api_stat(&api, "watches");
     changes = h_log_count(&server, "API connection: ");
     write_kubeconfig(api.port, "");
-    wait_log(&server, "configuration reloaded", (int)successes + 1);
+    h_expect_log(&server, "configuration reloaded", (int)successes + 1, WAIT_MS);
     assert_int_equal(h_log_count(&server, "API connection: "), changes);
-    assert_int_equal(api_stat(&api, "watches"), watches);
+    assert_int_equal(h_api_stat(&api, "watches"), watches);
     publish_mount(mount, " \n");
     snprintf(
         line, sizeof(line),
         "reload failed, the running configuration stays: API connection: %s: users[0].user.tokenFile: read "
         "empty token from file %s/mount/token",
         kubeconfig, dir);
-    wait_log(&server, line, 1);
+    h_expect_log(&server, line, 1, WAIT_MS);
     assert_true(reloads(&server, "failure") >= failures + 3);
     /* the token that runs is the last good one: the server still takes it */
-    watches = api_stat(&api, "watches");
+    watches = h_api_stat(&api, "watches");
     h_api_control(&api, "{\"op\":\"cut-watches\"}");
-    assert_true(wait_stat_above(&api, "watches", watches));
-    put_namespace(&api, "after-empty-token");
+    assert_true(h_api_wait_stat_above(&api, "watches", watches, WAIT_MS));
+    h_api_put_namespace(&api, "after-empty-token", "Active");
     wait_allowed(&server, "after-empty-token", true);
     snprintf(token, sizeof(token), "token-%d\n", token_version);
     publish_mount(mount, token);
@@ -614,10 +467,10 @@ static void test_new_server_lists_again(void **state)
     (void)state;
     wait_allowed(&server, "only-on-first", true);
     assert_int_equal(start_fake(&api2, "only-on-second"), 0);
-    lists = api_stat(&api2, "lists");
+    lists = h_api_stat(&api2, "lists");
     write_kubeconfig(api2.port, "");
-    wait_log(&server, "API connection: the server is now https://127.0.0.1:", 1);
-    assert_true(wait_stat_above(&api2, "lists", lists));
+    h_expect_log(&server, "API connection: the server is now https://127.0.0.1:", 1, WAIT_MS);
+    assert_true(h_api_wait_stat_above(&api2, "lists", lists, WAIT_MS));
     wait_allowed(&server, "only-on-first", false);
     wait_allowed(&server, "only-on-second", true);
     ready(&server);
@@ -644,7 +497,7 @@ static void test_no_request_lost(void **state)
  */
 static void test_in_cluster_token_rotation(void **state)
 {
-    char sa[400], port[16], crt[400], key[400], tokens[400], *ca = pem("caS1", "crt");
+    char sa[400], port[16], crt[400], key[400], tokens[400], *ca = h_pem(dir, "caS1", "crt");
     const char *fake_args[] = {"--tls-cert-file",
                                crt,
                                "--tls-private-key-file",
@@ -664,10 +517,10 @@ static void test_in_cluster_token_rotation(void **state)
     (void)state;
     snprintf(crt, sizeof(crt), "%s/server1.crt.pem", dir);
     snprintf(key, sizeof(key), "%s/server1.key.pem", dir);
-    path_of(tokens, sizeof(tokens), "sa-tokens");
-    replace_file(tokens, "sa-token-1\n");
+    h_path(tokens, sizeof(tokens), dir, "sa-tokens");
+    h_replace_file(tokens, "sa-token-1\n");
     assert_int_equal(h_start_prog(&sa_api, h_bin("FAKE_APISERVER_BIN"), NULL, fake_args), 0);
-    path_of(sa, sizeof(sa), "serviceaccount");
+    h_path(sa, sizeof(sa), dir, "serviceaccount");
     h_publish(sa, files, 3);
     snprintf(port, sizeof(port), "%d", sa_api.port);
     setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
@@ -677,39 +530,40 @@ static void test_in_cluster_token_rotation(void **state)
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
     unsetenv("ADM_SERVICEACCOUNT_DIR");
-    if (!wait_ready(&ic)) {
+    if (!h_wait_ready(&ic, WAIT_MS)) {
         h_dump_log(&ic);
         fail_msg("in-cluster admitd never synced");
     }
-    unauthorized = api_stat(&sa_api, "unauthorized");
-    watches = api_stat(&sa_api, "watches");
-    replace_file(tokens, "sa-token-1\nsa-token-2\n");
+    unauthorized = h_api_stat(&sa_api, "unauthorized");
+    watches = h_api_stat(&sa_api, "watches");
+    h_replace_file(tokens, "sa-token-1\nsa-token-2\n");
     files[0].text = "sa-token-2\n";
     h_publish(sa, files, 3);
-    wait_log(&ic, "API connection: new bearer token", 1);
-    assert_true(wait_stat_above(&sa_api, "watches", watches));
-    replace_file(tokens, "sa-token-2\n"); /* sa-token-1 refused */
-    watches = api_stat(&sa_api, "watches");
+    h_expect_log(&ic, "API connection: new bearer token", 1, WAIT_MS);
+    assert_true(h_api_wait_stat_above(&sa_api, "watches", watches, WAIT_MS));
+    h_replace_file(tokens, "sa-token-2\n"); /* sa-token-1 refused */
+    watches = h_api_stat(&sa_api, "watches");
     h_api_control(&sa_api, "{\"op\":\"cut-watches\"}");
-    assert_true(wait_stat_above(&sa_api, "watches", watches));
-    put_namespace(&sa_api, "after-sa-token");
+    assert_true(h_api_wait_stat_above(&sa_api, "watches", watches, WAIT_MS));
+    h_api_put_namespace(&sa_api, "after-sa-token", "Active");
     wait_allowed(&ic, "after-sa-token", true);
-    assert_int_equal(api_stat(&sa_api, "unauthorized"), unauthorized);
+    assert_int_equal(h_api_stat(&sa_api, "unauthorized"), unauthorized);
     /* a ca.crt that cannot be loaded: client-go would go on with the system roots at start; a
        reload keeps the running CA instead */
     files[1].text = "not a certificate\n";
     h_publish(sa, files, 3);
-    wait_log(&ic, "reload failed, the running configuration stays: API connection: in-cluster: ca.crt: ", 1);
-    watches = api_stat(&sa_api, "watches");
+    h_expect_log(&ic,
+                 "reload failed, the running configuration stays: API connection: in-cluster: ca.crt: ", 1,
+                 WAIT_MS);
+    watches = h_api_stat(&sa_api, "watches");
     h_api_control(&sa_api, "{\"op\":\"cut-watches\"}");
-    assert_true(wait_stat_above(&sa_api, "watches", watches));
-    put_namespace(&sa_api, "after-bad-ca");
+    assert_true(h_api_wait_stat_above(&sa_api, "watches", watches, WAIT_MS));
+    h_api_put_namespace(&sa_api, "after-bad-ca", "Active");
     wait_allowed(&ic, "after-bad-ca", true);
-    assert_int_equal(api_stat(&sa_api, "tlsErrors"), 0);
+    assert_int_equal(h_api_stat(&sa_api, "tlsErrors"), 0);
     assert_int_equal(h_stop(&ic, SIGTERM, 10000), 0);
     h_cleanup(&ic);
-    h_stop(&sa_api, SIGTERM, 5000);
-    h_cleanup(&sa_api);
+    h_api_stop(&sa_api);
     free(ca);
 }
 

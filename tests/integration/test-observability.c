@@ -12,7 +12,6 @@
 #include "certgen.h"
 #include "harness.h"
 
-#include <mbedtls/base64.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,21 +26,6 @@
 static h_server_t mock, admitd;
 static char dir[256];
 static int metrics_port;
-
-static void file_b64(const char *path, char *out, size_t out_len)
-{
-    size_t len, olen = 0;
-    char *pem = calloc(1, 16384);
-    FILE *f = fopen(path, "rb");
-
-    assert_non_null(f);
-    assert_non_null(pem);
-    len = fread(pem, 1, 16383, f);
-    fclose(f);
-    assert_int_equal(mbedtls_base64_encode((unsigned char *)out, out_len, &olen, (unsigned char *)pem, len),
-                     0);
-    free(pem);
-}
 
 /*
  * What admitd adds to kube's dispatch, on pods labelled p=breaker or p=shadow: a failing webhook
@@ -94,7 +78,7 @@ static void write_config(const char *path)
     FILE *f = fopen(path, "w");
 
     assert_non_null(f);
-    file_b64(mock.ca, ca, sizeof(ca));
+    h_file_b64(mock.ca, ca, sizeof(ca));
     fprintf(f, "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n"
                "metadata: {name: obs}\nwebhooks:\n");
     for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {

@@ -18,18 +18,15 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <mbedtls/base64.h>
 #include <yyjson.h>
 
 #include "adm/admission/jsonpatch.h"
 #include "adm/base/arena.h"
-#include "certgen.h"
 #include "harness.h"
 #include "plugintest.h"
 
 static h_server_t server;
-static char dir[256];
-static char state_file[320];
+static char state_file[320]; /* the cluster state file admitd was started with */
 
 static const char cluster[] =
     "apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\nstatus: {phase: Active}\n"
@@ -40,79 +37,25 @@ static const char cluster[] =
 
 static int setup(void **state)
 {
-    const char *args[] = {"--cluster-state", state_file, "--shutdown-delay", "0s", NULL};
-    FILE *f;
+    static const char *const files[] = {"cluster.yaml", cluster, NULL};
+    static const char *const args[] = {"--cluster-state", "@cluster.yaml", "--shutdown-delay", "0s", NULL};
 
     (void)state;
-    if (adm_tls_global_init() != 0 || certgen_tempdir(dir, sizeof(dir)) != 0) {
+    if (h_files_setup(&server, files, args) != 0) {
         return 1;
     }
-    snprintf(state_file, sizeof(state_file), "%s/cluster.yaml", dir);
-    f = fopen(state_file, "w");
-    if (f == NULL || fputs(cluster, f) < 0 || fclose(f) != 0) {
-        return 1;
-    }
-    return h_start(&server, dir, args) != 0;
+    h_path(state_file, sizeof(state_file), server.dir, "cluster.yaml");
+    return 0;
 }
 
 static int teardown(void **state)
 {
-    int rc = h_stop(&server, SIGTERM, 10000);
-
     (void)state;
-    h_cleanup(&server);
-    remove(state_file);
-    adm_tls_global_cleanup();
-    return rc != 0;
-}
-
-typedef struct answer_s {
-    yyjson_doc *doc;
-    yyjson_val *response;
-    char *patch; /* decoded, or NULL */
-} answer_t;
-
-static answer_t call(const h_server_t *s, const char *path, const char *body)
-{
-    h_conn_t c;
-    h_response_t r;
-    size_t len;
-    char *req = h_request("POST", path, "application/json", body, strlen(body), &len);
-    answer_t a = {0};
-    yyjson_val *patch;
-
-    assert_int_equal(h_connect_to(&c, s), 0);
-    assert_int_equal(h_send(&c, req, len), 0);
-    assert_int_equal(h_read(&c, &r, 10000, NULL), 0);
-    assert_int_equal(r.status, 200);
-    a.doc = yyjson_read((const char *)r.body.data, r.body.len, 0);
-    assert_non_null(a.doc);
-    a.response = yyjson_obj_get(yyjson_doc_get_root(a.doc), "response");
-    patch = yyjson_obj_get(a.response, "patch");
-    if (patch != NULL) {
-        size_t out_len = 0;
-
-        assert_string_equal(yyjson_get_str(yyjson_obj_get(a.response, "patchType")), "JSONPatch");
-        a.patch = calloc(1, yyjson_get_len(patch) + 1);
-        assert_int_equal(mbedtls_base64_decode((unsigned char *)a.patch, yyjson_get_len(patch), &out_len,
-                                               (const unsigned char *)yyjson_get_str(patch),
-                                               yyjson_get_len(patch)),
-                         0);
-    }
-    h_response_free(&r);
-    h_close(&c);
-    free(req);
-    return a;
-}
-
-static void answer_free(answer_t *a)
-{
-    yyjson_doc_free(a->doc);
-    free(a->patch);
+    return h_files_teardown(&server);
 }
 
 /* object with the answer's patch applied as kube-apiserver applies a webhook's, as compact JSON. */
-static const char *patched(adm_arena_t *arena, const char *object, const answer_t *a)
+static const char *patched(adm_arena_t *arena, const char *object, const h_answer_t *a)
 {
     yyjson_doc *in = yyjson_read(object, strlen(object), 0);
     yyjson_doc *patch = yyjson_read(a->patch, strlen(a->patch), 0);
@@ -168,11 +111,11 @@ static void test_binding_gets_node_labels(void **state)
 {
     adm_arena_t *arena = adm_arena_create(65536);
     const char *object = binding_object(arena, NULL, "node-a");
-    answer_t a;
+    h_answer_t a;
 
     (void)state;
     /* no default plugin but this one touches a Binding: the patch is its change alone */
-    a = call(&server, "/admit", binding_review(arena, object));
+    a = h_post_answer(&server, "/admit", binding_review(arena, object));
     assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
     assert_non_null(a.patch);
     assert_json_equal(a.patch, "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{"
@@ -183,11 +126,11 @@ static void test_binding_gets_node_labels(void **state)
                       "\"namespace\":\"apps\",\"labels\":{\"topology.kubernetes.io/region\":\"eu-west-1\","
                       "\"topology.kubernetes.io/zone\":\"eu-west-1a\"}},"
                       "\"target\":{\"kind\":\"Node\",\"name\":\"node-a\"}}");
-    answer_free(&a);
+    h_answer_free(&a);
 
     /* a label the scheduler (or a webhook) set is overwritten with the Node's, others kept */
     object = binding_object(arena, "{\"topology.kubernetes.io/zone\":\"stale\",\"team\":\"x\"}", "node-a");
-    a = call(&server, "/mutate", binding_review(arena, object));
+    a = h_post_answer(&server, "/mutate", binding_review(arena, object));
     assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
     assert_non_null(a.patch);
     assert_json_equal(patched(arena, object, &a),
@@ -195,13 +138,13 @@ static void test_binding_gets_node_labels(void **state)
                                      "{\"topology.kubernetes.io/zone\":\"eu-west-1a\",\"team\":\"x\","
                                      "\"topology.kubernetes.io/region\":\"eu-west-1\"}",
                                      "node-a"));
-    answer_free(&a);
+    h_answer_free(&a);
 
     /* a Node the cluster state does not hold: no change, no patch */
-    a = call(&server, "/admit", binding_review(arena, binding_object(arena, NULL, "node-b")));
+    a = h_post_answer(&server, "/admit", binding_review(arena, binding_object(arena, NULL, "node-b")));
     assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
     assert_null(a.patch);
-    answer_free(&a);
+    h_answer_free(&a);
     adm_arena_destroy(arena);
 }
 
@@ -212,17 +155,17 @@ static void test_v1beta1_binding(void **state)
     const char *v1 = binding_review(arena, object);
     const char *tail = strstr(v1, "\"kind\":\"AdmissionReview\"");
     const char *beta;
-    answer_t a;
+    h_answer_t a;
 
     (void)state;
     assert_non_null(tail);
     beta = adm_arena_printf(arena, "{\"apiVersion\":\"admission.k8s.io/v1beta1\",%s", tail);
-    a = call(&server, "/mutate", beta);
+    a = h_post_answer(&server, "/mutate", beta);
     assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_doc_get_root(a.doc), "apiVersion")),
                         "admission.k8s.io/v1beta1");
     assert_non_null(a.patch);
     assert_non_null(strstr(patched(arena, object, &a), "\"topology.kubernetes.io/zone\":\"eu-west-1a\""));
-    answer_free(&a);
+    h_answer_free(&a);
     adm_arena_destroy(arena);
 }
 
@@ -236,14 +179,14 @@ static void test_pod_created_on_node(void **state)
                       .namespace_ = "apps",
                       .name = "web",
                       .object = object};
-    answer_t a;
+    h_answer_t a;
     yyjson_doc *out;
     yyjson_val *labels;
     const char *text;
 
     (void)state;
     /* the whole default set runs (ServiceAccount, tolerations ... patch too): read the labels back */
-    a = call(&server, "/admit", pt_review_json(arena, &r));
+    a = h_post_answer(&server, "/admit", pt_review_json(arena, &r));
     assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
     assert_non_null(a.patch);
     assert_non_null(strstr(a.patch, "\"path\":\"/metadata/labels/topology.kubernetes.io~1zone\""));
@@ -255,15 +198,15 @@ static void test_pod_created_on_node(void **state)
     assert_string_equal(yyjson_get_str(yyjson_obj_get(labels, "topology.kubernetes.io/zone")), "eu-west-1a");
     assert_string_equal(yyjson_get_str(yyjson_obj_get(labels, "topology.kubernetes.io/region")), "eu-west-1");
     yyjson_doc_free(out);
-    answer_free(&a);
+    h_answer_free(&a);
 
     /* an UPDATE is not this plugin's (kube's handler takes CREATE only) */
     r.operation = "UPDATE";
     r.old_object = pod_object(arena, "");
-    a = call(&server, "/mutate", pt_review_json(arena, &r));
+    a = h_post_answer(&server, "/mutate", pt_review_json(arena, &r));
     assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
     assert_true(a.patch == NULL || strstr(a.patch, "topology.kubernetes.io") == NULL);
-    answer_free(&a);
+    h_answer_free(&a);
     adm_arena_destroy(arena);
 }
 
@@ -276,18 +219,18 @@ static void test_binding_of_wrong_kind(void **state)
                       .kind = "Pod",
                       .namespace_ = "apps",
                       .name = "web"};
-    answer_t a;
+    h_answer_t a;
     yyjson_val *st;
 
     (void)state;
     r.object = pod_object(arena, "node-a");
-    a = call(&server, "/admit", pt_review_json(arena, &r));
+    a = h_post_answer(&server, "/admit", pt_review_json(arena, &r));
     assert_false(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
     st = yyjson_obj_get(a.response, "status");
     assert_int_equal(yyjson_get_int(yyjson_obj_get(st, "code")), 500);
     assert_null(yyjson_obj_get(st, "reason"));
     assert_string_equal(yyjson_get_str(yyjson_obj_get(st, "message")), "expected Binding but got Pod");
-    answer_free(&a);
+    h_answer_free(&a);
     adm_arena_destroy(arena);
 }
 
@@ -299,7 +242,7 @@ static void test_listed_and_disabled(void **state)
         "PodTopologyLabels", NULL};
     adm_arena_t *arena = adm_arena_create(65536);
     h_server_t off;
-    answer_t a;
+    h_answer_t a;
     char out[8192];
 
     (void)state;
@@ -312,10 +255,10 @@ static void test_listed_and_disabled(void **state)
 
     /* off, the Binding goes through unchanged (kube with the feature gate off) */
     assert_int_equal(h_start(&off, NULL, args), 0);
-    a = call(&off, "/admit", binding_review(arena, binding_object(arena, NULL, "node-a")));
+    a = h_post_answer(&off, "/admit", binding_review(arena, binding_object(arena, NULL, "node-a")));
     assert_true(yyjson_get_bool(yyjson_obj_get(a.response, "allowed")));
     assert_null(a.patch);
-    answer_free(&a);
+    h_answer_free(&a);
     assert_int_equal(h_stop(&off, SIGTERM, 10000), 0);
     h_cleanup(&off);
     adm_arena_destroy(arena);

@@ -39,20 +39,6 @@ static char dir[256], config[320], mock_ca_b64[8192];
 static h_server_t mock, admitd, revived;
 static int gone_port;
 
-static void file_b64(const char *path, char *out, size_t out_len)
-{
-    size_t len, olen = 0;
-    char *pem = calloc(1, 16384);
-    FILE *f = fopen(path, "rb");
-
-    assert_non_null(f);
-    len = fread(pem, 1, 16383, f);
-    fclose(f);
-    assert_int_equal(mbedtls_base64_encode((unsigned char *)out, out_len, &olen, (unsigned char *)pem, len),
-                     0);
-    free(pem);
-}
-
 static void hook(FILE *f, const char *name, const char *t, const char *url, const char *extra)
 {
     fprintf(
@@ -149,7 +135,7 @@ static int setup(void **state)
     snprintf(record, sizeof(record), "%s/record.jsonl", dir);
     mock_args[17] = record;
     assert_int_equal(h_start_prog(&mock, h_bin("MOCKHOOK_BIN"), NULL, mock_args), 0);
-    file_b64(mock.ca, mock_ca_b64, sizeof(mock_ca_b64));
+    h_file_b64(mock.ca, mock_ca_b64, sizeof(mock_ca_b64));
     /* a port nobody listens on, until the recovery test starts a mockhook there */
     assert_int_equal(h_start_prog(&other, h_bin("MOCKHOOK_BIN"), NULL, none), 0);
     gone_port = other.port;

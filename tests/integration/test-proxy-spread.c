@@ -15,76 +15,26 @@
 
 #include "certgen.h"
 
-#include <arpa/inet.h>
-#include <mbedtls/base64.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #define NMOCKS 3
 
-static char dir[256], records[NMOCKS][320], ca_b64[8192], cert[320], key[320];
+static char dir[256], records[NMOCKS][320], ca_b64[8192];
 static h_server_t mocks[NMOCKS], admitd;
 static int port;
 
-static void file_b64(const char *path, char *out, size_t out_len)
-{
-    size_t len, olen = 0;
-    char *pem = calloc(1, 16384);
-    FILE *f = fopen(path, "rb");
-
-    assert_non_null(f);
-    len = fread(pem, 1, 16383, f);
-    fclose(f);
-    assert_int_equal(mbedtls_base64_encode((unsigned char *)out, out_len, &olen, (unsigned char *)pem, len),
-                     0);
-    free(pem);
-}
-
-/* Waits until something accepts on addr:port (the harness only watches 127.0.0.1). */
-static bool wait_listening(const char *addr, int p, int timeout_ms)
-{
-    long long start = h_now_ms();
-
-    while (h_now_ms() - start < timeout_ms) {
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p)};
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        bool ok;
-
-        inet_pton(AF_INET, addr, &sa.sin_addr);
-        ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-        if (fd >= 0) {
-            close(fd);
-        }
-        if (ok) {
-            return true;
-        }
-        poll(NULL, 0, 20); /* the next try; the loop ends on the condition or the time limit */
-    }
-    return false;
-}
-
+/* Mockhook i on 127.0.0.(i+1):port (the first picks the port); the third answers /slow slowly. */
 static void start_mock(int i)
 {
-    char listen[64];
-    const char *args[] = {"--listen",
-                          listen,
-                          "--tls-cert-file",
-                          cert,
-                          "--tls-private-key-file",
-                          key,
-                          "--record",
-                          records[i],
-                          "--route",
+    const char *args[] = {"--route",
                           "/eq=allow",
                           "--route",
                           "/slow=allow",
@@ -95,16 +45,7 @@ static void start_mock(int i)
                           NULL};
 
     snprintf(records[i], sizeof(records[i]), "%s/record-%d.jsonl", dir, i);
-    if (i == 0) {
-        snprintf(listen, sizeof(listen), "127.0.0.1:0");
-        assert_int_equal(h_start_prog(&mocks[0], h_bin("MOCKHOOK_BIN"), NULL, args), 0);
-        port = mocks[0].port;
-        return;
-    }
-    snprintf(listen, sizeof(listen), "127.0.0.%d:%d", i + 1, port);
-    assert_int_equal(h_spawn_prog(&mocks[i], h_bin("MOCKHOOK_BIN"), NULL, args), 0);
-    snprintf(listen, sizeof(listen), "127.0.0.%d", i + 1);
-    assert_true(wait_listening(listen, port, 10000));
+    h_start_loopback_mock(&mocks[i], i, &port, dir, "spread", records[i], args);
 }
 
 static int setup(void **state)
@@ -116,13 +57,11 @@ static int setup(void **state)
     assert_int_equal(certgen_tempdir(dir, sizeof(dir)), 0);
     assert_int_equal(certgen_make(dir, "spreadca", "spread test CA", NULL, false), 0);
     assert_int_equal(certgen_make(dir, "spread", "spread.hooks.svc", "spreadca", false), 0);
-    snprintf(cert, sizeof(cert), "%s/spread.crt.pem", dir);
-    snprintf(key, sizeof(key), "%s/spread.key.pem", dir);
     {
         char ca[320];
 
         snprintf(ca, sizeof(ca), "%s/spreadca.crt.pem", dir);
-        file_b64(ca, ca_b64, sizeof(ca_b64));
+        h_file_b64(ca, ca_b64, sizeof(ca_b64));
     }
     for (int i = 0; i < NMOCKS; i++) {
         start_mock(i);

@@ -9,7 +9,6 @@
  * kube's 409 Conflict; two concurrent creates against room for one admit exactly one, with one
  * write; three that fit are all admitted and all counted.
  */
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -47,27 +46,6 @@ static const struct {
     {"reload", "{\"pods\":\"3\"}"},
 };
 
-/* One call to the fake API server (plain HTTP): the status, the body copied into out. */
-static int api_call(const char *method, const char *path, const char *body, char *out, size_t out_len)
-{
-    h_conn_t c;
-    h_response_t r = {0};
-    size_t len;
-    char *req = h_request(method, path, body != NULL ? "application/json" : NULL, body,
-                          body != NULL ? strlen(body) : 0, &len);
-    int status;
-
-    assert_int_equal(h_connect(&c, api.port, NULL, NULL, NULL, NULL), 0);
-    assert_int_equal(h_send(&c, req, len), 0);
-    assert_int_equal(h_read(&c, &r, 5000, NULL), 0);
-    status = r.status;
-    snprintf(out, out_len, "%.*s", (int)r.body.len, r.body.data != NULL ? (const char *)r.body.data : "");
-    h_response_free(&r);
-    h_close(&c);
-    free(req);
-    return status;
-}
-
 /* Puts the quota "compute" of ns on the API server: hard, used; returns its new resourceVersion. */
 static long put_quota(const char *ns, const char *hard, const char *used, const char *label)
 {
@@ -79,7 +57,7 @@ static long put_quota(const char *ns, const char *hard, const char *used, const 
              "\"namespace\":\"%s\",\"labels\":{\"l\":\"%s\"}},\"spec\":{\"hard\":%s},\"status\":{\"hard\":%s,"
              "\"used\":%s}}}",
              ns, label, hard, hard, used);
-    assert_int_equal(api_call("POST", "/_control", cmd, out, sizeof(out)), 200);
+    assert_int_equal(h_api_call(&api, "POST", "/_control", cmd, out, sizeof(out)), 200);
     at = strstr(out, "\"resourceVersion\":\"");
     assert_non_null(at);
     return strtol(at + strlen("\"resourceVersion\":\""), NULL, 10);
@@ -92,7 +70,7 @@ static yyjson_doc *get_quota(const char *ns)
     yyjson_doc *d;
 
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/resourcequotas/compute", ns);
-    assert_int_equal(api_call("GET", path, NULL, out, sizeof(out)), 200);
+    assert_int_equal(h_api_call(&api, "GET", path, NULL, out, sizeof(out)), 200);
     d = yyjson_read(out, strlen(out), 0);
     assert_non_null(d);
     return d;
@@ -133,7 +111,7 @@ static yyjson_doc *puts_of(const char *ns, size_t *n)
     yyjson_val *p;
 
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/resourcequotas/compute/status", ns);
-    assert_int_equal(api_call("GET", "/_control/puts", NULL, out, sizeof(out)), 200);
+    assert_int_equal(h_api_call(&api, "GET", "/_control/puts", NULL, out, sizeof(out)), 200);
     all = yyjson_read(out, strlen(out), 0);
     assert_non_null(all);
     yyjson_arr_iter_init(yyjson_doc_get_root(all), &it);
@@ -148,19 +126,6 @@ static yyjson_doc *puts_of(const char *ns, size_t *n)
     yyjson_mut_doc_free(m);
     yyjson_doc_free(all);
     return mine;
-}
-
-/* A counter of the fake's /_control/stats. */
-static long api_stat(const char *key)
-{
-    char body[1024], pat[64];
-    const char *at;
-
-    assert_int_equal(api_call("GET", "/_control/stats", NULL, body, sizeof(body)), 200);
-    snprintf(pat, sizeof(pat), "\"%s\":", key);
-    at = strstr(body, pat);
-    assert_non_null(at);
-    return strtol(at + strlen(pat), NULL, 10);
 }
 
 /* The review of a pod "name" created in ns asking for cpu, as a request to path. */
@@ -248,47 +213,12 @@ static long code(yyjson_doc *d)
     return (long)yyjson_get_int(yyjson_obj_get(yyjson_obj_get(response_of(d), "status"), "code"));
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static bool ready(void)
-{
-    long long end = h_now_ms() + 15000;
-    h_conn_t c;
-    h_response_t r = {0};
-    size_t len;
-    char *req = h_request("GET", "/readyz", NULL, NULL, 0, &len);
-    bool ok = false;
-
-    while (!ok && h_now_ms() < end) {
-        if (h_connect(&c, server.health_port, NULL, NULL, NULL, NULL) == 0) {
-            if (h_send(&c, req, len) == 0 && h_read(&c, &r, 5000, NULL) == 0) {
-                ok = r.status == 200;
-                h_response_free(&r);
-            }
-            h_close(&c);
-        }
-        if (!ok) {
-            (void)poll(NULL, 0, 20); /* a pause between polls of a condition */
-        }
-    }
-    free(req);
-    return ok;
-}
-
 static int setup(void **state)
 {
     const char *fake_args[] = {"--insecure-http", NULL};
     const char *args[] = {
         "--kubeconfig",   kubeconfig, "--health-listen", "127.0.0.1:0", "--disable-admission-plugins",
         "ServiceAccount", NULL};
-    char yaml[1024];
 
     (void)state;
     if (adm_tls_global_init() != 0 || certgen_tempdir(dir, sizeof(dir)) != 0) {
@@ -298,29 +228,15 @@ static int setup(void **state)
     if (h_start_prog(&api, h_bin("FAKE_APISERVER_BIN"), NULL, fake_args) != 0) {
         return 1;
     }
-    snprintf(yaml, sizeof(yaml),
-             "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
-             "clusters: [{name: c, cluster: {server: \"http://127.0.0.1:%d\"}}]\n"
-             "users: [{name: u, user: {}}]\n"
-             "contexts: [{name: t, context: {cluster: c, user: u}}]\n",
-             api.port);
-    write_file(kubeconfig, yaml);
+    h_write_kubeconfig(kubeconfig, api.port, "{}");
     for (size_t i = 0; i < sizeof(quotas) / sizeof(quotas[0]); i++) {
-        char cmd[512], out[256];
-
-        snprintf(cmd, sizeof(cmd),
-                 "{\"op\":\"put\",\"resource\":\"namespaces\",\"object\":{\"metadata\":{\"name\":\"%s\"},"
-                 "\"status\":{\"phase\":\"Active\"}}}",
-                 quotas[i].ns);
-        if (api_call("POST", "/_control", cmd, out, sizeof(out)) != 200) {
-            return 1;
-        }
+        h_api_put_namespace(&api, quotas[i].ns, "Active");
         put_quota(quotas[i].ns, quotas[i].hard,
                   strstr(quotas[i].hard, "cpu") != NULL ? "{\"pods\":\"0\",\"requests.cpu\":\"0\"}"
                                                         : "{\"pods\":\"0\"}",
                   "a");
     }
-    if (h_start(&server, NULL, args) != 0 || !ready()) {
+    if (h_start(&server, NULL, args) != 0 || !h_wait_ready(&server, 15000)) {
         return 1;
     }
     return 0;
@@ -331,11 +247,7 @@ static int teardown(void **state)
     (void)state;
     h_stop(&server, SIGTERM, 10000);
     h_cleanup(&server);
-    h_stop(&api, SIGTERM, 5000);
-    h_cleanup(&api);
-    certgen_rmdir(dir);
-    adm_tls_global_cleanup();
-    return 0;
+    return h_api_cleanup(&api, dir);
 }
 
 /* A pod create reserves its usage: one PUT with the resourceVersion read and the new status.used. */
@@ -396,13 +308,13 @@ static void test_dry_run(void **state)
 {
     yyjson_doc *d, *log;
     size_t n;
-    long puts = api_stat("puts");
+    long puts = h_api_stat(&api, "puts");
 
     (void)state;
     d = admit_pod("dry", "p", "100m", true);
     assert_true(allowed(d));
     yyjson_doc_free(d);
-    assert_int_equal(api_stat("puts"), puts);
+    assert_int_equal(h_api_stat(&api, "puts"), puts);
     log = puts_of("dry", &n);
     assert_int_equal(n, 0);
     yyjson_doc_free(log);
@@ -417,7 +329,7 @@ static void test_conflict_retried(void **state)
 {
     yyjson_doc *d, *log;
     yyjson_val *first, *second;
-    long lists = api_stat("lists"), old_rv, new_rv;
+    long lists = h_api_stat(&api, "lists"), old_rv, new_rv;
     size_t n;
     char used[64];
 
@@ -438,7 +350,7 @@ static void test_conflict_retried(void **state)
     assert_int_equal(yyjson_get_int(yyjson_obj_get(second, "code")), 200);
     assert_int_equal(strtol(yyjson_get_str(yyjson_obj_get(second, "resourceVersion")), NULL, 10), new_rv);
     yyjson_doc_free(log);
-    assert_int_equal(api_stat("lists"), lists + 1); /* the live re-read */
+    assert_int_equal(h_api_stat(&api, "lists"), lists + 1); /* the live re-read */
     server_used("conflict", "pods", used, sizeof(used));
     assert_string_equal(used, "1");
 }
@@ -471,7 +383,7 @@ static void test_conflict_persists(void **state)
 {
     yyjson_doc *d, *log;
     yyjson_val *details;
-    long lists = api_stat("lists");
+    long lists = h_api_stat(&api, "lists");
     size_t n;
     char used[64];
 
@@ -493,7 +405,7 @@ static void test_conflict_persists(void **state)
     log = puts_of("persist", &n);
     assert_int_equal(n, 4);
     yyjson_doc_free(log);
-    assert_int_equal(api_stat("lists"), lists + 3);
+    assert_int_equal(h_api_stat(&api, "lists"), lists + 3);
     server_used("persist", "pods", used, sizeof(used));
     assert_string_equal(used, "0");
 }
@@ -538,7 +450,7 @@ static void concurrent(const char *ns, int count, int *nallowed, char *denial, s
 static void test_concurrent_room_for_one(void **state)
 {
     yyjson_doc *log;
-    long conflicts = api_stat("conflicts");
+    long conflicts = h_api_stat(&api, "conflicts");
     int nallowed;
     size_t n;
     char denial[512], used[64];
@@ -553,7 +465,7 @@ static void test_concurrent_room_for_one(void **state)
     log = puts_of("race", &n);
     assert_int_equal(n, 1);
     yyjson_doc_free(log);
-    assert_int_equal(api_stat("conflicts"), conflicts);
+    assert_int_equal(h_api_stat(&api, "conflicts"), conflicts);
     server_used("race", "pods", used, sizeof(used));
     assert_string_equal(used, "1");
 }
@@ -561,7 +473,7 @@ static void test_concurrent_room_for_one(void **state)
 static void test_concurrent_all_fit(void **state)
 {
     yyjson_doc *log;
-    long conflicts = api_stat("conflicts");
+    long conflicts = h_api_stat(&api, "conflicts");
     int nallowed;
     size_t n;
     char denial[512], used[64];
@@ -576,7 +488,7 @@ static void test_concurrent_all_fit(void **state)
     print_message("3 concurrent creates: %zu status writes\n", n);
     assert_true(n >= 2 && n <= 3);
     yyjson_doc_free(log);
-    assert_int_equal(api_stat("conflicts"), conflicts);
+    assert_int_equal(h_api_stat(&api, "conflicts"), conflicts);
     server_used("batch", "pods", used, sizeof(used));
     assert_string_equal(used, "3");
 }
@@ -658,18 +570,15 @@ static void test_drain_mid_write(void **state)
     h_conn_t c;
     size_t len;
     char *req = pod_request("drain", "p", "100m", false, &len);
-    long puts = api_stat("puts");
-    long long end = h_now_ms() + 10000;
+    long puts = h_api_stat(&api, "puts");
     char used[64];
 
     (void)state;
     h_api_control(&api, "{\"op\":\"delay-puts\",\"ms\":1000}");
     assert_int_equal(h_connect_to(&c, &server), 0);
     assert_int_equal(h_send(&c, req, len), 0);
-    while (api_stat("puts") == puts && h_now_ms() < end) {
-        (void)poll(NULL, 0, 20); /* until the write is held by the API server */
-    }
-    assert_int_equal(api_stat("puts"), puts + 1);
+    h_api_wait_stat_above(&api, "puts", puts, 10000); /* until the write is held by the API server */
+    assert_int_equal(h_api_stat(&api, "puts"), puts + 1);
     kill(server.pid, SIGTERM);
     d = read_answer(&c);
     assert_true(allowed(d));

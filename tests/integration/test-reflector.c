@@ -46,15 +46,6 @@ typedef struct fixture_s {
 
 static fixture_t fx;
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void on_deadline(uv_timer_t *t)
 {
     (void)t;
@@ -78,26 +69,21 @@ static void on_deadline(uv_timer_t *t)
 /* Starts the fake with nns namespaces and a reflector of Namespaces against it. */
 static void start(int nns)
 {
-    char kubeconfig[400], yaml[1024], count[16], err[256];
+    char kubeconfig[400], user[400], count[16], err[256];
     const char *args[] = {"--insecure-http",        "--token-file", fx.token_file, "--namespaces", count,
                           "--bookmark-interval-ms", "300",          NULL};
 
     assert_int_equal(certgen_tempdir(fx.dir, sizeof(fx.dir)), 0);
     snprintf(fx.token_file, sizeof(fx.token_file), "%s/token", fx.dir);
-    write_file(fx.token_file, "one\n");
+    h_write_file(fx.token_file, "one\n");
     snprintf(count, sizeof(count), "%d", nns);
     fx.started = true;
     assert_int_equal(uv_loop_init(&fx.loop), 0);
     uv_timer_init(&fx.loop, &fx.deadline);
     assert_int_equal(h_start_prog(&fx.api, h_bin("FAKE_APISERVER_BIN"), NULL, args), 0);
     snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", fx.dir);
-    snprintf(yaml, sizeof(yaml),
-             "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
-             "clusters: [{name: c, cluster: {server: \"http://127.0.0.1:%d\"}}]\n"
-             "users: [{name: u, user: {tokenFile: %s}}]\n"
-             "contexts: [{name: t, context: {cluster: c, user: u}}]\n",
-             fx.api.port, fx.token_file);
-    write_file(kubeconfig, yaml);
+    snprintf(user, sizeof(user), "{tokenFile: %s}", fx.token_file);
+    h_write_kubeconfig(kubeconfig, fx.api.port, user);
     if (adm_kube_config_load(kubeconfig, &fx.kc, err, sizeof(err)) != 0) {
         fail_msg("kubeconfig: %s", err);
     }
@@ -249,7 +235,7 @@ static void test_token_rotated(void **state)
     (void)state;
     start(3);
     WAIT_UNTIL(stats()->synced, 10000);
-    write_file(fx.token_file, "two\n");
+    h_write_file(fx.token_file, "two\n");
     h_api_control(&fx.api, "{\"op\":\"cut-watches\"}");
     errors = stats()->errors;
     put_label("ns-0", "rotated");

@@ -17,7 +17,6 @@
 #include "certgen.h"
 #include "harness.h"
 
-#include <mbedtls/base64.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -33,70 +32,9 @@
 
 #include <cmocka.h>
 
-/* Sanitizers keep freed memory in quarantine; gcc and clang say they are on differently. */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 static char dir[256];   /* certificates and everything else of the run */
 static h_server_t mock; /* the downstream webhook: /allow and /deny */
 static char mock_ca_b64[8192];
-
-/* ---- files ------------------------------------------------------------------------------------ */
-
-static void path_of(char *out, size_t len, const char *name)
-{
-    snprintf(out, len, "%.250s/%.60s", dir, name);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *data;
-    long n;
-
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    data = calloc(1, (size_t)n + 1);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    return data;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-/* Replaces path as editors and config tools do: write a temporary file, rename it over. */
-static void replace_file(const char *path, const char *text)
-{
-    char tmp[400];
-
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    write_file(tmp, text);
-    assert_int_equal(rename(tmp, path), 0);
-}
-
-/* The certificate (NAME.crt.pem) or key (NAME.key.pem) made by certgen, as text. */
-static char *pem(const char *name, const char *kind)
-{
-    char path[400];
-
-    snprintf(path, sizeof(path), "%s/%s.%s.pem", dir, name, kind);
-    return slurp(path);
-}
 
 /* ---- configuration texts ------------------------------------------------------------------------ */
 
@@ -243,27 +181,15 @@ static int post_once(int port, const client_t *who, const char *path, const char
 /* The value of admitd_config_reloads_total{result=...}, read from /metrics. */
 static long reloads(int port, const client_t *who, const char *result)
 {
+    char series[128];
     h_conn_t c;
-    h_response_t r = {0};
-    size_t n;
-    char *req = h_request("GET", "/metrics", NULL, NULL, 0, &n);
-    char needle[128];
-    const char *at;
     long value = -1;
 
-    snprintf(needle, sizeof(needle), "admitd_config_reloads_total{result=\"%s\"} ", result);
+    snprintf(series, sizeof(series), "admitd_config_reloads_total{result=\"%s\"}", result);
     if (connect_as(&c, port, who) == 0) {
-        if (h_send(&c, req, n) == 0 && h_read(&c, &r, 5000, NULL) == 0 && r.body.data != NULL) {
-            adm_buf_append(&r.body, "", 1);
-            at = strstr((const char *)r.body.data, needle);
-            if (at != NULL) {
-                value = strtol(at + strlen(needle), NULL, 10);
-            }
-        }
+        value = h_metric_value(&c, series);
         h_close(&c);
     }
-    h_response_free(&r);
-    free(req);
     return value;
 }
 
@@ -271,35 +197,13 @@ static long reloads(int port, const client_t *who, const char *result)
 static long mock_connections(void)
 {
     h_conn_t c;
-    h_response_t r = {0};
-    size_t n;
-    char *req = h_request("GET", "/metrics", NULL, NULL, 0, &n);
-    static const char needle[] = "admitd_connections{side=\"server\"} ";
-    const char *at;
     long value = -1;
 
     if (h_connect_to(&c, &mock) == 0) {
-        if (h_send(&c, req, n) == 0 && h_read(&c, &r, 5000, NULL) == 0 && r.body.data != NULL) {
-            adm_buf_append(&r.body, "", 1);
-            at = strstr((const char *)r.body.data, needle);
-            if (at != NULL) {
-                value = strtol(at + strlen(needle), NULL, 10);
-            }
-        }
+        value = h_metric_value(&c, "admitd_connections{side=\"server\"}");
     }
     h_close(&c);
-    h_response_free(&r);
-    free(req);
     return value;
-}
-
-/* Waits until the log holds count lines with needle; fails the test with the log otherwise. */
-static void wait_log(h_server_t *s, const char *needle, int count)
-{
-    if (!h_log_wait(s, needle, count, 15000)) {
-        h_dump_log(s);
-        fail_msg("waited for %d log lines with \"%s\"", count, needle);
-    }
 }
 
 /*
@@ -328,56 +232,37 @@ static void wait_served(h_server_t *s, const client_t *who)
 
 /* ---- set-up ------------------------------------------------------------------------------------ */
 
+/* Writes the certificates of CAs first and second into one file, name, in dir. */
+static void write_bundle(const char *name, const char *first, const char *second)
+{
+    char *a = h_pem(dir, first, "crt"), *b = h_pem(dir, second, "crt");
+    adm_buf_t both = ADM_BUF_INIT;
+    char path[400];
+
+    adm_buf_appendf(&both, "%s%s", a, b);
+    adm_buf_append(&both, "", 1);
+    h_path(path, sizeof(path), dir, name);
+    h_write_file(path, (const char *)both.data);
+    adm_buf_free(&both);
+    free(a);
+    free(b);
+}
+
 static int setup(void **state)
 {
     const char *mock_args[] = {"--route", "/deny=deny:reloaded config says no", NULL};
-    char ca[400];
-    size_t olen;
-    char *text;
 
     if (adm_tls_global_init() != 0 || certgen_tempdir(dir, sizeof(dir)) != 0 ||
-        certgen_make(dir, "caS1", "server CA 1", NULL, false) != 0 ||
-        certgen_make(dir, "caS2", "server CA 2", NULL, false) != 0 ||
-        certgen_make(dir, "server1", "localhost", "caS1", false) != 0 ||
-        certgen_make(dir, "server2", "localhost", "caS2", false) != 0 ||
-        certgen_make(dir, "caC1", "client CA 1", NULL, false) != 0 ||
-        certgen_make(dir, "caC2", "client CA 2", NULL, false) != 0 ||
-        certgen_make(dir, "client1", "kube-apiserver", "caC1", true) != 0 ||
-        certgen_make(dir, "client2", "kube-apiserver", "caC2", true) != 0) {
+        h_make_rotation_certs(dir, "server CA", "kube-apiserver") != 0) {
         return -1;
     }
-    /* a trust bundle of both server CAs, for clients that must get through every swap */
-    {
-        char *a = pem("caS1", "crt"), *b = pem("caS2", "crt");
-        adm_buf_t both = ADM_BUF_INIT;
-
-        adm_buf_appendf(&both, "%s%s", a, b);
-        adm_buf_append(&both, "", 1);
-        path_of(ca, sizeof(ca), "caS-both.crt.pem");
-        write_file(ca, (const char *)both.data);
-        adm_buf_free(&both);
-        free(a);
-        free(b);
-    }
-    {
-        char *a = pem("caC1", "crt"), *b = pem("caC2", "crt");
-        adm_buf_t both = ADM_BUF_INIT;
-
-        adm_buf_appendf(&both, "%s%s", a, b);
-        adm_buf_append(&both, "", 1);
-        path_of(ca, sizeof(ca), "caC-both.crt.pem");
-        write_file(ca, (const char *)both.data);
-        adm_buf_free(&both);
-        free(a);
-        free(b);
-    }
+    /* trust bundles of both server CAs (clients that must get through every swap) and both client CAs */
+    write_bundle("caS-both.crt.pem", "caS1", "caS2");
+    write_bundle("caC-both.crt.pem", "caC1", "caC2");
     if (h_start_prog(&mock, h_bin("MOCKHOOK_BIN"), NULL, mock_args) != 0) {
         return -1;
     }
-    text = slurp(mock.ca);
-    mbedtls_base64_encode((unsigned char *)mock_ca_b64, sizeof(mock_ca_b64), &olen, (unsigned char *)text,
-                          strlen(text));
-    free(text);
+    h_file_b64(mock.ca, mock_ca_b64, sizeof(mock_ca_b64));
     return 0;
 }
 
@@ -402,7 +287,8 @@ static void client(client_t *c, const char *trust, const char *name)
 
 static void tls_mount(const char *mount, const char *server, const char *client_ca)
 {
-    char *crt = pem(server, "crt"), *key = pem(server, "key"), *ca = pem(client_ca, "crt");
+    char *crt = h_pem(dir, server, "crt"), *key = h_pem(dir, server, "key"),
+         *ca = h_pem(dir, client_ca, "crt");
     h_mount_file_t files[] = {{"tls.crt", crt}, {"tls.key", key}, {"ca.crt", ca}};
 
     h_publish(mount, files, 3);
@@ -428,7 +314,7 @@ static void test_certificate_kubelet_swap(void **state)
     bool allowed;
     char *body = h_review("cert");
 
-    path_of(mount, sizeof(mount), "secret-cert");
+    h_path(mount, sizeof(mount), dir, "secret-cert");
     snprintf(crt, sizeof(crt), "%s/tls.crt", mount);
     snprintf(key, sizeof(key), "%s/tls.key", mount);
     client(&trust1, "caS1", NULL);
@@ -445,7 +331,7 @@ static void test_certificate_kubelet_swap(void **state)
         const client_t *before = round % 2 == 1 ? &trust1 : &trust2;
 
         tls_mount(mount, round % 2 == 1 ? "server2" : "server1", "caC1");
-        wait_log(&s, "configuration reloaded", round);
+        h_expect_log(&s, "configuration reloaded", round, 15000);
         wait_served(&s, now);
         assert_int_equal(post_once(s.port, before, "/validate", body, &allowed, NULL, 0), -1);
         /* the connection from before the first swap still has its session */
@@ -477,16 +363,16 @@ static void test_client_ca_sighup(void **state)
     h_server_t s;
     bool allowed;
     char *body = h_review("ca");
-    char *ca2 = pem("caC2", "crt");
+    char *ca2 = h_pem(dir, "caC2", "crt");
     int before;
 
-    path_of(ca, sizeof(ca), "client-ca.pem");
-    path_of(crt, sizeof(crt), "server1.crt.pem");
-    path_of(key, sizeof(key), "server1.key.pem");
+    h_path(ca, sizeof(ca), dir, "client-ca.pem");
+    h_path(crt, sizeof(crt), dir, "server1.crt.pem");
+    h_path(key, sizeof(key), dir, "server1.key.pem");
     {
-        char *ca1 = pem("caC1", "crt");
+        char *ca1 = h_pem(dir, "caC1", "crt");
 
-        write_file(ca, ca1);
+        h_write_file(ca, ca1);
         free(ca1);
     }
     client(&c1, "caS1", "client1");
@@ -497,10 +383,10 @@ static void test_client_ca_sighup(void **state)
     assert_int_equal(post_once(s.port, &c2, "/validate", body, &allowed, NULL, 0), 401);
 
     before = h_log_count(&s, "configuration reloaded");
-    write_file(ca, ca2); /* in place: the watch may reload too, SIGHUP does at once */
+    h_write_file(ca, ca2); /* in place: the watch may reload too, SIGHUP does at once */
     assert_int_equal(kill(s.pid, SIGHUP), 0);
-    wait_log(&s, "reloading the configuration (SIGHUP)", 1);
-    wait_log(&s, "configuration reloaded", before + 1);
+    h_expect_log(&s, "reloading the configuration (SIGHUP)", 1, 15000);
+    h_expect_log(&s, "configuration reloaded", before + 1, 15000);
     assert_int_equal(post_once(s.port, &c2, "/validate", body, &allowed, NULL, 0), 200);
     assert_true(allowed);
     assert_int_equal(post_once(s.port, &c1, "/validate", body, &allowed, NULL, 0), 401);
@@ -526,13 +412,13 @@ static void test_webhooks_and_cluster_state(void **state)
     char message[4096];
     char *body = pod_review("hooks", "web");
 
-    path_of(hooks_dir, sizeof(hooks_dir), "hooks");
-    path_of(mount, sizeof(mount), "cluster-mount");
+    h_path(hooks_dir, sizeof(hooks_dir), dir, "hooks");
+    h_path(mount, sizeof(mount), dir, "cluster-mount");
     snprintf(hooks, sizeof(hooks), "%s/a.yaml", hooks_dir);
     snprintf(extra, sizeof(extra), "%s/b.yaml", hooks_dir);
     snprintf(cluster, sizeof(cluster), "%s/namespaces.yaml", mount);
     assert_int_equal(mkdir(hooks_dir, 0700), 0);
-    write_file(hooks, hooks_yaml("deny.example.com", "/deny"));
+    h_write_file(hooks, hooks_yaml("deny.example.com", "/deny"));
     ns.text = namespace_yaml("dev", 0);
     h_publish(mount, &ns, 1);
     assert_int_equal(h_start(&s, NULL, args), 0);
@@ -545,19 +431,19 @@ static void test_webhooks_and_cluster_state(void **state)
 
         ns.text = namespace_yaml("prod", 1);
         h_publish(mount, &ns, 1);
-        wait_log(&s, "configuration reloaded", 1);
+        h_expect_log(&s, "configuration reloaded", 1, 15000);
         assert_int_equal(post(&c, "/validate", body, &allowed, message, sizeof(message)), 200);
         assert_false(allowed);
         assert_non_null(strstr(message, "reloaded config says no"));
 
-        write_file(hooks, hooks_yaml("deny.example.com", "/allow")); /* in place */
-        wait_log(&s, "configuration reloaded", 2);
+        h_write_file(hooks, hooks_yaml("deny.example.com", "/allow")); /* in place */
+        h_expect_log(&s, "configuration reloaded", 2, 15000);
         assert_int_equal(post(&c, "/validate", body, &allowed, message, sizeof(message)), 200);
         assert_true(allowed);
 
-        replace_file(extra, hooks_yaml("second.example.com", "/deny")); /* a new file in the folder */
-        wait_log(&s, "configuration reloaded", 3);
-        wait_log(&s, "downstream webhooks: 0 mutating, 2 validating", 1);
+        h_replace_file(extra, hooks_yaml("second.example.com", "/deny")); /* a new file in the folder */
+        h_expect_log(&s, "configuration reloaded", 3, 15000);
+        h_expect_log(&s, "downstream webhooks: 0 mutating, 2 validating", 1, 15000);
         assert_int_equal(post(&c, "/validate", body, &allowed, message, sizeof(message)), 200);
         assert_false(allowed);
         h_close(&c);
@@ -584,10 +470,10 @@ static void test_admission_config_path_file(void **state)
     int limited = 0;
     char *body = event_review("event");
 
-    path_of(config, sizeof(config), "admission.yaml");
-    path_of(limits, sizeof(limits), "limits.yaml");
-    write_file(config, admission_yaml);
-    write_file(limits, limits_yaml(1));
+    h_path(config, sizeof(config), dir, "admission.yaml");
+    h_path(limits, sizeof(limits), dir, "limits.yaml");
+    h_write_file(config, admission_yaml);
+    h_write_file(limits, limits_yaml(1));
     assert_int_equal(h_start(&s, NULL, args), 0);
     assert_int_equal(h_connect_to(&c, &s), 0);
     for (int i = 0; i < 3; i++) {
@@ -596,8 +482,8 @@ static void test_admission_config_path_file(void **state)
     }
     assert_true(limited >= 1); /* burst 1 at 1 qps: three at once cannot all pass */
 
-    replace_file(limits, limits_yaml(1000));
-    wait_log(&s, "configuration reloaded", 1);
+    h_replace_file(limits, limits_yaml(1000));
+    h_expect_log(&s, "configuration reloaded", 1, 15000);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(post(&c, "/validate", body, &allowed, NULL, 0), 200);
         assert_true(allowed);
@@ -634,26 +520,27 @@ static void test_failed_reload_keeps_config(void **state)
     char *body = pod_review("fail", "default");
     char *good_key, *other_key;
 
-    path_of(hooks, sizeof(hooks), "failing-hooks.yaml");
-    path_of(crt, sizeof(crt), "failing.crt.pem");
-    path_of(key, sizeof(key), "failing.key.pem");
-    good_key = pem("server1", "key");
-    other_key = pem("server2", "key");
+    h_path(hooks, sizeof(hooks), dir, "failing-hooks.yaml");
+    h_path(crt, sizeof(crt), dir, "failing.crt.pem");
+    h_path(key, sizeof(key), dir, "failing.key.pem");
+    good_key = h_pem(dir, "server1", "key");
+    other_key = h_pem(dir, "server2", "key");
     {
-        char *c = pem("server1", "crt");
+        char *c = h_pem(dir, "server1", "crt");
 
-        write_file(crt, c);
+        h_write_file(crt, c);
         free(c);
     }
-    write_file(key, good_key);
-    write_file(hooks, hooks_yaml("deny.example.com", "/deny"));
+    h_write_file(key, good_key);
+    h_write_file(hooks, hooks_yaml("deny.example.com", "/deny"));
     client(&trust1, "caS1", NULL);
     assert_int_equal(h_start(&s, NULL, args), 0);
 
-    replace_file(hooks, "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n"
-                        "metadata: {name: broken}\nwebhooks:\n- name: x.example.com\n  typo: 1\n");
-    wait_log(&s, "reload failed, the running configuration stays", 1);
-    wait_log(&s, "failing-hooks.yaml", 1);
+    h_replace_file(hooks,
+                   "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n"
+                   "metadata: {name: broken}\nwebhooks:\n- name: x.example.com\n  typo: 1\n");
+    h_expect_log(&s, "reload failed, the running configuration stays", 1, 15000);
+    h_expect_log(&s, "failing-hooks.yaml", 1, 15000);
     assert_true(h_log_count(&s, "typo") >= 1);
     assert_int_equal(reloads(s.port, &trust1, "failure"), 1);
     assert_int_equal(reloads(s.port, &trust1, "success"), 0);
@@ -661,14 +548,14 @@ static void test_failed_reload_keeps_config(void **state)
     assert_int_equal(post_once(s.port, &trust1, "/validate", body, &allowed, message, sizeof(message)), 200);
     assert_true(allowed);
 
-    replace_file(key, other_key);
-    wait_log(&s, "reload failed, the running configuration stays", 2);
-    wait_log(&s, "key does not match the certificate", 1);
+    h_replace_file(key, other_key);
+    h_expect_log(&s, "reload failed, the running configuration stays", 2, 15000);
+    h_expect_log(&s, "key does not match the certificate", 1, 15000);
     assert_int_equal(post_once(s.port, &trust1, "/validate", body, &allowed, NULL, 0), 200);
 
-    replace_file(key, good_key);
-    replace_file(hooks, hooks_yaml("deny.example.com", "/allow"));
-    wait_log(&s, "configuration reloaded", 1);
+    h_replace_file(key, good_key);
+    h_replace_file(hooks, hooks_yaml("deny.example.com", "/allow"));
+    h_expect_log(&s, "configuration reloaded", 1, 15000);
     assert_true(reloads(s.port, &trust1, "failure") >= 2);
     assert_int_equal(post_once(s.port, &trust1, "/validate", body, &allowed, NULL, 0), 200);
     assert_int_equal(h_stop(&s, SIGTERM, 10000), 0);
@@ -740,24 +627,6 @@ static void *load_loop(void *arg)
     return NULL;
 }
 
-static long rss_kib(pid_t pid)
-{
-    char path[64], line[256];
-    long kib = -1;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    f = fopen(path, "r");
-    assert_non_null(f);
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (strncmp(line, "VmRSS:", 6) == 0) {
-            kib = strtol(line + 6, NULL, 10);
-        }
-    }
-    fclose(f);
-    return kib;
-}
-
 static void config_mount(const char *mount, int i)
 {
     h_mount_file_t files[] = {{"hooks.yaml", NULL},
@@ -804,8 +673,8 @@ static void test_reload_under_load(void **state)
     long rss_warm = 0, rss_end, answered_before = 0, answered_after = 0, errors = 0;
     int reloaded = 0;
 
-    path_of(tls, sizeof(tls), "load-tls");
-    path_of(conf, sizeof(conf), "load-config");
+    h_path(tls, sizeof(tls), dir, "load-tls");
+    h_path(conf, sizeof(conf), dir, "load-config");
     snprintf(crt, sizeof(crt), "%s/tls.crt", tls);
     snprintf(key, sizeof(key), "%s/tls.key", tls);
     snprintf(ca, sizeof(ca), "%s/ca.crt", tls);
@@ -814,7 +683,7 @@ static void test_reload_under_load(void **state)
     snprintf(admission, sizeof(admission), "%s/admission.yaml", conf);
     tls_mount(tls, "server1", "caC1");
     config_mount(conf, 0);
-#ifdef UNDER_ASAN
+#if H_UNDER_ASAN
     {
         /* a quarantine of 256 MiB (the default) would hide a flat RSS: admitd gets 16 MiB */
         const char *old = getenv("ASAN_OPTIONS");
@@ -857,13 +726,15 @@ static void test_reload_under_load(void **state)
         assert_true(seen > reloaded);
         reloaded = (int)seen;
         if (i == WARMUP) {
-            rss_warm = rss_kib(s.pid);
+            rss_warm = h_rss_kib(s.pid);
+            assert_true(rss_warm > 0);
             for (int t = 0; t <= LOAD_THREADS; t++) {
                 answered_before += atomic_load(&loads[t].answered);
             }
         }
     }
-    rss_end = rss_kib(s.pid);
+    rss_end = h_rss_kib(s.pid);
+    assert_true(rss_end > 0);
     atomic_store(&stop, true);
     for (int i = 0; i <= LOAD_THREADS; i++) {
         pthread_join(threads[i], NULL);
@@ -896,7 +767,7 @@ static void test_reload_under_load(void **state)
     }
     /* flat: 80 more swaps may not grow the resident set by more than a few MiB (sanitizers keep
        freed memory in quarantine, so their bound is looser) */
-#ifdef UNDER_ASAN
+#if H_UNDER_ASAN
     assert_true(rss_end - rss_warm < 64 * 1024);
 #else
     assert_true(rss_end - rss_warm < 4 * 1024);

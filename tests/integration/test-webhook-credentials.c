@@ -14,7 +14,6 @@
 #include "certgen.h"
 #include "harness.h"
 
-#include <mbedtls/base64.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,33 +27,11 @@
 static char dir[256], hooks[320], admission[320], token[320], cert_rec[320], token_rec[320];
 static h_server_t cert_mock, token_mock, admitd;
 
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-/* base64 of a file's bytes, into out. */
-static void b64_of(const char *path, char *out, size_t out_len)
-{
-    static unsigned char raw[16384];
-    size_t n, olen = 0;
-    FILE *f = fopen(path, "rb");
-
-    assert_non_null(f);
-    n = fread(raw, 1, sizeof(raw), f);
-    fclose(f);
-    assert_int_equal(mbedtls_base64_encode((unsigned char *)out, out_len, &olen, raw, n), 0);
-}
-
 static void hook(FILE *f, const char *name, const char *t, const h_server_t *mock, const char *path)
 {
     static char ca[8192];
 
-    b64_of(mock->ca, ca, sizeof(ca));
+    h_file_b64(mock->ca, ca, sizeof(ca));
     fprintf(
         f,
         "- name: %s\n  clientConfig: {url: \"https://127.0.0.1:%d%s\", caBundle: %s}\n"
@@ -91,18 +68,18 @@ static void write_files(void)
         "- name: 127.0.0.1:%d\n  user: {tokenFile: token}\n"
         "- name: '*'\n  user: {tokenFile: /nonexistent/token}\n",
         cert_mock.port, token_mock.port);
-    put(path, text);
+    h_write_file(path, text);
     /* mutating: the same certificate inline */
     snprintf(path, sizeof(path), "%s/client.crt.pem", dir);
-    b64_of(path, cert, sizeof(cert));
+    h_file_b64(path, cert, sizeof(cert));
     snprintf(path, sizeof(path), "%s/client.key.pem", dir);
-    b64_of(path, key, sizeof(key));
+    h_file_b64(path, key, sizeof(key));
     snprintf(path, sizeof(path), "%s/mutating-kubeconfig.yaml", dir);
     snprintf(text, sizeof(text),
              "users:\n- name: '*.0.0.1:%d'\n  user:\n    client-certificate-data: %s\n"
              "    client-key-data: %s\n",
              cert_mock.port, cert, key);
-    put(path, text);
+    h_write_file(path, text);
     snprintf(text, sizeof(text),
              "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n"
              "- name: ValidatingAdmissionWebhook\n  configuration:\n"
@@ -112,7 +89,7 @@ static void write_files(void)
              "    apiVersion: apiserver.config.k8s.io/v1\n    kind: WebhookAdmissionConfiguration\n"
              "    kubeConfigFile: %s/mutating-kubeconfig.yaml\n",
              dir, dir);
-    put(admission, text);
+    h_write_file(admission, text);
 }
 
 static int setup(void **state)
@@ -134,7 +111,7 @@ static int setup(void **state)
     cert_args[1] = ca;
     assert_int_equal(h_start_prog(&cert_mock, h_bin("MOCKHOOK_BIN"), NULL, cert_args), 0);
     assert_int_equal(h_start_prog(&token_mock, h_bin("MOCKHOOK_BIN"), NULL, token_args), 0);
-    put(token, "wrong\n");
+    h_write_file(token, "wrong\n");
     write_files();
     {
         const char *args[] = {"--webhook-config",
@@ -238,7 +215,7 @@ static void test_bearer_token_and_its_reload(void **state)
     assert_non_null(strstr(msg, "failed calling webhook \"token.hooks.example.com\""));
     assert_int_equal(h_count_lines(token_rec, "\"authorization\":\"Bearer wrong\""), 1);
     /* the tokenFile is watched: the right token reloads admitd, and the next call carries it */
-    put(token, "s3cret\n");
+    h_write_file(token, "s3cret\n");
     assert_true(h_log_wait(&admitd, "configuration reloaded", reloads + 1, 10000));
     expect_allowed("/validate", "token", "call with the reloaded token");
     assert_int_equal(h_count_lines(token_rec, "\"authorization\":\"Bearer s3cret\""), 1);
@@ -284,7 +261,8 @@ static void test_exec_plugin_is_refused_at_start(void **state)
 
     (void)state;
     snprintf(kc, sizeof(kc), "%s/exec-kubeconfig.yaml", dir);
-    put(kc, "users:\n- name: '*'\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1, command: "
+    h_write_file(
+        kc, "users:\n- name: '*'\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1, command: "
             "get-token}\n");
     snprintf(conf, sizeof(conf), "%s/exec-admission.yaml", dir);
     snprintf(text, sizeof(text),
@@ -293,7 +271,7 @@ static void test_exec_plugin_is_refused_at_start(void **state)
              "    apiVersion: apiserver.config.k8s.io/v1\n    kind: WebhookAdmissionConfiguration\n"
              "    kubeConfigFile: %s\n",
              kc);
-    put(conf, text);
+    h_write_file(conf, text);
     assert_int_equal(h_run(args, out, sizeof(out), 10000), 2);
     snprintf(
         text, sizeof(text),

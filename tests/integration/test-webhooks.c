@@ -299,21 +299,6 @@ static void write_cluster_state(const char *path)
     fclose(f);
 }
 
-static void file_b64(const char *path, char *out, size_t out_len)
-{
-    size_t len = 0, olen = 0;
-    char *pem;
-    FILE *f = fopen(path, "rb");
-
-    assert_non_null(f);
-    pem = calloc(1, 16384);
-    len = fread(pem, 1, 16383, f);
-    fclose(f);
-    assert_int_equal(mbedtls_base64_encode((unsigned char *)out, out_len, &olen, (unsigned char *)pem, len),
-                     0);
-    free(pem);
-}
-
 /* ---- requests and answers ------------------------------------------------------------------ */
 
 /* The pod fixture with label t (and app), in namespace ns, optionally a dry run. */
@@ -474,10 +459,10 @@ static int setup(void **state)
     mock_args[n++] = record;
     mock_args[n] = NULL;
     assert_int_equal(h_start_prog(&mock, h_bin("MOCKHOOK_BIN"), NULL, mock_args), 0);
-    file_b64(mock.ca, mock_ca_b64, sizeof(mock_ca_b64));
+    h_file_b64(mock.ca, mock_ca_b64, sizeof(mock_ca_b64));
     /* a stopped mockhook leaves a port nobody listens on and a CA nobody else uses */
     assert_int_equal(h_start_prog(&other, h_bin("MOCKHOOK_BIN"), NULL, other_args), 0);
-    file_b64(other.ca, foreign_ca_b64, sizeof(foreign_ca_b64));
+    h_file_b64(other.ca, foreign_ca_b64, sizeof(foreign_ca_b64));
     dead_port = other.port;
     h_stop(&other, 15, 5000);
     h_cleanup(&other);
@@ -495,7 +480,7 @@ static int setup(void **state)
         assert_int_equal(certgen_make(dir, "svcca", "service test CA", NULL, false), 0);
         assert_int_equal(certgen_make(dir, "svc", "mock.hooks.svc", "svcca", false), 0);
         assert_int_equal(h_start_prog(&svc_mock, h_bin("MOCKHOOK_BIN"), NULL, svc_args), 0);
-        file_b64(ca, svc_ca_b64, sizeof(svc_ca_b64));
+        h_file_b64(ca, svc_ca_b64, sizeof(svc_ca_b64));
     }
     build_hooks();
     snprintf(config, sizeof(config), "%s/hooks.yaml", dir);

@@ -91,6 +91,20 @@ static const char *or_empty(const char *s)
     return s != NULL ? s : "";
 }
 
+pt_request_t pt_core_request(const char *op, const char *resource, const char *kind, const char *ns,
+                             const char *object, const char *old_object)
+{
+    pt_request_t r = {.operation = op,
+                      .group = "",
+                      .resource = resource,
+                      .kind = kind,
+                      .namespace_ = ns,
+                      .object = object,
+                      .old_object = old_object};
+
+    return r;
+}
+
 const char *pt_review_json(adm_arena_t *a, const pt_request_t *r)
 {
     const char *version = r->version != NULL ? r->version : "v1";

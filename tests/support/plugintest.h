@@ -39,6 +39,13 @@ typedef struct pt_result_s {
     const adm_attrs_t *attrs;
 } pt_result_t;
 
+/**
+ * The request most table rows build: op on resource (of kind) in the core group, in namespace ns,
+ * with object and old_object (JSON text, NULL: none); the other fields absent.
+ */
+pt_request_t pt_core_request(const char *op, const char *resource, const char *kind, const char *ns,
+                             const char *object, const char *old_object);
+
 /** Builds a v1 AdmissionReview body for r in the arena. */
 const char *pt_review_json(adm_arena_t *a, const pt_request_t *r);
 

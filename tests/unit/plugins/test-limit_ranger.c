@@ -21,26 +21,11 @@
 
 extern const adm_plugin_t adm_plugin_limit_ranger;
 
-static adm_arena_t *arena;
-
-static int setup(void **state)
-{
-    arena = adm_arena_create(1 << 16);
-    return arena == NULL;
-}
-
-static int teardown(void **state)
-{
-    pt_set_cluster(NULL);
-    adm_arena_destroy(arena);
-    return 0;
-}
-
 /* A LimitRange "abc" in namespace test with the given spec.limits (JSON). */
 static adm_cluster_state_t *ranges(const char *limits_json)
 {
     char *text =
-        adm_arena_printf(arena,
+        adm_arena_printf(pt_arena,
                          "{\"apiVersion\":\"v1\",\"kind\":\"LimitRange\",\"metadata\":{\"name\":\"abc\","
                          "\"namespace\":\"test\"},\"spec\":{\"limits\":%s}}",
                          limits_json);
@@ -55,11 +40,11 @@ static const char *pod(const char *name, int n, const char *resources, const cha
 
     for (int i = 0; i < n; i++) {
         containers =
-            adm_arena_printf(arena, "%s%s{\"name\":\"foo-%d\",\"image\":\"foo:V%d\",\"resources\":%s}",
+            adm_arena_printf(pt_arena, "%s%s{\"name\":\"foo-%d\",\"image\":\"foo:V%d\",\"resources\":%s}",
                              containers, i > 0 ? "," : "", i, i, resources);
     }
     return adm_arena_printf(
-        arena,
+        pt_arena,
         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
         "\"test\"},\"spec\":{\"containers\":[%s]%s%s%s}}",
         name, containers, init != NULL ? ",\"initContainers\":" : "", init != NULL ? init : "", "");
@@ -68,16 +53,9 @@ static const char *pod(const char *name, int n, const char *resources, const cha
 static pt_result_t run(char phase, const char *op, const char *resource, const char *kind, const char *obj,
                        const char *old)
 {
-    pt_request_t r = {0};
+    pt_request_t r = pt_core_request(op, resource, kind, "test", obj, old);
 
-    r.operation = op;
-    r.group = "";
-    r.resource = resource;
-    r.kind = kind;
-    r.namespace_ = "test";
-    r.object = obj;
-    r.old_object = old;
-    return pt_run(arena, &adm_plugin_limit_ranger, NULL, phase, &r);
+    return pt_run(pt_arena, &adm_plugin_limit_ranger, NULL, phase, &r);
 }
 
 /* Mutate, then validate the mutated pod, as kube-apiserver runs the two phases. */
@@ -210,7 +188,8 @@ static void test_pod_limit_func(void **state)
                 fail_msg("%s: %s", c->name, res.status.message);
             }
         } else {
-            const char *want = adm_arena_printf(arena, "pods \"%s\" is forbidden: %s", c->name, c->message);
+            const char *want =
+                adm_arena_printf(pt_arena, "pods \"%s\" is forbidden: %s", c->name, c->message);
 
             if (res.rc != ADM_DECLINED) {
                 fail_msg("%s: admitted", c->name);
@@ -221,7 +200,7 @@ static void test_pod_limit_func(void **state)
         }
         pt_set_cluster(NULL);
         adm_cluster_state_free(cs);
-        adm_arena_reset(arena);
+        adm_arena_reset(pt_arena);
     }
 }
 
@@ -291,24 +270,24 @@ static void test_pvc(void **state)
 
     pt_set_cluster(cs);
     res = run('v', "CREATE", "persistentvolumeclaims", "PersistentVolumeClaim",
-              adm_arena_printf(arena, pvc_fmt, "{\"storage\":\"2Gi\"}"), NULL);
+              adm_arena_printf(pt_arena, pvc_fmt, "{\"storage\":\"2Gi\"}"), NULL);
     assert_int_equal(res.rc, ADM_OK);
     res = run('v', "CREATE", "persistentvolumeclaims", "PersistentVolumeClaim",
-              adm_arena_printf(arena, pvc_fmt, "{\"storage\":\"500Mi\"}"), NULL);
+              adm_arena_printf(pt_arena, pvc_fmt, "{\"storage\":\"500Mi\"}"), NULL);
     assert_int_equal(res.rc, ADM_DECLINED);
     assert_string_equal(res.status.message,
                         "persistentvolumeclaims \"claim\" is forbidden: minimum storage usage "
                         "per PersistentVolumeClaim is 1Gi, but request is 500Mi");
     /* Expansion past max is an UPDATE, checked too. */
     res = run('v', "UPDATE", "persistentvolumeclaims", "PersistentVolumeClaim",
-              adm_arena_printf(arena, pvc_fmt, "{\"storage\":\"10Gi\"}"),
-              adm_arena_printf(arena, pvc_fmt, "{\"storage\":\"2Gi\"}"));
+              adm_arena_printf(pt_arena, pvc_fmt, "{\"storage\":\"10Gi\"}"),
+              adm_arena_printf(pt_arena, pvc_fmt, "{\"storage\":\"2Gi\"}"));
     assert_int_equal(res.rc, ADM_DECLINED);
     assert_string_equal(res.status.message,
                         "persistentvolumeclaims \"claim\" is forbidden: maximum storage usage "
                         "per PersistentVolumeClaim is 5Gi, but request is 10Gi");
     res = run('v', "CREATE", "persistentvolumeclaims", "PersistentVolumeClaim",
-              adm_arena_printf(arena, pvc_fmt, "{}"), NULL);
+              adm_arena_printf(pt_arena, pvc_fmt, "{}"), NULL);
     assert_int_equal(res.rc, ADM_DECLINED);
     assert_string_equal(res.status.message,
                         "persistentvolumeclaims \"claim\" is forbidden: [minimum storage usage per "
@@ -342,10 +321,10 @@ static void test_skipped_requests(void **state)
         r.namespace_ = "test";
         r.object = bad;
         r.old_object = bad;
-        res = pt_run(arena, &adm_plugin_limit_ranger, NULL, 'v', &r);
+        res = pt_run(pt_arena, &adm_plugin_limit_ranger, NULL, 'v', &r);
         assert_int_equal(res.rc, ADM_DECLINED);
         r.sub_resource = "status";
-        assert_int_equal(pt_run(arena, &adm_plugin_limit_ranger, NULL, 'v', &r).rc, ADM_OK);
+        assert_int_equal(pt_run(pt_arena, &adm_plugin_limit_ranger, NULL, 'v', &r).rc, ADM_OK);
     }
     /* Other namespaces and other kinds see no range. */
     {
@@ -357,11 +336,11 @@ static void test_skipped_requests(void **state)
         r.kind = "Pod";
         r.namespace_ = "other";
         r.object = bad;
-        assert_int_equal(pt_run(arena, &adm_plugin_limit_ranger, NULL, 'v', &r).rc, ADM_OK);
+        assert_int_equal(pt_run(pt_arena, &adm_plugin_limit_ranger, NULL, 'v', &r).rc, ADM_OK);
         r.namespace_ = "test";
         r.resource = "configmaps";
         r.kind = "ConfigMap";
-        assert_int_equal(pt_run(arena, &adm_plugin_limit_ranger, NULL, 'v', &r).rc, ADM_OK);
+        assert_int_equal(pt_run(pt_arena, &adm_plugin_limit_ranger, NULL, 'v', &r).rc, ADM_OK);
     }
     /* An object being deleted is left alone. */
     assert_int_equal(
@@ -439,5 +418,5 @@ int main(void)
         cmocka_unit_test(test_numbers_and_bad_values),
     };
 
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, pt_group_setup, pt_group_teardown);
 }

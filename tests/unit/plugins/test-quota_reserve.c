@@ -18,26 +18,10 @@
 #include "../../../src/plugins/quota_reserve.c"
 #include "plugintest.h"
 
-static adm_arena_t *arena;
-
-static int setup(void **state)
-{
-    (void)state;
-    arena = adm_arena_create(1 << 16);
-    return arena == NULL;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    adm_arena_destroy(arena);
-    return 0;
-}
-
 static yyjson_val *parse(const char *json)
 {
     yyjson_read_err err;
-    yyjson_doc *d = adm_json_read(arena, json, strlen(json), &err);
+    yyjson_doc *d = adm_json_read(pt_arena, json, strlen(json), &err);
 
     assert_non_null(d);
     return yyjson_doc_get_root(d);
@@ -45,7 +29,7 @@ static yyjson_val *parse(const char *json)
 
 static const char *quota_json(const char *name, const char *rv, const char *used)
 {
-    return adm_arena_printf(arena,
+    return adm_arena_printf(pt_arena,
                             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"resourceVersion\":\"%s\","
                             "\"labels\":{\"a\":\"b\"}},\"spec\":{\"hard\":{\"pods\":\"2\"}},"
                             "\"status\":{\"hard\":{\"pods\":\"2\",\"requests.cpu\":\"1\"},\"used\":%s}}",
@@ -82,7 +66,7 @@ static void test_quota_read(void **state)
     adm_quota_t q;
 
     (void)state;
-    assert_int_equal(adm_quota_read(arena, parse(quota_json("q", "7", "{\"pods\":\"1\"}")), &q), 0);
+    assert_int_equal(adm_quota_read(pt_arena, parse(quota_json("q", "7", "{\"pods\":\"1\"}")), &q), 0);
     assert_string_equal(q.name, "q");
     assert_string_equal(q.rv, "7");
     assert_true(q.usable);
@@ -90,7 +74,7 @@ static void test_quota_read(void **state)
     assert_int_equal(q.used.n, 1);
     assert_false(q.changed);
     /* a status that does not parse: kept, not usable */
-    assert_int_equal(adm_quota_read(arena, parse(quota_json("q", "7", "{\"pods\":\"x\"}")), &q), 0);
+    assert_int_equal(adm_quota_read(pt_arena, parse(quota_json("q", "7", "{\"pods\":\"x\"}")), &q), 0);
     assert_false(q.usable);
 }
 
@@ -103,12 +87,12 @@ static void test_status_body(void **state)
     size_t len = 0;
 
     (void)state;
-    assert_int_equal(adm_quota_read(arena, parse(quota_json("q", "7", "{\"pods\":\"1\"}")), &q), 0);
+    assert_int_equal(adm_quota_read(pt_arena, parse(quota_json("q", "7", "{\"pods\":\"1\"}")), &q), 0);
     assert_int_equal(adm_quantity_parse_str("100m", &cpu), 0);
     assert_int_equal(adm_quantity_parse_str("2", &pods), 0);
-    assert_int_equal(adm_rlist_set(arena, &q.used, "requests.cpu", &cpu), 0);
-    assert_int_equal(adm_rlist_set(arena, &q.used, "pods", &pods), 0);
-    body = status_body(arena, &q, &len);
+    assert_int_equal(adm_rlist_set(pt_arena, &q.used, "requests.cpu", &cpu), 0);
+    assert_int_equal(adm_rlist_set(pt_arena, &q.used, "pods", &pods), 0);
+    body = status_body(pt_arena, &q, &len);
     assert_non_null(body);
     assert_int_equal(len, strlen(body));
     assert_string_equal(body,
@@ -120,13 +104,13 @@ static void test_status_body(void **state)
     /* a quota read with kind and apiVersion (a watch event's) keeps one of each; no status at all */
     assert_int_equal(
         adm_quota_read(
-            arena, parse("{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"q\"}}"),
-            &q),
+            pt_arena,
+            parse("{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"q\"}}"), &q),
         0);
-    assert_int_equal(adm_rlist_set(arena, &q.used, "pods", &pods), 0);
-    assert_string_equal(status_body(arena, &q, &len), "{\"kind\":\"ResourceQuota\",\"apiVersion\":\"v1\","
-                                                      "\"metadata\":{\"name\":\"q\"},\"status\":{\"used\":"
-                                                      "{\"pods\":\"2\"}}}");
+    assert_int_equal(adm_rlist_set(pt_arena, &q.used, "pods", &pods), 0);
+    assert_string_equal(status_body(pt_arena, &q, &len), "{\"kind\":\"ResourceQuota\",\"apiVersion\":\"v1\","
+                                                         "\"metadata\":{\"name\":\"q\"},\"status\":{\"used\":"
+                                                         "{\"pods\":\"2\"}}}");
 }
 
 static adm_quota_reserver_t *reserver(void)
@@ -146,20 +130,20 @@ static void test_written_newest(void **state)
     yyjson_val *got;
 
     (void)state;
-    assert_ptr_equal(newest(r, "ns", cached9, arena), cached9); /* nothing written */
-    remember_written(r, "ns", parse(quota_json("q", "10", "{\"pods\":\"1\"}")), arena);
-    got = newest(r, "ns", cached9, arena);
+    assert_ptr_equal(newest(r, "ns", cached9, pt_arena), cached9); /* nothing written */
+    remember_written(r, "ns", parse(quota_json("q", "10", "{\"pods\":\"1\"}")), pt_arena);
+    got = newest(r, "ns", cached9, pt_arena);
     assert_ptr_not_equal(got, cached9);
     assert_string_equal(adm_json_str(adm_json_get(got, "metadata"), "resourceVersion"), "10");
     /* another namespace's quota of the same name is another quota */
-    assert_ptr_equal(newest(r, "other", cached9, arena), cached9);
+    assert_ptr_equal(newest(r, "other", cached9, pt_arena), cached9);
     /* the cache caught up (or went past): it wins, and the written one is forgotten */
-    assert_ptr_equal(newest(r, "ns", cached11, arena), cached11);
+    assert_ptr_equal(newest(r, "ns", cached11, pt_arena), cached11);
     assert_null(find_written(r, "ns", "q"));
-    assert_ptr_equal(newest(r, "ns", cached9, arena), cached9);
+    assert_ptr_equal(newest(r, "ns", cached9, pt_arena), cached9);
     /* a write answered with the same resourceVersion as the cache: the cache's */
-    remember_written(r, "ns", parse(quota_json("q", "11", "{\"pods\":\"1\"}")), arena);
-    assert_ptr_equal(newest(r, "ns", cached11, arena), cached11);
+    remember_written(r, "ns", parse(quota_json("q", "11", "{\"pods\":\"1\"}")), pt_arena);
+    assert_ptr_equal(newest(r, "ns", cached11, pt_arena), cached11);
     adm_quota_reserver_free(r);
 }
 
@@ -173,15 +157,15 @@ static void test_written_evicts_lru(void **state)
     (void)state;
     for (int i = 0; i < ADM_QUOTA_WRITTEN_MAX; i++) {
         snprintf(name, sizeof(name), "q%d", i);
-        remember_written(r, "ns", parse(quota_json(name, "5", "{}")), arena);
+        remember_written(r, "ns", parse(quota_json(name, "5", "{}")), pt_arena);
     }
     assert_non_null(find_written(r, "ns", "q0")); /* q0 is now the most recent, q1 the least */
-    remember_written(r, "ns", parse(quota_json("new", "5", "{}")), arena);
+    remember_written(r, "ns", parse(quota_json("new", "5", "{}")), pt_arena);
     assert_null(find_written(r, "ns", "q1"));
     assert_non_null(find_written(r, "ns", "q0"));
     assert_non_null(find_written(r, "ns", "new"));
     /* writing a known one again replaces it in place */
-    remember_written(r, "ns", parse(quota_json("new", "6", "{}")), arena);
+    remember_written(r, "ns", parse(quota_json("new", "6", "{}")), pt_arena);
     assert_int_equal(find_written(r, "ns", "new")->rv, 6);
     for (size_t i = 0; i < ADM_QUOTA_WRITTEN_MAX; i++) {
         count += r->written[i].ns != NULL;
@@ -201,7 +185,7 @@ static void test_set_error(void **state)
     waiter_t w = {0};
 
     (void)state;
-    b.arena = arena;
+    b.arena = pt_arena;
     res.status = 409;
     set_error(
         r, &b, &res,
@@ -284,5 +268,5 @@ int main(void)
         cmocka_unit_test(test_set_error),      cmocka_unit_test(test_namespaces),
     };
 
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, pt_group_setup, pt_group_teardown);
 }

@@ -21,30 +21,22 @@
 #include "adm/base/error.h"
 #include "plugintest.h"
 
-static adm_arena_t *arena;
 static adm_cluster_state_t *cluster;
 
-static int setup(void **state)
-{
-    (void)state;
-    arena = adm_arena_create(1 << 16);
-    return arena == NULL;
-}
-
+/* After each test (pt_group_setup before it): pt_group_teardown, and the test's cluster state freed. */
 static int teardown(void **state)
 {
-    (void)state;
-    pt_set_cluster(NULL);
+    int rc = pt_group_teardown(state);
+
     adm_cluster_state_free(cluster);
     cluster = NULL;
-    adm_arena_destroy(arena);
-    return 0;
+    return rc;
 }
 
 /* A ResourceQuota NAME in namespace test: spec (JSON object body, may be ""), status.hard and .used. */
 static const char *quota(const char *name, const char *spec, const char *hard, const char *used)
 {
-    return adm_arena_printf(arena,
+    return adm_arena_printf(pt_arena,
                             "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"%s\","
                             "\"namespace\":\"test\",\"resourceVersion\":\"124\"},\"spec\":{%s},"
                             "\"status\":{\"hard\":%s,\"used\":%s}}",
@@ -67,10 +59,11 @@ static const char *pod(const char *name, int n, const char *resources, const cha
     char *containers = "";
 
     for (int i = 0; i < n; i++) {
-        containers = adm_arena_printf(arena, "%s%s{\"name\":\"c%d\",\"image\":\"foo:V%d\",\"resources\":%s}",
-                                      containers, i > 0 ? "," : "", i, i, resources);
+        containers =
+            adm_arena_printf(pt_arena, "%s%s{\"name\":\"c%d\",\"image\":\"foo:V%d\",\"resources\":%s}",
+                             containers, i > 0 ? "," : "", i, i, resources);
     }
-    return adm_arena_printf(arena,
+    return adm_arena_printf(pt_arena,
                             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
                             "\"namespace\":\"test\"},\"spec\":{\"containers\":[%s]%s}}",
                             name, containers, extra);
@@ -79,17 +72,11 @@ static const char *pod(const char *name, int n, const char *resources, const cha
 static pt_result_t run_full(const char *op, const char *resource, const char *sub, const char *kind,
                             const char *group, const char *obj, const char *old)
 {
-    pt_request_t r = {0};
+    pt_request_t r = pt_core_request(op, resource, kind, "test", obj, old);
 
-    r.operation = op;
     r.group = group;
-    r.resource = resource;
     r.sub_resource = sub;
-    r.kind = kind;
-    r.namespace_ = "test";
-    r.object = obj;
-    r.old_object = old;
-    return pt_run(arena, &adm_plugin_resource_quota, NULL, 'v', &r);
+    return pt_run(pt_arena, &adm_plugin_resource_quota, NULL, 'v', &r);
 }
 
 static pt_result_t run(const char *op, const char *resource, const char *kind, const char *obj,
@@ -177,7 +164,7 @@ static void test_scopes(void **st)
 {
     (void)st;
     state(
-        adm_arena_printf(arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
+        adm_arena_printf(pt_arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
                          quota("quota-non-terminating", "\"scopes\":[\"NotTerminating\"]", BASIC_HARD,
                                "{\"cpu\":\"3\",\"memory\":\"100Gi\",\"pods\":\"5\"}"),
                          quota("quota-terminating", "\"scopes\":[\"Terminating\"]", BASIC_HARD, BASIC_USED)));
@@ -193,7 +180,7 @@ static void test_scopes(void **st)
         "used: cpu=3,memory=100Gi,pods=5, limited: cpu=3,memory=100Gi,pods=5");
     /* a best-effort pod is charged to quota-besteffort (full), not quota-not-besteffort */
     state(adm_arena_printf(
-        arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
+        pt_arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
         quota("quota-besteffort", "\"scopes\":[\"BestEffort\"]", "{\"pods\":\"5\"}", "{\"pods\":\"5\"}"),
         quota("quota-not-besteffort", "\"scopes\":[\"NotBestEffort\"]", "{\"pods\":\"5\"}",
               "{\"pods\":\"3\"}")));
@@ -404,15 +391,9 @@ static void *configured(const char *config)
 
 static pt_result_t run_with(void *cfg, const char *obj)
 {
-    pt_request_t r = {0};
+    pt_request_t r = pt_core_request("CREATE", "pods", "Pod", "test", obj, NULL);
 
-    r.operation = "CREATE";
-    r.group = "";
-    r.resource = "pods";
-    r.kind = "Pod";
-    r.namespace_ = "test";
-    r.object = obj;
-    return pt_run(arena, &adm_plugin_resource_quota, cfg, 'v', &r);
+    return pt_run(pt_arena, &adm_plugin_resource_quota, cfg, 'v', &r);
 }
 
 /* TestAdmitLimitedScopeWithCoverQuota's cases: matchScopes need a quota with the scope. */
@@ -463,7 +444,7 @@ static void test_limited_resources(void **st)
     state(quota("quota", "", "{\"cpu\":\"10\"}", "{\"cpu\":\"1\"}"));
     expect_denied(run_with(cfg, pod("p", 1, RES(CPU("1"), NONE), "")),
                   "pods \"p\" is forbidden: insufficient quota to consume: requests.cpu");
-    state(adm_arena_printf(arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
+    state(adm_arena_printf(pt_arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
                            quota("a", "", "{\"cpu\":\"10\"}", "{\"cpu\":\"1\"}"),
                            quota("b", "", "{\"requests.cpu\":\"10\"}", "{\"requests.cpu\":\"1\"}")));
     expect_ok(run_with(cfg, pod("p", 1, RES(CPU("1"), NONE), "")));
@@ -559,7 +540,7 @@ static bool charged;
 
 static int probe_validate(void *cfg, adm_attrs_t *attrs, adm_status_t *st)
 {
-    return check_request(cfg, attrs, arena, running, nrunning, st, &charged);
+    return check_request(cfg, attrs, pt_arena, running, nrunning, st, &charged);
 }
 
 static const adm_plugin_t probe = {
@@ -575,27 +556,20 @@ static void hold(const char *docs)
 
     state(docs);
     items = adm_cluster_state_list(cluster, "", "ResourceQuota", "test", &nrunning);
-    running = adm_arena_calloc(arena, nrunning + 1, sizeof(*running));
+    running = adm_arena_calloc(pt_arena, nrunning + 1, sizeof(*running));
     assert_non_null(running);
     for (size_t i = 0; i < nrunning; i++) {
-        assert_int_equal(adm_quota_read(arena, items[i], &running[i]), 0);
+        assert_int_equal(adm_quota_read(pt_arena, items[i], &running[i]), 0);
     }
 }
 
 static pt_result_t charge_run(const char *op, const char *resource, const char *kind, const char *obj,
                               const char *old)
 {
-    pt_request_t r = {0};
+    pt_request_t r = pt_core_request(op, resource, kind, "test", obj, old);
 
-    r.operation = op;
-    r.group = "";
-    r.resource = resource;
-    r.kind = kind;
-    r.namespace_ = "test";
-    r.object = obj;
-    r.old_object = old;
     charged = false;
-    return pt_run(arena, &probe, NULL, 'v', &r);
+    return pt_run(pt_arena, &probe, NULL, 'v', &r);
 }
 
 /* The held quota's status.used as "name=value,..." in name order, and whether it changed. */
@@ -603,11 +577,11 @@ static const char *used_of(const char *name, bool *changed)
 {
     for (size_t i = 0; i < nrunning; i++) {
         if (strcmp(running[i].name, name) == 0) {
-            const char **keys = adm_arena_alloc(arena, (running[i].used.n + 1) * sizeof(*keys));
+            const char **keys = adm_arena_alloc(pt_arena, (running[i].used.n + 1) * sizeof(*keys));
 
             memcpy(keys, running[i].used.names, running[i].used.n * sizeof(*keys));
             *changed = running[i].changed;
-            return pretty(arena, &running[i].used, keys, running[i].used.n);
+            return pretty(pt_arena, &running[i].used, keys, running[i].used.n);
         }
     }
     fail_msg("no quota %s", name);
@@ -647,7 +621,7 @@ static void test_reserved_masked(void **st)
 {
     (void)st;
     hold(
-        adm_arena_printf(arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
+        adm_arena_printf(pt_arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
                          quota("pods-only", "", "{\"pods\":\"5\"}", "{\"pods\":\"3\",\"cpu\":\"7\"}"),
                          quota("quota-terminating", "\"scopes\":[\"Terminating\"]", BASIC_HARD, BASIC_USED)));
     expect_ok(charge_run("CREATE", "pods", "Pod", pod("p", 1, RES(CM("100m", "2Gi"), NONE), ""), NULL));
@@ -660,7 +634,7 @@ static void test_reserved_scopes(void **st)
 {
     (void)st;
     hold(adm_arena_printf(
-        arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
+        pt_arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
         quota("quota-non-terminating", "\"scopes\":[\"NotTerminating\"]", BASIC_HARD, BASIC_USED),
         quota("quota-terminating", "\"scopes\":[\"Terminating\"]", BASIC_HARD, BASIC_USED)));
     expect_ok(charge_run("CREATE", "pods", "Pod",
@@ -669,7 +643,7 @@ static void test_reserved_scopes(void **st)
     expect_used("quota-terminating", "cpu=1100m,memory=52Gi,pods=4", true);
     expect_used("quota-non-terminating", "cpu=1,memory=50Gi,pods=3", false);
     hold(adm_arena_printf(
-        arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
+        pt_arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}",
         quota("quota-besteffort", "\"scopes\":[\"BestEffort\"]", "{\"pods\":\"5\"}", "{\"pods\":\"3\"}"),
         quota("quota-not-besteffort", "\"scopes\":[\"NotBestEffort\"]", "{\"pods\":\"5\"}",
               "{\"pods\":\"3\"}")));
@@ -717,23 +691,23 @@ static void test_reserved_updates(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_ignores_delete_and_subresources, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_below_and_above_limit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_enforce_constraints, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_scopes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_scope_selector, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pvc, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_services, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_object_counts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pod_resources, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_limited_scopes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_limited_resources, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_config, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_odd_shapes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reserved_below_limit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reserved_masked, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reserved_scopes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reserved_updates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ignores_delete_and_subresources, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_below_and_above_limit, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_enforce_constraints, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scopes, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scope_selector, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pvc, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_services, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_object_counts, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_resources, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limited_scopes, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limited_resources, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_config, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_odd_shapes, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reserved_below_limit, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reserved_masked, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reserved_scopes, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reserved_updates, pt_group_setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
