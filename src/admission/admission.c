@@ -249,14 +249,14 @@ yyjson_val *adm_attrs_object(adm_attrs_t *attrs)
 {
     if (attrs->view_stale) {
         yyjson_alc alc;
-        yyjson_doc *doc;
+        yyjson_val *view;
 
         adm_json_alc_init(&alc, attrs->arena);
-        doc = yyjson_mut_val_imut_copy(yyjson_mut_doc_get_root(attrs->mdoc), &alc);
-        if (doc == NULL) {
+        view = adm_json_view(&alc, yyjson_mut_doc_get_root(attrs->mdoc));
+        if (view == NULL) {
             return NULL;
         }
-        attrs->object_view = yyjson_doc_get_root(doc);
+        attrs->object_view = view;
         attrs->view_stale = false;
     }
     return attrs->object_view;

@@ -84,6 +84,15 @@ const char *adm_json_text(adm_arena_t *a, yyjson_val *v);
  */
 yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v);
 
+/**
+ * An immutable view of v: the same values laid out as a parsed document lays them out (so every
+ * yyjson_val reader works on it), made from alc. Strings are not copied but point at v's text,
+ * which must outlive the view, except those not NUL-terminated where their length ends (a
+ * yyjson_mut_strn over a longer buffer), which are copied. What yyjson_mut_val_imut_copy makes,
+ * without its copy of every string and without recursion. The root value, or NULL when alc fails.
+ */
+yyjson_val *adm_json_view(const yyjson_alc *alc, yyjson_mut_val *v);
+
 /** A deep copy of v (a value of any mutable document) in doc, strings copied. NULL when out of memory. */
 yyjson_mut_val *adm_json_mut_copy(yyjson_mut_doc *doc, yyjson_mut_val *v);
 
