@@ -457,18 +457,14 @@ static int slow_parse(const struct parts *p, int base, int32_t exponent, adm_qty
     return err;
 }
 
-int adm_quantity_parse(const char *s, size_t len, adm_quantity_t *q, const char **problem)
+static int parse_uncached(const char *s, size_t len, adm_quantity_t *q, const char **problem)
 {
-    static const char *dummy;
     struct parts p;
     int base;
     int32_t exponent, scale, precision;
     adm_qty_format_t format;
     int64_t mantissa = 1;
 
-    if (problem == NULL) {
-        problem = &dummy;
-    }
     memset(q, 0, sizeof(*q));
     if (len == 0) {
         *problem = ERR_FORMAT;
@@ -533,6 +529,72 @@ int adm_quantity_parse(const char *s, size_t len, adm_quantity_t *q, const char 
         }
     }
     return slow_parse(&p, base, exponent, format, q, problem);
+}
+
+/*
+ * The same few texts are parsed again and again: a pod's requests by LimitRanger's and
+ * ResourceQuota's every phase, the LimitRanges' and quotas' own values at every request. A parse
+ * depends on the text alone, so the last results are kept per thread by text (compared whole, so
+ * two texts never share a slot's answer), with the input pointer put back where the result keeps
+ * it. A hit costs a hash of a few bytes and a copy instead of the parse.
+ */
+#define MEMO_SLOTS 128
+#define MEMO_TEXT_MAX 32
+
+typedef struct memo_slot_s {
+    uint8_t len; /* 0: empty */
+    bool verbatim;
+    int rc;
+    const char *problem;
+    adm_quantity_t q; /* verbatim NULL: it points at the caller's text */
+    char text[MEMO_TEXT_MAX];
+} memo_slot_t;
+
+static _Thread_local memo_slot_t memo[MEMO_SLOTS];
+
+int adm_quantity_parse(const char *s, size_t len, adm_quantity_t *q, const char **problem)
+{
+    static const char *dummy;
+    uint32_t h = 2166136261u;
+    memo_slot_t *slot;
+    int rc;
+
+    if (problem == NULL) {
+        problem = &dummy;
+    }
+    if (len == 0 || len > MEMO_TEXT_MAX) {
+        return parse_uncached(s, len, q, problem);
+    }
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    }
+    slot = &memo[(h ^ (h >> 16)) & (MEMO_SLOTS - 1)];
+    if (slot->len == len && memcmp(slot->text, s, len) == 0) {
+        *q = slot->q;
+        if (slot->verbatim) {
+            q->verbatim = s;
+            q->verbatim_len = len;
+        }
+        if (slot->rc != 0) {
+            *problem = slot->problem;
+        }
+        return slot->rc;
+    }
+    rc = parse_uncached(s, len, q, problem);
+    slot->len = (uint8_t)len;
+    memcpy(slot->text, s, len);
+    slot->rc = rc;
+    slot->problem = rc != 0 ? *problem : NULL;
+    slot->q = *q;
+    slot->verbatim = q->verbatim != NULL;
+    slot->q.verbatim = NULL;
+    slot->q.verbatim_len = 0;
+    return rc;
+}
+
+void adm_quantity_memo_reset(void)
+{
+    memset(memo, 0, sizeof(memo));
 }
 
 int adm_quantity_parse_str(const char *s, adm_quantity_t *q)
