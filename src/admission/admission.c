@@ -283,6 +283,17 @@ yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
             return NULL;
         }
         yyjson_mut_doc_set_root(attrs->mdoc, root);
+        if (yyjson_is_ctn(attrs->object_view)) {
+            size_t bytes = attrs->object_view->uni.ofs / sizeof(yyjson_val) * sizeof(*root);
+            yyjson_mut_val *pristine = adm_arena_alloc(attrs->arena, bytes);
+
+            if (pristine != NULL) { /* without it the diff walks everything */
+                memcpy(pristine, root, bytes);
+                attrs->copied_from = attrs->object_view;
+                attrs->copy = root;
+                attrs->pristine = pristine;
+            }
+        }
     }
     attrs->changed = true;
     attrs->view_stale = true;
