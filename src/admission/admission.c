@@ -262,6 +262,42 @@ yyjson_val *adm_attrs_object(adm_attrs_t *attrs)
     return attrs->object_view;
 }
 
+bool adm_attrs_has_object(const adm_attrs_t *attrs)
+{
+    return attrs->view_stale ? yyjson_mut_doc_get_root(attrs->mdoc) != NULL : attrs->object_view != NULL;
+}
+
+yyjson_val *adm_attrs_get(adm_attrs_t *attrs, ...)
+{
+    const char *key;
+    va_list ap;
+
+    va_start(ap, attrs);
+    if (attrs->view_stale) {
+        /* the view is out of date: find the member in the mutable copy, and lay out only it */
+        yyjson_mut_val *v = yyjson_mut_doc_get_root(attrs->mdoc);
+        yyjson_alc alc;
+
+        for (key = va_arg(ap, const char *); v != NULL && key != NULL; key = va_arg(ap, const char *)) {
+            v = adm_mut_get(v, key);
+        }
+        va_end(ap);
+        if (v == NULL) {
+            return NULL;
+        }
+        adm_json_alc_init(&alc, attrs->arena);
+        return adm_json_view(&alc, v);
+    } else {
+        yyjson_val *v = attrs->object_view;
+
+        for (key = va_arg(ap, const char *); v != NULL && key != NULL; key = va_arg(ap, const char *)) {
+            v = adm_json_get(v, key);
+        }
+        va_end(ap);
+        return v;
+    }
+}
+
 yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
 {
     if (attrs->mdoc == NULL) {

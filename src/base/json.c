@@ -493,23 +493,32 @@ static __attribute__((noinline)) const char *view_terminated(const yyjson_alc *a
     return out;
 }
 
-/* Values the view starts with room for: a 4 KB pod has about 400. */
-#define VIEW_FIRST_CAP 512
+/* Values a container's view starts with room for (a 4 KB pod has about 400), and open containers. */
+#define VIEW_FIRST_CAP 64
 #define VIEW_FIRST_FRAMES 32
 
 /*
  * One walk in the order a writer prints v: the container under way lives in locals (its next
  * child, how many are left, where it began) and goes to the frame array only while a child
- * container is laid out. The output grows by doubling: with the request's arena, in place while
- * nothing else was allocated since.
+ * container is laid out. The frames are taken first and the output last, so that with the
+ * request's arena the output grows by doubling in place.
  */
 yyjson_val *adm_json_view(const yyjson_alc *alc, yyjson_mut_val *v)
 {
-    size_t cap = VIEW_FIRST_CAP, fcap = 0, top = 0, i = 1, left, at = 0;
-    yyjson_val *out = alc->malloc(alc->ctx, cap * sizeof(*out));
+    size_t cap = 1, fcap = 0, top = 0, i = 1, left, at = 0;
     view_frame_t *frames = NULL;
+    yyjson_val *out;
     yyjson_mut_val *next;
 
+    if (mut_is_ctn(v)) {
+        frames = alc->malloc(alc->ctx, VIEW_FIRST_FRAMES * sizeof(*frames));
+        fcap = VIEW_FIRST_FRAMES;
+        cap = VIEW_FIRST_CAP;
+        if (frames == NULL) {
+            return NULL;
+        }
+    }
+    out = alc->malloc(alc->ctx, cap * sizeof(*out));
     if (out == NULL) {
         return NULL;
     }
@@ -570,12 +579,11 @@ yyjson_val *adm_json_view(const yyjson_alc *alc, yyjson_mut_val *v)
             dst->uni.ofs = sizeof(yyjson_val);
             if ((tag >> YYJSON_TAG_BIT) != 0) {
                 if (top == fcap) {
-                    frames = fcap == 0 ? alc->malloc(alc->ctx, VIEW_FIRST_FRAMES * sizeof(*frames))
-                                       : view_grow(alc, frames, fcap, sizeof(*frames));
+                    frames = view_grow(alc, frames, fcap, sizeof(*frames));
                     if (frames == NULL) {
                         return NULL;
                     }
-                    fcap = fcap == 0 ? VIEW_FIRST_FRAMES : 2 * fcap;
+                    fcap *= 2;
                 }
                 frames[top].next = next;
                 frames[top].left = left;
@@ -587,10 +595,9 @@ yyjson_val *adm_json_view(const yyjson_alc *alc, yyjson_mut_val *v)
         }
         i++;
     }
-    if (frames != NULL) {
-        alc->free(alc->ctx, frames);
-    }
-    return out;
+    alc->free(alc->ctx, frames);
+    /* what the last doubling left unused goes back (in place when the output is the last allocation) */
+    return alc->realloc(alc->ctx, out, cap * sizeof(*out), i * sizeof(*out));
 }
 
 /* An empty container of v's type, or a copy of a scalar (strings copied). */

@@ -89,6 +89,18 @@ void adm_attrs_init(adm_attrs_t *attrs, const adm_review_request_t *req, adm_are
  */
 yyjson_val *adm_attrs_object(adm_attrs_t *attrs);
 
+/** True when there is an object (adm_attrs_object would give one, memory permitting). */
+bool adm_attrs_has_object(const adm_attrs_t *attrs);
+
+/**
+ * The member at k1.k2... (a NULL-terminated key list) of the object as mutated so far: what
+ * adm_json_path on adm_attrs_object gives, without making the view of the whole object that
+ * adm_attrs_object makes after a change (only the member's own subtree is laid out then). For
+ * plugins that read a field or a list before knowing whether they need the whole object. NULL when
+ * absent, when a step on the way is not an object, or when the arena is exhausted.
+ */
+yyjson_val *adm_attrs_get(adm_attrs_t *attrs, ...);
+
 /**
  * The object for changing in place (a mutable copy made on first use; later calls return the same
  * root). NULL when there is no object or the arena is exhausted. The document is
