@@ -717,11 +717,6 @@ int adm_status_nomem(adm_status_t *st)
     return ADM_DECLINED;
 }
 
-yyjson_val *adm_json_get(yyjson_val *obj, const char *key)
-{
-    return yyjson_is_obj(obj) ? yyjson_obj_get(obj, key) : NULL;
-}
-
 yyjson_val *adm_json_path(yyjson_val *obj, ...)
 {
     va_list ap;
@@ -733,13 +728,6 @@ yyjson_val *adm_json_path(yyjson_val *obj, ...)
     }
     va_end(ap);
     return obj;
-}
-
-const char *adm_json_str(yyjson_val *obj, const char *key)
-{
-    const char *s = yyjson_get_str(adm_json_get(obj, key));
-
-    return s != NULL ? s : "";
 }
 
 yyjson_mut_val *adm_mut_get(yyjson_mut_val *obj, const char *key)

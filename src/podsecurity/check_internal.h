@@ -49,13 +49,36 @@ static inline const char *psa_plural(const char *one, const char *many, size_t n
 /** `container "a"` / `containers "a", "b"`. */
 const char *psa_containers_phrase(psa_ctx_t *cx, const psa_list_t *names);
 
+/*
+ * The field readers are inline: the checks call them a few hundred times per pod, nearly always
+ * with a literal key, whose length the compiler then knows.
+ */
 /** obj[key] unless absent, JSON null, or obj not an object (a nil pointer in Go). */
-yyjson_val *psa_get(yyjson_val *obj, const char *key);
+static inline yyjson_val *psa_get(yyjson_val *obj, const char *key)
+{
+    yyjson_val *v = yyjson_is_obj(obj) ? yyjson_obj_get(obj, key) : NULL;
+
+    return yyjson_is_null(v) ? NULL : v;
+}
+
 /** A *bool set to true / set to false. */
-bool psa_is_true(yyjson_val *obj, const char *key);
-bool psa_is_false(yyjson_val *obj, const char *key);
+static inline bool psa_is_true(yyjson_val *obj, const char *key)
+{
+    return yyjson_is_true(psa_get(obj, key));
+}
+
+static inline bool psa_is_false(yyjson_val *obj, const char *key)
+{
+    return yyjson_is_false(psa_get(obj, key));
+}
+
 /** A string field, "" when absent. */
-const char *psa_str(yyjson_val *obj, const char *key);
+static inline const char *psa_str(yyjson_val *obj, const char *key)
+{
+    yyjson_val *v = psa_get(obj, key);
+
+    return yyjson_is_str(v) ? yyjson_get_str(v) : "";
+}
 
 /** Calls fn on every container of spec: initContainers, containers, ephemeralContainers. */
 #define PSA_FOR_CONTAINERS(spec, c)                                                                          \

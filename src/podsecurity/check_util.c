@@ -107,30 +107,6 @@ const char *psa_containers_phrase(psa_ctx_t *cx, const psa_list_t *names)
                    psa_join(cx, names, ", ", true));
 }
 
-yyjson_val *psa_get(yyjson_val *obj, const char *key)
-{
-    yyjson_val *v = yyjson_is_obj(obj) ? yyjson_obj_get(obj, key) : NULL;
-
-    return yyjson_is_null(v) ? NULL : v;
-}
-
-bool psa_is_true(yyjson_val *obj, const char *key)
-{
-    return yyjson_is_true(psa_get(obj, key));
-}
-
-bool psa_is_false(yyjson_val *obj, const char *key)
-{
-    return yyjson_is_false(psa_get(obj, key));
-}
-
-const char *psa_str(yyjson_val *obj, const char *key)
-{
-    yyjson_val *v = psa_get(obj, key);
-
-    return yyjson_is_str(v) ? yyjson_get_str(v) : "";
-}
-
 bool psa_user_namespaced(const psa_ctx_t *cx)
 {
     return psa_is_false(cx->spec, "hostUsers");

@@ -199,14 +199,25 @@ const char *adm_group_resource(adm_arena_t *a, const char *group, const char *re
  * the member were absent: the API server would have refused a wrong type before admission).
  */
 
-/** obj[key] when obj is an object; NULL otherwise. */
-yyjson_val *adm_json_get(yyjson_val *obj, const char *key);
+/**
+ * obj[key] when obj is an object; NULL otherwise. Inline: with a literal key the compiler knows its
+ * length, and these lookups are most of what plugins do.
+ */
+static inline yyjson_val *adm_json_get(yyjson_val *obj, const char *key)
+{
+    return yyjson_is_obj(obj) ? yyjson_obj_get(obj, key) : NULL;
+}
 
 /** obj.k1.k2... for a NULL-terminated key list; NULL when any step is missing. */
 yyjson_val *adm_json_path(yyjson_val *obj, ...);
 
 /** The string at obj[key], or "" when absent or not a string. */
-const char *adm_json_str(yyjson_val *obj, const char *key);
+static inline const char *adm_json_str(yyjson_val *obj, const char *key)
+{
+    const char *s = yyjson_get_str(adm_json_get(obj, key));
+
+    return s != NULL ? s : "";
+}
 
 /** Mutable counterpart of adm_json_get. */
 yyjson_mut_val *adm_mut_get(yyjson_mut_val *obj, const char *key);
