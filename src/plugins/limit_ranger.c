@@ -32,7 +32,7 @@ typedef struct lr_s {
 /* Parses a LimitRange; ADM_EINVAL when one of its quantities is malformed. */
 static int lr_read(adm_arena_t *a, yyjson_val *obj, lr_t *out)
 {
-    yyjson_val *limits = adm_json_path(obj, "spec", "limits", NULL);
+    yyjson_val *limits = adm_json_get(adm_json_get(obj, "spec"), "limits");
     size_t n = yyjson_arr_size(limits), i = 0;
     yyjson_arr_iter it;
     yyjson_val *item;
@@ -333,10 +333,10 @@ static bool defaults_missing(yyjson_val *pod, const adm_rlist_t *requests, const
         yyjson_arr_iter it;
         yyjson_val *c;
 
-        yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
+        yyjson_arr_iter_init(adm_json_get(adm_json_get(pod, "spec"), lists[l]), &it);
         for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
             for (size_t w = 0; yyjson_is_obj(c) && w < 2; w++) {
-                yyjson_val *have = adm_json_path(c, "resources", which[w], NULL);
+                yyjson_val *have = adm_json_get(adm_json_get(c, "resources"), which[w]);
 
                 for (size_t k = 0; k < defaults[w]->n; k++) {
                     if (adm_json_get(have, defaults[w]->names[k]) == NULL) {
@@ -499,11 +499,13 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
                 yyjson_arr_iter it;
                 yyjson_val *c;
 
-                yyjson_arr_iter_init(adm_json_path(obj, "spec", lists[l], NULL), &it);
+                yyjson_arr_iter_init(adm_json_get(adm_json_get(obj, "spec"), lists[l]), &it);
                 for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-                    err = adm_rlist_read(a, adm_json_path(c, "resources", "requests", NULL), &requests, bad);
+                    yyjson_val *res = adm_json_get(c, "resources");
+
+                    err = adm_rlist_read(a, adm_json_get(res, "requests"), &requests, bad);
                     if (err == 0) {
-                        err = adm_rlist_read(a, adm_json_path(c, "resources", "limits", NULL), &limits, bad);
+                        err = adm_rlist_read(a, adm_json_get(res, "limits"), &limits, bad);
                     }
                     if (err != 0) {
                         return err;

@@ -103,23 +103,44 @@ int adm_json_read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, con
     return adm_quantity_parse(text, strlen(text), q, problem);
 }
 
+/*
+ * The list is sized once from the object's member count, and a name is looked for among those
+ * before it only to catch a key given twice (the later value wins in its first place, as
+ * adm_rlist_set keeps it): no growth and no lookup by strcmp per member.
+ */
 int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad)
 {
+    size_t n = yyjson_obj_size(obj);
     yyjson_obj_iter it;
     yyjson_val *key;
 
     memset(out, 0, sizeof(*out));
+    if (n == 0) {
+        return 0;
+    }
+    out->names = adm_arena_alloc(a, n * sizeof(*out->names));
+    out->qs = adm_arena_alloc(a, n * sizeof(*out->qs));
+    if (out->names == NULL || out->qs == NULL) {
+        return ADM_ENOMEM;
+    }
+    out->cap = n;
     yyjson_obj_iter_init(obj, &it);
     for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        const char *name = yyjson_get_str(key);
         adm_quantity_t q;
+        size_t i = 0;
         int err = adm_json_read_quantity(a, yyjson_obj_iter_get_val(key), &q, bad);
 
         if (err != 0) {
             return err == ADM_ENOMEM ? ADM_ENOMEM : ADM_EINVAL;
         }
-        if (adm_rlist_set(a, out, yyjson_get_str(key), &q) != 0) {
-            return ADM_ENOMEM;
+        while (i < out->n && (out->names[i][0] != name[0] || strcmp(out->names[i], name) != 0)) {
+            i++;
         }
+        if (i == out->n) {
+            out->names[out->n++] = name;
+        }
+        out->qs[i] = q;
     }
     return 0;
 }
@@ -149,6 +170,7 @@ static int add_init_container(adm_arena_t *a, yyjson_val *c, const adm_rlist_t *
 int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
                            const char **bad)
 {
+    yyjson_val *spec = adm_json_get(pod, "spec");
     adm_rlist_t sidecars, init_max, one;
     yyjson_arr_iter it;
     yyjson_val *c;
@@ -157,9 +179,9 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
     memset(out, 0, sizeof(*out));
     memset(&sidecars, 0, sizeof(sidecars));
     memset(&init_max, 0, sizeof(init_max));
-    yyjson_arr_iter_init(adm_json_path(pod, "spec", "containers", NULL), &it);
+    yyjson_arr_iter_init(adm_json_get(spec, "containers"), &it);
     for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = adm_rlist_read(a, adm_json_path(c, "resources", which, NULL), &one, bad);
+        err = adm_rlist_read(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
         if (err == 0) {
             err = adm_rlist_add(a, out, &one);
         }
@@ -167,9 +189,9 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
             return err;
         }
     }
-    yyjson_arr_iter_init(adm_json_path(pod, "spec", "initContainers", NULL), &it);
+    yyjson_arr_iter_init(adm_json_get(spec, "initContainers"), &it);
     for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = adm_rlist_read(a, adm_json_path(c, "resources", which, NULL), &one, bad);
+        err = adm_rlist_read(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
         if (err == 0) {
             err = add_init_container(a, c, &one, out, &sidecars, &init_max);
         }
@@ -181,7 +203,7 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
     if (err != 0) {
         return err;
     }
-    err = adm_rlist_read(a, adm_json_path(pod, "spec", "resources", which, NULL), &one, bad);
+    err = adm_rlist_read(a, adm_json_get(adm_json_get(spec, "resources"), which), &one, bad);
     for (size_t i = 0; err == 0 && i < one.n; i++) {
         if (strcmp(one.names[i], "cpu") == 0 || strcmp(one.names[i], "memory") == 0) {
             err = adm_rlist_set(a, out, one.names[i], &one.qs[i]);

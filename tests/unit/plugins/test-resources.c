@@ -59,6 +59,21 @@ static void test_read(void **state)
     assert_string_equal(bad, "quantities must be strings or numbers");
     assert_int_equal(adm_rlist_read(pt_arena, NULL, &l, &bad), 0);
     assert_int_equal(l.n, 0);
+    /* a name given twice keeps its first place and takes the later value, as adm_rlist_set does */
+    assert_int_equal(
+        adm_rlist_read(pt_arena, json("{\"cpu\":\"1\",\"memory\":\"2Gi\",\"cpu\":\"3\",\"c\":\"4\"}"), &l, &bad),
+        0);
+    assert_int_equal(l.n, 3);
+    assert_string_equal(l.names[0], "cpu");
+    assert_string_equal(l.names[1], "memory");
+    assert_string_equal(l.names[2], "c");
+    assert_string_equal(qtext(&l, "cpu"), "3");
+    assert_string_equal(qtext(&l, "c"), "4");
+    /* the list read can still grow */
+    assert_int_equal(adm_rlist_set(pt_arena, &l, "pods", adm_rlist_find(&l, "c")), 0);
+    assert_int_equal(l.n, 4);
+    assert_string_equal(qtext(&l, "pods"), "4");
+    assert_string_equal(qtext(&l, "memory"), "2Gi");
 }
 
 static void test_add_max(void **state)
