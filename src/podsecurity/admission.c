@@ -15,9 +15,24 @@
 
 #include <string.h>
 
+/* The annotation's full key: written out for the keys this file uses, printed for any other. */
+static const char *annotation_key(adm_arena_t *a, const char *key)
+{
+    static const char *const known[] = {"enforce-policy", "exempt", "error", "audit-violations"};
+    static const char *const full[] = {ADM_PSA_LABEL_PREFIX "enforce-policy", ADM_PSA_LABEL_PREFIX "exempt",
+                                       ADM_PSA_LABEL_PREFIX "error", ADM_PSA_LABEL_PREFIX "audit-violations"};
+
+    for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++) {
+        if (strcmp(key, known[i]) == 0) {
+            return full[i];
+        }
+    }
+    return adm_arena_printf(a, ADM_PSA_LABEL_PREFIX "%s", key);
+}
+
 void adm_psa_annotate(adm_attrs_t *attrs, const char *key, const char *value)
 {
-    const char *k = adm_arena_printf(attrs->arena, ADM_PSA_LABEL_PREFIX "%s", key);
+    const char *k = annotation_key(attrs->arena, key);
 
     if (k != NULL && value != NULL) {
         adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations,
