@@ -70,6 +70,58 @@ static int lr_read(adm_arena_t *a, yyjson_val *obj, lr_t *out)
     return 0;
 }
 
+/*
+ * The LimitRanges read in this request, kept in the plugin's request slot: admit reads them and
+ * validate, in the same request, finds them here (the objects are pinned for the request, so the
+ * same pointer is the same content).
+ */
+typedef struct lr_kept_s {
+    yyjson_val *obj;
+    lr_t lr;
+    int err;
+} lr_kept_t;
+
+typedef struct lr_memo_s {
+    lr_kept_t *v;
+    size_t n, cap;
+} lr_memo_t;
+
+/* lr_read of obj, once per request. */
+static int lr_read_once(adm_attrs_t *attrs, yyjson_val *obj, lr_t *out)
+{
+    void **slot = adm_plugin_slot(attrs);
+    lr_memo_t *m = slot != NULL ? *slot : NULL;
+    int err;
+
+    for (size_t i = 0; m != NULL && i < m->n; i++) {
+        if (m->v[i].obj == obj) {
+            *out = m->v[i].lr;
+            return m->v[i].err;
+        }
+    }
+    err = lr_read(attrs->arena, obj, out);
+    if (slot == NULL || err == ADM_ENOMEM) {
+        return err;
+    }
+    if (m == NULL) {
+        m = adm_arena_calloc(attrs->arena, 1, sizeof(*m));
+        *slot = m;
+    }
+    if (m != NULL && m->n == m->cap) {
+        size_t cap = m->cap == 0 ? 4 : 2 * m->cap;
+        lr_kept_t *g = adm_arena_realloc(attrs->arena, m->v, m->cap * sizeof(*g), cap * sizeof(*g));
+
+        if (g != NULL) {
+            m->v = g;
+            m->cap = cap;
+        }
+    }
+    if (m != NULL && m->n < m->cap) {
+        m->v[m->n++] = (lr_kept_t){obj, *out, err};
+    }
+    return err;
+}
+
 static const char *qstr(adm_arena_t *a, const adm_quantity_t *q)
 {
     char buf[ADM_QTY_STR_MAX];
@@ -439,7 +491,7 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     }
     for (size_t i = 0; i < n; i++) {
         lr_t lr;
-        int err = lr_read(attrs->arena, ranges[i], &lr);
+        int err = lr_read_once(attrs, ranges[i], &lr);
 
         if (err == ADM_EINVAL) {
             continue; /* kube-apiserver could not have decoded it: its informer never holds it */
@@ -547,7 +599,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         adm_aggregate_t agg;
         const char *bad = NULL, *text;
         lr_t lr;
-        int err = lr_read(attrs->arena, ranges[i], &lr);
+        int err = lr_read_once(attrs, ranges[i], &lr);
 
         if (err == ADM_EINVAL) {
             continue; /* as in admit */

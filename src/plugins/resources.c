@@ -167,8 +167,8 @@ static int add_init_container(adm_arena_t *a, yyjson_val *c, const adm_rlist_t *
     return err == 0 ? adm_rlist_max(a, init_max, &tmp) : err;
 }
 
-int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
-                           const char **bad)
+static int pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
+                              const char **bad)
 {
     yyjson_val *spec = adm_json_get(pod, "spec");
     adm_rlist_t sidecars, init_max, one;
@@ -209,6 +209,90 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
             err = adm_rlist_set(a, out, one.names[i], &one.qs[i]);
         }
     }
+    return err;
+}
+
+/*
+ * A request's plugins ask for the same pod's totals again and again (LimitRanger's pod limits,
+ * then ResourceQuota's usage, each requests and limits): the last pod's are kept, per thread, in
+ * the arena they were computed in, and forgotten when that arena is reset or destroyed (its
+ * cleanup). Within an arena's life a pointer cannot name another value (arena memory is not
+ * reused, and the objects plugins read from outside it, the cluster state's, are pinned for the
+ * request), so the pod pointer is the key. The caller gets its own copy of the list.
+ */
+typedef struct totals_memo_s {
+    adm_arena_t *arena;
+    yyjson_val *pod;
+    bool done[2];
+    int err[2];
+    const char *bad[2];
+    adm_rlist_t list[2]; /* requests, limits */
+} totals_memo_t;
+
+static _Thread_local totals_memo_t *totals_memo;
+
+static void totals_memo_forget(void *memo)
+{
+    if (totals_memo == memo) {
+        totals_memo = NULL;
+    }
+}
+
+/* A copy of from whose arrays are its own (so the caller may change it). */
+static int rlist_copy(adm_arena_t *a, const adm_rlist_t *from, adm_rlist_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (from->n == 0) {
+        return 0;
+    }
+    out->names = adm_arena_alloc(a, from->n * sizeof(*out->names));
+    out->qs = adm_arena_alloc(a, from->n * sizeof(*out->qs));
+    if (out->names == NULL || out->qs == NULL) {
+        return ADM_ENOMEM;
+    }
+    memcpy(out->names, from->names, from->n * sizeof(*out->names));
+    memcpy(out->qs, from->qs, from->n * sizeof(*out->qs));
+    out->n = out->cap = from->n;
+    return 0;
+}
+
+int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
+                           const char **bad)
+{
+    int w = strcmp(which, "requests") == 0 ? 0 : strcmp(which, "limits") == 0 ? 1 : -1;
+    totals_memo_t *m = totals_memo;
+    int err;
+
+    if (w < 0) {
+        return pod_resource_total(a, pod, which, out, bad);
+    }
+    if (m != NULL && m->arena == a && m->pod == pod && m->done[w]) {
+        if (m->err[w] != 0) {
+            *bad = m->bad[w];
+            memset(out, 0, sizeof(*out));
+            return m->err[w];
+        }
+        return rlist_copy(a, &m->list[w], out);
+    }
+    err = pod_resource_total(a, pod, which, out, bad);
+    if (err == ADM_ENOMEM) {
+        return err;
+    }
+    if (m == NULL || m->arena != a || m->pod != pod) {
+        m = adm_arena_calloc(a, 1, sizeof(*m));
+        if (m == NULL || adm_arena_on_free(a, totals_memo_forget, m) != 0) {
+            return err;
+        }
+        m->arena = a;
+        m->pod = pod;
+        totals_memo = m;
+    }
+    m->err[w] = err;
+    m->bad[w] = err != 0 ? *bad : NULL;
+    if (err == 0 && rlist_copy(a, out, &m->list[w]) != 0) {
+        return err;
+    }
+    m->done[w] = true;
     return err;
 }
 
