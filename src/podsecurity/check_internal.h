@@ -17,6 +17,9 @@ typedef struct psa_ctx_s {
     yyjson_val *meta; /* pod (or template) metadata, may be NULL */
     yyjson_val *spec; /* PodSpec, may be NULL */
     bool nomem;
+    /* spec's container lists (psa_container_lists' order), looked up once for all the checks
+       (psa_ctx_lists); NULL when absent */
+    yyjson_val *lists[3];
 } psa_ctx_t;
 
 /* A check's answer: reason NULL means allowed. */
@@ -80,15 +83,20 @@ static inline const char *psa_str(yyjson_val *obj, const char *key)
     return yyjson_is_str(v) ? yyjson_get_str(v) : "";
 }
 
-/** Calls fn on every container of spec: initContainers, containers, ephemeralContainers. */
-#define PSA_FOR_CONTAINERS(spec, c)                                                                          \
+/**
+ * Runs the body with c for every container of cx's spec: initContainers, containers,
+ * ephemeralContainers (the lists psa_ctx_lists found).
+ */
+#define PSA_FOR_CONTAINERS(cx, c)                                                                            \
     for (int psa_l_ = 0; psa_l_ < 3; psa_l_++)                                                               \
-        for (yyjson_val *psa_arr_ = psa_get((spec), psa_container_lists[psa_l_]); psa_arr_ != NULL;          \
-             psa_arr_ = NULL)                                                                                \
-            for (size_t psa_i_ = 0, psa_n_ = yyjson_arr_size(psa_arr_); psa_i_ < psa_n_; psa_i_++)           \
-                for (yyjson_val *c = yyjson_arr_get(psa_arr_, psa_i_); c != NULL; c = NULL)
+        for (yyjson_arr_iter psa_it_ = yyjson_arr_iter_with((cx)->lists[psa_l_]), *psa_once_ = &psa_it_;     \
+             psa_once_ != NULL; psa_once_ = NULL)                                                            \
+            for (yyjson_val *c = yyjson_arr_iter_next(&psa_it_); c != NULL; c = yyjson_arr_iter_next(&psa_it_))
 
 extern const char *const psa_container_lists[3];
+
+/** Fills cx->lists from cx->spec. */
+void psa_ctx_lists(psa_ctx_t *cx);
 
 /** The container's securityContext (NULL when unset). */
 static inline yyjson_val *psa_csc(yyjson_val *c)

@@ -8,6 +8,13 @@
 
 const char *const psa_container_lists[3] = {"initContainers", "containers", "ephemeralContainers"};
 
+void psa_ctx_lists(psa_ctx_t *cx)
+{
+    for (int l = 0; l < 3; l++) {
+        cx->lists[l] = psa_get(cx->spec, psa_container_lists[l]);
+    }
+}
+
 void psa_list_add(psa_ctx_t *cx, psa_list_t *l, const char *s)
 {
     if (s == NULL) {

@@ -138,13 +138,14 @@ static psa_verdict_t run_check(psa_ctx_t *cx, size_t i, int at, adm_psa_memo_t *
 void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *metadata, yyjson_val *spec,
                            adm_psa_memo_t *memo, adm_psa_result_t *out)
 {
-    psa_ctx_t cx = {a, metadata, spec, false};
+    psa_ctx_t cx = {a, metadata, spec, false, {NULL, NULL, NULL}};
     int minor = adm_psa_effective_minor(&lv->version);
 
     memset(out, 0, sizeof(*out));
     if (lv->level == ADM_PSA_PRIVILEGED) {
         return;
     }
+    psa_ctx_lists(&cx);
     for (size_t i = 0; i < NCHECKS; i++) {
         const psa_check_t *c = &checks[i];
         int at = impl_index(c, minor);
@@ -168,7 +169,7 @@ void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *m
 
 const char *adm_psa_result_detail(adm_arena_t *a, const adm_psa_result_t *r)
 {
-    psa_ctx_t cx = {a, NULL, NULL, false};
+    psa_ctx_t cx = {a, NULL, NULL, false, {NULL, NULL, NULL}};
     psa_list_t parts = {0};
     const char *s;
 
@@ -185,7 +186,7 @@ const char *adm_psa_result_detail(adm_arena_t *a, const adm_psa_result_t *r)
 
 const char *adm_psa_result_reason(adm_arena_t *a, const adm_psa_result_t *r)
 {
-    psa_ctx_t cx = {a, NULL, NULL, false};
+    psa_ctx_t cx = {a, NULL, NULL, false, {NULL, NULL, NULL}};
     psa_list_t parts = {0};
     const char *s;
 
