@@ -35,14 +35,24 @@ struct adm_warning_recorder_s {
     bool truncating;
 };
 
+/* A hash of the text for the recorder's set, eight bytes at a step (warnings run to hundreds). */
 static uint32_t text_hash(const char *s)
 {
-    uint32_t h = 2166136261u;
+    size_t len = strlen(s), i = 0;
+    uint64_t h = 0x9e3779b97f4a7c15u ^ len;
 
-    for (; *s != '\0'; s++) {
-        h = (h ^ (uint8_t)*s) * 16777619u;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
     }
-    return h;
+    for (; i < len; i++) {
+        h = (h ^ (uint8_t)s[i]) * 0x100000001b3u;
+    }
+    h ^= h >> 29;
+    return (uint32_t)h;
 }
 
 /* Records text unless it was recorded before; false when it was (or memory ran out). */
@@ -120,12 +130,35 @@ static size_t next_rune(const unsigned char *s, uint32_t *rune, bool *valid)
 }
 
 /* Runes in text (utf8.RuneCountInString); *ok: valid UTF-8 without control characters. */
+#define ONES8 0x0101010101010101u
+#define HIGHS8 0x8080808080808080u
+
+/* True when none of the eight bytes of w is below 0x20 or above 0x7e: printable ASCII. */
+static bool printable_ascii8(uint64_t w)
+{
+    /* a byte b has (b - 0x20) borrow into its high bit when b < 0x20, and b + 0x01 reaches 0x80
+       when b >= 0x7f; neither can happen to a byte that has its high bit set already unseen */
+    return ((w - 0x20 * ONES8) & ~w & HIGHS8) == 0 && ((w + 0x01 * ONES8) & HIGHS8) == 0 && (w & HIGHS8) == 0;
+}
+
 static size_t rune_count(const char *text, bool *ok)
 {
     const unsigned char *p = (const unsigned char *)text;
-    size_t n = 0;
+    size_t n = 0, len = strlen(text);
 
     *ok = true;
+    /* printable ASCII, eight bytes at a step: one rune a byte, none of them a control */
+    while (len >= 8) {
+        uint64_t w;
+
+        memcpy(&w, p, 8);
+        if (!printable_ascii8(w)) {
+            break;
+        }
+        p += 8;
+        n += 8;
+        len -= 8;
+    }
     while (*p != '\0') {
         uint32_t r;
         bool valid;

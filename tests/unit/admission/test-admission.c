@@ -76,6 +76,12 @@ static void test_dropped_texts(void **state)
         "overlong \xc0\x80",
         "surrogate \xed\xa0\x80",
         "truncated \xe2\x82",
+        /* past the first eight bytes, where printable ASCII is taken eight at a time */
+        "sixteen bytes ok\x01",
+        "eight ok~\x7f and more text after it",
+        "a longer text, all printable, then \x1f at the end!",
+        "0123456789abcdef0123456789abcdef\xc2\x9f",
+        "0123456789abcdef0123456789abcdef\xff",
     };
 
     for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
@@ -84,7 +90,8 @@ static void test_dropped_texts(void **state)
     adm_attrs_add_warning(&attrs, "first");
     adm_attrs_add_warning(&attrs, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"); /* é € 😀: valid */
     adm_attrs_add_warning(&attrs, "first");
-    assert_int_equal(attrs.nwarnings, 2);
+    adm_attrs_add_warning(&attrs, "all printable ASCII from space to tilde: ~}|{`_^]\\[@?>=<;:/.-,+*)('&%$#\"! ");
+    assert_int_equal(attrs.nwarnings, 3);
     assert_string_equal(attrs.warnings[0], "first");
     assert_string_equal(attrs.warnings[1], "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
 }
