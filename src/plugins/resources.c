@@ -13,8 +13,9 @@
 
 adm_quantity_t *adm_rlist_find(const adm_rlist_t *l, const char *name)
 {
+    /* the first byte settles most comparisons ("cpu", "memory", "pods", "requests.cpu" ...) */
     for (size_t i = 0; i < l->n; i++) {
-        if (strcmp(l->names[i], name) == 0) {
+        if (l->names[i][0] == name[0] && (l->names[i] == name || strcmp(l->names[i], name) == 0)) {
             return &l->qs[i];
         }
     }
