@@ -285,7 +285,7 @@ yyjson_val *adm_attrs_object(adm_attrs_t *attrs)
         yyjson_val *view;
 
         adm_json_alc_init(&alc, attrs->arena);
-        view = adm_json_view(&alc, yyjson_mut_doc_get_root(attrs->mdoc));
+        view = adm_json_view_from(&alc, yyjson_mut_doc_get_root(attrs->mdoc), &attrs->origin);
         if (view == NULL) {
             return NULL;
         }
@@ -319,7 +319,7 @@ yyjson_val *adm_attrs_get(adm_attrs_t *attrs, ...)
             return NULL;
         }
         adm_json_alc_init(&alc, attrs->arena);
-        return adm_json_view(&alc, v);
+        return adm_json_view_from(&alc, v, &attrs->origin);
     } else {
         yyjson_val *v = attrs->object_view;
 
@@ -346,23 +346,12 @@ yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
         if (attrs->mdoc == NULL) {
             return NULL;
         }
-        root = adm_json_mut_share(attrs->mdoc, attrs->object_view);
+        root = adm_json_mut_share_kept(attrs->mdoc, attrs->object_view, &attrs->origin);
         if (root == NULL) {
             attrs->mdoc = NULL;
             return NULL;
         }
         yyjson_mut_doc_set_root(attrs->mdoc, root);
-        if (yyjson_is_ctn(attrs->object_view)) {
-            size_t bytes = attrs->object_view->uni.ofs / sizeof(yyjson_val) * sizeof(*root);
-            yyjson_mut_val *pristine = adm_arena_alloc(attrs->arena, bytes);
-
-            if (pristine != NULL) { /* without it the diff walks everything */
-                memcpy(pristine, root, bytes);
-                attrs->copied_from = attrs->object_view;
-                attrs->copy = root;
-                attrs->pristine = pristine;
-            }
-        }
     }
     attrs->changed = true;
     attrs->view_stale = true;

@@ -510,9 +510,9 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
             yyjson_mut_val *to = yyjson_mut_doc_get_root(attrs->mdoc);
 
             /* the mutable object began as a copy of the request's: what stayed as copied is not walked */
-            rc = attrs->copy != NULL && attrs->copied_from == attrs->req->object
-                     ? adm_jsonpatch_diff_copy(attrs->req->object, to, attrs->copy, attrs->pristine, attrs->arena,
-                                               &patch, &len, &nops)
+            rc = attrs->origin.copy != NULL && attrs->origin.from == attrs->req->object
+                     ? adm_jsonpatch_diff_copy(attrs->req->object, to, &attrs->origin, attrs->arena, &patch, &len,
+                                               &nops)
                      : adm_jsonpatch_diff(attrs->req->object, to, attrs->arena, &patch, &len, &nops);
             if (rc == 0 && nops > 0) {
                 resp->patch = (const uint8_t *)patch;

@@ -42,11 +42,8 @@ typedef struct diff_ctx_s {
     char *path; /* the rendered pointer of the operation being written */
     size_t path_cap;
     size_t nops;
-    /* when `to` began as adm_json_mut_share's copy of `from`: that copy, value i for from's value
-       i, and the copy's bytes as it was made (copy NULL otherwise) */
-    yyjson_val *from;
-    const yyjson_mut_val *copy, *pristine;
-    size_t ncopy;
+    /* when `to` began as adm_json_mut_share_kept's copy of `from`: how (NULL otherwise) */
+    const adm_json_origin_t *origin;
     yyjson_val **work; /* has_no_duplicates' worklist */
     size_t work_cap;
 } diff_ctx_t;
@@ -145,33 +142,10 @@ static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
     d->nops++;
 }
 
-/* The values v's subtree takes in its document's flat array (v itself included). */
-static size_t subtree_size(const yyjson_val *v)
-{
-    return (v->tag & YYJSON_TYPE_ARR) == YYJSON_TYPE_ARR ? v->uni.ofs / sizeof(yyjson_val) : 1;
-}
-
-/*
- * True when b is still, value for value, what adm_json_mut_share made of a: b is a's own copy
- * (the same index in the copy as a in from) and no byte of the subtree's values (tags, payloads,
- * links) differs from the copy as it was made, but for b's own link to its next sibling, which
- * belongs to its container. Every change through yyjson's API alters one of those, so such b
- * equals a. A comparison of memory, not a walk.
- */
+/* True when b is a's own copy and no change touched it (adm_json_untouched): then b equals a. */
 static bool left_as_copied(const diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 {
-    const yyjson_mut_val *m = d->copy, *p = d->pristine;
-    size_t i, n;
-
-    if (m == NULL || (uintptr_t)a < (uintptr_t)d->from) {
-        return false;
-    }
-    i = (size_t)((uintptr_t)a - (uintptr_t)d->from) / sizeof(yyjson_val);
-    if (i >= d->ncopy || b != m + i || b->tag != p[i].tag || b->uni.u64 != p[i].uni.u64) {
-        return false;
-    }
-    n = subtree_size(a);
-    return n == 1 || memcmp(m + i + 1, p + i + 1, (n - 1) * sizeof(*m)) == 0;
+    return d->origin != NULL && adm_json_untouched(d->origin, b) == a;
 }
 
 /* a equals b (b mutable): at once when b was left as copied from a, else by walking both. */
@@ -520,15 +494,11 @@ int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, con
     return diff(&d, from, to, out, out_len, nops);
 }
 
-int adm_jsonpatch_diff_copy(yyjson_val *from, yyjson_mut_val *to, const yyjson_mut_val *copy,
-                            const yyjson_mut_val *pristine, adm_arena_t *a, const char **out, size_t *out_len,
-                            size_t *nops)
+int adm_jsonpatch_diff_copy(yyjson_val *from, yyjson_mut_val *to, const adm_json_origin_t *o, adm_arena_t *a,
+                            const char **out, size_t *out_len, size_t *nops)
 {
     diff_ctx_t d = {.arena = a, .eq = {.arena = a}};
 
-    d.from = from;
-    d.copy = copy;
-    d.pristine = pristine;
-    d.ncopy = subtree_size(from);
+    d.origin = o->from == from ? o : NULL;
     return diff(&d, from, to, out, out_len, nops);
 }

@@ -446,6 +446,39 @@ yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v)
     return m;
 }
 
+yyjson_mut_val *adm_json_mut_share_kept(yyjson_mut_doc *doc, yyjson_val *v, adm_json_origin_t *o)
+{
+    size_t n = subtree_size(v);
+    yyjson_mut_val *copy = adm_json_mut_share(doc, v);
+    yyjson_mut_val *pristine = copy != NULL ? doc->alc.malloc(doc->alc.ctx, n * sizeof(*pristine)) : NULL;
+
+    memset(o, 0, sizeof(*o));
+    if (pristine == NULL) {
+        return NULL;
+    }
+    memcpy(pristine, copy, n * sizeof(*pristine));
+    o->from = v;
+    o->copy = copy;
+    o->pristine = pristine;
+    o->n = n;
+    return copy;
+}
+
+yyjson_val *adm_json_untouched(const adm_json_origin_t *o, const yyjson_mut_val *b)
+{
+    size_t i, n;
+
+    if (o == NULL || o->copy == NULL || (uintptr_t)b < (uintptr_t)o->copy) {
+        return NULL;
+    }
+    i = (size_t)((uintptr_t)b - (uintptr_t)o->copy) / sizeof(*b);
+    if (i >= o->n || b != o->copy + i || b->tag != o->pristine[i].tag || b->uni.u64 != o->pristine[i].uni.u64) {
+        return NULL;
+    }
+    n = subtree_size(o->from + i);
+    return n == 1 || memcmp(b + 1, o->pristine + i + 1, (n - 1) * sizeof(*b)) == 0 ? o->from + i : NULL;
+}
+
 /* The children of a mutable container, keys included, and the first of them. */
 static inline size_t mut_children(const yyjson_mut_val *v, yyjson_mut_val **first)
 {
@@ -504,6 +537,11 @@ static __attribute__((noinline)) const char *view_terminated(const yyjson_alc *a
  * request's arena the output grows by doubling in place.
  */
 yyjson_val *adm_json_view(const yyjson_alc *alc, yyjson_mut_val *v)
+{
+    return adm_json_view_from(alc, v, NULL);
+}
+
+yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o)
 {
     size_t cap = 1, fcap = 0, top = 0, i = 1, left, at = 0;
     view_frame_t *frames = NULL;
@@ -576,7 +614,24 @@ yyjson_val *adm_json_view(const yyjson_alc *alc, yyjson_mut_val *v)
                 return NULL;
             }
         } else if (type == YYJSON_TYPE_ARR || type == YYJSON_TYPE_OBJ) {
+            yyjson_val *same = (tag >> YYJSON_TAG_BIT) != 0 ? adm_json_untouched(o, child) : NULL;
+
             dst->uni.ofs = sizeof(yyjson_val);
+            if (same != NULL) {
+                /* as parsed: the parsed values in one piece (offsets are relative, strings shared) */
+                size_t k = same->uni.ofs / sizeof(yyjson_val);
+
+                while (i + k > cap) {
+                    out = view_grow(alc, out, cap, sizeof(*out));
+                    if (out == NULL) {
+                        return NULL;
+                    }
+                    cap *= 2;
+                }
+                memcpy(&out[i], same, k * sizeof(*out));
+                i += k;
+                continue;
+            }
             if ((tag >> YYJSON_TAG_BIT) != 0) {
                 if (top == fcap) {
                     frames = view_grow(alc, frames, fcap, sizeof(*frames));

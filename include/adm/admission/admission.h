@@ -11,6 +11,7 @@
 
 #include "adm/admission/review.h"
 #include "adm/base/arena.h"
+#include "adm/base/json.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -51,11 +52,10 @@ typedef struct adm_attrs_s {
     yyjson_mut_doc *mdoc;    /* mutable copy, made on the first change */
     bool view_stale;         /* mdoc changed since object_view was made */
     bool changed;            /* some plugin asked for the mutable object */
-    /* mdoc's root as adm_json_mut_share made it from copied_from (req->object unless a webhook's
-       object came first) and a byte copy of it before any change, for the final diff to skip
-       what no plugin changed; NULL: none */
-    yyjson_val *copied_from;
-    const yyjson_mut_val *copy, *pristine;
+    /* how mdoc's root was copied (adm_json_mut_share_kept) from origin.from (req->object unless
+       a webhook's object came first), for views and the final diff to skip what no plugin
+       changed; origin.copy NULL: unknown */
+    adm_json_origin_t origin;
     /* what the answer carries besides the decision (webhooks' warnings and audit annotations);
        warnings only through adm_attrs_add_warning, which keeps kube-apiserver's limits */
     const char **warnings;

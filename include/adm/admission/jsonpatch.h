@@ -11,6 +11,7 @@
 #define ADM_JSONPATCH_H
 
 #include "adm/base/arena.h"
+#include "adm/base/json.h"
 
 #include <stddef.h>
 
@@ -42,13 +43,12 @@ int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, con
                        size_t *out_len, size_t *nops);
 
 /**
- * adm_jsonpatch_diff for a `to` that began as copy = adm_json_mut_share(doc, from) and was then
- * changed, given pristine, a byte copy of copy's values made before any change: the parts of `to`
- * still as copied are known equal to from's without walking them. from is a parsed document's
- * value (adm_json_read: no NaN). The same patch as adm_jsonpatch_diff, byte for byte.
+ * adm_jsonpatch_diff for a `to` that began as the copy o describes (adm_json_mut_share_kept of
+ * from) and was then changed: the parts of `to` no change touched are known equal to from's
+ * without walking them. from is a parsed document's value (adm_json_read: no NaN). The same patch
+ * as adm_jsonpatch_diff, byte for byte.
  */
-int adm_jsonpatch_diff_copy(yyjson_val *from, yyjson_mut_val *to, const yyjson_mut_val *copy,
-                            const yyjson_mut_val *pristine, adm_arena_t *a, const char **out, size_t *out_len,
-                            size_t *nops);
+int adm_jsonpatch_diff_copy(yyjson_val *from, yyjson_mut_val *to, const adm_json_origin_t *o, adm_arena_t *a,
+                            const char **out, size_t *out_len, size_t *nops);
 
 #endif

@@ -799,27 +799,15 @@ static void test_diff_duplicate_keys(void **state)
     }
 }
 
-/* The copy's values as adm_json_mut_share made them (as admission.c keeps them). */
-static yyjson_mut_val *snapshot(adm_arena_t *a, yyjson_val *from, const yyjson_mut_val *copy)
-{
-    size_t n = yyjson_is_ctn(from) ? from->uni.ofs / sizeof(yyjson_val) : 1;
-    yyjson_mut_val *p = adm_arena_alloc(a, n * sizeof(*p));
-
-    assert_non_null(p);
-    memcpy(p, copy, n * sizeof(*p));
-    return p;
-}
-
 /* The diff of a changed copy gives, byte for byte, what the plain diff gives. */
-static void diff_both_ways(yyjson_val *a, yyjson_mut_val *b, const yyjson_mut_val *copy,
-                           const yyjson_mut_val *pristine, uint64_t seed)
+static void diff_both_ways(yyjson_val *a, yyjson_mut_val *b, const adm_json_origin_t *o, uint64_t seed)
 {
     const char *plain, *fast;
     size_t plain_len, fast_len, plain_ops, fast_ops;
 
     adm_arena_reset(arena);
     assert_int_equal(adm_jsonpatch_diff(a, b, arena, &plain, &plain_len, &plain_ops), 0);
-    assert_int_equal(adm_jsonpatch_diff_copy(a, b, copy, pristine, arena, &fast, &fast_len, &fast_ops), 0);
+    assert_int_equal(adm_jsonpatch_diff_copy(a, b, o, arena, &fast, &fast_len, &fast_ops), 0);
     if (plain_ops != fast_ops || plain_len != fast_len || memcmp(plain, fast, plain_len) != 0) {
         fail_msg("seed %llu: the diff of the copy differs:\n plain %.*s\n copy  %.*s", (unsigned long long)seed,
                  (int)plain_len, plain, (int)fast_len, fast);
@@ -848,7 +836,8 @@ static void test_diff_of_a_copy(void **state)
     for (uint64_t seed = 1; seed <= 10000; seed++) {
         yyjson_mut_doc *gen = yyjson_mut_doc_new(NULL);
         yyjson_mut_doc *m;
-        yyjson_mut_val *copy, *pristine;
+        yyjson_mut_val *copy;
+        adm_json_origin_t o;
         yyjson_doc *a;
 
         adm_arena_reset(docs);
@@ -856,11 +845,23 @@ static void test_diff_of_a_copy(void **state)
         yyjson_mut_doc_set_root(gen, random_value(gen, 0));
         a = yyjson_mut_doc_imut_copy(gen, &alc);
         m = yyjson_mut_doc_new(&alc);
-        copy = adm_json_mut_share(m, yyjson_doc_get_root(a));
+        copy = adm_json_mut_share_kept(m, yyjson_doc_get_root(a), &o);
         assert_non_null(copy);
-        pristine = snapshot(docs, yyjson_doc_get_root(a), copy);
         yyjson_mut_doc_set_root(m, seed % 4 == 0 ? copy : mutate(m, copy, 0));
-        diff_both_ways(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(m), copy, pristine, seed);
+        diff_both_ways(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(m), &o, seed);
+        /* and the view of the changed copy, made with the same shortcut, is what a plain view gives */
+        {
+            const char *plain = yyjson_val_write(adm_json_view(&alc, yyjson_mut_doc_get_root(m)), 0, NULL);
+            const char *fast = yyjson_val_write(adm_json_view_from(&alc, yyjson_mut_doc_get_root(m), &o), 0, NULL);
+
+            assert_non_null(plain);
+            assert_non_null(fast);
+            if (strcmp(plain, fast) != 0) {
+                fail_msg("seed %llu: view %s, with the shortcut %s", (unsigned long long)seed, plain, fast);
+            }
+            free((void *)plain);
+            free((void *)fast);
+        }
         yyjson_mut_doc_free(gen);
     }
     for (size_t i = 0; i < sizeof(dups) / sizeof(dups[0]); i++) {
@@ -868,13 +869,13 @@ static void test_diff_of_a_copy(void **state)
             yyjson_read_err err;
             yyjson_doc *a;
             yyjson_mut_doc *m;
-            yyjson_mut_val *copy, *root, *pristine;
+            yyjson_mut_val *copy, *root;
+            adm_json_origin_t o;
 
             adm_arena_reset(docs);
             a = adm_json_read(docs, dups[i], strlen(dups[i]), &err);
             m = yyjson_mut_doc_new(&alc);
-            copy = adm_json_mut_share(m, yyjson_doc_get_root(a));
-            pristine = snapshot(docs, yyjson_doc_get_root(a), copy);
+            copy = adm_json_mut_share_kept(m, yyjson_doc_get_root(a), &o);
             root = copy;
             yyjson_mut_doc_set_root(m, root);
             if (change == 1) {
@@ -882,7 +883,7 @@ static void test_diff_of_a_copy(void **state)
             } else if (change == 2) {
                 yyjson_mut_obj_put(root, yyjson_mut_str(m, "keep"), yyjson_mut_false(m));
             }
-            diff_both_ways(yyjson_doc_get_root(a), root, copy, pristine, i);
+            diff_both_ways(yyjson_doc_get_root(a), root, &o, i);
         }
     }
     adm_arena_destroy(docs);
