@@ -739,19 +739,6 @@ int adm_status_nomem(adm_status_t *st)
     return ADM_DECLINED;
 }
 
-yyjson_val *adm_json_path(yyjson_val *obj, ...)
-{
-    va_list ap;
-    const char *key;
-
-    va_start(ap, obj);
-    for (key = va_arg(ap, const char *); obj != NULL && key != NULL; key = va_arg(ap, const char *)) {
-        obj = adm_json_get(obj, key);
-    }
-    va_end(ap);
-    return obj;
-}
-
 yyjson_mut_val *adm_mut_get(yyjson_mut_val *obj, const char *key)
 {
     return yyjson_mut_is_obj(obj) ? yyjson_mut_obj_get(obj, key) : NULL;

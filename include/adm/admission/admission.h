@@ -208,8 +208,20 @@ static inline yyjson_val *adm_json_get(yyjson_val *obj, const char *key)
     return yyjson_is_obj(obj) ? yyjson_obj_get(obj, key) : NULL;
 }
 
-/** obj.k1.k2... for a NULL-terminated key list; NULL when any step is missing. */
-yyjson_val *adm_json_path(yyjson_val *obj, ...);
+/** adm_json_path's steps: obj.keys[0].keys[1]... up to a NULL key; NULL when any step is missing. */
+static inline yyjson_val *adm_json_path_keys(yyjson_val *obj, const char *const *keys)
+{
+    for (; obj != NULL && *keys != NULL; keys++) {
+        obj = adm_json_get(obj, *keys);
+    }
+    return obj;
+}
+
+/**
+ * obj.k1.k2... for a NULL-terminated key list; NULL when any step is missing. A macro over an
+ * array of the keys, so the lookups are inline (a literal key's length known to the compiler).
+ */
+#define adm_json_path(obj, ...) adm_json_path_keys((obj), (const char *const[]){__VA_ARGS__})
 
 /** The string at obj[key], or "" when absent or not a string. */
 static inline const char *adm_json_str(yyjson_val *obj, const char *key)
