@@ -15,7 +15,6 @@
 #include "jsonpatch_internal.h"
 
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 
 /*
@@ -103,7 +102,16 @@ static size_t render_path(diff_ctx_t *d)
 
         d->path[len++] = '/';
         if (tok == NULL) {
-            len += (size_t)snprintf(d->path + len, 21, "%zu", d->segs[i].len);
+            char digits[20];
+            size_t n = 0, index = d->segs[i].len;
+
+            do {
+                digits[n++] = (char)('0' + index % 10);
+                index /= 10;
+            } while (index != 0);
+            while (n > 0) {
+                d->path[len++] = digits[--n];
+            }
             continue;
         }
         for (size_t k = 0; k < d->segs[i].len; k++) {
