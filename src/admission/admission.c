@@ -739,11 +739,6 @@ int adm_status_nomem(adm_status_t *st)
     return ADM_DECLINED;
 }
 
-yyjson_mut_val *adm_mut_get(yyjson_mut_val *obj, const char *key)
-{
-    return yyjson_mut_is_obj(obj) ? yyjson_mut_obj_get(obj, key) : NULL;
-}
-
 yyjson_mut_val *adm_mut_ensure(yyjson_mut_doc *doc, yyjson_mut_val *obj, const char *key, yyjson_type type)
 {
     yyjson_mut_val *v;

@@ -231,8 +231,11 @@ static inline const char *adm_json_str(yyjson_val *obj, const char *key)
     return s != NULL ? s : "";
 }
 
-/** Mutable counterpart of adm_json_get. */
-yyjson_mut_val *adm_mut_get(yyjson_mut_val *obj, const char *key);
+/** Mutable counterpart of adm_json_get (inline too). */
+static inline yyjson_mut_val *adm_mut_get(yyjson_mut_val *obj, const char *key)
+{
+    return yyjson_mut_is_obj(obj) ? yyjson_mut_obj_get(obj, key) : NULL;
+}
 
 /**
  * obj[key] as an array or object, created (appended to obj) when absent or null. NULL when obj is
