@@ -205,38 +205,43 @@ static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b);
  */
 static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
 {
-    yyjson_obj_iter i1, i2;
-    yyjson_val *k1, *k2;
-    size_t pos = 0;
+    yyjson_obj_iter it;
+    yyjson_val *key;
 
-    if (yyjson_obj_size(a) > ADM__SMALL_OBJECT) {
+    if (yyjson_obj_size(a) > 32) {
         adm__key_index_t x;
 
         if (!adm__key_index_init(d->arena, &x, yyjson_obj_size(a))) {
             d->out.failed = true;
             return false;
         }
-        yyjson_obj_iter_init(a, &i1);
-        for (k1 = yyjson_obj_iter_next(&i1); k1 != NULL; k1 = yyjson_obj_iter_next(&i1)) {
-            if (!adm__key_index_add(&x, yyjson_get_str(k1), yyjson_get_len(k1), NULL)) {
+        yyjson_obj_iter_init(a, &it);
+        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+            if (!adm__key_index_add(&x, yyjson_get_str(key), yyjson_get_len(key), NULL)) {
                 return true;
             }
         }
         return false;
     }
-    yyjson_obj_iter_init(a, &i1);
-    for (; (k1 = yyjson_obj_iter_next(&i1)) != NULL; pos++) {
-        size_t other = 0;
+    {
+        /* up to 32 keys side by side, compared pair by pair (a length first): cheaper than an index */
+        yyjson_val *keys[32];
+        size_t n = 0;
 
-        yyjson_obj_iter_init(a, &i2);
-        for (; other < pos && (k2 = yyjson_obj_iter_next(&i2)) != NULL; other++) {
-            if (adm__same_key(yyjson_get_str(k1), yyjson_get_len(k1), yyjson_get_str(k2),
-                              yyjson_get_len(k2))) {
-                return true;
+        yyjson_obj_iter_init(a, &it);
+        while ((key = yyjson_obj_iter_next(&it)) != NULL) {
+            size_t len = yyjson_get_len(key);
+
+            for (size_t j = 0; j < n; j++) {
+                if (yyjson_get_len(keys[j]) == len &&
+                    adm__same_key(yyjson_get_str(keys[j]), len, yyjson_get_str(key), len)) {
+                    return true;
+                }
             }
+            keys[n++] = key;
         }
+        return false;
     }
-    return false;
 }
 
 /*

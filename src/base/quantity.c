@@ -91,18 +91,41 @@ static bool i64_add(int64_t a, int64_t b, int64_t *out)
     return !__builtin_add_overflow(a, b, out);
 }
 
-/* positiveScaleInt64: base * 10^scale, false on overflow. */
+/*
+ * positiveScaleInt64: base * 10^scale, false on overflow. apimachinery multiplies by ten scale
+ * times; a product that overflows at some step overflows at the end too (its size only grows),
+ * so one multiplication by the power says the same.
+ */
 static bool pos_scale(int64_t base, int64_t scale, int64_t *out)
 {
-    int64_t v = base;
+    static const int64_t pow10[19] = {1,
+                                      10,
+                                      100,
+                                      1000,
+                                      10000,
+                                      100000,
+                                      1000000,
+                                      10000000,
+                                      100000000,
+                                      1000000000,
+                                      10000000000,
+                                      100000000000,
+                                      1000000000000,
+                                      10000000000000,
+                                      100000000000000,
+                                      1000000000000000,
+                                      10000000000000000,
+                                      100000000000000000,
+                                      1000000000000000000};
 
-    for (int64_t i = 0; i < scale && v != 0; i++) {
-        if (!i64_mul(v, 10, &v)) {
-            return false;
-        }
+    if (base == 0 || scale <= 0) {
+        *out = base;
+        return true;
     }
-    *out = v;
-    return true;
+    if (scale > 18 || base == INT64_MIN) {
+        return false;
+    }
+    return !__builtin_mul_overflow(base, pow10[scale], out);
 }
 
 /* negativeScaleInt64: base / 10^scale rounded away from zero; *exact when nothing was lost. */
