@@ -35,14 +35,24 @@ struct adm_warning_recorder_s {
     bool truncating;
 };
 
+/* A hash of the text for the recorder's set, eight bytes at a step (warnings run to hundreds). */
 static uint32_t text_hash(const char *s)
 {
-    uint32_t h = 2166136261u;
+    size_t len = strlen(s), i = 0;
+    uint64_t h = 0x9e3779b97f4a7c15u ^ len;
 
-    for (; *s != '\0'; s++) {
-        h = (h ^ (uint8_t)*s) * 16777619u;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
     }
-    return h;
+    for (; i < len; i++) {
+        h = (h ^ (uint8_t)s[i]) * 0x100000001b3u;
+    }
+    h ^= h >> 29;
+    return (uint32_t)h;
 }
 
 /* Records text unless it was recorded before; false when it was (or memory ran out). */
@@ -120,12 +130,35 @@ static size_t next_rune(const unsigned char *s, uint32_t *rune, bool *valid)
 }
 
 /* Runes in text (utf8.RuneCountInString); *ok: valid UTF-8 without control characters. */
+#define ONES8 0x0101010101010101u
+#define HIGHS8 0x8080808080808080u
+
+/* True when none of the eight bytes of w is below 0x20 or above 0x7e: printable ASCII. */
+static bool printable_ascii8(uint64_t w)
+{
+    /* a byte b has (b - 0x20) borrow into its high bit when b < 0x20, and b + 0x01 reaches 0x80
+       when b >= 0x7f; neither can happen to a byte that has its high bit set already unseen */
+    return ((w - 0x20 * ONES8) & ~w & HIGHS8) == 0 && ((w + 0x01 * ONES8) & HIGHS8) == 0 && (w & HIGHS8) == 0;
+}
+
 static size_t rune_count(const char *text, bool *ok)
 {
     const unsigned char *p = (const unsigned char *)text;
-    size_t n = 0;
+    size_t n = 0, len = strlen(text);
 
     *ok = true;
+    /* printable ASCII, eight bytes at a step: one rune a byte, none of them a control */
+    while (len >= 8) {
+        uint64_t w;
+
+        memcpy(&w, p, 8);
+        if (!printable_ascii8(w)) {
+            break;
+        }
+        p += 8;
+        n += 8;
+        len -= 8;
+    }
     while (*p != '\0') {
         uint32_t r;
         bool valid;
@@ -249,17 +282,53 @@ yyjson_val *adm_attrs_object(adm_attrs_t *attrs)
 {
     if (attrs->view_stale) {
         yyjson_alc alc;
-        yyjson_doc *doc;
+        yyjson_val *view;
 
         adm_json_alc_init(&alc, attrs->arena);
-        doc = yyjson_mut_val_imut_copy(yyjson_mut_doc_get_root(attrs->mdoc), &alc);
-        if (doc == NULL) {
+        view = adm_json_view_from(&alc, yyjson_mut_doc_get_root(attrs->mdoc), &attrs->origin);
+        if (view == NULL) {
             return NULL;
         }
-        attrs->object_view = yyjson_doc_get_root(doc);
+        attrs->object_view = view;
         attrs->view_stale = false;
     }
     return attrs->object_view;
+}
+
+bool adm_attrs_has_object(const adm_attrs_t *attrs)
+{
+    return attrs->view_stale ? yyjson_mut_doc_get_root(attrs->mdoc) != NULL : attrs->object_view != NULL;
+}
+
+yyjson_val *adm_attrs_get(adm_attrs_t *attrs, ...)
+{
+    const char *key;
+    va_list ap;
+
+    va_start(ap, attrs);
+    if (attrs->view_stale) {
+        /* the view is out of date: find the member in the mutable copy, and lay out only it */
+        yyjson_mut_val *v = yyjson_mut_doc_get_root(attrs->mdoc);
+        yyjson_alc alc;
+
+        for (key = va_arg(ap, const char *); v != NULL && key != NULL; key = va_arg(ap, const char *)) {
+            v = adm_mut_get(v, key);
+        }
+        va_end(ap);
+        if (v == NULL) {
+            return NULL;
+        }
+        adm_json_alc_init(&alc, attrs->arena);
+        return adm_json_view_from(&alc, v, &attrs->origin);
+    } else {
+        yyjson_val *v = attrs->object_view;
+
+        for (key = va_arg(ap, const char *); v != NULL && key != NULL; key = va_arg(ap, const char *)) {
+            v = adm_json_get(v, key);
+        }
+        va_end(ap);
+        return v;
+    }
 }
 
 yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
@@ -277,7 +346,7 @@ yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
         if (attrs->mdoc == NULL) {
             return NULL;
         }
-        root = adm_json_mut_share(attrs->mdoc, attrs->object_view);
+        root = adm_json_mut_share_kept(attrs->mdoc, attrs->object_view, &attrs->origin);
         if (root == NULL) {
             attrs->mdoc = NULL;
             return NULL;
@@ -668,36 +737,6 @@ int adm_status_nomem(adm_status_t *st)
     st->message = "Internal error occurred: admitd ran out of memory for this request";
     st->details = NULL;
     return ADM_DECLINED;
-}
-
-yyjson_val *adm_json_get(yyjson_val *obj, const char *key)
-{
-    return yyjson_is_obj(obj) ? yyjson_obj_get(obj, key) : NULL;
-}
-
-yyjson_val *adm_json_path(yyjson_val *obj, ...)
-{
-    va_list ap;
-    const char *key;
-
-    va_start(ap, obj);
-    for (key = va_arg(ap, const char *); obj != NULL && key != NULL; key = va_arg(ap, const char *)) {
-        obj = adm_json_get(obj, key);
-    }
-    va_end(ap);
-    return obj;
-}
-
-const char *adm_json_str(yyjson_val *obj, const char *key)
-{
-    const char *s = yyjson_get_str(adm_json_get(obj, key));
-
-    return s != NULL ? s : "";
-}
-
-yyjson_mut_val *adm_mut_get(yyjson_mut_val *obj, const char *key)
-{
-    return yyjson_mut_is_obj(obj) ? yyjson_mut_obj_get(obj, key) : NULL;
 }
 
 yyjson_mut_val *adm_mut_ensure(yyjson_mut_doc *doc, yyjson_mut_val *obj, const char *key, yyjson_type type)

@@ -465,6 +465,9 @@ struct adm_chain_run_s {
     bool finished;
     uint64_t phase_started_ns; /* for admitd_admission_step_duration_seconds */
     uint64_t hook_started_ns;  /* for admitd_admission_controller_duration_seconds */
+    /* the clock as the last hook (or phase) ended, which is when the next hook starts: one reading
+       per hook, not two; 0 when nothing was read since the run went on from elsewhere */
+    uint64_t ended_ns;
     int final_rc;              /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
     void *slots[];             /* one per stage, for the whole request (adm_plugin_slot) */
 };
@@ -477,7 +480,7 @@ static uint64_t now_ns(const adm_chain_run_t *run)
 /* The phase under way is over: its time goes to the step histogram. */
 static void phase_done(adm_chain_run_t *run, bool rejected)
 {
-    uint64_t now = now_ns(run);
+    uint64_t now = run->ended_ns != 0 ? run->ended_ns : now_ns(run);
 
     adm_metrics_step(run->mutating ? ADM_MX_ADMIT : ADM_MX_VALIDATE, (unsigned)run->attrs.req->operation,
                      rejected, now - run->phase_started_ns);
@@ -504,8 +507,13 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
             const char *patch;
             size_t len, nops;
 
-            rc = adm_jsonpatch_diff(attrs->req->object, yyjson_mut_doc_get_root(attrs->mdoc), attrs->arena,
-                                    &patch, &len, &nops);
+            yyjson_mut_val *to = yyjson_mut_doc_get_root(attrs->mdoc);
+
+            /* the mutable object began as a copy of the request's: what stayed as copied is not walked */
+            rc = attrs->origin.copy != NULL && attrs->origin.from == attrs->req->object
+                     ? adm_jsonpatch_diff_copy(attrs->req->object, to, &attrs->origin, attrs->arena, &patch, &len,
+                                               &nops)
+                     : adm_jsonpatch_diff(attrs->req->object, to, attrs->arena, &patch, &len, &nops);
             if (rc == 0 && nops > 0) {
                 resp->patch = (const uint8_t *)patch;
                 resp->patch_len = len;
@@ -530,9 +538,11 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
 static void observe_hook(adm_chain_run_t *run, size_t i, int rc, const adm_status_t *st)
 {
     const adm_plugin_t *p = run->c->stages[i].plugin;
-    uint64_t ns = now_ns(run) - run->hook_started_ns;
+    uint64_t now = now_ns(run);
+    uint64_t ns = now - run->hook_started_ns;
     bool rejected = rc != ADM_OK;
 
+    run->ended_ns = now;
     adm_metrics_controller(run->c->metric_ids[i], run->mutating ? ADM_MX_ADMIT : ADM_MX_VALIDATE,
                            (unsigned)run->attrs.req->operation, rejected, ns);
     if (run->attrs.trace != NULL && (p->admit != NULL || p->validate != NULL)) {
@@ -601,7 +611,7 @@ static void step(adm_chain_run_t *run)
             continue;
         }
         run->attrs.slot = &run->slots[run->next];
-        run->hook_started_ns = now_ns(run);
+        run->hook_started_ns = run->ended_ns != 0 ? run->ended_ns : now_ns(run);
         if ((run->mutating ? p->admit_async : p->validate_async) != NULL) {
             int (*hook)(void *, adm_attrs_t *, adm_status_t *, adm_async_t *) =
                 run->mutating ? p->admit_async : p->validate_async;
@@ -700,6 +710,7 @@ adm_chain_run_t *adm_chain_start_traced(adm_chain_t *c, unsigned phases, const a
     run->attrs.cluster = c->cluster;
     run->attrs.trace = trace;
     run->phase_started_ns = now_ns(run);
+    run->ended_ns = run->phase_started_ns;
     step(run);
     return run;
 }

@@ -15,7 +15,6 @@
 #include "jsonpatch_internal.h"
 
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 
 /*
@@ -25,70 +24,142 @@
  */
 #define DIFF_MAX_DEPTH 128
 
+/* One step of the current JSON Pointer: a member's key, or (tok NULL) an array index. */
+typedef struct path_seg_s {
+    const char *tok;
+    size_t len; /* of tok; the index when tok is NULL */
+} path_seg_t;
+
 typedef struct diff_ctx_s {
     adm_arena_t *arena;
     adm__eq_list_t eq;
     size_t depth; /* containers entered: the recursion is cut at DIFF_MAX_DEPTH */
     adm_jsonw_t out;
-    char *path; /* JSON Pointer of the current position, escaped */
-    size_t path_len, path_cap;
+    /* the current position as steps, written out as a JSON Pointer only when an operation is */
+    path_seg_t *segs;
+    size_t nsegs, segs_cap;
+    char *path; /* the rendered pointer of the operation being written */
+    size_t path_cap;
     size_t nops;
+    /* when `to` began as adm_json_mut_share_kept's copy of `from`: how (NULL otherwise) */
+    const adm_json_origin_t *origin;
+    yyjson_val **work; /* has_no_duplicates' worklist */
+    size_t work_cap;
 } diff_ctx_t;
 
-/* Appends "/token" (escaped per RFC 6901) to the current path; returns the length to restore. */
-static size_t push_token(diff_ctx_t *d, const char *tok, size_t len)
+/* Appends a step to the current path; returns the depth to restore. */
+static size_t push_seg(diff_ctx_t *d, const char *tok, size_t len)
 {
-    size_t saved = d->path_len;
-    size_t need = d->path_len + 1 + 2 * len + 1;
+    size_t saved = d->nsegs;
 
-    if (need > d->path_cap) {
-        size_t cap = need * 2;
-        char *p = adm_arena_realloc(d->arena, d->path, d->path_cap, cap);
+    if (d->nsegs == d->segs_cap) {
+        size_t cap = d->segs_cap == 0 ? 32 : 2 * d->segs_cap;
+        path_seg_t *g = adm_arena_realloc(d->arena, d->segs, d->segs_cap * sizeof(*g), cap * sizeof(*g));
 
-        if (p == NULL) {
+        if (g == NULL) {
             d->out.failed = true;
             return saved;
         }
-        d->path = p;
-        d->path_cap = cap;
+        d->segs = g;
+        d->segs_cap = cap;
     }
-    d->path[d->path_len++] = '/';
-    for (size_t i = 0; i < len; i++) {
-        if (tok[i] == '~') {
-            d->path[d->path_len++] = '~';
-            d->path[d->path_len++] = '0';
-        } else if (tok[i] == '/') {
-            d->path[d->path_len++] = '~';
-            d->path[d->path_len++] = '1';
-        } else {
-            d->path[d->path_len++] = tok[i];
-        }
-    }
+    d->segs[d->nsegs].tok = tok;
+    d->segs[d->nsegs].len = len;
+    d->nsegs++;
     return saved;
+}
+
+/* Appends "/token" (escaped per RFC 6901 when written) to the current path. */
+static size_t push_token(diff_ctx_t *d, const char *tok, size_t len)
+{
+    return push_seg(d, tok, len);
 }
 
 static size_t push_index(diff_ctx_t *d, size_t index)
 {
-    char num[24];
-    int n = snprintf(num, sizeof(num), "%zu", index);
+    return push_seg(d, NULL, index);
+}
 
-    return push_token(d, num, (size_t)n);
+/* The current path as a JSON Pointer in d->path; its length, or SIZE_MAX when out of memory. */
+static size_t render_path(diff_ctx_t *d)
+{
+    size_t need = 1, len = 0;
+
+    for (size_t i = 0; i < d->nsegs; i++) {
+        need += 1 + (d->segs[i].tok != NULL ? 2 * d->segs[i].len : 20);
+    }
+    if (need > d->path_cap) {
+        char *p = adm_arena_alloc(d->arena, 2 * need);
+
+        if (p == NULL) {
+            return SIZE_MAX;
+        }
+        d->path = p;
+        d->path_cap = 2 * need;
+    }
+    for (size_t i = 0; i < d->nsegs; i++) {
+        const char *tok = d->segs[i].tok;
+
+        d->path[len++] = '/';
+        if (tok == NULL) {
+            char digits[20];
+            size_t n = 0, index = d->segs[i].len;
+
+            do {
+                digits[n++] = (char)('0' + index % 10);
+                index /= 10;
+            } while (index != 0);
+            while (n > 0) {
+                d->path[len++] = digits[--n];
+            }
+            continue;
+        }
+        for (size_t k = 0; k < d->segs[i].len; k++) {
+            if (tok[k] == '~') {
+                d->path[len++] = '~';
+                d->path[len++] = '0';
+            } else if (tok[k] == '/') {
+                d->path[len++] = '~';
+                d->path[len++] = '1';
+            } else {
+                d->path[len++] = tok[k];
+            }
+        }
+    }
+    return len;
 }
 
 static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
 {
     adm_jsonw_t *w = &d->out;
+    size_t path_len = render_path(d);
 
+    if (path_len == SIZE_MAX) {
+        w->failed = true;
+        return;
+    }
     adm_jsonw_raw(w, d->nops == 0 ? "{\"op\":\"" : ",{\"op\":\"", d->nops == 0 ? 7 : 8);
     adm_jsonw_raw(w, op, strlen(op));
     ADM_JSONW_LIT(w, "\",\"path\":");
-    adm_jsonw_string(w, d->path != NULL ? d->path : "", d->path_len);
+    adm_jsonw_string(w, path_len > 0 ? d->path : "", path_len);
     if (value != NULL) {
         ADM_JSONW_LIT(w, ",\"value\":");
         adm_jsonw_mut_value(w, value);
     }
     ADM_JSONW_LIT(w, "}");
     d->nops++;
+}
+
+/* True when b is a's own copy and no change touched it (adm_json_untouched): then b equals a. */
+static bool left_as_copied(const diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+{
+    return d->origin != NULL && adm_json_untouched(d->origin, b) == a;
+}
+
+/* a equals b (b mutable): at once when b was left as copied from a, else by walking both. */
+static bool same(diff_ctx_t *d, yyjson_mut_val *b, yyjson_val *a)
+{
+    return left_as_copied(d, a, b) || adm__json_equal(&d->eq, b, a);
 }
 
 /* Elements of an immutable array as a pointer table (yyjson_arr_get walks from the start). */
@@ -134,44 +205,98 @@ static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b);
  */
 static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
 {
-    yyjson_obj_iter i1, i2;
-    yyjson_val *k1, *k2;
-    size_t pos = 0;
+    yyjson_obj_iter it;
+    yyjson_val *key;
 
-    if (yyjson_obj_size(a) > ADM__SMALL_OBJECT) {
+    if (yyjson_obj_size(a) > 32) {
         adm__key_index_t x;
 
         if (!adm__key_index_init(d->arena, &x, yyjson_obj_size(a))) {
             d->out.failed = true;
             return false;
         }
-        yyjson_obj_iter_init(a, &i1);
-        for (k1 = yyjson_obj_iter_next(&i1); k1 != NULL; k1 = yyjson_obj_iter_next(&i1)) {
-            if (!adm__key_index_add(&x, yyjson_get_str(k1), yyjson_get_len(k1), NULL)) {
+        yyjson_obj_iter_init(a, &it);
+        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+            if (!adm__key_index_add(&x, yyjson_get_str(key), yyjson_get_len(key), NULL)) {
                 return true;
             }
         }
         return false;
     }
-    yyjson_obj_iter_init(a, &i1);
-    for (; (k1 = yyjson_obj_iter_next(&i1)) != NULL; pos++) {
-        size_t other = 0;
+    {
+        /* up to 32 keys side by side, compared pair by pair (a length first): cheaper than an index */
+        yyjson_val *keys[32];
+        size_t n = 0;
 
-        yyjson_obj_iter_init(a, &i2);
-        for (; other < pos && (k2 = yyjson_obj_iter_next(&i2)) != NULL; other++) {
-            if (adm__same_key(yyjson_get_str(k1), yyjson_get_len(k1), yyjson_get_str(k2),
-                              yyjson_get_len(k2))) {
-                return true;
+        yyjson_obj_iter_init(a, &it);
+        while ((key = yyjson_obj_iter_next(&it)) != NULL) {
+            size_t len = yyjson_get_len(key);
+
+            for (size_t j = 0; j < n; j++) {
+                if (yyjson_get_len(keys[j]) == len &&
+                    adm__same_key(yyjson_get_str(keys[j]), len, yyjson_get_str(key), len)) {
+                    return true;
+                }
             }
+            keys[n++] = key;
         }
+        return false;
     }
-    return false;
+}
+
+/*
+ * What the diff of a value against an equal one checks: the objects it reaches through object
+ * members alone (it compares arrays element by element and stops there) have no key twice; one
+ * that has would be replaced whole. Walks those objects with a worklist.
+ */
+static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
+{
+    size_t top = 0;
+
+    if (!yyjson_is_obj(a)) {
+        return true;
+    }
+    for (;;) {
+        yyjson_obj_iter it;
+        yyjson_val *key;
+
+        if (has_duplicate_keys(d, a)) {
+            return false;
+        }
+        yyjson_obj_iter_init(a, &it);
+        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+            yyjson_val *v = yyjson_obj_iter_get_val(key);
+
+            if (!yyjson_is_obj(v) || yyjson_get_len(v) == 0) {
+                continue;
+            }
+            if (top == d->work_cap) {
+                size_t cap = d->work_cap == 0 ? 32 : 2 * d->work_cap;
+                yyjson_val **g = adm_arena_realloc(d->arena, d->work, d->work_cap * sizeof(*g), cap * sizeof(*g));
+
+                if (g == NULL) {
+                    return false; /* the slow path will say so */
+                }
+                d->work = g;
+                d->work_cap = cap;
+            }
+            d->work[top++] = v;
+        }
+        if (top == 0) {
+            return true;
+        }
+        a = d->work[--top];
+    }
 }
 
 static void diff_member(diff_ctx_t *d, const char *key, size_t len, yyjson_val *a, yyjson_mut_val *b)
 {
-    size_t saved = push_token(d, key, len);
+    size_t saved;
 
+    if (a != NULL && b != NULL && left_as_copied(d, a, b) && has_no_duplicates(d, a)) {
+        return; /* what diff_value would find: nothing */
+    }
+    saved = push_token(d, key, len);
     if (a == NULL) {
         emit(d, "add", b);
     } else if (b == NULL) {
@@ -179,7 +304,7 @@ static void diff_member(diff_ctx_t *d, const char *key, size_t len, yyjson_val *
     } else {
         diff_value(d, a, b);
     }
-    d->path_len = saved;
+    d->nsegs = saved;
 }
 
 /* Finds key in the members an iterator has left (linear; for small remainders). */
@@ -305,11 +430,10 @@ static void diff_array(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
         return;
     }
     /* Keep what is equal at both ends; what changed lies in between. */
-    while (prefix < la && prefix < lb && adm__json_equal(&d->eq, vb[prefix], va[prefix])) {
+    while (prefix < la && prefix < lb && same(d, vb[prefix], va[prefix])) {
         prefix++;
     }
-    while (suffix < la - prefix && suffix < lb - prefix &&
-           adm__json_equal(&d->eq, vb[lb - 1 - suffix], va[la - 1 - suffix])) {
+    while (suffix < la - prefix && suffix < lb - prefix && same(d, vb[lb - 1 - suffix], va[la - 1 - suffix])) {
         suffix++;
     }
     ma = la - prefix - suffix;
@@ -318,20 +442,20 @@ static void diff_array(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
         size_t saved = push_index(d, prefix + i);
 
         diff_value(d, va[prefix + i], vb[prefix + i]);
-        d->path_len = saved;
+        d->nsegs = saved;
     }
     /* Surplus elements go from the highest index down, so earlier indices stay valid. */
     for (size_t k = ma; k > mb; k--) {
         size_t saved = push_index(d, prefix + k - 1);
 
         emit(d, "remove", NULL);
-        d->path_len = saved;
+        d->nsegs = saved;
     }
     for (size_t k = ma; k < mb; k++) {
         size_t saved = push_index(d, prefix + k);
 
         emit(d, "add", vb[prefix + k]);
-        d->path_len = saved;
+        d->nsegs = saved;
     }
 }
 
@@ -351,7 +475,7 @@ static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
             diff_array(d, a, b);
         }
         d->depth--;
-    } else if (!adm__json_equal(&d->eq, b, a)) {
+    } else if (!same(d, b, a)) {
         emit(d, "replace", b);
     }
     if (d->eq.failed) {
@@ -359,20 +483,35 @@ static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
     }
 }
 
+static int diff(diff_ctx_t *d, yyjson_val *from, yyjson_mut_val *to, const char **out, size_t *out_len,
+                size_t *nops)
+{
+    adm_jsonw_init(&d->out, d->arena);
+    ADM_JSONW_LIT(&d->out, "[");
+    diff_value(d, from, to);
+    ADM_JSONW_LIT(&d->out, "]");
+    if (d->out.failed) {
+        return ADM_ENOMEM;
+    }
+    *out = d->out.data;
+    *out_len = d->out.len;
+    *nops = d->nops;
+    return 0;
+}
+
 int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, const char **out,
                        size_t *out_len, size_t *nops)
 {
     diff_ctx_t d = {.arena = a, .eq = {.arena = a}};
 
-    adm_jsonw_init(&d.out, a);
-    ADM_JSONW_LIT(&d.out, "[");
-    diff_value(&d, from, to);
-    ADM_JSONW_LIT(&d.out, "]");
-    if (d.out.failed) {
-        return ADM_ENOMEM;
-    }
-    *out = d.out.data;
-    *out_len = d.out.len;
-    *nops = d.nops;
-    return 0;
+    return diff(&d, from, to, out, out_len, nops);
+}
+
+int adm_jsonpatch_diff_copy(yyjson_val *from, yyjson_mut_val *to, const adm_json_origin_t *o, adm_arena_t *a,
+                            const char **out, size_t *out_len, size_t *nops)
+{
+    diff_ctx_t d = {.arena = a, .eq = {.arena = a}};
+
+    d.origin = o->from == from ? o : NULL;
+    return diff(&d, from, to, out, out_len, nops);
 }

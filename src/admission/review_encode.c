@@ -65,11 +65,15 @@ static char *put_base64(char *w, const uint8_t *in, size_t n)
     *w++ = '"';
     for (; n - i >= 3; i += 3) {
         uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | (uint32_t)in[i + 2];
+        /* the four characters as one word, stored at once: a char store through w may alias in,
+           and the compiler would read in and w again after each */
+        uint32_t quad = (uint32_t)(uint8_t)alphabet[v >> 18] | (uint32_t)(uint8_t)alphabet[(v >> 12) & 63] << 8 |
+                        (uint32_t)(uint8_t)alphabet[(v >> 6) & 63] << 16 | (uint32_t)(uint8_t)alphabet[v & 63] << 24;
 
-        w[0] = alphabet[v >> 18];
-        w[1] = alphabet[(v >> 12) & 63];
-        w[2] = alphabet[(v >> 6) & 63];
-        w[3] = alphabet[v & 63];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        quad = __builtin_bswap32(quad);
+#endif
+        memcpy(w, &quad, 4);
         w += 4;
     }
     if (n - i == 1) {

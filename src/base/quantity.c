@@ -91,18 +91,41 @@ static bool i64_add(int64_t a, int64_t b, int64_t *out)
     return !__builtin_add_overflow(a, b, out);
 }
 
-/* positiveScaleInt64: base * 10^scale, false on overflow. */
+/*
+ * positiveScaleInt64: base * 10^scale, false on overflow. apimachinery multiplies by ten scale
+ * times; a product that overflows at some step overflows at the end too (its size only grows),
+ * so one multiplication by the power says the same.
+ */
 static bool pos_scale(int64_t base, int64_t scale, int64_t *out)
 {
-    int64_t v = base;
+    static const int64_t pow10[19] = {1,
+                                      10,
+                                      100,
+                                      1000,
+                                      10000,
+                                      100000,
+                                      1000000,
+                                      10000000,
+                                      100000000,
+                                      1000000000,
+                                      10000000000,
+                                      100000000000,
+                                      1000000000000,
+                                      10000000000000,
+                                      100000000000000,
+                                      1000000000000000,
+                                      10000000000000000,
+                                      100000000000000000,
+                                      1000000000000000000};
 
-    for (int64_t i = 0; i < scale && v != 0; i++) {
-        if (!i64_mul(v, 10, &v)) {
-            return false;
-        }
+    if (base == 0 || scale <= 0) {
+        *out = base;
+        return true;
     }
-    *out = v;
-    return true;
+    if (scale > 18 || base == INT64_MIN) {
+        return false;
+    }
+    return !__builtin_mul_overflow(base, pow10[scale], out);
 }
 
 /* negativeScaleInt64: base / 10^scale rounded away from zero; *exact when nothing was lost. */
@@ -457,18 +480,14 @@ static int slow_parse(const struct parts *p, int base, int32_t exponent, adm_qty
     return err;
 }
 
-int adm_quantity_parse(const char *s, size_t len, adm_quantity_t *q, const char **problem)
+static int parse_uncached(const char *s, size_t len, adm_quantity_t *q, const char **problem)
 {
-    static const char *dummy;
     struct parts p;
     int base;
     int32_t exponent, scale, precision;
     adm_qty_format_t format;
     int64_t mantissa = 1;
 
-    if (problem == NULL) {
-        problem = &dummy;
-    }
     memset(q, 0, sizeof(*q));
     if (len == 0) {
         *problem = ERR_FORMAT;
@@ -533,6 +552,72 @@ int adm_quantity_parse(const char *s, size_t len, adm_quantity_t *q, const char 
         }
     }
     return slow_parse(&p, base, exponent, format, q, problem);
+}
+
+/*
+ * The same few texts are parsed again and again: a pod's requests by LimitRanger's and
+ * ResourceQuota's every phase, the LimitRanges' and quotas' own values at every request. A parse
+ * depends on the text alone, so the last results are kept per thread by text (compared whole, so
+ * two texts never share a slot's answer), with the input pointer put back where the result keeps
+ * it. A hit costs a hash of a few bytes and a copy instead of the parse.
+ */
+#define MEMO_SLOTS 128
+#define MEMO_TEXT_MAX 32
+
+typedef struct memo_slot_s {
+    uint8_t len; /* 0: empty */
+    bool verbatim;
+    int rc;
+    const char *problem;
+    adm_quantity_t q; /* verbatim NULL: it points at the caller's text */
+    char text[MEMO_TEXT_MAX];
+} memo_slot_t;
+
+static _Thread_local memo_slot_t memo[MEMO_SLOTS];
+
+int adm_quantity_parse(const char *s, size_t len, adm_quantity_t *q, const char **problem)
+{
+    static const char *dummy;
+    uint32_t h = 2166136261u;
+    memo_slot_t *slot;
+    int rc;
+
+    if (problem == NULL) {
+        problem = &dummy;
+    }
+    if (len == 0 || len > MEMO_TEXT_MAX) {
+        return parse_uncached(s, len, q, problem);
+    }
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    }
+    slot = &memo[(h ^ (h >> 16)) & (MEMO_SLOTS - 1)];
+    if (slot->len == len && memcmp(slot->text, s, len) == 0) {
+        *q = slot->q;
+        if (slot->verbatim) {
+            q->verbatim = s;
+            q->verbatim_len = len;
+        }
+        if (slot->rc != 0) {
+            *problem = slot->problem;
+        }
+        return slot->rc;
+    }
+    rc = parse_uncached(s, len, q, problem);
+    slot->len = (uint8_t)len;
+    memcpy(slot->text, s, len);
+    slot->rc = rc;
+    slot->problem = rc != 0 ? *problem : NULL;
+    slot->q = *q;
+    slot->verbatim = q->verbatim != NULL;
+    slot->q.verbatim = NULL;
+    slot->q.verbatim_len = 0;
+    return rc;
+}
+
+void adm_quantity_memo_reset(void)
+{
+    memset(memo, 0, sizeof(memo));
 }
 
 int adm_quantity_parse_str(const char *s, adm_quantity_t *q)

@@ -32,7 +32,7 @@ typedef struct lr_s {
 /* Parses a LimitRange; ADM_EINVAL when one of its quantities is malformed. */
 static int lr_read(adm_arena_t *a, yyjson_val *obj, lr_t *out)
 {
-    yyjson_val *limits = adm_json_path(obj, "spec", "limits", NULL);
+    yyjson_val *limits = adm_json_get(adm_json_get(obj, "spec"), "limits");
     size_t n = yyjson_arr_size(limits), i = 0;
     yyjson_arr_iter it;
     yyjson_val *item;
@@ -68,6 +68,58 @@ static int lr_read(adm_arena_t *a, yyjson_val *obj, lr_t *out)
     }
     out->n = i;
     return 0;
+}
+
+/*
+ * The LimitRanges read in this request, kept in the plugin's request slot: admit reads them and
+ * validate, in the same request, finds them here (the objects are pinned for the request, so the
+ * same pointer is the same content).
+ */
+typedef struct lr_kept_s {
+    yyjson_val *obj;
+    lr_t lr;
+    int err;
+} lr_kept_t;
+
+typedef struct lr_memo_s {
+    lr_kept_t *v;
+    size_t n, cap;
+} lr_memo_t;
+
+/* lr_read of obj, once per request. */
+static int lr_read_once(adm_attrs_t *attrs, yyjson_val *obj, lr_t *out)
+{
+    void **slot = adm_plugin_slot(attrs);
+    lr_memo_t *m = slot != NULL ? *slot : NULL;
+    int err;
+
+    for (size_t i = 0; m != NULL && i < m->n; i++) {
+        if (m->v[i].obj == obj) {
+            *out = m->v[i].lr;
+            return m->v[i].err;
+        }
+    }
+    err = lr_read(attrs->arena, obj, out);
+    if (slot == NULL || err == ADM_ENOMEM) {
+        return err;
+    }
+    if (m == NULL) {
+        m = adm_arena_calloc(attrs->arena, 1, sizeof(*m));
+        *slot = m;
+    }
+    if (m != NULL && m->n == m->cap) {
+        size_t cap = m->cap == 0 ? 4 : 2 * m->cap;
+        lr_kept_t *g = adm_arena_realloc(attrs->arena, m->v, m->cap * sizeof(*g), cap * sizeof(*g));
+
+        if (g != NULL) {
+            m->v = g;
+            m->cap = cap;
+        }
+    }
+    if (m != NULL && m->n < m->cap) {
+        m->v[m->n++] = (lr_kept_t){obj, *out, err};
+    }
+    return err;
 }
 
 static const char *qstr(adm_arena_t *a, const adm_quantity_t *q)
@@ -333,10 +385,10 @@ static bool defaults_missing(yyjson_val *pod, const adm_rlist_t *requests, const
         yyjson_arr_iter it;
         yyjson_val *c;
 
-        yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
+        yyjson_arr_iter_init(adm_json_get(adm_json_get(pod, "spec"), lists[l]), &it);
         for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
             for (size_t w = 0; yyjson_is_obj(c) && w < 2; w++) {
-                yyjson_val *have = adm_json_path(c, "resources", which[w], NULL);
+                yyjson_val *have = adm_json_get(adm_json_get(c, "resources"), which[w]);
 
                 for (size_t k = 0; k < defaults[w]->n; k++) {
                     if (adm_json_get(have, defaults[w]->names[k]) == NULL) {
@@ -439,7 +491,7 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     }
     for (size_t i = 0; i < n; i++) {
         lr_t lr;
-        int err = lr_read(attrs->arena, ranges[i], &lr);
+        int err = lr_read_once(attrs, ranges[i], &lr);
 
         if (err == ADM_EINVAL) {
             continue; /* kube-apiserver could not have decoded it: its informer never holds it */
@@ -499,11 +551,13 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
                 yyjson_arr_iter it;
                 yyjson_val *c;
 
-                yyjson_arr_iter_init(adm_json_path(obj, "spec", lists[l], NULL), &it);
+                yyjson_arr_iter_init(adm_json_get(adm_json_get(obj, "spec"), lists[l]), &it);
                 for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-                    err = adm_rlist_read(a, adm_json_path(c, "resources", "requests", NULL), &requests, bad);
+                    yyjson_val *res = adm_json_get(c, "resources");
+
+                    err = adm_rlist_read(a, adm_json_get(res, "requests"), &requests, bad);
                     if (err == 0) {
-                        err = adm_rlist_read(a, adm_json_path(c, "resources", "limits", NULL), &limits, bad);
+                        err = adm_rlist_read(a, adm_json_get(res, "limits"), &limits, bad);
                     }
                     if (err != 0) {
                         return err;
@@ -545,7 +599,7 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         adm_aggregate_t agg;
         const char *bad = NULL, *text;
         lr_t lr;
-        int err = lr_read(attrs->arena, ranges[i], &lr);
+        int err = lr_read_once(attrs, ranges[i], &lr);
 
         if (err == ADM_EINVAL) {
             continue; /* as in admit */

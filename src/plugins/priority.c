@@ -130,11 +130,14 @@ static int admit_update(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *spec)
     return ADM_OK;
 }
 
-static int admit_create(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *spec)
+/* The pod's three fields are read one by one: an earlier plugin's change would otherwise cost a
+   view of the whole pod (adm_attrs_get). */
+static int admit_create(adm_attrs_t *attrs, adm_status_t *st)
 {
-    const char *name = adm_json_str(spec, "priorityClassName");
-    yyjson_val *given = adm_json_get(spec, "priority");
-    yyjson_val *given_policy = adm_json_get(spec, "preemptionPolicy");
+    const char *named = yyjson_get_str(adm_attrs_get(attrs, "spec", "priorityClassName", NULL));
+    yyjson_val *given = adm_attrs_get(attrs, "spec", "priority", NULL);
+    yyjson_val *given_policy = adm_attrs_get(attrs, "spec", "preemptionPolicy", NULL);
+    const char *name = named != NULL ? named : "";
     class_t c = {"", 0, "PreemptLowerPriority"};
     yyjson_mut_val *root;
     yyjson_mut_val *mspec;
@@ -196,15 +199,19 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
         (req->operation != ADM_OP_CREATE && req->operation != ADM_OP_UPDATE)) {
         return ADM_OK;
     }
+    if (req->operation == ADM_OP_CREATE) {
+        if (!adm_attrs_has_object(attrs) || !adm_attrs_kind_is(attrs, "", "Pod")) {
+            return adm_status_bad_request(st, attrs->arena,
+                                          "resource was marked with kind Pod but was unable to be converted");
+        }
+        return admit_create(attrs, st);
+    }
     pod = adm_attrs_object(attrs);
     if (pod == NULL || !adm_attrs_kind_is(attrs, "", "Pod")) {
         return adm_status_bad_request(st, attrs->arena,
                                       "resource was marked with kind Pod but was unable to be converted");
     }
-    if (req->operation == ADM_OP_UPDATE) {
-        return admit_update(attrs, st, adm_json_get(pod, "spec"));
-    }
-    return admit_create(attrs, st, adm_json_get(pod, "spec"));
+    return admit_update(attrs, st, adm_json_get(pod, "spec"));
 }
 
 static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)

@@ -13,8 +13,9 @@
 
 adm_quantity_t *adm_rlist_find(const adm_rlist_t *l, const char *name)
 {
+    /* the first byte settles most comparisons ("cpu", "memory", "pods", "requests.cpu" ...) */
     for (size_t i = 0; i < l->n; i++) {
-        if (strcmp(l->names[i], name) == 0) {
+        if (l->names[i][0] == name[0] && (l->names[i] == name || strcmp(l->names[i], name) == 0)) {
             return &l->qs[i];
         }
     }
@@ -103,23 +104,44 @@ int adm_json_read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, con
     return adm_quantity_parse(text, strlen(text), q, problem);
 }
 
+/*
+ * The list is sized once from the object's member count, and a name is looked for among those
+ * before it only to catch a key given twice (the later value wins in its first place, as
+ * adm_rlist_set keeps it): no growth and no lookup by strcmp per member.
+ */
 int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad)
 {
+    size_t n = yyjson_obj_size(obj);
     yyjson_obj_iter it;
     yyjson_val *key;
 
     memset(out, 0, sizeof(*out));
+    if (n == 0) {
+        return 0;
+    }
+    out->names = adm_arena_alloc(a, n * sizeof(*out->names));
+    out->qs = adm_arena_alloc(a, n * sizeof(*out->qs));
+    if (out->names == NULL || out->qs == NULL) {
+        return ADM_ENOMEM;
+    }
+    out->cap = n;
     yyjson_obj_iter_init(obj, &it);
     for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        const char *name = yyjson_get_str(key);
         adm_quantity_t q;
+        size_t i = 0;
         int err = adm_json_read_quantity(a, yyjson_obj_iter_get_val(key), &q, bad);
 
         if (err != 0) {
             return err == ADM_ENOMEM ? ADM_ENOMEM : ADM_EINVAL;
         }
-        if (adm_rlist_set(a, out, yyjson_get_str(key), &q) != 0) {
-            return ADM_ENOMEM;
+        while (i < out->n && (out->names[i][0] != name[0] || strcmp(out->names[i], name) != 0)) {
+            i++;
         }
+        if (i == out->n) {
+            out->names[out->n++] = name;
+        }
+        out->qs[i] = q;
     }
     return 0;
 }
@@ -146,9 +168,10 @@ static int add_init_container(adm_arena_t *a, yyjson_val *c, const adm_rlist_t *
     return err == 0 ? adm_rlist_max(a, init_max, &tmp) : err;
 }
 
-int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
-                           const char **bad)
+static int pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
+                              const char **bad)
 {
+    yyjson_val *spec = adm_json_get(pod, "spec");
     adm_rlist_t sidecars, init_max, one;
     yyjson_arr_iter it;
     yyjson_val *c;
@@ -157,9 +180,9 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
     memset(out, 0, sizeof(*out));
     memset(&sidecars, 0, sizeof(sidecars));
     memset(&init_max, 0, sizeof(init_max));
-    yyjson_arr_iter_init(adm_json_path(pod, "spec", "containers", NULL), &it);
+    yyjson_arr_iter_init(adm_json_get(spec, "containers"), &it);
     for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = adm_rlist_read(a, adm_json_path(c, "resources", which, NULL), &one, bad);
+        err = adm_rlist_read(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
         if (err == 0) {
             err = adm_rlist_add(a, out, &one);
         }
@@ -167,9 +190,9 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
             return err;
         }
     }
-    yyjson_arr_iter_init(adm_json_path(pod, "spec", "initContainers", NULL), &it);
+    yyjson_arr_iter_init(adm_json_get(spec, "initContainers"), &it);
     for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = adm_rlist_read(a, adm_json_path(c, "resources", which, NULL), &one, bad);
+        err = adm_rlist_read(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
         if (err == 0) {
             err = add_init_container(a, c, &one, out, &sidecars, &init_max);
         }
@@ -181,12 +204,96 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
     if (err != 0) {
         return err;
     }
-    err = adm_rlist_read(a, adm_json_path(pod, "spec", "resources", which, NULL), &one, bad);
+    err = adm_rlist_read(a, adm_json_get(adm_json_get(spec, "resources"), which), &one, bad);
     for (size_t i = 0; err == 0 && i < one.n; i++) {
         if (strcmp(one.names[i], "cpu") == 0 || strcmp(one.names[i], "memory") == 0) {
             err = adm_rlist_set(a, out, one.names[i], &one.qs[i]);
         }
     }
+    return err;
+}
+
+/*
+ * A request's plugins ask for the same pod's totals again and again (LimitRanger's pod limits,
+ * then ResourceQuota's usage, each requests and limits): the last pod's are kept, per thread, in
+ * the arena they were computed in, and forgotten when that arena is reset or destroyed (its
+ * cleanup). Within an arena's life a pointer cannot name another value (arena memory is not
+ * reused, and the objects plugins read from outside it, the cluster state's, are pinned for the
+ * request), so the pod pointer is the key. The caller gets its own copy of the list.
+ */
+typedef struct totals_memo_s {
+    adm_arena_t *arena;
+    yyjson_val *pod;
+    bool done[2];
+    int err[2];
+    const char *bad[2];
+    adm_rlist_t list[2]; /* requests, limits */
+} totals_memo_t;
+
+static _Thread_local totals_memo_t *totals_memo;
+
+static void totals_memo_forget(void *memo)
+{
+    if (totals_memo == memo) {
+        totals_memo = NULL;
+    }
+}
+
+/* A copy of from whose arrays are its own (so the caller may change it). */
+static int rlist_copy(adm_arena_t *a, const adm_rlist_t *from, adm_rlist_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (from->n == 0) {
+        return 0;
+    }
+    out->names = adm_arena_alloc(a, from->n * sizeof(*out->names));
+    out->qs = adm_arena_alloc(a, from->n * sizeof(*out->qs));
+    if (out->names == NULL || out->qs == NULL) {
+        return ADM_ENOMEM;
+    }
+    memcpy(out->names, from->names, from->n * sizeof(*out->names));
+    memcpy(out->qs, from->qs, from->n * sizeof(*out->qs));
+    out->n = out->cap = from->n;
+    return 0;
+}
+
+int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
+                           const char **bad)
+{
+    int w = strcmp(which, "requests") == 0 ? 0 : strcmp(which, "limits") == 0 ? 1 : -1;
+    totals_memo_t *m = totals_memo;
+    int err;
+
+    if (w < 0) {
+        return pod_resource_total(a, pod, which, out, bad);
+    }
+    if (m != NULL && m->arena == a && m->pod == pod && m->done[w]) {
+        if (m->err[w] != 0) {
+            *bad = m->bad[w];
+            memset(out, 0, sizeof(*out));
+            return m->err[w];
+        }
+        return rlist_copy(a, &m->list[w], out);
+    }
+    err = pod_resource_total(a, pod, which, out, bad);
+    if (err == ADM_ENOMEM) {
+        return err;
+    }
+    if (m == NULL || m->arena != a || m->pod != pod) {
+        m = adm_arena_calloc(a, 1, sizeof(*m));
+        if (m == NULL || adm_arena_on_free(a, totals_memo_forget, m) != 0) {
+            return err;
+        }
+        m->arena = a;
+        m->pod = pod;
+        totals_memo = m;
+    }
+    m->err[w] = err;
+    m->bad[w] = err != 0 ? *bad : NULL;
+    if (err == 0 && rlist_copy(a, out, &m->list[w]) != 0) {
+        return err;
+    }
+    m->done[w] = true;
     return err;
 }
 

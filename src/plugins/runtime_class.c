@@ -22,27 +22,35 @@
 static int prepare(adm_attrs_t *attrs, adm_status_t *st, yyjson_val **pod, yyjson_val **rc)
 {
     const adm_live_reader_t *live = &adm_live_reader_files;
-    yyjson_val *name;
+    yyjson_val *named;
+    const char *name;
     const char *err = NULL;
 
     *rc = NULL;
-    *pod = adm_attrs_object(attrs);
-    if (*pod == NULL || !adm_attrs_kind_is(attrs, "", "Pod")) {
+    *pod = NULL;
+    if (!adm_attrs_has_object(attrs) || !adm_attrs_kind_is(attrs, "", "Pod")) {
         return adm_status_bad_request(st, attrs->arena,
                                       "Resource was marked with kind Pod but was unable to be converted");
     }
-    name = adm_json_path(*pod, "spec", "runtimeClassName", NULL);
-    if (!yyjson_is_str(name)) {
+    /* the name alone first: a pod without a RuntimeClass needs no view of the changed pod */
+    named = adm_attrs_get(attrs, "spec", "runtimeClassName", NULL);
+    if (!yyjson_is_str(named)) {
         return ADM_OK;
     }
-    *rc = adm_lookup(attrs, "node.k8s.io", "RuntimeClass", "", yyjson_get_str(name));
+    name = yyjson_get_str(named);
+    *pod = adm_attrs_object(attrs);
+    if (*pod == NULL) {
+        return adm_status_bad_request(st, attrs->arena,
+                                      "Resource was marked with kind Pod but was unable to be converted");
+    }
+    *rc = adm_lookup(attrs, "node.k8s.io", "RuntimeClass", "", name);
     if (*rc != NULL) {
         return ADM_OK;
     }
-    switch (live->get(live->arg, attrs, "node.k8s.io", "RuntimeClass", "", yyjson_get_str(name), rc, &err)) {
+    switch (live->get(live->arg, attrs, "node.k8s.io", "RuntimeClass", "", name, rc, &err)) {
     case ADM_LIVE_FOUND: return ADM_OK;
     case ADM_LIVE_NOT_FOUND:
-        err = adm_go_quote(attrs->arena, yyjson_get_str(name));
+        err = adm_go_quote(attrs->arena, name);
         return err != NULL ? adm_status_forbidden(st, attrs, "pod rejected: RuntimeClass %s not found", err)
                            : adm_status_nomem(st);
     default: return adm_status_internal(st, attrs->arena, "%s", err != NULL ? err : "unknown error");
@@ -177,14 +185,14 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         return r;
     }
     overhead = adm_json_get(rc, "overhead");
-    have = adm_json_path(pod, "spec", "overhead", NULL);
     if (overhead != NULL && !yyjson_is_null(overhead)) {
+        have = adm_json_path(pod, "spec", "overhead", NULL); /* prepare read the pod: it names a class */
         if (!adm_resource_lists_equal(adm_json_get(overhead, "podFixed"), have)) {
             return adm_status_forbidden(st, attrs,
                                         "pod rejected: Pod's Overhead doesn't match RuntimeClass's "
                                         "defined Overhead");
         }
-    } else if (have != NULL && !yyjson_is_null(have)) {
+    } else if ((have = adm_attrs_get(attrs, "spec", "overhead", NULL)) != NULL && !yyjson_is_null(have)) {
         return adm_status_forbidden(st, attrs,
                                     "pod rejected: Pod Overhead set without corresponding RuntimeClass "
                                     "defined Overhead");

@@ -78,7 +78,7 @@ static bool ignored(adm_attrs_t *attrs)
         (req->sub_resource[0] != '\0' && strcmp(req->sub_resource, "ephemeralcontainers") != 0)) {
         return true;
     }
-    return adm_attrs_object(attrs) == NULL || !adm_attrs_kind_is(attrs, "", "Pod");
+    return !adm_attrs_has_object(attrs) || !adm_attrs_kind_is(attrs, "", "Pod");
 }
 
 static bool is_mirror(yyjson_val *pod)
@@ -428,27 +428,29 @@ static int copy_pull_secrets(yyjson_mut_doc *doc, yyjson_mut_val *spec, yyjson_v
     return ADM_OK;
 }
 
+/*
+ * admit reads the three fields it needs one by one (adm_attrs_get): an earlier plugin's change
+ * would otherwise cost a view of the whole pod before any is read, and admit changes it again.
+ */
 static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
 {
     state_t *s = state;
-    yyjson_val *pod;
     yyjson_val *sa;
+    yyjson_val *auto_mount;
     yyjson_mut_val *root;
     yyjson_mut_val *spec;
-    const char *sa_name;
+    const char *named, *sa_name;
     int rc;
 
     if (ignored(attrs) || attrs->req->operation != ADM_OP_CREATE) {
         return ADM_OK;
     }
-    pod = adm_attrs_object(attrs);
-    if (is_mirror(pod)) {
-        return validate(state, attrs, st);
+    if (adm_attrs_get(attrs, "metadata", "annotations", MIRROR_ANNOTATION, NULL) != NULL) {
+        return validate(state, attrs, st); /* is_mirror */
     }
-    sa_name = adm_json_str(adm_json_get(pod, "spec"), "serviceAccountName");
-    if (sa_name[0] == '\0') {
-        sa_name = "default";
-    }
+    named = yyjson_get_str(adm_attrs_get(attrs, "spec", "serviceAccountName", NULL));
+    auto_mount = adm_attrs_get(attrs, "spec", "automountServiceAccountToken", NULL);
+    sa_name = named != NULL && named[0] != '\0' ? named : "default";
     rc = get_account(attrs, sa_name, &sa, st);
     if (rc != ADM_OK) {
         return rc;
@@ -458,13 +460,14 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     if (spec == NULL) {
         return adm_status_nomem(st);
     }
-    if (adm_json_str(adm_json_get(pod, "spec"), "serviceAccountName")[0] == '\0') {
+    if (named == NULL || named[0] == '\0') {
         yyjson_mut_obj_remove_key(spec, "serviceAccountName");
         if (!yyjson_mut_obj_add_str(attrs->mdoc, spec, "serviceAccountName", "default")) {
             return adm_status_nomem(st);
         }
     }
-    if (automount(sa, adm_json_get(pod, "spec"))) {
+    /* shouldAutomount: the pod's choice, else the account's, else true */
+    if (yyjson_is_bool(auto_mount) ? yyjson_get_bool(auto_mount) : automount(sa, NULL)) {
         rc = mount_token(s, attrs, attrs->mdoc, spec);
     }
     if (rc == ADM_OK) {
@@ -472,6 +475,14 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     }
     if (rc != ADM_OK) {
         return adm_status_nomem(st);
+    }
+    /*
+     * Validate on the pod as changed. Without the account's enforce-mountable-secrets annotation
+     * validate looks no further than the account admit just found (the pod is still no mirror pod
+     * and now names that account), so it passes without a view of the changed pod.
+     */
+    if (!enforce_mountable(sa)) {
+        return ADM_OK;
     }
     return validate(state, attrs, st);
 }

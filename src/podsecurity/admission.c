@@ -15,9 +15,24 @@
 
 #include <string.h>
 
+/* The annotation's full key: written out for the keys this file uses, printed for any other. */
+static const char *annotation_key(adm_arena_t *a, const char *key)
+{
+    static const char *const known[] = {"enforce-policy", "exempt", "error", "audit-violations"};
+    static const char *const full[] = {ADM_PSA_LABEL_PREFIX "enforce-policy", ADM_PSA_LABEL_PREFIX "exempt",
+                                       ADM_PSA_LABEL_PREFIX "error", ADM_PSA_LABEL_PREFIX "audit-violations"};
+
+    for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++) {
+        if (strcmp(key, known[i]) == 0) {
+            return full[i];
+        }
+    }
+    return adm_arena_printf(a, ADM_PSA_LABEL_PREFIX "%s", key);
+}
+
 void adm_psa_annotate(adm_attrs_t *attrs, const char *key, const char *value)
 {
-    const char *k = adm_arena_printf(attrs->arena, ADM_PSA_LABEL_PREFIX "%s", key);
+    const char *k = annotation_key(attrs->arena, key);
 
     if (k != NULL && value != NULL) {
         adm_hook_add_annotation(attrs->arena, &attrs->annotations, &attrs->nannotations,
@@ -161,8 +176,11 @@ typedef struct eval_s {
     bool done;
 } eval_t;
 
-/* Evaluates lv, reusing an earlier evaluation of the same level and version (kube's cache). */
-static const adm_psa_result_t *evaluate_cached(adm_arena_t *a, eval_t *cache, size_t *n,
+/*
+ * Evaluates lv, reusing an earlier evaluation of the same level and version (kube's cache), and
+ * the verdicts of checks an evaluation at another level already ran (memo).
+ */
+static const adm_psa_result_t *evaluate_cached(adm_arena_t *a, eval_t *cache, size_t *n, adm_psa_memo_t *memo,
                                                const adm_psa_lv_t *lv, yyjson_val *meta, yyjson_val *spec)
 {
     for (size_t i = 0; i < *n; i++) {
@@ -171,7 +189,7 @@ static const adm_psa_result_t *evaluate_cached(adm_arena_t *a, eval_t *cache, si
         }
     }
     cache[*n].lv = *lv;
-    adm_psa_evaluate(a, lv, meta, spec, &cache[*n].result);
+    adm_psa_evaluate_memo(a, lv, meta, spec, memo, &cache[*n].result);
     return &cache[(*n)++].result;
 }
 
@@ -204,6 +222,7 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
 {
     adm_arena_t *a = attrs->arena;
     eval_t cache[3];
+    adm_psa_memo_t memo;
     size_t ncache = 0;
     const adm_psa_result_t *r;
     bool denied = false;
@@ -213,13 +232,14 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
         adm_psa_annotate(attrs, "exempt", "runtimeClass");
         return ADM_OK;
     }
+    memset(&memo, 0, sizeof(memo));
     if (policy_errs[0] != '\0') {
         adm_psa_annotate(attrs, "error", adm_arena_printf(a, "Failed to parse policy: %s", policy_errs));
         record_error(attrs, false);
     }
     if (enforce) {
         adm_psa_annotate(attrs, "enforce-policy", adm_psa_lv_string(a, &policy->enforce));
-        r = evaluate_cached(a, cache, &ncache, &policy->enforce, meta, spec);
+        r = evaluate_cached(a, cache, &ncache, &memo, &policy->enforce, meta, spec);
         if (r->nomem) {
             return ADM_ENOMEM;
         }
@@ -239,7 +259,7 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
         record_evaluation(attrs, denied ? ADM_MX_PSA_DENY : ADM_MX_PSA_ALLOW, &policy->enforce,
                           ADM_MX_PSA_ENFORCE);
     }
-    r = evaluate_cached(a, cache, &ncache, &policy->audit, meta, spec);
+    r = evaluate_cached(a, cache, &ncache, &memo, &policy->audit, meta, spec);
     if (r->nomem) {
         return ADM_ENOMEM;
     }
@@ -253,7 +273,7 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
         record_evaluation(attrs, ADM_MX_PSA_DENY, &policy->audit, ADM_MX_PSA_AUDIT);
     }
     if (!denied) {
-        r = evaluate_cached(a, cache, &ncache, &policy->warn, meta, spec);
+        r = evaluate_cached(a, cache, &ncache, &memo, &policy->warn, meta, spec);
         if (r->nomem) {
             return ADM_ENOMEM;
         }

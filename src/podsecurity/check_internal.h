@@ -17,6 +17,9 @@ typedef struct psa_ctx_s {
     yyjson_val *meta; /* pod (or template) metadata, may be NULL */
     yyjson_val *spec; /* PodSpec, may be NULL */
     bool nomem;
+    /* spec's container lists (psa_container_lists' order), looked up once for all the checks
+       (psa_ctx_lists); NULL when absent */
+    yyjson_val *lists[3];
 } psa_ctx_t;
 
 /* A check's answer: reason NULL means allowed. */
@@ -49,23 +52,51 @@ static inline const char *psa_plural(const char *one, const char *many, size_t n
 /** `container "a"` / `containers "a", "b"`. */
 const char *psa_containers_phrase(psa_ctx_t *cx, const psa_list_t *names);
 
+/*
+ * The field readers are inline: the checks call them a few hundred times per pod, nearly always
+ * with a literal key, whose length the compiler then knows.
+ */
 /** obj[key] unless absent, JSON null, or obj not an object (a nil pointer in Go). */
-yyjson_val *psa_get(yyjson_val *obj, const char *key);
-/** A *bool set to true / set to false. */
-bool psa_is_true(yyjson_val *obj, const char *key);
-bool psa_is_false(yyjson_val *obj, const char *key);
-/** A string field, "" when absent. */
-const char *psa_str(yyjson_val *obj, const char *key);
+static inline yyjson_val *psa_get(yyjson_val *obj, const char *key)
+{
+    yyjson_val *v = yyjson_is_obj(obj) ? yyjson_obj_get(obj, key) : NULL;
 
-/** Calls fn on every container of spec: initContainers, containers, ephemeralContainers. */
-#define PSA_FOR_CONTAINERS(spec, c)                                                                          \
+    return yyjson_is_null(v) ? NULL : v;
+}
+
+/** A *bool set to true / set to false. */
+static inline bool psa_is_true(yyjson_val *obj, const char *key)
+{
+    return yyjson_is_true(psa_get(obj, key));
+}
+
+static inline bool psa_is_false(yyjson_val *obj, const char *key)
+{
+    return yyjson_is_false(psa_get(obj, key));
+}
+
+/** A string field, "" when absent. */
+static inline const char *psa_str(yyjson_val *obj, const char *key)
+{
+    yyjson_val *v = psa_get(obj, key);
+
+    return yyjson_is_str(v) ? yyjson_get_str(v) : "";
+}
+
+/**
+ * Runs the body with c for every container of cx's spec: initContainers, containers,
+ * ephemeralContainers (the lists psa_ctx_lists found).
+ */
+#define PSA_FOR_CONTAINERS(cx, c)                                                                            \
     for (int psa_l_ = 0; psa_l_ < 3; psa_l_++)                                                               \
-        for (yyjson_val *psa_arr_ = psa_get((spec), psa_container_lists[psa_l_]); psa_arr_ != NULL;          \
-             psa_arr_ = NULL)                                                                                \
-            for (size_t psa_i_ = 0, psa_n_ = yyjson_arr_size(psa_arr_); psa_i_ < psa_n_; psa_i_++)           \
-                for (yyjson_val *c = yyjson_arr_get(psa_arr_, psa_i_); c != NULL; c = NULL)
+        for (yyjson_arr_iter psa_it_ = yyjson_arr_iter_with((cx)->lists[psa_l_]), *psa_once_ = &psa_it_;     \
+             psa_once_ != NULL; psa_once_ = NULL)                                                            \
+            for (yyjson_val *c = yyjson_arr_iter_next(&psa_it_); c != NULL; c = yyjson_arr_iter_next(&psa_it_))
 
 extern const char *const psa_container_lists[3];
+
+/** Fills cx->lists from cx->spec. */
+void psa_ctx_lists(psa_ctx_t *cx);
 
 /** The container's securityContext (NULL when unset). */
 static inline yyjson_val *psa_csc(yyjson_val *c)

@@ -8,6 +8,13 @@
 
 const char *const psa_container_lists[3] = {"initContainers", "containers", "ephemeralContainers"};
 
+void psa_ctx_lists(psa_ctx_t *cx)
+{
+    for (int l = 0; l < 3; l++) {
+        cx->lists[l] = psa_get(cx->spec, psa_container_lists[l]);
+    }
+}
+
 void psa_list_add(psa_ctx_t *cx, psa_list_t *l, const char *s)
 {
     if (s == NULL) {
@@ -105,30 +112,6 @@ const char *psa_containers_phrase(psa_ctx_t *cx, const psa_list_t *names)
 {
     return psa_fmt(cx, "%s %s", psa_plural("container", "containers", names->n),
                    psa_join(cx, names, ", ", true));
-}
-
-yyjson_val *psa_get(yyjson_val *obj, const char *key)
-{
-    yyjson_val *v = yyjson_is_obj(obj) ? yyjson_obj_get(obj, key) : NULL;
-
-    return yyjson_is_null(v) ? NULL : v;
-}
-
-bool psa_is_true(yyjson_val *obj, const char *key)
-{
-    return yyjson_is_true(psa_get(obj, key));
-}
-
-bool psa_is_false(yyjson_val *obj, const char *key)
-{
-    return yyjson_is_false(psa_get(obj, key));
-}
-
-const char *psa_str(yyjson_val *obj, const char *key)
-{
-    yyjson_val *v = psa_get(obj, key);
-
-    return yyjson_is_str(v) ? yyjson_get_str(v) : "";
 }
 
 bool psa_user_namespaced(const psa_ctx_t *cx)

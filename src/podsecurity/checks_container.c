@@ -34,7 +34,7 @@ psa_verdict_t psa_capabilities_baseline_1_0(psa_ctx_t *cx)
     psa_list_t bad = {0};
     psa_list_t caps = {0};
 
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         yyjson_val *add = psa_get(psa_get(psa_csc(c), "capabilities"), "add");
         bool valid = true;
@@ -64,7 +64,7 @@ psa_verdict_t psa_privileged_1_0(psa_ctx_t *cx)
 {
     psa_list_t bad = {0};
 
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         if (psa_is_true(psa_csc(c), "privileged")) {
             psa_list_add(cx, &bad, psa_str(c, "name"));
@@ -82,7 +82,7 @@ psa_verdict_t psa_proc_mount_1_0(psa_ctx_t *cx)
     psa_list_t bad = {0};
     psa_list_t types = {0};
 
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         yyjson_val *pm = psa_get(psa_csc(c), "procMount");
 
@@ -109,7 +109,7 @@ psa_verdict_t psa_windows_host_process_1_0(psa_ctx_t *cx)
     psa_list_t bad = {0};
     psa_list_t setters = {0};
 
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         if (psa_is_true(psa_get(psa_csc(c), "windowsOptions"), "hostProcess")) {
             psa_list_add(cx, &bad, psa_str(c, "name"));
@@ -133,7 +133,7 @@ psa_verdict_t psa_allow_privilege_escalation_1_8(psa_ctx_t *cx)
 {
     psa_list_t bad = {0};
 
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         if (!psa_is_false(psa_csc(c), "allowPrivilegeEscalation")) {
             psa_list_add(cx, &bad, psa_str(c, "name"));
@@ -159,7 +159,7 @@ psa_verdict_t psa_capabilities_restricted_1_22(psa_ctx_t *cx)
     psa_list_t caps = {0};
     psa_list_t details = {0};
 
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         yyjson_val *capabilities = psa_get(psa_csc(c), "capabilities");
         yyjson_val *drop = psa_get(capabilities, "drop");

@@ -51,7 +51,7 @@ psa_verdict_t psa_host_ports_1_0(psa_ctx_t *cx)
     psa_list_t bad = {0};
     psa_list_t ports = {0};
 
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         yyjson_val *list = psa_get(c, "ports");
         bool valid = true;
@@ -99,7 +99,7 @@ psa_verdict_t psa_host_probes_1_34(psa_ctx_t *cx)
     psa_list_t bad = {0};
     psa_list_t hosts = {0};
 
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         yyjson_val *lifecycle = psa_get(c, "lifecycle");
         bool is_bad = false;

@@ -52,7 +52,7 @@ psa_verdict_t psa_apparmor_1_0(psa_ctx_t *cx)
         psa_list_add(cx, &setters, "pod");
         psa_set_add(cx, &values, psa_str(pod_profile, "type"));
     }
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         yyjson_val *profile = psa_get(psa_csc(c), "appArmorProfile");
 
@@ -130,7 +130,7 @@ static psa_verdict_t selinux(psa_ctx_t *cx, bool engine_ok)
     if (pod_opts != NULL && !selinux_ok(cx, pod_opts, engine_ok, &b)) {
         psa_list_add(cx, &setters, "pod");
     }
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         yyjson_val *opts = psa_get(psa_csc(c), "seLinuxOptions");
 
@@ -187,7 +187,7 @@ psa_verdict_t psa_seccomp_baseline_1_0(psa_ctx_t *cx)
         psa_set_add(cx, &bad,
                     annotation_pair(cx, SECCOMP_POD_KEY, yyjson_is_str(v) ? yyjson_get_str(v) : ""));
     }
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         const char *key = psa_fmt(cx, "%s%s", SECCOMP_CONTAINER_PREFIX, psa_str(c, "name"));
 
@@ -233,7 +233,7 @@ static psa_verdict_t seccomp_fields(psa_ctx_t *cx, bool restricted)
             pod_set = true;
         }
     }
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         yyjson_val *profile = psa_get(psa_csc(c), "seccompProfile");
 

@@ -88,7 +88,7 @@ psa_verdict_t psa_run_as_non_root_1_0(psa_ctx_t *cx)
     if (psa_is_false(psc, "runAsNonRoot")) {
         psa_list_add(cx, &setters, "pod");
     }
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         yyjson_val *v = psa_get(psa_csc(c), "runAsNonRoot");
 
@@ -136,7 +136,7 @@ psa_verdict_t psa_run_as_user_1_23(psa_ctx_t *cx)
     if (root_user(psa_get(cx->spec, "securityContext"))) {
         psa_list_add(cx, &setters, "pod");
     }
-    PSA_FOR_CONTAINERS(cx->spec, c)
+    PSA_FOR_CONTAINERS(cx, c)
     {
         if (root_user(psa_csc(c))) {
             psa_list_add(cx, &bad, psa_str(c, "name"));

@@ -67,24 +67,33 @@ static const psa_check_t checks[] = {
 };
 
 #define NCHECKS (sizeof(checks) / sizeof(*checks))
+_Static_assert(NCHECKS == ADM_PSA_NCHECKS, "adm_psa_memo_t has a slot per check");
+
+/* The index of the implementation in force at minor, or -1 when the check starts later. */
+static int impl_index(const psa_check_t *c, int minor)
+{
+    int at = -1;
+
+    for (size_t i = 0; i < sizeof(c->impls) / sizeof(*c->impls) && c->impls[i].fn != NULL; i++) {
+        if (c->impls[i].min_minor <= minor) {
+            at = (int)i;
+        }
+    }
+    return at;
+}
 
 /* The implementation in force at minor, or NULL when the check starts later. */
 static psa_check_fn impl_at(const psa_check_t *c, int minor)
 {
-    psa_check_fn fn = NULL;
+    int at = impl_index(c, minor);
 
-    for (size_t i = 0; i < sizeof(c->impls) / sizeof(*c->impls) && c->impls[i].fn != NULL; i++) {
-        if (c->impls[i].min_minor <= minor) {
-            fn = c->impls[i].fn;
-        }
-    }
-    return fn;
+    return at >= 0 ? c->impls[at].fn : NULL;
 }
 
 static bool overridden(const char *id, int minor)
 {
     for (size_t i = 0; i < NCHECKS; i++) {
-        if (checks[i].overrides != NULL && strcmp(checks[i].overrides, id) == 0 &&
+        if (checks[i].overrides != NULL && checks[i].overrides[0] == id[0] && strcmp(checks[i].overrides, id) == 0 &&
             impl_at(&checks[i], minor)) {
             return true;
         }
@@ -95,25 +104,60 @@ static bool overridden(const char *id, int minor)
 void adm_psa_evaluate(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *metadata, yyjson_val *spec,
                       adm_psa_result_t *out)
 {
-    psa_ctx_t cx = {a, metadata, spec, false};
+    adm_psa_memo_t memo;
+
+    memset(&memo, 0, sizeof(memo));
+    adm_psa_evaluate_memo(a, lv, metadata, spec, &memo, out);
+}
+
+/* Runs implementation at of check i, or takes its verdict from memo. */
+static psa_verdict_t run_check(psa_ctx_t *cx, size_t i, int at, adm_psa_memo_t *memo)
+{
+    psa_verdict_t v;
+
+    if (memo->impl[i] == at + 1) {
+        v.reason = memo->reason[i];
+        v.detail = memo->detail[i];
+        cx->nomem = cx->nomem || memo->nomem[i];
+        return v;
+    }
+    {
+        bool before = cx->nomem;
+
+        cx->nomem = false;
+        v = checks[i].impls[at].fn(cx);
+        memo->impl[i] = (unsigned char)(at + 1);
+        memo->reason[i] = v.reason;
+        memo->detail[i] = v.detail;
+        memo->nomem[i] = cx->nomem;
+        cx->nomem = cx->nomem || before;
+    }
+    return v;
+}
+
+void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *metadata, yyjson_val *spec,
+                           adm_psa_memo_t *memo, adm_psa_result_t *out)
+{
+    psa_ctx_t cx = {a, metadata, spec, false, {NULL, NULL, NULL}};
     int minor = adm_psa_effective_minor(&lv->version);
 
     memset(out, 0, sizeof(*out));
     if (lv->level == ADM_PSA_PRIVILEGED) {
         return;
     }
+    psa_ctx_lists(&cx);
     for (size_t i = 0; i < NCHECKS; i++) {
         const psa_check_t *c = &checks[i];
-        psa_check_fn fn = impl_at(c, minor);
+        int at = impl_index(c, minor);
         psa_verdict_t v;
 
-        if (fn == NULL || c->level > lv->level) {
+        if (at < 0 || c->level > lv->level) {
             continue;
         }
         if (lv->level == ADM_PSA_RESTRICTED && c->level == ADM_PSA_BASELINE && overridden(c->id, minor)) {
             continue;
         }
-        v = fn(&cx);
+        v = run_check(&cx, i, at, memo);
         if (v.reason != NULL && out->nfailed < sizeof(out->reasons) / sizeof(*out->reasons)) {
             out->reasons[out->nfailed] = v.reason[0] != '\0' ? v.reason : "unknown forbidden reason";
             out->details[out->nfailed] = v.detail;
@@ -125,7 +169,7 @@ void adm_psa_evaluate(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *metada
 
 const char *adm_psa_result_detail(adm_arena_t *a, const adm_psa_result_t *r)
 {
-    psa_ctx_t cx = {a, NULL, NULL, false};
+    psa_ctx_t cx = {a, NULL, NULL, false, {NULL, NULL, NULL}};
     psa_list_t parts = {0};
     const char *s;
 
@@ -142,7 +186,7 @@ const char *adm_psa_result_detail(adm_arena_t *a, const adm_psa_result_t *r)
 
 const char *adm_psa_result_reason(adm_arena_t *a, const adm_psa_result_t *r)
 {
-    psa_ctx_t cx = {a, NULL, NULL, false};
+    psa_ctx_t cx = {a, NULL, NULL, false, {NULL, NULL, NULL}};
     psa_list_t parts = {0};
     const char *s;
 

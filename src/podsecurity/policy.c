@@ -97,29 +97,68 @@ bool adm_psa_policy_equivalent(const adm_psa_policy_t *a, const adm_psa_policy_t
            adm_psa_lv_equivalent(&a->warn, &b->warn);
 }
 
-/* A label's value, or NULL when the label is absent (a non-string value reads as ""). */
-static const char *label(yyjson_val *labels, const char *mode, bool version)
-{
-    char key[64];
-    yyjson_val *v;
+static const char *const modes[] = {"enforce", "audit", "warn"};
 
-    snprintf(key, sizeof(key), ADM_PSA_LABEL_PREFIX "%s%s", mode, version ? "-version" : "");
-    v = yyjson_is_obj(labels) ? yyjson_obj_get(labels, key) : NULL;
-    if (v == NULL) {
-        return NULL;
-    }
+/* The six label keys, by mode (as modes[]) and then level / version: written out, not printed
+   at every request. */
+#define LABEL_KEY(text) {ADM_PSA_LABEL_PREFIX text, sizeof(ADM_PSA_LABEL_PREFIX text) - 1}
+static const struct {
+    const char *key;
+    size_t len;
+} label_keys[3][2] = {
+    {LABEL_KEY("enforce"), LABEL_KEY("enforce-version")},
+    {LABEL_KEY("audit"), LABEL_KEY("audit-version")},
+    {LABEL_KEY("warn"), LABEL_KEY("warn-version")},
+};
+
+/* A label's value as the policy reads it: NULL when absent, "" when not a string. */
+static const char *label_value(yyjson_val *v)
+{
     return yyjson_is_str(v) ? yyjson_get_str(v) : "";
 }
 
-static const char *const modes[] = {"enforce", "audit", "warn"};
+/*
+ * The six labels' values (NULL when absent) by mode and then level / version, in one pass over
+ * the labels: most namespaces carry none of them, and a key is compared only once it has the
+ * prefix. The first of two equal keys counts, as a lookup by key finds it.
+ */
+static void policy_labels(yyjson_val *labels, const char *out[3][2])
+{
+    const size_t plen = sizeof(ADM_PSA_LABEL_PREFIX) - 1;
+    yyjson_obj_iter it;
+    yyjson_val *key;
 
-int adm_psa_label_errors(adm_arena_t *a, yyjson_val *labels, adm_psa_label_error_t out[6])
+    memset(out, 0, 6 * sizeof(out[0][0]));
+    if (!yyjson_is_obj(labels)) {
+        return;
+    }
+    yyjson_obj_iter_init(labels, &it);
+    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        const char *k = yyjson_get_str(key);
+        size_t len = yyjson_get_len(key);
+
+        if (len <= plen || memcmp(k, ADM_PSA_LABEL_PREFIX, plen) != 0) {
+            continue;
+        }
+        for (int m = 0; m < 3; m++) {
+            for (int version = 0; version < 2; version++) {
+                if (out[m][version] == NULL && len == label_keys[m][version].len &&
+                    memcmp(k + plen, label_keys[m][version].key + plen, len - plen) == 0) {
+                    out[m][version] = label_value(yyjson_obj_iter_get_val(key));
+                }
+            }
+        }
+    }
+}
+
+/* The field errors of the six labels' values (policy_labels). */
+static int label_errors(adm_arena_t *a, const char *values[3][2], adm_psa_label_error_t out[6])
 {
     int n = 0;
 
     for (int m = 0; m < 3; m++) {
         for (int version = 0; version < 2; version++) {
-            const char *v = label(labels, modes[m], version != 0);
+            const char *v = values[m][version];
             adm_psa_level_t l;
             adm_psa_version_t ver;
             adm_psa_label_error_t *e = &out[n];
@@ -146,24 +185,32 @@ int adm_psa_label_errors(adm_arena_t *a, yyjson_val *labels, adm_psa_label_error
     return n;
 }
 
+int adm_psa_label_errors(adm_arena_t *a, yyjson_val *labels, adm_psa_label_error_t out[6])
+{
+    const char *values[3][2];
+
+    policy_labels(labels, values);
+    return label_errors(a, values, out);
+}
+
 adm_psa_policy_t adm_psa_policy_resolve(adm_arena_t *a, yyjson_val *labels, const adm_psa_policy_t *defaults,
                                         const char **errs)
 {
     adm_psa_policy_t p = *defaults;
     adm_psa_lv_t *lvs[3] = {&p.enforce, &p.audit, &p.warn};
+    const char *values[3][2];
     adm_psa_label_error_t e[6];
     adm_aggregate_t agg;
-    bool enforce_ok = false;
+    bool enforce_ok = false, any = false;
     int n;
 
     *errs = "";
-    if (yyjson_obj_size(labels) == 0) {
-        return p;
-    }
+    policy_labels(labels, values);
     for (int m = 0; m < 3; m++) {
-        const char *lv = label(labels, modes[m], false);
-        const char *vv = label(labels, modes[m], true);
+        const char *lv = values[m][0];
+        const char *vv = values[m][1];
 
+        any = any || lv != NULL || vv != NULL;
         if (lv != NULL) {
             bool ok = adm_psa_parse_level(lv, &lvs[m]->level);
 
@@ -177,13 +224,16 @@ adm_psa_policy_t adm_psa_policy_resolve(adm_arena_t *a, yyjson_val *labels, cons
             adm_psa_parse_version(vv, &lvs[m]->version);
         }
     }
-    if (label(labels, "warn", false) == NULL && enforce_ok && p.enforce.level > p.warn.level) {
+    if (!any) {
+        return p; /* no policy label: the defaults, and no label to be wrong */
+    }
+    if (values[2][0] == NULL && enforce_ok && p.enforce.level > p.warn.level) {
         p.warn.level = p.enforce.level;
-        if (label(labels, "warn", true) == NULL) {
+        if (values[2][1] == NULL) {
             p.warn.version = p.enforce.version;
         }
     }
-    n = adm_psa_label_errors(a, labels, e);
+    n = label_errors(a, values, e);
     if (n == ADM_ENOMEM) {
         *errs = NULL;
         return p;

@@ -11,6 +11,7 @@
 
 #include "adm/admission/review.h"
 #include "adm/base/arena.h"
+#include "adm/base/json.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -51,6 +52,10 @@ typedef struct adm_attrs_s {
     yyjson_mut_doc *mdoc;    /* mutable copy, made on the first change */
     bool view_stale;         /* mdoc changed since object_view was made */
     bool changed;            /* some plugin asked for the mutable object */
+    /* how mdoc's root was copied (adm_json_mut_share_kept) from origin.from (req->object unless
+       a webhook's object came first), for views and the final diff to skip what no plugin
+       changed; origin.copy NULL: unknown */
+    adm_json_origin_t origin;
     /* what the answer carries besides the decision (webhooks' warnings and audit annotations);
        warnings only through adm_attrs_add_warning, which keeps kube-apiserver's limits */
     const char **warnings;
@@ -83,6 +88,18 @@ void adm_attrs_init(adm_attrs_t *attrs, const adm_review_request_t *req, adm_are
  * adm_status_nomem(). The returned value stays valid until the next adm_attrs_mutable_object().
  */
 yyjson_val *adm_attrs_object(adm_attrs_t *attrs);
+
+/** True when there is an object (adm_attrs_object would give one, memory permitting). */
+bool adm_attrs_has_object(const adm_attrs_t *attrs);
+
+/**
+ * The member at k1.k2... (a NULL-terminated key list) of the object as mutated so far: what
+ * adm_json_path on adm_attrs_object gives, without making the view of the whole object that
+ * adm_attrs_object makes after a change (only the member's own subtree is laid out then). For
+ * plugins that read a field or a list before knowing whether they need the whole object. NULL when
+ * absent, when a step on the way is not an object, or when the arena is exhausted.
+ */
+yyjson_val *adm_attrs_get(adm_attrs_t *attrs, ...);
 
 /**
  * The object for changing in place (a mutable copy made on first use; later calls return the same
@@ -182,17 +199,43 @@ const char *adm_group_resource(adm_arena_t *a, const char *group, const char *re
  * the member were absent: the API server would have refused a wrong type before admission).
  */
 
-/** obj[key] when obj is an object; NULL otherwise. */
-yyjson_val *adm_json_get(yyjson_val *obj, const char *key);
+/**
+ * obj[key] when obj is an object; NULL otherwise. Inline: with a literal key the compiler knows its
+ * length, and these lookups are most of what plugins do.
+ */
+static inline yyjson_val *adm_json_get(yyjson_val *obj, const char *key)
+{
+    return yyjson_is_obj(obj) ? yyjson_obj_get(obj, key) : NULL;
+}
 
-/** obj.k1.k2... for a NULL-terminated key list; NULL when any step is missing. */
-yyjson_val *adm_json_path(yyjson_val *obj, ...);
+/** adm_json_path's steps: obj.keys[0].keys[1]... up to a NULL key; NULL when any step is missing. */
+static inline yyjson_val *adm_json_path_keys(yyjson_val *obj, const char *const *keys)
+{
+    for (; obj != NULL && *keys != NULL; keys++) {
+        obj = adm_json_get(obj, *keys);
+    }
+    return obj;
+}
+
+/**
+ * obj.k1.k2... for a NULL-terminated key list; NULL when any step is missing. A macro over an
+ * array of the keys, so the lookups are inline (a literal key's length known to the compiler).
+ */
+#define adm_json_path(obj, ...) adm_json_path_keys((obj), (const char *const[]){__VA_ARGS__})
 
 /** The string at obj[key], or "" when absent or not a string. */
-const char *adm_json_str(yyjson_val *obj, const char *key);
+static inline const char *adm_json_str(yyjson_val *obj, const char *key)
+{
+    const char *s = yyjson_get_str(adm_json_get(obj, key));
 
-/** Mutable counterpart of adm_json_get. */
-yyjson_mut_val *adm_mut_get(yyjson_mut_val *obj, const char *key);
+    return s != NULL ? s : "";
+}
+
+/** Mutable counterpart of adm_json_get (inline too). */
+static inline yyjson_mut_val *adm_mut_get(yyjson_mut_val *obj, const char *key)
+{
+    return yyjson_mut_is_obj(obj) ? yyjson_mut_obj_get(obj, key) : NULL;
+}
 
 /**
  * obj[key] as an array or object, created (appended to obj) when absent or null. NULL when obj is

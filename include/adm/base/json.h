@@ -84,6 +84,49 @@ const char *adm_json_text(adm_arena_t *a, yyjson_val *v);
  */
 yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v);
 
+/**
+ * An immutable view of v: the same values laid out as a parsed document lays them out (so every
+ * yyjson_val reader works on it), made from alc. Strings are not copied but point at v's text,
+ * which must outlive the view, except those not NUL-terminated where their length ends (a
+ * yyjson_mut_strn over a longer buffer), which are copied. What yyjson_mut_val_imut_copy makes,
+ * without its copy of every string and without recursion. The root value, or NULL when alc fails.
+ */
+yyjson_val *adm_json_view(const yyjson_alc *alc, yyjson_mut_val *v);
+
+/*
+ * A mutable copy as adm_json_mut_share made it, to recognise the parts no change touched since:
+ * from, the parsed value copied (n values in its document's flat array); copy, what
+ * adm_json_mut_share returned (value i for from's value i); pristine, a byte copy of copy's n
+ * values taken before any change (adm_json_mut_share_kept makes both).
+ */
+typedef struct adm_json_origin_s {
+    yyjson_val *from;
+    const yyjson_mut_val *copy;
+    const yyjson_mut_val *pristine;
+    size_t n;
+} adm_json_origin_t;
+
+/**
+ * adm_json_mut_share, and the origin to recognise its untouched parts by: the byte copy is taken
+ * from doc's allocator too. NULL (and o zeroed) when the allocator fails.
+ */
+yyjson_mut_val *adm_json_mut_share_kept(yyjson_mut_doc *doc, yyjson_val *v, adm_json_origin_t *o);
+
+/**
+ * When b is a value of o's copy that no change has touched (neither it nor anything under it:
+ * every change through yyjson's API alters a tag, payload or link, which a comparison with the
+ * byte copy sees; b's own link to its next sibling belongs to its container and is not looked
+ * at), the value of o->from it equals, whose subtree in from's flat array is identical to b's;
+ * else NULL.
+ */
+yyjson_val *adm_json_untouched(const adm_json_origin_t *o, const yyjson_mut_val *b);
+
+/**
+ * adm_json_view of v, with o (NULL: none) recognising the subtrees no change touched: those are
+ * copied from o->from's flat array in one piece instead of walked.
+ */
+yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o);
+
 /** A deep copy of v (a value of any mutable document) in doc, strings copied. NULL when out of memory. */
 yyjson_mut_val *adm_json_mut_copy(yyjson_mut_doc *doc, yyjson_mut_val *v);
 

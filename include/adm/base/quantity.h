@@ -50,6 +50,12 @@ typedef struct adm_quantity_s {
  */
 int adm_quantity_parse(const char *s, size_t len, adm_quantity_t *q, const char **problem);
 
+/**
+ * Forgets the parses adm_quantity_parse keeps per thread (it answers a text it parsed lately from
+ * memory): for tests that compare a remembered answer with a fresh one.
+ */
+void adm_quantity_memo_reset(void);
+
 /** adm_quantity_parse() on a NUL-terminated string, without the error text. */
 int adm_quantity_parse_str(const char *s, adm_quantity_t *q);
 

@@ -54,6 +54,9 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
  * run together, each other init container with the sidecars started before it, and the pod needs
  * the larger; pod-level spec.resources (PodLevelResources, on since 1.34) then overrides cpu and
  * memory. Errors as adm_rlist_read and adm_rlist_add.
+ *
+ * The last pod's totals are remembered until its arena is reset (a request's plugins ask for the
+ * same pod's several times), so pod must not change while a lives: parsed values never do.
  */
 int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
                            const char **bad);

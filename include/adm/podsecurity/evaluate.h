@@ -29,6 +29,23 @@ typedef struct adm_psa_result_s {
 void adm_psa_evaluate(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *metadata, yyjson_val *spec,
                       adm_psa_result_t *out);
 
+/*
+ * The verdicts of the checks already run on one pod (metadata and spec), so that evaluating it at
+ * a second level or version runs again only the checks (or versions of a check) the first did
+ * not: a check's verdict depends on the pod alone. Zero-filled is empty; it is tied to the pod it
+ * was filled for.
+ */
+#define ADM_PSA_NCHECKS 19
+typedef struct adm_psa_memo_s {
+    unsigned char impl[ADM_PSA_NCHECKS]; /* the version of the check kept + 1; 0: none */
+    bool nomem[ADM_PSA_NCHECKS];
+    const char *reason[ADM_PSA_NCHECKS], *detail[ADM_PSA_NCHECKS];
+} adm_psa_memo_t;
+
+/** adm_psa_evaluate, taking what memo holds for this pod and adding what it runs. */
+void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *metadata, yyjson_val *spec,
+                           adm_psa_memo_t *memo, adm_psa_result_t *out);
+
 /** ForbiddenDetail: "reason (detail), reason2" (arena; NULL when full). */
 const char *adm_psa_result_detail(adm_arena_t *a, const adm_psa_result_t *r);
 

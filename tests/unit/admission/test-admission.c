@@ -3,6 +3,8 @@
  * The warnings an answer carries (adm_attrs_add_warning), held to kube-apiserver's recorder:
  * empty, repeated, malformed-UTF-8 and control-character texts dropped; past 4,096 runes in all,
  * every warning (earlier ones too) cut to 256 runes; past 4,096 runes of those, the rest dropped.
+ * And the object's members read one by one (adm_attrs_get), which must find what the view of the
+ * whole object (adm_attrs_object) would.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 
 #include "adm/admission/admission.h"
 #include "adm/base/arena.h"
+#include "adm/base/json.h"
 
 static adm_arena_t *arena;
 static adm_review_request_t req;
@@ -73,6 +76,12 @@ static void test_dropped_texts(void **state)
         "overlong \xc0\x80",
         "surrogate \xed\xa0\x80",
         "truncated \xe2\x82",
+        /* past the first eight bytes, where printable ASCII is taken eight at a time */
+        "sixteen bytes ok\x01",
+        "eight ok~\x7f and more text after it",
+        "a longer text, all printable, then \x1f at the end!",
+        "0123456789abcdef0123456789abcdef\xc2\x9f",
+        "0123456789abcdef0123456789abcdef\xff",
     };
 
     for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
@@ -81,7 +90,8 @@ static void test_dropped_texts(void **state)
     adm_attrs_add_warning(&attrs, "first");
     adm_attrs_add_warning(&attrs, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"); /* é € 😀: valid */
     adm_attrs_add_warning(&attrs, "first");
-    assert_int_equal(attrs.nwarnings, 2);
+    adm_attrs_add_warning(&attrs, "all printable ASCII from space to tilde: ~}|{`_^]\\[@?>=<;:/.-,+*)('&%$#\"! ");
+    assert_int_equal(attrs.nwarnings, 3);
     assert_string_equal(attrs.warnings[0], "first");
     assert_string_equal(attrs.warnings[1], "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
 }
@@ -161,6 +171,107 @@ static void test_many_repeats(void **state)
     assert_int_equal(attrs.nwarnings, 1);
 }
 
+/* Writes v compactly (arena), "(absent)" for NULL. */
+static const char *text(yyjson_val *v)
+{
+    yyjson_alc alc;
+    const char *s;
+
+    if (v == NULL) {
+        return "(absent)";
+    }
+    adm_json_alc_init(&alc, arena);
+    s = yyjson_val_write_opts(v, 0, &alc, NULL, NULL);
+    assert_non_null(s);
+    return s;
+}
+
+/* adm_attrs_get(paths[i]) against adm_json_path on the whole object's view, as text. */
+static void check_members(const char *const paths[][4], size_t n)
+{
+    const char *got[16];
+
+    assert_true(n <= 16);
+    /* first every member one by one (no view of the whole object made meanwhile), then the view */
+    for (size_t i = 0; i < n; i++) {
+        got[i] = text(adm_attrs_get(&attrs, paths[i][0], paths[i][1], paths[i][2], paths[i][3], NULL));
+    }
+    for (size_t i = 0; i < n; i++) {
+        yyjson_val *want =
+            adm_json_path(adm_attrs_object(&attrs), paths[i][0], paths[i][1], paths[i][2], paths[i][3], NULL);
+
+        if (strcmp(got[i], text(want)) != 0) {
+            fail_msg("%s.%s.%s: %s, the view has %s", paths[i][0], paths[i][1] != NULL ? paths[i][1] : "",
+                     paths[i][2] != NULL ? paths[i][2] : "", got[i], text(want));
+        }
+    }
+}
+
+/*
+ * adm_attrs_get finds what adm_json_path finds on adm_attrs_object: on the object as received, and
+ * after changes (members added, replaced, removed; a string not NUL-terminated at its length;
+ * a scalar where an object was), for scalars, objects, arrays and absent paths.
+ */
+static void test_members_one_by_one(void **state)
+{
+    static const char pod[] =
+        "{\"metadata\":{\"name\":\"p\",\"annotations\":{\"a\":\"1\"}},\"spec\":{\"serviceAccountName\":\"web\","
+        "\"priority\":7,\"automountServiceAccountToken\":false,\"tolerations\":[{\"key\":\"k\","
+        "\"effect\":\"NoExecute\"}],\"containers\":[{\"name\":\"c\"}]}}";
+    static const char *const paths[][4] = {
+        {"spec", "serviceAccountName", NULL, NULL},
+        {"spec", "priority", NULL, NULL},
+        {"spec", "automountServiceAccountToken", NULL, NULL},
+        {"spec", "tolerations", NULL, NULL},
+        {"spec", "runtimeClassName", NULL, NULL},
+        {"metadata", "annotations", "a", NULL},
+        {"metadata", "annotations", "kubernetes.io/config.mirror", NULL},
+        {"metadata", "name", "deeper", NULL},
+        {"spec", NULL, NULL, NULL},
+        {"spec", "overhead", NULL, NULL},
+        {"status", NULL, NULL, NULL},
+    };
+    const size_t n = sizeof(paths) / sizeof(paths[0]);
+    yyjson_read_err err;
+    yyjson_doc *doc = adm_json_read(arena, pod, strlen(pod), &err);
+    yyjson_mut_val *root, *spec, *tol;
+
+    assert_non_null(doc);
+    req.object = yyjson_doc_get_root(doc);
+    adm_attrs_init(&attrs, &req, arena);
+    assert_true(adm_attrs_has_object(&attrs));
+    check_members(paths, n);
+
+    root = adm_attrs_mutable_object(&attrs);
+    assert_non_null(root);
+    spec = yyjson_mut_obj_get(root, "spec");
+    yyjson_mut_obj_remove_key(spec, "serviceAccountName");
+    assert_true(yyjson_mut_obj_add_val(attrs.mdoc, spec, "serviceAccountName",
+                                       yyjson_mut_strn(attrs.mdoc, "defaultXYZ", 7)));
+    yyjson_mut_obj_put(spec, yyjson_mut_str(attrs.mdoc, "priority"), yyjson_mut_sint(attrs.mdoc, -3));
+    yyjson_mut_obj_remove_key(spec, "automountServiceAccountToken");
+    tol = yyjson_mut_arr_add_obj(attrs.mdoc, yyjson_mut_obj_get(spec, "tolerations"));
+    assert_true(yyjson_mut_obj_add_str(attrs.mdoc, tol, "key", "node.kubernetes.io/not-ready"));
+    assert_true(yyjson_mut_obj_add_str(attrs.mdoc, spec, "runtimeClassName", "gvisor"));
+    yyjson_mut_obj_put(yyjson_mut_obj_get(root, "metadata"), yyjson_mut_str(attrs.mdoc, "name"),
+                       yyjson_mut_str(attrs.mdoc, "scalar"));
+    assert_true(yyjson_mut_obj_add_null(attrs.mdoc, spec, "overhead"));
+    assert_true(adm_attrs_has_object(&attrs));
+    check_members(paths, n);
+    assert_string_equal(yyjson_get_str(adm_attrs_get(&attrs, "spec", "serviceAccountName", NULL)), "default");
+
+    /* changed again after the view was made */
+    root = adm_attrs_mutable_object(&attrs);
+    yyjson_mut_obj_remove_key(yyjson_mut_obj_get(root, "metadata"), "annotations");
+    yyjson_mut_obj_remove_key(yyjson_mut_obj_get(root, "spec"), "tolerations");
+    check_members(paths, n);
+
+    req.object = NULL;
+    adm_attrs_init(&attrs, &req, arena);
+    assert_false(adm_attrs_has_object(&attrs));
+    assert_null(adm_attrs_get(&attrs, "spec", NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -168,6 +279,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_total_and_item_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_short_after_truncation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_repeats, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_members_one_by_one, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

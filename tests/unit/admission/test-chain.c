@@ -809,6 +809,65 @@ static void test_hook_clock(void **state)
     adm_chain_destroy(c);
 }
 
+/*
+ * Two LimitRanges through both phases of one request: LimitRanger reads each once (admit keeps
+ * them in its request slot for validate), and validate must still check each against its own
+ * constraints: the first one's defaults are set, the second one's maximum rejects.
+ */
+static void test_limit_ranges_both_phases(void **state)
+{
+    static const char ranges[] =
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n---\n"
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: a, namespace: ns}\n"
+        "spec: {limits: [{type: Container, default: {cpu: 200m}, defaultRequest: {cpu: 100m}}]}\n---\n"
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: b, namespace: ns}\n"
+        "spec: {limits: [{type: Container, max: {memory: 1Gi}}]}\n";
+    pt_request_t r = {.operation = "CREATE", .resource = "pods", .kind = "Pod", .namespace_ = "ns", .name = "p"};
+    adm_options_t o;
+    adm_chain_t *c;
+    adm_review_response_t resp;
+    char err[2048];
+
+    adm_options_defaults(&o);
+    snprintf(o.enable_plugins, sizeof(o.enable_plugins), "LimitRanger");
+    snprintf(o.disable_plugins, sizeof(o.disable_plugins),
+             "NamespaceLifecycle,ServiceAccount,TaintNodesByCondition,PodSecurity,Priority,"
+             "DefaultTolerationSeconds,DefaultStorageClass,StorageObjectInUseProtection,"
+             "PersistentVolumeClaimResize,RuntimeClass,CertificateSubjectRestriction,DefaultIngressClass,"
+             "MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ResourceQuota");
+    o.cluster_states[0] = write_file("ranges.yaml", ranges);
+    o.ncluster_states = 1;
+    assert_int_equal(adm_chain_create(&o, &c, err, sizeof(err)), 0);
+
+    adm_arena_reset(arena);
+    r.object = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+               "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"memory\":\"2Gi\"}}}]}}";
+    resp = run(c, ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, pt_review_json(arena, &r));
+    assert_false(resp.allowed);
+    assert_int_equal(resp.code, 403);
+    assert_string_equal(resp.message,
+                        "pods \"p\" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi");
+
+    adm_arena_reset(arena);
+    r.object = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+               "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"memory\":\"512Mi\"}}}]}}";
+    resp = run(c, ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, pt_review_json(arena, &r));
+    assert_true(resp.allowed);
+    assert_non_null(resp.patch);
+    {
+        static const char want[] =
+            "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"kubernetes.io/limit-ranger\":"
+            "\"LimitRanger plugin set: cpu request for container c; cpu limit for container c\"}},"
+            "{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits/cpu\",\"value\":\"200m\"},"
+            "{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/requests\",\"value\":{\"cpu\":\"100m\"}}]";
+
+        if (resp.patch_len != sizeof(want) - 1 || memcmp(resp.patch, want, resp.patch_len) != 0) {
+            fail_msg("patch %.*s", (int)resp.patch_len, (const char *)resp.patch);
+        }
+    }
+    adm_chain_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -822,6 +881,7 @@ int main(void)
         cmocka_unit_test(test_hook_clock),
         cmocka_unit_test(test_runs_keep_their_chain),
         cmocka_unit_test(test_sources),
+        cmocka_unit_test(test_limit_ranges_both_phases),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

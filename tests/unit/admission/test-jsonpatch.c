@@ -799,6 +799,96 @@ static void test_diff_duplicate_keys(void **state)
     }
 }
 
+/* The diff of a changed copy gives, byte for byte, what the plain diff gives. */
+static void diff_both_ways(yyjson_val *a, yyjson_mut_val *b, const adm_json_origin_t *o, uint64_t seed)
+{
+    const char *plain, *fast;
+    size_t plain_len, fast_len, plain_ops, fast_ops;
+
+    adm_arena_reset(arena);
+    assert_int_equal(adm_jsonpatch_diff(a, b, arena, &plain, &plain_len, &plain_ops), 0);
+    assert_int_equal(adm_jsonpatch_diff_copy(a, b, o, arena, &fast, &fast_len, &fast_ops), 0);
+    if (plain_ops != fast_ops || plain_len != fast_len || memcmp(plain, fast, plain_len) != 0) {
+        fail_msg("seed %llu: the diff of the copy differs:\n plain %.*s\n copy  %.*s", (unsigned long long)seed,
+                 (int)plain_len, plain, (int)fast_len, fast);
+    }
+}
+
+/*
+ * adm_jsonpatch_diff_copy, which skips what is still as adm_json_mut_share copied it: for 10,000
+ * random documents, copied and then changed as the property test changes them (or left alone),
+ * and for documents with a key twice (whose objects the diff replaces whole, changed or not), the
+ * patch is the plain diff's, byte for byte.
+ */
+static void test_diff_of_a_copy(void **state)
+{
+    static const char *const dups[] = {
+        "{\"o\":{\"x\":1,\"x\":2},\"keep\":true}",
+        ("{\"o\":{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,\"a\":0},\"keep\":"
+         "true}"),
+        "{\"spec\":{\"list\":[{\"k\":1,\"k\":1}],\"inner\":{\"deep\":{\"y\":1,\"y\":1}}},\"meta\":{\"n\":1}}",
+    };
+    adm_arena_t *docs = adm_arena_create(65536);
+    yyjson_alc alc;
+
+    assert_non_null(docs);
+    adm_json_alc_init(&alc, docs);
+    for (uint64_t seed = 1; seed <= 10000; seed++) {
+        yyjson_mut_doc *gen = yyjson_mut_doc_new(NULL);
+        yyjson_mut_doc *m;
+        yyjson_mut_val *copy;
+        adm_json_origin_t o;
+        yyjson_doc *a;
+
+        adm_arena_reset(docs);
+        rng_state = seed * 0x9E3779B97F4A7C15ULL;
+        yyjson_mut_doc_set_root(gen, random_value(gen, 0));
+        a = yyjson_mut_doc_imut_copy(gen, &alc);
+        m = yyjson_mut_doc_new(&alc);
+        copy = adm_json_mut_share_kept(m, yyjson_doc_get_root(a), &o);
+        assert_non_null(copy);
+        yyjson_mut_doc_set_root(m, seed % 4 == 0 ? copy : mutate(m, copy, 0));
+        diff_both_ways(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(m), &o, seed);
+        /* and the view of the changed copy, made with the same shortcut, is what a plain view gives */
+        {
+            const char *plain = yyjson_val_write(adm_json_view(&alc, yyjson_mut_doc_get_root(m)), 0, NULL);
+            const char *fast = yyjson_val_write(adm_json_view_from(&alc, yyjson_mut_doc_get_root(m), &o), 0, NULL);
+
+            assert_non_null(plain);
+            assert_non_null(fast);
+            if (strcmp(plain, fast) != 0) {
+                fail_msg("seed %llu: view %s, with the shortcut %s", (unsigned long long)seed, plain, fast);
+            }
+            free((void *)plain);
+            free((void *)fast);
+        }
+        yyjson_mut_doc_free(gen);
+    }
+    for (size_t i = 0; i < sizeof(dups) / sizeof(dups[0]); i++) {
+        for (int change = 0; change < 3; change++) {
+            yyjson_read_err err;
+            yyjson_doc *a;
+            yyjson_mut_doc *m;
+            yyjson_mut_val *copy, *root;
+            adm_json_origin_t o;
+
+            adm_arena_reset(docs);
+            a = adm_json_read(docs, dups[i], strlen(dups[i]), &err);
+            m = yyjson_mut_doc_new(&alc);
+            copy = adm_json_mut_share_kept(m, yyjson_doc_get_root(a), &o);
+            root = copy;
+            yyjson_mut_doc_set_root(m, root);
+            if (change == 1) {
+                yyjson_mut_obj_add_str(m, root, "added", "v");
+            } else if (change == 2) {
+                yyjson_mut_obj_put(root, yyjson_mut_str(m, "keep"), yyjson_mut_false(m));
+            }
+            diff_both_ways(yyjson_doc_get_root(a), root, &o, i);
+        }
+    }
+    adm_arena_destroy(docs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -808,7 +898,7 @@ int main(void)
         cmocka_unit_test(test_kube_v4_outcomes),    cmocka_unit_test(test_deep_equality),
         cmocka_unit_test(test_patch_depth_limit),   cmocka_unit_test(test_copy_and_move_depth),
         cmocka_unit_test(test_diff_deep_documents), cmocka_unit_test(test_diff_property),
-        cmocka_unit_test(test_diff_is_small),
+        cmocka_unit_test(test_diff_is_small),       cmocka_unit_test(test_diff_of_a_copy),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,8 +4,10 @@
  * bytes, free is harmless) and the depth guard (table of nesting cases, strings and escapes that
  * must not count, the 10000/10001 boundary, unbalanced input, and a comparison against a plain
  * byte-at-a-time reference on random text to cover the eight-byte string skipping), adm_json_read
- * and Go's wording of its errors, the walkers (share, copy, depth) 200,000 levels deep at the
- * default stack size, and the words and texts of values that messages quote.
+ * and Go's wording of its errors, the walkers (share, copy, depth, view) 200,000 levels deep at the
+ * default stack size, the shared copy and the immutable view against yyjson's own copies (same
+ * values, same text, before and after changes), and the words and texts of values that messages
+ * quote.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -317,6 +319,11 @@ static void test_walkers_use_no_stack(void **state)
     assert_non_null(back);
     assert_memory_equal(back, text, len);
     free(back);
+    /* and so is the immutable view of the shared copy */
+    back = yyjson_val_write(adm_json_view(&alc, shared), 0, NULL);
+    assert_non_null(back);
+    assert_memory_equal(back, text, len);
+    free(back);
     yyjson_doc_free(doc);
     free(text);
     adm_arena_destroy(a);
@@ -398,6 +405,124 @@ static void test_go_type_and_text(void **state)
     adm_arena_destroy(a);
 }
 
+/* Writes v (mutable or not) compactly into the arena. */
+static const char *text_of(adm_arena_t *a, yyjson_val *v, yyjson_mut_val *mv)
+{
+    yyjson_alc alc;
+    const char *s;
+
+    adm_json_alc_init(&alc, a);
+    s = v != NULL ? yyjson_val_write_opts(v, 0, &alc, NULL, NULL) : yyjson_mut_val_write_opts(mv, 0, &alc, NULL, NULL);
+    assert_non_null(s);
+    return s;
+}
+
+/*
+ * adm_json_mut_share and adm_json_view against yyjson's own copies: the shared copy equals
+ * yyjson_val_mut_copy's, the view of it (and of it changed: members added, replaced, removed,
+ * containers emptied) equals yyjson_mut_val_imut_copy's, as values and as text, and every
+ * reader works on the view (lookups by key and index, iteration, sizes). Documents past the
+ * view's first guesses (512 values, 32 open containers) too.
+ */
+static void test_share_and_view_match_yyjson(void **state)
+{
+    static const char *const texts[] = {
+        "{}",
+        "[]",
+        "\"just a string\"",
+        "-12",
+        "null",
+        "{\"a\":[1,-2,3.5,true,false,null,\"x\\n\\u00e9\"],\"b\":{},\"c\":[],\"d\":{\"e\":{\"f\":[[],[{}]]}}}",
+        "[{\"k\":\"v\"},[1,[2,[3,[4,[5]]]]],{\"empty\":{\"x\":[]}},18446744073709551615,-9223372036854775808]",
+        ("{\"metadata\":{\"name\":\"web\",\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+         "\"image\":\"nginx\",\"resources\":{\"limits\":{\"cpu\":\"1\"}}}],\"volumes\":[]}}"),
+    };
+    adm_arena_t *a = adm_arena_create(4096);
+    yyjson_alc alc;
+    char big[40000];
+    size_t n = 0;
+
+    assert_non_null(a);
+    adm_json_alc_init(&alc, a);
+    /* 1,500 members, and 40 arrays deep */
+    n += (size_t)snprintf(big + n, sizeof(big) - n, "{");
+    for (int i = 0; i < 1500; i++) {
+        n += (size_t)snprintf(big + n, sizeof(big) - n, "%s\"k%d\":%d", i > 0 ? "," : "", i, i);
+    }
+    n += (size_t)snprintf(big + n, sizeof(big) - n, ",\"deep\":");
+    for (int i = 0; i < 40; i++) {
+        n += (size_t)snprintf(big + n, sizeof(big) - n, "[%d,", i);
+    }
+    n += (size_t)snprintf(big + n, sizeof(big) - n, "{\"end\":true}");
+    for (int i = 0; i < 40; i++) {
+        n += (size_t)snprintf(big + n, sizeof(big) - n, "]");
+    }
+    n += (size_t)snprintf(big + n, sizeof(big) - n, "}");
+    assert_true(n < sizeof(big) - 1);
+    for (size_t t = 0; t <= sizeof(texts) / sizeof(texts[0]); t++) {
+        const char *text = t < sizeof(texts) / sizeof(texts[0]) ? texts[t] : big;
+        yyjson_doc *doc = adm_json_read(a, text, strlen(text), &(yyjson_read_err){0});
+        yyjson_mut_doc *m = yyjson_mut_doc_new(&alc);
+        yyjson_mut_val *shared, *copied, *root;
+        yyjson_val *view;
+
+        assert_non_null(doc);
+        assert_non_null(m);
+        shared = adm_json_mut_share(m, yyjson_doc_get_root(doc));
+        copied = yyjson_val_mut_copy(m, yyjson_doc_get_root(doc));
+        assert_non_null(shared);
+        assert_true(yyjson_mut_equals(shared, copied));
+        assert_string_equal(text_of(a, NULL, shared), text_of(a, yyjson_doc_get_root(doc), NULL));
+        view = adm_json_view(&alc, shared);
+        assert_non_null(view);
+        assert_true(yyjson_equals(view, yyjson_doc_get_root(doc)));
+        assert_string_equal(text_of(a, view, NULL), text_of(a, yyjson_doc_get_root(doc), NULL));
+
+        /* change it as plugins do, then compare the view with yyjson's */
+        root = shared;
+        if (yyjson_mut_is_obj(root)) {
+            yyjson_mut_val *arr = yyjson_mut_arr(m);
+
+            assert_true(yyjson_mut_arr_add_str(m, arr, "added"));
+            assert_true(yyjson_mut_arr_add_uint(m, arr, 7));
+            assert_true(yyjson_mut_obj_add_val(m, root, "zz", arr));
+            assert_true(yyjson_mut_obj_add_val(m, root, "empty", yyjson_mut_obj(m)));
+            yyjson_mut_obj_remove_key(root, "a");
+            yyjson_mut_obj_remove_key(root, "k7");
+            /* a string not NUL-terminated where its length ends: the view must stop at its length */
+            assert_true(yyjson_mut_obj_add_val(m, root, "cut", yyjson_mut_strn(m, "abcdef", 3)));
+        } else if (yyjson_mut_is_arr(root)) {
+            yyjson_mut_val *obj = yyjson_mut_obj(m);
+
+            assert_true(yyjson_mut_obj_add_str(m, obj, "name", "v"));
+            assert_true(yyjson_mut_arr_insert(root, obj, 0));
+            assert_true(yyjson_mut_arr_append(root, yyjson_mut_strn(m, "abcdef", 3)));
+            assert_non_null(yyjson_mut_arr_remove_last(root));
+        }
+        view = adm_json_view(&alc, root);
+        assert_non_null(view);
+        {
+            yyjson_doc *theirs = yyjson_mut_val_imut_copy(root, &alc);
+
+            assert_non_null(theirs);
+            assert_true(yyjson_equals(view, yyjson_doc_get_root(theirs)));
+            assert_string_equal(text_of(a, view, NULL), text_of(a, yyjson_doc_get_root(theirs), NULL));
+            assert_string_equal(text_of(a, view, NULL), text_of(a, NULL, root));
+            assert_int_equal(yyjson_get_len(view), yyjson_get_len(yyjson_doc_get_root(theirs)));
+        }
+        if (yyjson_is_obj(view)) {
+            assert_string_equal(yyjson_get_str(yyjson_arr_get(yyjson_obj_get(view, "zz"), 0)), "added");
+            assert_int_equal(yyjson_get_uint(yyjson_arr_get(yyjson_obj_get(view, "zz"), 1)), 7);
+            assert_string_equal(yyjson_get_str(yyjson_obj_get(view, "cut")), "abc");
+            assert_null(yyjson_obj_get(view, "a"));
+            assert_int_equal(yyjson_obj_size(yyjson_obj_get(view, "empty")), 0);
+        } else if (yyjson_is_arr(view)) {
+            assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_arr_get(view, 0), "name")), "v");
+        }
+    }
+    adm_arena_destroy(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_too_deep_unbalanced),      cmocka_unit_test(test_too_deep_matches_reference),
         cmocka_unit_test(test_read_depth_error),         cmocka_unit_test(test_walkers_use_no_stack),
         cmocka_unit_test(test_depth_and_first_too_deep), cmocka_unit_test(test_go_type_and_text),
+        cmocka_unit_test(test_share_and_view_match_yyjson),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -192,6 +192,75 @@ static void test_parse_table(void **state)
     }
 }
 
+/* Two parses answer alike, field by field; the text each keeps is its own input. */
+static void assert_same_parse(const char *text, int rc1, const adm_quantity_t *q1, const char *p1,
+                              const char *in1, int rc2, const adm_quantity_t *q2, const char *p2, const char *in2)
+{
+    if (rc1 != rc2 || (rc1 != 0 && strcmp(p1, p2) != 0)) {
+        fail_msg("%s: rc %d/%d, problem %s/%s", text, rc1, rc2, p1 != NULL ? p1 : "-", p2 != NULL ? p2 : "-");
+    }
+    if (rc1 != 0) {
+        return;
+    }
+    if (q1->unscaled != q2->unscaled || q1->scale != q2->scale || q1->format != q2->format || q1->dec != q2->dec ||
+        q1->verbatim_len != q2->verbatim_len || (q1->verbatim == NULL) != (q2->verbatim == NULL)) {
+        fail_msg("%s: the remembered parse differs (%s / %s)", text, str(q1), str(q2));
+    }
+    if (q1->verbatim != NULL && (q1->verbatim != in1 || q2->verbatim != in2)) {
+        fail_msg("%s: the kept text is not the caller's input", text);
+    }
+}
+
+/*
+ * adm_quantity_parse remembers recent texts: a text parsed fresh and the same text answered from
+ * memory (from another buffer) give the same quantity, error and text kept, for valid and invalid
+ * inputs of every form; and texts that share a memory slot never take each other's answer.
+ */
+static void test_parse_memo(void **state)
+{
+    static const char *const texts[] = {
+        "0",     "250m",  "1",       "64Mi",      "2Gi",      "500m",     "1.5",    "-3.01e-3", "100",
+        "1e3",   "1E3",   "0.1",     "12M",       "7Ki",      "1.1.M",    "aoeu",   "1 ",       "1i",
+        "+5",    "-0",    "0.0001m", "123456789012345678901234567890", "9223372036854775807",
+        "1e99999999999999999999",     "-.e-20",   "100Ei",  "1n",       "0.5Gi",
+    };
+    char a[64], b[64], c[64];
+
+    for (size_t i = 0; i < N(texts); i++) {
+        size_t len = strlen(texts[i]);
+        adm_quantity_t q1, q2, q3;
+        const char *p1 = NULL, *p2 = NULL, *p3 = NULL;
+        int rc1, rc2, rc3;
+
+        memcpy(a, texts[i], len + 1);
+        memcpy(b, texts[i], len + 1);
+        adm_quantity_memo_reset();
+        rc1 = adm_quantity_parse(a, len, &q1, &p1);
+        rc2 = adm_quantity_parse(b, len, &q2, &p2);
+        assert_same_parse(texts[i], rc1, &q1, p1, a, rc2, &q2, p2, b);
+        /* and after every other text went through memory too */
+        for (size_t k = 0; k < N(texts); k++) {
+            adm_quantity_t tmp;
+
+            adm_quantity_parse(texts[k], strlen(texts[k]), &tmp, NULL);
+        }
+        memcpy(c, texts[i], len + 1);
+        rc3 = adm_quantity_parse(c, len, &q3, &p3);
+        assert_same_parse(texts[i], rc1, &q1, p1, a, rc3, &q3, p3, c);
+    }
+    /* 2,000 distinct texts through 128 slots: each answer is its own text's */
+    for (int i = 0; i < 2000; i++) {
+        adm_quantity_t q;
+
+        snprintf(a, sizeof(a), "%dm", i);
+        assert_int_equal(adm_quantity_parse(a, strlen(a), &q, NULL), 0);
+        assert_int_equal(adm_quantity_milli_value(&q), i);
+        snprintf(b, sizeof(b), "%dm", (i * 7919) % 2000);
+        assert_int_equal(adm_quantity_parse(b, strlen(b), &q, NULL), 0);
+        assert_int_equal(adm_quantity_milli_value(&q), (i * 7919) % 2000);
+    }
+}
+
 static void test_parse_errors(void **state)
 {
     static const struct {
@@ -777,6 +846,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_table),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_memo),
         cmocka_unit_test(test_string_table),
         cmocka_unit_test(test_parse_emit),
         cmocka_unit_test(test_parse_limits),

@@ -59,6 +59,21 @@ static void test_read(void **state)
     assert_string_equal(bad, "quantities must be strings or numbers");
     assert_int_equal(adm_rlist_read(pt_arena, NULL, &l, &bad), 0);
     assert_int_equal(l.n, 0);
+    /* a name given twice keeps its first place and takes the later value, as adm_rlist_set does */
+    assert_int_equal(
+        adm_rlist_read(pt_arena, json("{\"cpu\":\"1\",\"memory\":\"2Gi\",\"cpu\":\"3\",\"c\":\"4\"}"), &l, &bad),
+        0);
+    assert_int_equal(l.n, 3);
+    assert_string_equal(l.names[0], "cpu");
+    assert_string_equal(l.names[1], "memory");
+    assert_string_equal(l.names[2], "c");
+    assert_string_equal(qtext(&l, "cpu"), "3");
+    assert_string_equal(qtext(&l, "c"), "4");
+    /* the list read can still grow */
+    assert_int_equal(adm_rlist_set(pt_arena, &l, "pods", adm_rlist_find(&l, "c")), 0);
+    assert_int_equal(l.n, 4);
+    assert_string_equal(qtext(&l, "pods"), "4");
+    assert_string_equal(qtext(&l, "memory"), "2Gi");
 }
 
 static void test_add_max(void **state)
@@ -99,6 +114,55 @@ static void test_pod_total(void **state)
     assert_string_equal(qtext(&t, "memory"), "1Mi");
 }
 
+/*
+ * Totals asked again for the same pod in the same arena come from memory: the same lists (each
+ * caller its own copy, free to change), the same error; another pod, the other list, or the same
+ * address after the arena was reset (another pod there now) are computed afresh.
+ */
+static void test_pod_total_remembered(void **state)
+{
+    static const char one[] = "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"},"
+                              "\"limits\":{\"cpu\":\"2\"}}}]}}";
+    static const char two[] = "{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"5\"},"
+                              "\"limits\":{\"cpu\":\"6\"}}}]}}";
+    adm_rlist_t t, u;
+    const char *bad = NULL;
+    yyjson_val *a, *b;
+
+    (void)state;
+    adm_arena_reset(pt_arena);
+    a = json(one);
+    b = json(two);
+    assert_int_equal(adm_pod_resource_total(pt_arena, a, "requests", &t, &bad), 0);
+    assert_string_equal(qtext(&t, "cpu"), "1");
+    /* a caller's change stays its own */
+    assert_int_equal(adm_rlist_set(pt_arena, &t, "memory", adm_rlist_find(&t, "cpu")), 0);
+    assert_int_equal(adm_pod_resource_total(pt_arena, a, "requests", &u, &bad), 0);
+    assert_int_equal(u.n, 1);
+    assert_string_equal(qtext(&u, "cpu"), "1");
+    assert_int_equal(adm_pod_resource_total(pt_arena, a, "limits", &u, &bad), 0);
+    assert_string_equal(qtext(&u, "cpu"), "2");
+    assert_int_equal(adm_pod_resource_total(pt_arena, b, "requests", &u, &bad), 0);
+    assert_string_equal(qtext(&u, "cpu"), "5");
+    assert_int_equal(adm_pod_resource_total(pt_arena, a, "limits", &u, &bad), 0);
+    assert_string_equal(qtext(&u, "cpu"), "2");
+    /* an error is remembered with its reason */
+    a = json("{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1x\"}}}]}}");
+    assert_int_equal(adm_pod_resource_total(pt_arena, a, "requests", &u, &bad), ADM_EINVAL);
+    assert_non_null(bad);
+    bad = NULL;
+    assert_int_equal(adm_pod_resource_total(pt_arena, a, "requests", &u, &bad), ADM_EINVAL);
+    assert_non_null(bad);
+    /* after a reset the same address may hold another pod */
+    adm_arena_reset(pt_arena);
+    a = json(one);
+    assert_int_equal(adm_pod_resource_total(pt_arena, a, "requests", &t, &bad), 0);
+    adm_arena_reset(pt_arena);
+    b = json(two);
+    assert_int_equal(adm_pod_resource_total(pt_arena, b, "requests", &t, &bad), 0);
+    assert_string_equal(qtext(&t, "cpu"), "5");
+}
+
 static void test_best_effort(void **state)
 {
     (void)state;
@@ -136,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_read),
         cmocka_unit_test(test_add_max),
         cmocka_unit_test(test_pod_total),
+        cmocka_unit_test(test_pod_total_remembered),
         cmocka_unit_test(test_best_effort),
     };
 

@@ -376,11 +376,62 @@ static void test_aggregate(void **state)
     adm_arena_destroy(a);
 }
 
+/* Two results alike: the same failing checks with the same texts, in the same order. */
+static void assert_same_result(size_t i, const char *lv, const adm_psa_result_t *x, const adm_psa_result_t *y)
+{
+    bool same = x->nfailed == y->nfailed && x->nomem == y->nomem;
+
+    for (size_t k = 0; same && k < x->nfailed; k++) {
+        same = strcmp(x->reasons[k], y->reasons[k]) == 0 && strcmp(x->details[k], y->details[k]) == 0;
+    }
+    if (!same) {
+        fail_msg("case %zu at %s: the evaluation with the other levels' verdicts differs", i, lv);
+    }
+}
+
+/*
+ * One pod evaluated at several levels and versions with one memo (as the plugin evaluates enforce,
+ * audit and warn) gives at each what a fresh evaluation gives, whatever the order: every pod of
+ * the check table, at every level and at versions where checks change implementation.
+ */
+static void test_memo_across_levels(void **state)
+{
+    static const char *const lvs[] = {"baseline:latest", "restricted:latest", "baseline:v1.0",   "restricted:v1.5",
+                                      "restricted:v1.24", "baseline:v1.30",   "restricted:v1.34", "baseline:v1.36"};
+    adm_arena_t *a = adm_arena_create(65536);
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        yyjson_read_err err;
+        yyjson_val *pod = yyjson_doc_get_root(adm_json_read(a, cases[i].pod, strlen(cases[i].pod), &err));
+        yyjson_val *meta = yyjson_obj_get(pod, "metadata"), *spec = yyjson_obj_get(pod, "spec");
+        adm_psa_memo_t forward, backward;
+
+        memset(&forward, 0, sizeof(forward));
+        memset(&backward, 0, sizeof(backward));
+        for (size_t k = 0; k < sizeof(lvs) / sizeof(*lvs); k++) {
+            const char *names[2] = {lvs[k], lvs[sizeof(lvs) / sizeof(*lvs) - 1 - k]};
+            adm_psa_memo_t *memos[2] = {&forward, &backward};
+
+            for (int d = 0; d < 2; d++) {
+                adm_psa_lv_t lv;
+                adm_psa_result_t fresh, kept;
+
+                parse_lv(names[d], &lv);
+                adm_psa_evaluate(a, &lv, meta, spec, &fresh);
+                adm_psa_evaluate_memo(a, &lv, meta, spec, memos[d], &kept);
+                assert_same_result(i, names[d], &fresh, &kept);
+            }
+        }
+    }
+    adm_arena_destroy(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_texts),
         cmocka_unit_test(test_aggregate),
+        cmocka_unit_test(test_memo_across_levels),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
