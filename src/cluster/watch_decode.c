@@ -240,8 +240,9 @@ int adm_list_page_decode(adm_arena_t *a, const char *text, size_t len, adm_list_
     page->resource_version = str_or(meta, "resourceVersion", NULL);
     page->continue_token = str_or(meta, "continue", "");
     remaining = yyjson_obj_get(meta, "remainingItemCount");
-    page->remaining_items =
-        yyjson_is_uint(remaining) && yyjson_get_uint(remaining) <= INT64_MAX ? (int64_t)yyjson_get_uint(remaining) : -1;
+    page->remaining_items = yyjson_is_uint(remaining) && yyjson_get_uint(remaining) <= INT64_MAX
+                                ? (int64_t)yyjson_get_uint(remaining)
+                                : -1;
     if (page->resource_version == NULL || page->resource_version[0] == '\0') {
         return perr(err, err_len, "list: no metadata.resourceVersion");
     }

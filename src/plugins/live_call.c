@@ -184,8 +184,8 @@ static const char *list_error(live_list_t *ll, const char *why)
 {
     adm_api_client_t *api = request_api(ll->attrs);
 
-    return adm_arena_printf(ll->attrs->arena, "Get \"%s%s\": %s", api != NULL ? adm_api_client_server(api) : "",
-                            ll->url, why);
+    return adm_arena_printf(ll->attrs->arena, "Get \"%s%s\": %s",
+                            api != NULL ? adm_api_client_server(api) : "", ll->url, why);
 }
 
 /* A continue token in a query: every byte but RFC 3986's unreserved ones %-escaped. */
@@ -222,7 +222,7 @@ static int list_next(live_list_t *ll, const char *token)
     uint64_t now = adm_plugin_now_ms(ll->attrs);
     const char *escaped = token != NULL ? query_escape(a, token) : NULL;
 
-    ll->url = token == NULL ? adm_arena_printf(a, "%s?limit=%u", ll->path, ll->limit)
+    ll->url = token == NULL     ? adm_arena_printf(a, "%s?limit=%u", ll->path, ll->limit)
               : escaped != NULL ? adm_arena_printf(a, "%s?limit=%u&continue=%s", ll->path, ll->limit, escaped)
                                 : NULL;
     if (ll->url == NULL) {
@@ -264,9 +264,11 @@ static void on_page_answer(const adm_call_result_t *res, void *arg)
     }
     if (res->status < 200 || res->status > 299) {
         yyjson_read_err jerr;
-        yyjson_doc *doc = res->body_len > 0 ? adm_json_read(a, (const char *)res->body, res->body_len, &jerr) : NULL;
+        yyjson_doc *doc =
+            res->body_len > 0 ? adm_json_read(a, (const char *)res->body, res->body_len, &jerr) : NULL;
 
-        list_end(ll, ADM_EIO, adm_live_call_error(ll->attrs, res, doc != NULL ? yyjson_doc_get_root(doc) : NULL));
+        list_end(ll, ADM_EIO,
+                 adm_live_call_error(ll->attrs, res, doc != NULL ? yyjson_doc_get_root(doc) : NULL));
         return;
     }
     rc = adm_list_page_decode(ll->scratch, (const char *)res->body, res->body_len, &page, err, sizeof(err));
@@ -291,8 +293,8 @@ static void on_page_answer(const adm_call_result_t *res, void *arg)
     }
 }
 
-int adm_live_list(adm_attrs_t *attrs, adm_async_t *async, const char *path, unsigned limit, uint64_t deadline_ms,
-                  adm_live_page_cb page, adm_live_list_cb done, void *arg)
+int adm_live_list(adm_attrs_t *attrs, adm_async_t *async, const char *path, unsigned limit,
+                  uint64_t deadline_ms, adm_live_page_cb page, adm_live_list_cb done, void *arg)
 {
     live_list_t *ll = adm_arena_calloc(attrs->arena, 1, sizeof(*ll));
     int rc;

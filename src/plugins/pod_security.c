@@ -97,16 +97,20 @@ static int on_pods_page(adm_attrs_t *attrs, const adm_list_page_t *page, adm_are
     pods_list_t *pl = arg;
     size_t n = yyjson_arr_size(page->items);
     yyjson_val **pods = adm_arena_alloc(scratch, (n + 1) * sizeof(*pods));
+    yyjson_val *pod;
+    size_t i, max;
     int rc;
 
     (void)attrs;
     if (pods == NULL) {
         return ADM_ENOMEM;
     }
-    for (size_t i = 0; i < n; i++) {
-        pods[i] = yyjson_arr_get(page->items, i);
+    yyjson_arr_foreach(page->items, i, max, pod) /* an iterator: yyjson_arr_get walks from the start */
+    {
+        pods[i] = pod;
     }
-    rc = adm_psa_pods_add(pl->tally, scratch, pods, n, page->continue_token[0] != '\0', page->remaining_items);
+    rc =
+        adm_psa_pods_add(pl->tally, scratch, pods, n, page->continue_token[0] != '\0', page->remaining_items);
     if (rc < 0) {
         return rc;
     }
@@ -130,24 +134,35 @@ static void on_pods_listed(adm_attrs_t *attrs, adm_async_t *async, int rc, const
 }
 
 /*
- * ValidateNamespace with the existing pods listed live. The time for the LIST and the evaluation
- * is kube's: 1 s, or half of what is left of the request's own deadline when that is less.
+ * ValidateNamespace, in kube's time for the existing pods: 1 s, or half of what is left of the
+ * request's deadline when that is less (EvaluatePodsInNamespace). With an API connection the pods
+ * are listed live (the LIST within that time too), else read from --cluster-state.
  */
-static int validate_namespace_live(const adm_psa_config_t *cfg, adm_attrs_t *attrs, adm_status_t *st,
-                                   adm_async_t *async)
+static int validate_namespace(const adm_psa_config_t *cfg, adm_attrs_t *attrs, adm_status_t *st,
+                              adm_async_t *async)
 {
     adm_psa_pods_check_t check;
     uint64_t now_ms = adm_plugin_now_ms(attrs);
     uint64_t budget_ms = async->deadline_ms > now_ms ? (async->deadline_ms - now_ms) / 2 : 0;
+    uint64_t deadline_ns;
     pods_list_t *pl;
     const char *path;
     int rc = adm_psa_namespace_decide(cfg, attrs, st, &check);
 
-    if (rc != ADM_OK || !check.needed || !adm_live_namespace_name(check.namespace_)) {
-        return rc; /* a name no namespace can have holds no pods */
+    if (rc != ADM_OK || !check.needed) {
+        return rc;
     }
     if (budget_ms > ADM_PSA_NAMESPACE_CHECK_MS) {
         budget_ms = ADM_PSA_NAMESPACE_CHECK_MS;
+    }
+    deadline_ns = adm_plugin_now_ns(attrs) + budget_ms * 1000000ull;
+    if (!adm_live_call_possible(attrs)) {
+        rc = adm_psa_check_namespace_pods(cfg, attrs, check.namespace_, &check.enforce, now_ns, attrs,
+                                          deadline_ns);
+        return rc < 0 ? rc : ADM_OK;
+    }
+    if (!adm_live_namespace_name(check.namespace_)) {
+        return ADM_OK; /* a name no namespace can have: it holds no pods */
     }
     pl = adm_arena_calloc(attrs->arena, 1, sizeof(*pl));
     path = adm_arena_printf(attrs->arena, "/api/v1/namespaces/%s/pods", check.namespace_);
@@ -155,25 +170,26 @@ static int validate_namespace_live(const adm_psa_config_t *cfg, adm_attrs_t *att
         return ADM_ENOMEM;
     }
     pl->ns = check.namespace_;
-    pl->tally = adm_psa_pods_start(attrs->arena, cfg, &check.enforce, now_ns, attrs,
-                                   adm_plugin_now_ns(attrs) + budget_ms * 1000000ull);
+    pl->tally = adm_psa_pods_start(attrs->arena, cfg, &check.enforce, now_ns, attrs, deadline_ns);
     if (pl->tally == NULL) {
         return ADM_ENOMEM;
     }
-    return adm_live_list(attrs, async, path, POD_LIST_PAGE, now_ms + budget_ms, on_pods_page, on_pods_listed, pl);
+    return adm_live_list(attrs, async, path, POD_LIST_PAGE, now_ms + budget_ms, on_pods_page, on_pods_listed,
+                         pl);
 }
 
 static bool namespace_request(const adm_attrs_t *attrs)
 {
-    return strcmp(attrs->req->resource.group, "") == 0 && strcmp(attrs->req->resource.resource, "namespaces") == 0;
+    return strcmp(attrs->req->resource.group, "") == 0 &&
+           strcmp(attrs->req->resource.resource, "namespaces") == 0;
 }
 
 static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
 {
     const char *ns = attrs->req->namespace_;
 
-    if (namespace_request(attrs) && adm_live_call_possible(attrs)) {
-        return validate_namespace_live(state, attrs, st, async);
+    if (namespace_request(attrs)) {
+        return validate_namespace(state, attrs, st, async);
     }
     if (ns[0] != '\0' && adm_live_call_possible(attrs) && adm_live_namespace_name(ns) &&
         adm_lookup(attrs, "", "Namespace", "", ns) == NULL) {

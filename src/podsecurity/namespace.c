@@ -189,6 +189,7 @@ int adm_psa_validate_namespace(const adm_psa_config_t *cfg, adm_attrs_t *attrs, 
     if (rc != ADM_OK || !check.needed) {
         return rc;
     }
-    rc = adm_psa_check_namespace_pods(cfg, attrs, check.namespace_, &check.enforce, now_ns, clock_arg);
+    rc = adm_psa_check_namespace_pods(cfg, attrs, check.namespace_, &check.enforce, now_ns, clock_arg,
+                                      now_ns(clock_arg) + ADM_PSA_NAMESPACE_CHECK_MS * 1000000ull);
     return rc < 0 ? rc : ADM_OK;
 }

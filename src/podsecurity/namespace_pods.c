@@ -152,7 +152,8 @@ static int classify(adm_psa_pods_t *t, yyjson_val *const *pods, size_t n)
         const char *uid;
         int rc;
 
-        if (adm_psa_exempt_runtime_class(t->cfg, adm_json_str(adm_json_get(pods[i], "spec"), "runtimeClassName"))) {
+        if (adm_psa_exempt_runtime_class(t->cfg,
+                                         adm_json_str(adm_json_get(pods[i], "spec"), "runtimeClassName"))) {
             continue;
         }
         t->total++;
@@ -210,7 +211,8 @@ int adm_psa_pods_add(adm_psa_pods_t *t, adm_arena_t *scratch, yyjson_val *const 
     if (rc != 0) {
         return rc;
     }
-    if (more && remaining >= 0 && t->primary.n >= ADM_PSA_NAMESPACE_MAX_PODS && t->cfg->nruntime_classes == 0) {
+    if (more && remaining >= 0 && t->primary.n >= ADM_PSA_NAMESPACE_MAX_PODS &&
+        t->cfg->nruntime_classes == 0) {
         t->total += (size_t)remaining; /* none of them can be exempt, nor checked */
         more = false;
     }
@@ -332,12 +334,12 @@ int adm_psa_pods_warn(adm_psa_pods_t *t, adm_attrs_t *attrs, const char *ns)
 }
 
 int adm_psa_check_namespace_pods(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const char *ns,
-                                 const adm_psa_lv_t *enforce, uint64_t (*now_ns)(void *), void *clock_arg)
+                                 const adm_psa_lv_t *enforce, uint64_t (*now_ns)(void *), void *clock_arg,
+                                 uint64_t deadline_ns)
 {
     size_t npods = 0;
     yyjson_val *const *pods = adm_cluster_state_list(adm_plugin_cluster(attrs), "", "Pod", ns, &npods);
-    adm_psa_pods_t *t = adm_psa_pods_start(attrs->arena, cfg, enforce, now_ns, clock_arg,
-                                           now_ns(clock_arg) + ADM_PSA_NAMESPACE_CHECK_MS * 1000000ull);
+    adm_psa_pods_t *t = adm_psa_pods_start(attrs->arena, cfg, enforce, now_ns, clock_arg, deadline_ns);
     int rc;
 
     if (t == NULL) {

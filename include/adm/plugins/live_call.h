@@ -76,8 +76,8 @@ typedef void (*adm_live_list_cb)(adm_attrs_t *attrs, adm_async_t *async, int rc,
  * has passed. Returns ADM_AGAIN (done runs later, once, unless the chain cancels, which cancels the
  * page in flight) or ADM_ENOMEM.
  */
-int adm_live_list(adm_attrs_t *attrs, adm_async_t *async, const char *path, unsigned limit, uint64_t deadline_ms,
-                  adm_live_page_cb page, adm_live_list_cb done, void *arg);
+int adm_live_list(adm_attrs_t *attrs, adm_async_t *async, const char *path, unsigned limit,
+                  uint64_t deadline_ms, adm_live_page_cb page, adm_live_list_cb done, void *arg);
 
 /**
  * The message of kube's client error for a non-2xx answer: the Status's message when the body is

@@ -20,7 +20,7 @@ int adm_psa_admit(const adm_psa_config_t *cfg, adm_attrs_t *attrs, uint64_t (*no
 
 /**
  * ValidateNamespace (the namespace request itself; adm_psa_admit dispatches to it), the existing
- * pods read from the request's cluster state (adm_psa_check_namespace_pods).
+ * pods read from the request's cluster state (adm_psa_check_namespace_pods) within kube's 1 s.
  */
 int adm_psa_validate_namespace(const adm_psa_config_t *cfg, adm_attrs_t *attrs, uint64_t (*now_ns)(void *),
                                void *clock_arg, adm_status_t *st);

@@ -69,10 +69,11 @@ int adm_psa_pods_warn(adm_psa_pods_t *t, adm_attrs_t *attrs, const char *ns);
 
 /**
  * EvaluatePodsInNamespace on the pods of ns that the request's cluster state holds (--cluster-state,
- * without an API connection), within ADM_PSA_NAMESPACE_CHECK_MS. Returns the number of warnings
- * added to attrs, or ADM_ENOMEM.
+ * without an API connection), evaluation stopping once now_ns reads deadline_ns. Returns the number
+ * of warnings added to attrs, or ADM_ENOMEM.
  */
 int adm_psa_check_namespace_pods(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const char *ns,
-                                 const adm_psa_lv_t *enforce, uint64_t (*now_ns)(void *), void *clock_arg);
+                                 const adm_psa_lv_t *enforce, uint64_t (*now_ns)(void *), void *clock_arg,
+                                 uint64_t deadline_ns);
 
 #endif

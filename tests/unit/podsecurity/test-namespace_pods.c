@@ -37,11 +37,11 @@ static const adm_psa_lv_t baseline = {ADM_PSA_BASELINE, {true, 0}};
 
 /* One kind of pod in a generated list. */
 typedef struct run_s {
-    const char *prefix;      /* names prefix-0000, prefix-0001 ... */
+    const char *prefix; /* names prefix-0000, prefix-0001 ... */
     int count;
-    const char *controller;  /* the controller's UID, or NULL */
-    const char *spec;        /* the pod's spec */
-    const char *runtime;     /* spec.runtimeClassName, or NULL */
+    const char *controller; /* the controller's UID, or NULL */
+    const char *spec;       /* the pod's spec */
+    const char *runtime;    /* spec.runtimeClassName, or NULL */
 } run_t;
 
 #define PRIVILEGED "{\"containers\":[{\"name\":\"c\",\"securityContext\":{\"privileged\":true}}]"
@@ -73,7 +73,8 @@ static yyjson_val **pods_of(const run_t *runs, size_t nruns, size_t *n)
                 snprintf(runtime, sizeof(runtime), ",\"runtimeClassName\":\"%s\"", runs[r].runtime);
             }
             assert_true(cap - len > 1024);
-            len += (size_t)snprintf(text + len, cap - len, "%s{\"metadata\":{\"name\":\"%s-%04d\"%s},\"spec\":%s%s}}",
+            len += (size_t)snprintf(text + len, cap - len,
+                                    "%s{\"metadata\":{\"name\":\"%s-%04d\"%s},\"spec\":%s%s}}",
                                     total++ > 0 ? "," : "", runs[r].prefix, i, owner, runs[r].spec, runtime);
         }
     }
@@ -93,8 +94,8 @@ static yyjson_val **pods_of(const run_t *runs, size_t nruns, size_t *n)
  * The warnings for pods taken page pods at a time (0: all in one page), joined by newlines, into
  * out; the last adm_psa_pods_add answer is returned.
  */
-static int tally(const adm_psa_config_t *cfg, yyjson_val **pods, size_t n, size_t page, char *out, size_t out_len,
-                 uint64_t deadline_ticks)
+static int tally(const adm_psa_config_t *cfg, yyjson_val **pods, size_t n, size_t page, char *out,
+                 size_t out_len, uint64_t deadline_ticks)
 {
     static adm_review_request_t req;
     adm_attrs_t attrs;
@@ -218,9 +219,8 @@ static void test_exempt_runtime_class(void **state)
     adm_arena_reset(arena);
     pods = pods_of(runs, 2, &n);
     assert_int_equal(tally(&cfg, pods, n, 1, got, sizeof(got), UINT64_MAX), ADM_PSA_PODS_DONE);
-    assert_string_equal(got,
-                        "existing pods in namespace \"ns\" violate the new PodSecurity enforce level "
-                        "\"baseline:latest\"\nu-0000: privileged");
+    assert_string_equal(got, "existing pods in namespace \"ns\" violate the new PodSecurity enforce level "
+                             "\"baseline:latest\"\nu-0000: privileged");
 }
 
 /*
@@ -246,8 +246,9 @@ static void test_remaining_ends_the_list(void **state)
     assert_int_equal(adm_psa_pods_add(t, arena, pods, 2999, true, 1000), ADM_PSA_PODS_MORE);
     assert_int_equal(adm_psa_pods_add(t, arena, pods + 2999, 2, true, 10), ADM_PSA_PODS_DONE);
     assert_int_equal(adm_psa_pods_warn(t, &attrs, "ns"), 3);
-    assert_string_equal(attrs.warnings[0],
-                        "new PodSecurity enforce level only checked against the first 3000 of 3011 existing pods");
+    assert_string_equal(
+        attrs.warnings[0],
+        "new PodSecurity enforce level only checked against the first 3000 of 3011 existing pods");
     assert_string_equal(attrs.warnings[2], "u-0000 (and 2999 other pods): privileged");
 
     t = adm_psa_pods_start(arena, &cfg, &baseline, fake_now, NULL, UINT64_MAX);
