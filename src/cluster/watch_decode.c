@@ -229,7 +229,7 @@ int adm_list_page_decode(adm_arena_t *a, const char *text, size_t len, adm_list_
                          size_t err_len)
 {
     yyjson_val *root = read_object(a, text, len, "list", err, err_len);
-    yyjson_val *meta, *it;
+    yyjson_val *meta, *it, *remaining;
     size_t i, n;
 
     memset(page, 0, sizeof(*page));
@@ -239,6 +239,10 @@ int adm_list_page_decode(adm_arena_t *a, const char *text, size_t len, adm_list_
     meta = yyjson_obj_get(root, "metadata");
     page->resource_version = str_or(meta, "resourceVersion", NULL);
     page->continue_token = str_or(meta, "continue", "");
+    remaining = yyjson_obj_get(meta, "remainingItemCount");
+    page->remaining_items = yyjson_is_uint(remaining) && yyjson_get_uint(remaining) <= INT64_MAX
+                                ? (int64_t)yyjson_get_uint(remaining)
+                                : -1;
     if (page->resource_version == NULL || page->resource_version[0] == '\0') {
         return perr(err, err_len, "list: no metadata.resourceVersion");
     }

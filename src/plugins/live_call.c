@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The plugins' live calls to the API server (include/adm/plugins/live_call.h): one call per
- * request phase, its state in the request's arena, its answer parsed into that arena.
+ * request phase, its state in the request's arena, its answer parsed into that arena; or one paged
+ * LIST per phase, whose pages are parsed into an arena of its own that holds one page at a time.
  */
 #include "adm/plugins/live_call.h"
 
@@ -10,6 +11,7 @@
 #include "adm/cluster/api_client.h"
 #include "adm/cluster/cluster_state.h"
 
+#include <errno.h>
 #include <string.h>
 
 typedef struct live_call_s {
@@ -136,4 +138,193 @@ const char *adm_live_call_error(adm_attrs_t *attrs, const adm_call_result_t *res
                             "an error on the server (\"unknown\") has prevented the request from succeeding "
                             "(status %d)",
                             res->status);
+}
+
+/* ---- paged LIST ---------------------------------------------------------------------------- */
+
+typedef struct live_list_s {
+    adm_attrs_t *attrs;
+    adm_async_t *async;
+    adm_call_t *call;
+    adm_arena_t *scratch; /* the page being taken; NULL once the list is over */
+    const char *path;     /* the collection */
+    const char *url;      /* the page asked for, for error texts */
+    unsigned limit;
+    uint64_t deadline_ms;
+    adm_live_page_cb page;
+    adm_live_list_cb done;
+    void *arg;
+} live_list_t;
+
+static void list_release(live_list_t *ll)
+{
+    adm_arena_destroy(ll->scratch);
+    ll->scratch = NULL;
+}
+
+/* The list is over: done may end the request, so nothing of ll is touched after it. */
+static void list_end(live_list_t *ll, int rc, const char *err)
+{
+    ll->async->cancel = NULL;
+    list_release(ll);
+    ll->done(ll->attrs, ll->async, rc, err, ll->arg);
+}
+
+static void on_list_cancel(void *arg)
+{
+    live_list_t *ll = arg;
+
+    adm_call_cancel(ll->call);
+    ll->call = NULL;
+    list_release(ll);
+}
+
+/* Go's url.Error for the page asked for: `Get "https://host/api/...": why`. */
+static const char *list_error(live_list_t *ll, const char *why)
+{
+    adm_api_client_t *api = request_api(ll->attrs);
+
+    return adm_arena_printf(ll->attrs->arena, "Get \"%s%s\": %s",
+                            api != NULL ? adm_api_client_server(api) : "", ll->url, why);
+}
+
+/* A continue token in a query: every byte but RFC 3986's unreserved ones %-escaped. */
+static const char *query_escape(adm_arena_t *a, const char *value)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(value);
+    char *out = adm_arena_alloc(a, 3 * n + 1);
+    size_t k = 0;
+
+    if (out == NULL) {
+        return NULL;
+    }
+    for (const unsigned char *p = (const unsigned char *)value; *p != '\0'; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+            *p == '_' || *p == '.' || *p == '~') {
+            out[k++] = (char)*p;
+        } else {
+            out[k++] = '%';
+            out[k++] = hex[*p >> 4];
+            out[k++] = hex[*p & 15];
+        }
+    }
+    out[k] = '\0';
+    return out;
+}
+
+static void on_page_answer(const adm_call_result_t *res, void *arg);
+
+/* Asks for the next page (token NULL: the first). ADM_AGAIN, -ETIMEDOUT or ADM_ENOMEM. */
+static int list_next(live_list_t *ll, const char *token)
+{
+    adm_arena_t *a = ll->attrs->arena;
+    uint64_t now = adm_plugin_now_ms(ll->attrs);
+    const char *escaped = token != NULL ? query_escape(a, token) : NULL;
+
+    ll->url = token == NULL     ? adm_arena_printf(a, "%s?limit=%u", ll->path, ll->limit)
+              : escaped != NULL ? adm_arena_printf(a, "%s?limit=%u&continue=%s", ll->path, ll->limit, escaped)
+                                : NULL;
+    if (ll->url == NULL) {
+        return ADM_ENOMEM;
+    }
+    if (now >= ll->deadline_ms) {
+        return -ETIMEDOUT; /* a context past its deadline: client-go sends nothing */
+    }
+    ll->call = adm_api_get(request_api(ll->attrs), ll->url, ll->deadline_ms - now, on_page_answer, ll, NULL);
+    return ll->call != NULL ? ADM_AGAIN : ADM_ENOMEM;
+}
+
+/* The list ends with rc from list_next or a page callback. */
+static void list_fail(live_list_t *ll, int rc)
+{
+    if (rc == ADM_ENOMEM) {
+        list_end(ll, rc, NULL);
+    } else {
+        list_end(ll, rc, list_error(ll, rc == -ETIMEDOUT ? "context deadline exceeded" : adm_strerror(rc)));
+    }
+}
+
+static void on_page_answer(const adm_call_result_t *res, void *arg)
+{
+    live_list_t *ll = arg;
+    adm_arena_t *a = ll->attrs->arena;
+    adm_list_page_t page;
+    const char *token;
+    char err[300];
+    int rc;
+
+    ll->call = NULL;
+    if (res->error != ADM_CALL_OK) {
+        list_end(ll, ADM_EIO,
+                 list_error(ll, res->error == ADM_CALL_TIMEOUT ? "context deadline exceeded"
+                                : res->detail != NULL          ? res->detail
+                                                               : "EOF"));
+        return;
+    }
+    if (res->status < 200 || res->status > 299) {
+        yyjson_read_err jerr;
+        yyjson_doc *doc =
+            res->body_len > 0 ? adm_json_read(a, (const char *)res->body, res->body_len, &jerr) : NULL;
+
+        list_end(ll, ADM_EIO,
+                 adm_live_call_error(ll->attrs, res, doc != NULL ? yyjson_doc_get_root(doc) : NULL));
+        return;
+    }
+    rc = adm_list_page_decode(ll->scratch, (const char *)res->body, res->body_len, &page, err, sizeof(err));
+    if (rc != 0) {
+        list_end(ll, rc, rc == ADM_ENOMEM ? NULL : adm_arena_strndup(a, err, strlen(err)));
+        return;
+    }
+    rc = ll->page(ll->attrs, &page, ll->scratch, ll->arg);
+    if (rc < 0) {
+        list_fail(ll, rc);
+        return;
+    }
+    if (rc == ADM_LIVE_LIST_STOP || page.continue_token[0] == '\0') {
+        list_end(ll, 0, NULL);
+        return;
+    }
+    token = adm_arena_strndup(a, page.continue_token, strlen(page.continue_token));
+    adm_arena_reset(ll->scratch);
+    rc = token != NULL ? list_next(ll, token) : ADM_ENOMEM;
+    if (rc != ADM_AGAIN) {
+        list_fail(ll, rc);
+    }
+}
+
+int adm_live_list(adm_attrs_t *attrs, adm_async_t *async, const char *path, unsigned limit,
+                  uint64_t deadline_ms, adm_live_page_cb page, adm_live_list_cb done, void *arg)
+{
+    live_list_t *ll = adm_arena_calloc(attrs->arena, 1, sizeof(*ll));
+    int rc;
+
+    if (ll == NULL || request_api(attrs) == NULL) {
+        return ADM_ENOMEM;
+    }
+    ll->attrs = attrs;
+    ll->async = async;
+    ll->path = adm_arena_strndup(attrs->arena, path, strlen(path));
+    ll->limit = limit;
+    ll->deadline_ms = deadline_ms;
+    ll->page = page;
+    ll->done = done;
+    ll->arg = arg;
+    ll->scratch = adm_arena_create(64 * 1024);
+    if (ll->path == NULL || ll->scratch == NULL) {
+        list_release(ll);
+        return ADM_ENOMEM;
+    }
+    async->cancel = on_list_cancel;
+    async->cancel_arg = ll;
+    rc = list_next(ll, NULL);
+    if (rc == ADM_ENOMEM) {
+        async->cancel = NULL;
+        list_release(ll);
+        return rc;
+    }
+    if (rc != ADM_AGAIN) {
+        list_fail(ll, rc); /* past the deadline already: the phase ends now */
+    }
+    return ADM_AGAIN;
 }

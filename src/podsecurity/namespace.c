@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * PodSecurity on namespaces (admission/admission.go ValidateNamespace and
- * EvaluatePodsInNamespace): bad labels are refused, an exempt namespace's policy is reported as
- * ignored, and a stricter enforce level is tried on the namespace's existing pods (from the
- * cluster state), whose failures come back as warnings, grouped as kube groups them.
+ * PodSecurity on namespaces (admission/admission.go ValidateNamespace): bad labels are refused,
+ * an exempt namespace's policy is reported as ignored, and a stricter enforce level is tried on
+ * the namespace's existing pods (namespace_pods.c: from the cluster state here, or from a live
+ * LIST that the plugin makes when it has an API connection), whose failures come back as warnings.
  */
 #include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
 #include "adm/base/jsonw.h"
-#include "adm/cluster/cluster_state.h"
 #include "adm/podsecurity/admission.h"
-#include "adm/podsecurity/evaluate.h"
+#include "adm/podsecurity/namespace_pods.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -109,8 +108,8 @@ static bool same_errors(const adm_psa_label_error_t *a, int na, const adm_psa_la
     return true;
 }
 
-int adm_psa_validate_namespace(const adm_psa_config_t *cfg, adm_attrs_t *attrs, uint64_t (*now_ns)(void *),
-                               void *clock_arg, adm_status_t *st)
+int adm_psa_namespace_decide(const adm_psa_config_t *cfg, adm_attrs_t *attrs, adm_status_t *st,
+                             adm_psa_pods_check_t *check)
 {
     adm_arena_t *a = attrs->arena;
     yyjson_val *obj = adm_attrs_object(attrs);
@@ -123,6 +122,7 @@ int adm_psa_validate_namespace(const adm_psa_config_t *cfg, adm_attrs_t *attrs, 
     const char *warning;
     int n, nold;
 
+    memset(check, 0, sizeof(*check));
     if (attrs->req->sub_resource != NULL && attrs->req->sub_resource[0] != '\0') {
         return ADM_OK;
     }
@@ -174,173 +174,22 @@ int adm_psa_validate_namespace(const adm_psa_config_t *cfg, adm_attrs_t *attrs, 
         }
         return ADM_OK;
     }
-    n = adm_psa_check_namespace_pods(cfg, attrs, name, &p.enforce, now_ns, clock_arg);
-    return n < 0 ? n : ADM_OK;
+    check->needed = true;
+    check->namespace_ = name;
+    check->enforce = p.enforce;
+    return ADM_OK;
 }
 
-/* metav1.GetControllerOf: the UID of the ownerReference with controller=true, or NULL. */
-static const char *controller_uid(yyjson_val *pod)
+int adm_psa_validate_namespace(const adm_psa_config_t *cfg, adm_attrs_t *attrs, uint64_t (*now_ns)(void *),
+                               void *clock_arg, adm_status_t *st)
 {
-    yyjson_val *refs = adm_json_path(pod, "metadata", "ownerReferences", NULL);
+    adm_psa_pods_check_t check;
+    int rc = adm_psa_namespace_decide(cfg, attrs, st, &check);
 
-    for (size_t i = 0, n = yyjson_arr_size(refs); i < n; i++) {
-        yyjson_val *r = yyjson_arr_get(refs, i);
-
-        if (yyjson_is_true(adm_json_get(r, "controller"))) {
-            return adm_json_str(r, "uid");
-        }
+    if (rc != ADM_OK || !check.needed) {
+        return rc;
     }
-    return NULL;
-}
-
-typedef struct group_s {
-    const char *reasons; /* ForbiddenReason: the key */
-    const char *pod;     /* the smallest pod name with it */
-    size_t count;
-} group_t;
-
-static int cmp_str(const void *x, const void *y)
-{
-    return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
-/* prioritizePods: uncontrolled pods and each controller's first pod in list order, then the rest
-   of each controller's pods; pods with an exempt runtime class are left out. */
-static size_t prioritize(adm_arena_t *a, const adm_psa_config_t *cfg, yyjson_val *const *pods, size_t n,
-                         yyjson_val **out)
-{
-    const char **seen = adm_arena_calloc(a, n + 1, sizeof(*seen));
-    yyjson_val **dups = adm_arena_calloc(a, n + 1, sizeof(*dups));
-    size_t nout = 0, nseen = 0, ndups = 0;
-
-    if (seen == NULL || dups == NULL) {
-        return SIZE_MAX;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const char *uid;
-        bool dup = false;
-
-        if (adm_psa_exempt_runtime_class(cfg,
-                                         adm_json_str(adm_json_get(pods[i], "spec"), "runtimeClassName"))) {
-            continue;
-        }
-        uid = controller_uid(pods[i]);
-        for (size_t k = 0; uid != NULL && k < nseen && !dup; k++) {
-            dup = strcmp(seen[k], uid) == 0;
-        }
-        if (dup) {
-            dups[ndups++] = pods[i];
-            continue;
-        }
-        if (uid != NULL) {
-            seen[nseen++] = uid;
-        }
-        out[nout++] = pods[i];
-    }
-    memcpy(out + nout, dups, ndups * sizeof(*dups));
-    return nout + ndups;
-}
-
-int adm_psa_check_namespace_pods(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const char *ns,
-                                 const adm_psa_lv_t *enforce, uint64_t (*now_ns)(void *), void *clock_arg)
-{
-    adm_arena_t *a = attrs->arena;
-    size_t npods = 0;
-    yyjson_val *const *pods = adm_cluster_state_list(adm_plugin_cluster(attrs), "", "Pod", ns, &npods);
-    yyjson_val **order = adm_arena_calloc(a, npods + 1, sizeof(*order));
-    group_t *groups = adm_arena_calloc(a, npods + 1, sizeof(*groups));
-    const char **lines = adm_arena_calloc(a, npods + 1, sizeof(*lines));
-    size_t total, checked, ngroups = 0;
-    uint64_t deadline = now_ns(clock_arg) + ADM_PSA_NAMESPACE_CHECK_NS;
-    int added = 0;
-
-    if (order == NULL || groups == NULL || lines == NULL) {
-        return ADM_ENOMEM;
-    }
-    total = prioritize(a, cfg, pods, npods, order);
-    if (total == SIZE_MAX) {
-        return ADM_ENOMEM;
-    }
-    checked = total < ADM_PSA_NAMESPACE_MAX_PODS ? total : ADM_PSA_NAMESPACE_MAX_PODS;
-    for (size_t i = 0; i < checked; i++) {
-        adm_psa_result_t r;
-        const char *reasons;
-        const char *pod_name = adm_json_str(adm_json_get(order[i], "metadata"), "name");
-        size_t g;
-
-        adm_psa_evaluate(a, enforce, adm_json_get(order[i], "metadata"), adm_json_get(order[i], "spec"), &r);
-        if (r.nomem) {
-            return ADM_ENOMEM;
-        }
-        if (r.nfailed > 0) {
-            reasons = adm_psa_result_reason(a, &r);
-            if (reasons == NULL) {
-                return ADM_ENOMEM;
-            }
-            for (g = 0; g < ngroups && strcmp(groups[g].reasons, reasons) != 0; g++) {
-            }
-            if (g == ngroups) {
-                groups[ngroups].reasons = reasons;
-                groups[ngroups].pod = pod_name;
-                ngroups++;
-            } else if (strcmp(pod_name, groups[g].pod) < 0) {
-                groups[g].pod = pod_name;
-            }
-            groups[g].count++;
-        }
-        if (now_ns(clock_arg) >= deadline) {
-            checked = i + 1;
-            break;
-        }
-    }
-    if (checked < total) {
-        const char *w =
-            adm_arena_printf(a,
-                             "new PodSecurity enforce level only checked against the first %zu of %zu "
-                             "existing pods",
-                             checked, total);
-
-        if (w == NULL) {
-            return ADM_ENOMEM;
-        }
-        adm_attrs_add_warning(attrs, w);
-        added++;
-    }
-    if (ngroups > 0) {
-        const char *lv = adm_psa_lv_string(a, enforce);
-        const char *qns = adm_go_quote(a, ns);
-        const char *qlv = lv != NULL ? adm_go_quote(a, lv) : NULL;
-        const char *w =
-            qns != NULL && qlv != NULL
-                ? adm_arena_printf(a,
-                                   "existing pods in namespace %s violate the new PodSecurity enforce "
-                                   "level %s",
-                                   qns, qlv)
-                : NULL;
-
-        if (w == NULL) {
-            return ADM_ENOMEM;
-        }
-        adm_attrs_add_warning(attrs, w);
-        added++;
-    }
-    for (size_t g = 0; g < ngroups; g++) {
-        if (groups[g].count == 1) {
-            lines[g] = adm_arena_printf(a, "%s: %s", groups[g].pod, groups[g].reasons);
-        } else if (groups[g].count == 2) {
-            lines[g] = adm_arena_printf(a, "%s (and 1 other pod): %s", groups[g].pod, groups[g].reasons);
-        } else {
-            lines[g] = adm_arena_printf(a, "%s (and %zu other pods): %s", groups[g].pod, groups[g].count - 1,
-                                        groups[g].reasons);
-        }
-        if (lines[g] == NULL) {
-            return ADM_ENOMEM;
-        }
-    }
-    qsort(lines, ngroups, sizeof(*lines), cmp_str);
-    for (size_t g = 0; g < ngroups; g++) {
-        adm_attrs_add_warning(attrs, lines[g]);
-        added++;
-    }
-    return added;
+    rc = adm_psa_check_namespace_pods(cfg, attrs, check.namespace_, &check.enforce, now_ns, clock_arg,
+                                      now_ns(clock_arg) + ADM_PSA_NAMESPACE_CHECK_MS * 1000000ull);
+    return rc < 0 ? rc : ADM_OK;
 }

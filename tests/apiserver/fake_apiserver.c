@@ -28,10 +28,13 @@
  *                                    Conflict for the quota, as a stale write gets)
  *   {"op":"slow","ms":M}                                    hold every watch event M ms
  *   {"op":"delay-puts","ms":M}                              answer (and apply) each PUT M ms late
+ *   {"op":"delay-lists","ms":M,"resource":"pods"}           answer each LIST (of that resource only,
+ *                                                            when given) M ms late; 0 ends it
  *   {"op":"garbage"}                                        send bytes that are not JSON on every watch
  *   {"op":"reload-tls"}                                     read the TLS files again (new handshakes)
  * GET /_control/stats answers counters (lists, watches, gets, creates, puts, conflicts, unauthorized,
- * failures injected, TLS handshakes that failed), and GET /_control/puts every status PUT received,
+ * failures injected, TLS handshakes that failed; listsOf and watchesOf count the LISTs and WATCHes
+ * of each resource, e.g. listsOf.pods), and GET /_control/puts every status PUT received,
  * in order: [{"path":...,"resourceVersion":"sent","used":{...sent...},"code":answered}, ...]. Under
  * TLS the control paths take any client, certificate or not.
  *
@@ -129,6 +132,9 @@ struct conn_s {
     /* a PUT held back by delay-puts: what it was for */
     bool put_held;
     char put_ns[256], put_name[256];
+    /* a LIST held back by delay-lists: its namespace and query (heap) */
+    char list_ns[256];
+    char *list_query;
 };
 
 static struct {
@@ -149,8 +155,11 @@ static struct {
     char fail_resource[32]; /* only requests for this resource fail ("" any) */
     uint64_t slow_ms;
     uint64_t put_delay_ms;
+    uint64_t list_delay_ms;
+    char list_delay_resource[32]; /* only LISTs of this resource are held ("" every LIST) */
     uint64_t lists, watches, unauthorized, injected, gets, creates, puts, conflicts;
-    char *put_log[PUTS_MAX]; /* one JSON object per status PUT received */
+    uint64_t lists_of[NRESOURCES], watches_of[NRESOURCES]; /* by resource, as resources[] */
+    char *put_log[PUTS_MAX];                               /* one JSON object per status PUT received */
     size_t nput_log;
     adm_tls_ctx_t *tls; /* NULL: plain HTTP */
     adm_tls_server_opts_t tls_opts;
@@ -214,6 +223,7 @@ static void on_closed(uv_handle_t *h)
     adm_buf_free(&c->pending);
     adm_buf_free(&c->plain);
     adm_tls_session_destroy(c->tls);
+    free(c->list_query);
     free(c);
 }
 
@@ -730,6 +740,11 @@ static const char *control(const char *body, size_t len, char *out, size_t out_l
                      : "");
     } else if (strcmp(op, "delay-puts") == 0) {
         srv.put_delay_ms = (uint64_t)yyjson_get_int(yyjson_obj_get(cmd, "ms"));
+    } else if (strcmp(op, "delay-lists") == 0) {
+        const char *r = yyjson_get_str(yyjson_obj_get(cmd, "resource"));
+
+        srv.list_delay_ms = (uint64_t)yyjson_get_int(yyjson_obj_get(cmd, "ms"));
+        snprintf(srv.list_delay_resource, sizeof(srv.list_delay_resource), "%s", r != NULL ? r : "");
     } else if (strcmp(op, "slow") == 0) {
         srv.slow_ms = (uint64_t)yyjson_get_int(yyjson_obj_get(cmd, "ms"));
         for (conn_t *c = srv.watchers; c != NULL; c = c->next) {
@@ -950,6 +965,7 @@ static void do_watch(conn_t *c, const resource_t *res, const char *ns, const cha
     url_decode(c->label_sel);
     url_decode(c->field_sel);
     srv.watches++;
+    srv.watches_of[res - resources]++;
     c->watching = true;
     c->res = res;
     snprintf(c->ns, sizeof(c->ns), "%s", ns);
@@ -1197,6 +1213,57 @@ static void on_put_delay(uv_timer_t *t)
     do_put_status(c, c->put_ns, c->put_name);
 }
 
+static void on_list_delay(uv_timer_t *t)
+{
+    conn_t *c = t->data;
+
+    do_list(c, c->req_res, c->list_ns, c->list_query);
+    free(c->list_query);
+    c->list_query = NULL;
+}
+
+/* A LIST, now or held back by delay-lists. */
+static void list_or_hold(conn_t *c, const resource_t *res, const char *ns, const char *q)
+{
+    if (srv.list_delay_ms == 0 ||
+        (srv.list_delay_resource[0] != '\0' && strcmp(srv.list_delay_resource, res->name) != 0)) {
+        do_list(c, res, ns, q);
+        return;
+    }
+    snprintf(c->list_ns, sizeof(c->list_ns), "%s", ns);
+    free(c->list_query);
+    c->list_query = xstrdup(q != NULL ? q : "");
+    uv_timer_start(&c->timeout, on_list_delay, srv.list_delay_ms, 0);
+}
+
+/* GET /_control/stats */
+static void stats_reply(conn_t *c)
+{
+    adm_buf_t b = {0};
+
+    bprintf(&b,
+            "{\"lists\":%llu,\"watches\":%llu,\"gets\":%llu,\"creates\":%llu,\"puts\":%llu,"
+            "\"conflicts\":%llu,\"unauthorized\":%llu,\"injected\":%llu,\"tlsErrors\":%llu,"
+            "\"watchers\":%d,\"resourceVersion\":\"%llu\"",
+            (unsigned long long)srv.lists, (unsigned long long)srv.watches, (unsigned long long)srv.gets,
+            (unsigned long long)srv.creates, (unsigned long long)srv.puts, (unsigned long long)srv.conflicts,
+            (unsigned long long)srv.unauthorized, (unsigned long long)srv.injected,
+            (unsigned long long)srv.tls_errors, (int)(srv.watchers != NULL), (unsigned long long)srv.rv);
+    for (int w = 0; w < 2; w++) {
+        const uint64_t *counts = w == 0 ? srv.lists_of : srv.watches_of;
+
+        bprintf(&b, ",\"%s\":{", w == 0 ? "listsOf" : "watchesOf");
+        for (size_t i = 0; i < NRESOURCES; i++) {
+            bprintf(&b, "%s\"%s\":%llu", i > 0 ? "," : "", resources[i].name, (unsigned long long)counts[i]);
+        }
+        bprintf(&b, "}");
+    }
+    bprintf(&b, "}");
+    adm_buf_append(&b, "", 1);
+    reply(c, 200, NULL, (char *)b.data);
+    adm_buf_free(&b);
+}
+
 static void put_log_reply(conn_t *c)
 {
     adm_buf_t b = {0};
@@ -1351,18 +1418,7 @@ static void handle(conn_t *c)
         return;
     }
     if (strcmp(path, "/_control/stats") == 0) {
-        char out[512];
-
-        snprintf(out, sizeof(out),
-                 "{\"lists\":%llu,\"watches\":%llu,\"gets\":%llu,\"creates\":%llu,\"puts\":%llu,"
-                 "\"conflicts\":%llu,\"unauthorized\":%llu,\"injected\":%llu,\"tlsErrors\":%llu,"
-                 "\"watchers\":%d,\"resourceVersion\":\"%llu\"}",
-                 (unsigned long long)srv.lists, (unsigned long long)srv.watches, (unsigned long long)srv.gets,
-                 (unsigned long long)srv.creates, (unsigned long long)srv.puts,
-                 (unsigned long long)srv.conflicts, (unsigned long long)srv.unauthorized,
-                 (unsigned long long)srv.injected, (unsigned long long)srv.tls_errors,
-                 (int)(srv.watchers != NULL), (unsigned long long)srv.rv);
-        reply(c, 200, NULL, out);
+        stats_reply(c);
         return;
     }
     if (strcmp(path, "/_control/puts") == 0) {
@@ -1481,8 +1537,9 @@ static void handle(conn_t *c)
         return;
     }
     srv.lists++;
+    srv.lists_of[res - resources]++;
     if (!inject(c, "list")) {
-        do_list(c, res, ns, q);
+        list_or_hold(c, res, ns, q);
     }
 }
 

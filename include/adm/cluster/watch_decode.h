@@ -84,6 +84,9 @@ typedef struct adm_list_page_s {
     yyjson_val *items;            /* an array (possibly empty) */
     const char *resource_version; /* metadata.resourceVersion of the list */
     const char *continue_token;   /* "" on the last page */
+    /* metadata.remainingItemCount: how many items the pages after this one hold, -1 when the
+       server did not say (kube leaves it out with selectors, and on the last page) */
+    int64_t remaining_items;
 } adm_list_page_t;
 
 /**

@@ -10,6 +10,7 @@
 #define ADM_PLUGINS_LIVE_CALL_H
 
 #include "adm/admission/plugin.h"
+#include "adm/cluster/watch_decode.h"
 #include "adm/net/call_result.h"
 
 #include <stdbool.h>
@@ -45,6 +46,38 @@ bool adm_live_namespace_name(const char *name);
  * adm_live_namespace_name. ADM_AGAIN or ADM_ENOMEM.
  */
 int adm_live_get_namespace(adm_attrs_t *attrs, adm_async_t *async, adm_live_call_cb cb, void *arg);
+
+/* What a page callback answers besides errors. */
+#define ADM_LIVE_LIST_NEXT 0 /* go on with the next page, if there is one */
+#define ADM_LIVE_LIST_STOP 1 /* the caller has what it needs: the list ends here, successfully */
+
+/**
+ * One page of a live LIST: its items, continue token and remainingItemCount (page), parsed into
+ * scratch, an arena that is reset once the callback returns (copy what must outlive the page
+ * elsewhere). Returns ADM_LIVE_LIST_NEXT, ADM_LIVE_LIST_STOP, or a negative code that ends the
+ * list as failed (-ETIMEDOUT: as a call past its deadline; ADM_ENOMEM: out of memory).
+ */
+typedef int (*adm_live_page_cb)(adm_attrs_t *attrs, const adm_list_page_t *page, adm_arena_t *scratch,
+                                void *arg);
+
+/**
+ * A live LIST ended: rc 0 when every page was taken (or a page callback stopped it), ADM_ENOMEM,
+ * or another negative code with err a Go-worded error (`Get "https://host/api/v1/namespaces/x/
+ * pods?limit=500": context deadline exceeded`, a Status's message, a page that does not decode).
+ * The callback ends the phase with adm_async_done.
+ */
+typedef void (*adm_live_list_cb)(adm_attrs_t *attrs, adm_async_t *async, int rc, const char *err, void *arg);
+
+/**
+ * Starts a paged LIST of path (a collection from /api or /apis on, without a query): GETs of
+ * path?limit=<limit> and then &continue=<token>, one page after the other, each answer parsed into
+ * one scratch arena that only ever holds the page being taken. deadline_ms (adm_plugin_now_ms's
+ * scale) bounds the whole LIST: each page's call gets what is left of it, and none starts once it
+ * has passed. Returns ADM_AGAIN (done runs later, once, unless the chain cancels, which cancels the
+ * page in flight) or ADM_ENOMEM.
+ */
+int adm_live_list(adm_attrs_t *attrs, adm_async_t *async, const char *path, unsigned limit,
+                  uint64_t deadline_ms, adm_live_page_cb page, adm_live_list_cb done, void *arg);
 
 /**
  * The message of kube's client error for a non-2xx answer: the Status's message when the body is

@@ -10,10 +10,6 @@
 #include "adm/admission/admission.h"
 #include "adm/podsecurity/policy.h"
 
-/* The most pods a namespace label change is checked against, and for how long (kube's limits). */
-#define ADM_PSA_NAMESPACE_MAX_PODS 3000
-#define ADM_PSA_NAMESPACE_CHECK_NS 1000000000ull
-
 /**
  * ValidatePod / ValidatePodController / ValidateNamespace, picked by the request's resource;
  * requests for other resources are admitted untouched. now_ns is a monotonic clock for the
@@ -23,16 +19,27 @@ int adm_psa_admit(const adm_psa_config_t *cfg, adm_attrs_t *attrs, uint64_t (*no
                   void *clock_arg, adm_status_t *st);
 
 /**
- * EvaluatePodsInNamespace: the warnings for the pods of ns (from the request's cluster state)
- * against a new enforce level, in kube's order and words. Returns the number of warnings added to
- * attrs, or ADM_ENOMEM.
+ * ValidateNamespace (the namespace request itself; adm_psa_admit dispatches to it), the existing
+ * pods read from the request's cluster state (adm_psa_check_namespace_pods) within kube's 1 s.
  */
-int adm_psa_check_namespace_pods(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const char *ns,
-                                 const adm_psa_lv_t *enforce, uint64_t (*now_ns)(void *), void *clock_arg);
-
-/** ValidateNamespace (the namespace request itself; adm_psa_admit dispatches to it). */
 int adm_psa_validate_namespace(const adm_psa_config_t *cfg, adm_attrs_t *attrs, uint64_t (*now_ns)(void *),
                                void *clock_arg, adm_status_t *st);
+
+/* Whether a namespace request's existing pods are to be evaluated, and against what. */
+typedef struct adm_psa_pods_check_s {
+    bool needed;
+    const char *namespace_; /* the namespace's name (metadata.name) */
+    adm_psa_lv_t enforce;   /* the new enforce level */
+} adm_psa_pods_check_t;
+
+/**
+ * ValidateNamespace up to its existing pods, for a caller that finds them elsewhere (a live LIST,
+ * namespace_pods.h): ADM_OK, with check->needed when the pods are to be evaluated against
+ * check->enforce (the warnings to add come from EvaluatePodsInNamespace then), ADM_DECLINED with
+ * st, or ADM_ENOMEM.
+ */
+int adm_psa_namespace_decide(const adm_psa_config_t *cfg, adm_attrs_t *attrs, adm_status_t *st,
+                             adm_psa_pods_check_t *check);
 
 /** Adds audit annotation pod-security.kubernetes.io/<key> (value in the arena or static). */
 void adm_psa_annotate(adm_attrs_t *attrs, const char *key, const char *value);

@@ -183,9 +183,11 @@ static void test_list_page(void **state)
     assert_int_equal(adm_list_page_decode(a, page1, strlen(page1), &p, err, sizeof(err)), 0);
     assert_string_equal(p.resource_version, "42");
     assert_string_equal(p.continue_token, "tok");
+    assert_int_equal(p.remaining_items, 3);
     assert_int_equal(yyjson_arr_size(p.items), 1);
     assert_int_equal(adm_list_page_decode(a, last, strlen(last), &p, err, sizeof(err)), 0);
     assert_string_equal(p.continue_token, "");
+    assert_int_equal(p.remaining_items, -1);
     assert_null(p.items);
     assert_int_equal(adm_list_page_decode(a, noname, strlen(noname), &p, err, sizeof(err)), ADM_EPARSE);
     assert_string_equal(err, "list: items[0] has no metadata.name");
