@@ -43,8 +43,8 @@ static int cmp_double(const void *a, const void *b)
 
 /* mode 0: decode; 1: /validate; 2: /admit. Returns microseconds per request. */
 /* noinline: callgrind --toggle-collect needs the function to exist */
-__attribute__((noinline)) static double run_requests(adm_chain_t *chain, adm_arena_t *a, const char *body, size_t len, int mode, int n,
-                  size_t *patch_len)
+__attribute__((noinline)) static double run_requests(adm_chain_t *chain, adm_arena_t *a, const char *body,
+                                                     size_t len, int mode, int n, size_t *patch_len)
 {
     double start = now_us();
 

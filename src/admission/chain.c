@@ -468,8 +468,8 @@ struct adm_chain_run_s {
     /* the clock as the last hook (or phase) ended, which is when the next hook starts: one reading
        per hook, not two; 0 when nothing was read since the run went on from elsewhere */
     uint64_t ended_ns;
-    int final_rc;              /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
-    void *slots[];             /* one per stage, for the whole request (adm_plugin_slot) */
+    int final_rc;  /* ADM_OK, or ADM_ENOMEM when the answer is the out-of-memory 500 */
+    void *slots[]; /* one per stage, for the whole request (adm_plugin_slot) */
 };
 
 static uint64_t now_ns(const adm_chain_run_t *run)
@@ -511,8 +511,8 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
 
             /* the mutable object began as a copy of the request's: what stayed as copied is not walked */
             rc = attrs->origin.copy != NULL && attrs->origin.from == attrs->req->object
-                     ? adm_jsonpatch_diff_copy(attrs->req->object, to, &attrs->origin, attrs->arena, &patch, &len,
-                                               &nops)
+                     ? adm_jsonpatch_diff_copy(attrs->req->object, to, &attrs->origin, attrs->arena, &patch,
+                                               &len, &nops)
                      : adm_jsonpatch_diff(attrs->req->object, to, attrs->arena, &patch, &len, &nops);
             if (rc == 0 && nops > 0) {
                 resp->patch = (const uint8_t *)patch;

@@ -229,7 +229,7 @@ static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
         size_t n = 0;
 
         yyjson_obj_iter_init(a, &it);
-        while ((key = yyjson_obj_iter_next(&it)) != NULL) {
+        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
             size_t len = yyjson_get_len(key);
 
             for (size_t j = 0; j < n; j++) {
@@ -272,7 +272,8 @@ static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
             }
             if (top == d->work_cap) {
                 size_t cap = d->work_cap == 0 ? 32 : 2 * d->work_cap;
-                yyjson_val **g = adm_arena_realloc(d->arena, d->work, d->work_cap * sizeof(*g), cap * sizeof(*g));
+                yyjson_val **g =
+                    adm_arena_realloc(d->arena, d->work, d->work_cap * sizeof(*g), cap * sizeof(*g));
 
                 if (g == NULL) {
                     return false; /* the slow path will say so */
@@ -433,7 +434,8 @@ static void diff_array(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
     while (prefix < la && prefix < lb && same(d, vb[prefix], va[prefix])) {
         prefix++;
     }
-    while (suffix < la - prefix && suffix < lb - prefix && same(d, vb[lb - 1 - suffix], va[la - 1 - suffix])) {
+    while (suffix < la - prefix && suffix < lb - prefix &&
+           same(d, vb[lb - 1 - suffix], va[la - 1 - suffix])) {
         suffix++;
     }
     ma = la - prefix - suffix;

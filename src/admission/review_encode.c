@@ -67,8 +67,9 @@ static char *put_base64(char *w, const uint8_t *in, size_t n)
         uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | (uint32_t)in[i + 2];
         /* the four characters as one word, stored at once: a char store through w may alias in,
            and the compiler would read in and w again after each */
-        uint32_t quad = (uint32_t)(uint8_t)alphabet[v >> 18] | (uint32_t)(uint8_t)alphabet[(v >> 12) & 63] << 8 |
-                        (uint32_t)(uint8_t)alphabet[(v >> 6) & 63] << 16 | (uint32_t)(uint8_t)alphabet[v & 63] << 24;
+        uint32_t quad =
+            (uint32_t)(uint8_t)alphabet[v >> 18] | (uint32_t)(uint8_t)alphabet[(v >> 12) & 63] << 8 |
+            (uint32_t)(uint8_t)alphabet[(v >> 6) & 63] << 16 | (uint32_t)(uint8_t)alphabet[v & 63] << 24;
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
         quad = __builtin_bswap32(quad);

@@ -488,7 +488,8 @@ yyjson_val *adm_json_untouched(const adm_json_origin_t *o, const yyjson_mut_val 
         return NULL;
     }
     i = (size_t)((uintptr_t)b - (uintptr_t)o->copy) / sizeof(*b);
-    if (i >= o->n || b != o->copy + i || b->tag != o->pristine[i].tag || b->uni.u64 != o->pristine[i].uni.u64) {
+    if (i >= o->n || b != o->copy + i || b->tag != o->pristine[i].tag ||
+        b->uni.u64 != o->pristine[i].uni.u64) {
         return NULL;
     }
     n = subtree_size(o->from + i);
@@ -581,8 +582,11 @@ yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const a
     if (yyjson_mut_is_str(v) || yyjson_mut_is_raw(v)) {
         size_t len = yyjson_mut_get_len(v);
 
-        if (v->uni.str[len] != '\0' && (out[0].uni.str = view_terminated(alc, v->uni.str, len)) == NULL) {
-            return NULL;
+        if (v->uni.str[len] != '\0') {
+            out[0].uni.str = view_terminated(alc, v->uni.str, len);
+            if (out[0].uni.str == NULL) {
+                return NULL;
+            }
         }
         return out;
     }
@@ -625,9 +629,11 @@ yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const a
         if (type == YYJSON_TYPE_STR || type == YYJSON_TYPE_RAW) {
             size_t len = (size_t)(tag >> YYJSON_TAG_BIT);
 
-            if (child->uni.str[len] != '\0' &&
-                (dst->uni.str = view_terminated(alc, child->uni.str, len)) == NULL) {
-                return NULL;
+            if (child->uni.str[len] != '\0') {
+                dst->uni.str = view_terminated(alc, child->uni.str, len);
+                if (dst->uni.str == NULL) {
+                    return NULL;
+                }
             }
         } else if (type == YYJSON_TYPE_ARR || type == YYJSON_TYPE_OBJ) {
             yyjson_val *same = (tag >> YYJSON_TAG_BIT) != 0 ? adm_json_untouched(o, child) : NULL;

@@ -192,10 +192,13 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
                                         "pod rejected: Pod's Overhead doesn't match RuntimeClass's "
                                         "defined Overhead");
         }
-    } else if ((have = adm_attrs_get(attrs, "spec", "overhead", NULL)) != NULL && !yyjson_is_null(have)) {
-        return adm_status_forbidden(st, attrs,
-                                    "pod rejected: Pod Overhead set without corresponding RuntimeClass "
-                                    "defined Overhead");
+    } else {
+        have = adm_attrs_get(attrs, "spec", "overhead", NULL);
+        if (have != NULL && !yyjson_is_null(have)) {
+            return adm_status_forbidden(st, attrs,
+                                        "pod rejected: Pod Overhead set without corresponding RuntimeClass "
+                                        "defined Overhead");
+        }
     }
     return ADM_OK;
 }

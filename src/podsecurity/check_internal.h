@@ -91,7 +91,8 @@ static inline const char *psa_str(yyjson_val *obj, const char *key)
     for (int psa_l_ = 0; psa_l_ < 3; psa_l_++)                                                               \
         for (yyjson_arr_iter psa_it_ = yyjson_arr_iter_with((cx)->lists[psa_l_]), *psa_once_ = &psa_it_;     \
              psa_once_ != NULL; psa_once_ = NULL)                                                            \
-            for (yyjson_val *c = yyjson_arr_iter_next(&psa_it_); c != NULL; c = yyjson_arr_iter_next(&psa_it_))
+            for (yyjson_val *c = yyjson_arr_iter_next(&psa_it_); c != NULL;                                  \
+                 c = yyjson_arr_iter_next(&psa_it_))
 
 extern const char *const psa_container_lists[3];
 

@@ -93,8 +93,8 @@ static psa_check_fn impl_at(const psa_check_t *c, int minor)
 static bool overridden(const char *id, int minor)
 {
     for (size_t i = 0; i < NCHECKS; i++) {
-        if (checks[i].overrides != NULL && checks[i].overrides[0] == id[0] && strcmp(checks[i].overrides, id) == 0 &&
-            impl_at(&checks[i], minor)) {
+        if (checks[i].overrides != NULL && checks[i].overrides[0] == id[0] &&
+            strcmp(checks[i].overrides, id) == 0 && impl_at(&checks[i], minor)) {
             return true;
         }
     }

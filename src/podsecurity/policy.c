@@ -101,7 +101,10 @@ static const char *const modes[] = {"enforce", "audit", "warn"};
 
 /* The six label keys, by mode (as modes[]) and then level / version: written out, not printed
    at every request. */
-#define LABEL_KEY(text) {ADM_PSA_LABEL_PREFIX text, sizeof(ADM_PSA_LABEL_PREFIX text) - 1}
+#define LABEL_KEY(text)                                                                                      \
+    {                                                                                                        \
+        ADM_PSA_LABEL_PREFIX text, sizeof(ADM_PSA_LABEL_PREFIX text) - 1                                     \
+    }
 static const struct {
     const char *key;
     size_t len;

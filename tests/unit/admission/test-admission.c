@@ -90,7 +90,8 @@ static void test_dropped_texts(void **state)
     adm_attrs_add_warning(&attrs, "first");
     adm_attrs_add_warning(&attrs, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"); /* é € 😀: valid */
     adm_attrs_add_warning(&attrs, "first");
-    adm_attrs_add_warning(&attrs, "all printable ASCII from space to tilde: ~}|{`_^]\\[@?>=<;:/.-,+*)('&%$#\"! ");
+    adm_attrs_add_warning(&attrs,
+                          "all printable ASCII from space to tilde: ~}|{`_^]\\[@?>=<;:/.-,+*)('&%$#\"! ");
     assert_int_equal(attrs.nwarnings, 3);
     assert_string_equal(attrs.warnings[0], "first");
     assert_string_equal(attrs.warnings[1], "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
@@ -215,7 +216,8 @@ static void check_members(const char *const paths[][4], size_t n)
 static void test_members_one_by_one(void **state)
 {
     static const char pod[] =
-        "{\"metadata\":{\"name\":\"p\",\"annotations\":{\"a\":\"1\"}},\"spec\":{\"serviceAccountName\":\"web\","
+        "{\"metadata\":{\"name\":\"p\",\"annotations\":{\"a\":\"1\"}},\"spec\":{\"serviceAccountName\":"
+        "\"web\","
         "\"priority\":7,\"automountServiceAccountToken\":false,\"tolerations\":[{\"key\":\"k\","
         "\"effect\":\"NoExecute\"}],\"containers\":[{\"name\":\"c\"}]}}";
     static const char *const paths[][4] = {

@@ -822,7 +822,8 @@ static void test_limit_ranges_both_phases(void **state)
         "spec: {limits: [{type: Container, default: {cpu: 200m}, defaultRequest: {cpu: 100m}}]}\n---\n"
         "apiVersion: v1\nkind: LimitRange\nmetadata: {name: b, namespace: ns}\n"
         "spec: {limits: [{type: Container, max: {memory: 1Gi}}]}\n";
-    pt_request_t r = {.operation = "CREATE", .resource = "pods", .kind = "Pod", .namespace_ = "ns", .name = "p"};
+    pt_request_t r = {
+        .operation = "CREATE", .resource = "pods", .kind = "Pod", .namespace_ = "ns", .name = "p"};
     adm_options_t o;
     adm_chain_t *c;
     adm_review_response_t resp;
@@ -840,17 +841,19 @@ static void test_limit_ranges_both_phases(void **state)
     assert_int_equal(adm_chain_create(&o, &c, err, sizeof(err)), 0);
 
     adm_arena_reset(arena);
-    r.object = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
-               "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"memory\":\"2Gi\"}}}]}}";
+    r.object =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"memory\":\"2Gi\"}}}]}}";
     resp = run(c, ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, pt_review_json(arena, &r));
     assert_false(resp.allowed);
     assert_int_equal(resp.code, 403);
-    assert_string_equal(resp.message,
-                        "pods \"p\" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi");
+    assert_string_equal(
+        resp.message, "pods \"p\" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi");
 
     adm_arena_reset(arena);
-    r.object = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
-               "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"memory\":\"512Mi\"}}}]}}";
+    r.object =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"memory\":\"512Mi\"}}}]}}";
     resp = run(c, ADM_PHASE_MUTATING | ADM_PHASE_VALIDATING, pt_review_json(arena, &r));
     assert_true(resp.allowed);
     assert_non_null(resp.patch);
@@ -859,7 +862,8 @@ static void test_limit_ranges_both_phases(void **state)
             "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"kubernetes.io/limit-ranger\":"
             "\"LimitRanger plugin set: cpu request for container c; cpu limit for container c\"}},"
             "{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits/cpu\",\"value\":\"200m\"},"
-            "{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/requests\",\"value\":{\"cpu\":\"100m\"}}]";
+            "{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/"
+            "requests\",\"value\":{\"cpu\":\"100m\"}}]";
 
         if (resp.patch_len != sizeof(want) - 1 || memcmp(resp.patch, want, resp.patch_len) != 0) {
             fail_msg("patch %.*s", (int)resp.patch_len, (const char *)resp.patch);

@@ -809,8 +809,8 @@ static void diff_both_ways(yyjson_val *a, yyjson_mut_val *b, const adm_json_orig
     assert_int_equal(adm_jsonpatch_diff(a, b, arena, &plain, &plain_len, &plain_ops), 0);
     assert_int_equal(adm_jsonpatch_diff_copy(a, b, o, arena, &fast, &fast_len, &fast_ops), 0);
     if (plain_ops != fast_ops || plain_len != fast_len || memcmp(plain, fast, plain_len) != 0) {
-        fail_msg("seed %llu: the diff of the copy differs:\n plain %.*s\n copy  %.*s", (unsigned long long)seed,
-                 (int)plain_len, plain, (int)fast_len, fast);
+        fail_msg("seed %llu: the diff of the copy differs:\n plain %.*s\n copy  %.*s",
+                 (unsigned long long)seed, (int)plain_len, plain, (int)fast_len, fast);
     }
 }
 
@@ -852,7 +852,8 @@ static void test_diff_of_a_copy(void **state)
         /* and the view of the changed copy, made with the same shortcut, is what a plain view gives */
         {
             const char *plain = yyjson_val_write(adm_json_view(&alc, yyjson_mut_doc_get_root(m)), 0, NULL);
-            const char *fast = yyjson_val_write(adm_json_view_from(&alc, yyjson_mut_doc_get_root(m), &o), 0, NULL);
+            const char *fast =
+                yyjson_val_write(adm_json_view_from(&alc, yyjson_mut_doc_get_root(m), &o), 0, NULL);
 
             assert_non_null(plain);
             assert_non_null(fast);

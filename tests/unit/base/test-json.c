@@ -412,7 +412,8 @@ static const char *text_of(adm_arena_t *a, yyjson_val *v, yyjson_mut_val *mv)
     const char *s;
 
     adm_json_alc_init(&alc, a);
-    s = v != NULL ? yyjson_val_write_opts(v, 0, &alc, NULL, NULL) : yyjson_mut_val_write_opts(mv, 0, &alc, NULL, NULL);
+    s = v != NULL ? yyjson_val_write_opts(v, 0, &alc, NULL, NULL)
+                  : yyjson_mut_val_write_opts(mv, 0, &alc, NULL, NULL);
     assert_non_null(s);
     return s;
 }
@@ -432,9 +433,12 @@ static void test_share_and_view_match_yyjson(void **state)
         "\"just a string\"",
         "-12",
         "null",
-        "{\"a\":[1,-2,3.5,true,false,null,\"x\\n\\u00e9\"],\"b\":{},\"c\":[],\"d\":{\"e\":{\"f\":[[],[{}]]}}}",
-        "[{\"k\":\"v\"},[1,[2,[3,[4,[5]]]]],{\"empty\":{\"x\":[]}},18446744073709551615,-9223372036854775808]",
-        ("{\"metadata\":{\"name\":\"web\",\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+        "{\"a\":[1,-2,3.5,true,false,null,\"x\\n\\u00e9\"],\"b\":{},\"c\":[],\"d\":{\"e\":{\"f\":[[],[{}]]}}"
+        "}",
+        "[{\"k\":\"v\"},[1,[2,[3,[4,[5]]]]],{\"empty\":{\"x\":[]}},18446744073709551615,-"
+        "9223372036854775808]",
+        ("{\"metadata\":{\"name\":\"web\",\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":"
+         "\"c\","
          "\"image\":\"nginx\",\"resources\":{\"limits\":{\"cpu\":\"1\"}}}],\"volumes\":[]}}"),
     };
     adm_arena_t *a = adm_arena_create(4096);
@@ -526,11 +530,16 @@ static void test_share_and_view_match_yyjson(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_alc_parse_and_build),      cmocka_unit_test(test_alc_realloc_keeps_bytes),
-        cmocka_unit_test(test_too_deep_table),           cmocka_unit_test(test_too_deep_boundary),
-        cmocka_unit_test(test_too_deep_unbalanced),      cmocka_unit_test(test_too_deep_matches_reference),
-        cmocka_unit_test(test_read_depth_error),         cmocka_unit_test(test_walkers_use_no_stack),
-        cmocka_unit_test(test_depth_and_first_too_deep), cmocka_unit_test(test_go_type_and_text),
+        cmocka_unit_test(test_alc_parse_and_build),
+        cmocka_unit_test(test_alc_realloc_keeps_bytes),
+        cmocka_unit_test(test_too_deep_table),
+        cmocka_unit_test(test_too_deep_boundary),
+        cmocka_unit_test(test_too_deep_unbalanced),
+        cmocka_unit_test(test_too_deep_matches_reference),
+        cmocka_unit_test(test_read_depth_error),
+        cmocka_unit_test(test_walkers_use_no_stack),
+        cmocka_unit_test(test_depth_and_first_too_deep),
+        cmocka_unit_test(test_go_type_and_text),
         cmocka_unit_test(test_share_and_view_match_yyjson),
     };
 

@@ -194,7 +194,8 @@ static void test_parse_table(void **state)
 
 /* Two parses answer alike, field by field; the text each keeps is its own input. */
 static void assert_same_parse(const char *text, int rc1, const adm_quantity_t *q1, const char *p1,
-                              const char *in1, int rc2, const adm_quantity_t *q2, const char *p2, const char *in2)
+                              const char *in1, int rc2, const adm_quantity_t *q2, const char *p2,
+                              const char *in2)
 {
     if (rc1 != rc2 || (rc1 != 0 && strcmp(p1, p2) != 0)) {
         fail_msg("%s: rc %d/%d, problem %s/%s", text, rc1, rc2, p1 != NULL ? p1 : "-", p2 != NULL ? p2 : "-");
@@ -202,8 +203,9 @@ static void assert_same_parse(const char *text, int rc1, const adm_quantity_t *q
     if (rc1 != 0) {
         return;
     }
-    if (q1->unscaled != q2->unscaled || q1->scale != q2->scale || q1->format != q2->format || q1->dec != q2->dec ||
-        q1->verbatim_len != q2->verbatim_len || (q1->verbatim == NULL) != (q2->verbatim == NULL)) {
+    if (q1->unscaled != q2->unscaled || q1->scale != q2->scale || q1->format != q2->format ||
+        q1->dec != q2->dec || q1->verbatim_len != q2->verbatim_len ||
+        (q1->verbatim == NULL) != (q2->verbatim == NULL)) {
         fail_msg("%s: the remembered parse differs (%s / %s)", text, str(q1), str(q2));
     }
     if (q1->verbatim != NULL && (q1->verbatim != in1 || q2->verbatim != in2)) {
@@ -219,10 +221,34 @@ static void assert_same_parse(const char *text, int rc1, const adm_quantity_t *q
 static void test_parse_memo(void **state)
 {
     static const char *const texts[] = {
-        "0",     "250m",  "1",       "64Mi",      "2Gi",      "500m",     "1.5",    "-3.01e-3", "100",
-        "1e3",   "1E3",   "0.1",     "12M",       "7Ki",      "1.1.M",    "aoeu",   "1 ",       "1i",
-        "+5",    "-0",    "0.0001m", "123456789012345678901234567890", "9223372036854775807",
-        "1e99999999999999999999",     "-.e-20",   "100Ei",  "1n",       "0.5Gi",
+        "0",
+        "250m",
+        "1",
+        "64Mi",
+        "2Gi",
+        "500m",
+        "1.5",
+        "-3.01e-3",
+        "100",
+        "1e3",
+        "1E3",
+        "0.1",
+        "12M",
+        "7Ki",
+        "1.1.M",
+        "aoeu",
+        "1 ",
+        "1i",
+        "+5",
+        "-0",
+        "0.0001m",
+        "123456789012345678901234567890",
+        "9223372036854775807",
+        "1e99999999999999999999",
+        "-.e-20",
+        "100Ei",
+        "1n",
+        "0.5Gi",
     };
     char a[64], b[64], c[64];
 

@@ -60,9 +60,10 @@ static void test_read(void **state)
     assert_int_equal(adm_rlist_read(pt_arena, NULL, &l, &bad), 0);
     assert_int_equal(l.n, 0);
     /* a name given twice keeps its first place and takes the later value, as adm_rlist_set does */
-    assert_int_equal(
-        adm_rlist_read(pt_arena, json("{\"cpu\":\"1\",\"memory\":\"2Gi\",\"cpu\":\"3\",\"c\":\"4\"}"), &l, &bad),
-        0);
+    assert_int_equal(adm_rlist_read(pt_arena,
+                                    json("{\"cpu\":\"1\",\"memory\":\"2Gi\",\"cpu\":\"3\",\"c\":\"4\"}"), &l,
+                                    &bad),
+                     0);
     assert_int_equal(l.n, 3);
     assert_string_equal(l.names[0], "cpu");
     assert_string_equal(l.names[1], "memory");
@@ -197,10 +198,8 @@ static void test_best_effort(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read),
-        cmocka_unit_test(test_add_max),
-        cmocka_unit_test(test_pod_total),
-        cmocka_unit_test(test_pod_total_remembered),
+        cmocka_unit_test(test_read),        cmocka_unit_test(test_add_max),
+        cmocka_unit_test(test_pod_total),   cmocka_unit_test(test_pod_total_remembered),
         cmocka_unit_test(test_best_effort),
     };
 

@@ -396,8 +396,9 @@ static void assert_same_result(size_t i, const char *lv, const adm_psa_result_t 
  */
 static void test_memo_across_levels(void **state)
 {
-    static const char *const lvs[] = {"baseline:latest", "restricted:latest", "baseline:v1.0",   "restricted:v1.5",
-                                      "restricted:v1.24", "baseline:v1.30",   "restricted:v1.34", "baseline:v1.36"};
+    static const char *const lvs[] = {"baseline:latest",  "restricted:latest", "baseline:v1.0",
+                                      "restricted:v1.5",  "restricted:v1.24",  "baseline:v1.30",
+                                      "restricted:v1.34", "baseline:v1.36"};
     adm_arena_t *a = adm_arena_create(65536);
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
