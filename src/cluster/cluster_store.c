@@ -20,17 +20,21 @@
 
 /*
  * The kinds of which the plugins read only part (what every kind drops is in copy_metadata): the
- * top-level fields not kept. PodSecurity reads a pod's metadata and spec, never its status, which
- * is a quarter or more of a running pod; PodTopologyLabels reads a Node's labels, never its status
- * (conditions, addresses, the list of every image on the node: most of a Node).
+ * top-level fields not kept, and of status the members kept when status is kept in part.
+ * PodSecurity reads a pod's metadata and spec, never its status, which is a quarter or more of a
+ * running pod. PodTopologyLabels reads a Node's labels and PodResizeValidator its
+ * status.allocatable, never the rest of its status (conditions, addresses, the list of every
+ * image on the node: most of a Node).
  */
 static const char *const status_drops[] = {"status", NULL};
+static const char *const node_status_keeps[] = {"allocatable", NULL};
 static const struct {
     const char *group, *kind;
     const char *const *drops;
+    const char *const *status_keeps; /* NULL: status is kept whole (unless dropped) */
 } partial_kinds[] = {
-    {"", "Pod", status_drops},
-    {"", "Node", status_drops},
+    {"", "Pod", status_drops, NULL},
+    {"", "Node", NULL, node_status_keeps},
 };
 
 /* A block whose free waits for the pins that may see it. First member of what it heads. */
@@ -71,7 +75,8 @@ typedef struct lcache_s {
 struct adm_kind_store_s {
     adm_cluster_store_t *store;
     char *group, *kind;
-    const char *const *drops; /* top-level fields not kept (partial_kinds), or NULL */
+    const char *const *drops;        /* top-level fields not kept (partial_kinds), or NULL */
+    const char *const *status_keeps; /* the members of status kept (partial_kinds), or NULL: all */
     bool namespaced;
     bool synced;
     entry_t **buckets;
@@ -277,6 +282,7 @@ adm_kind_store_t *adm_cluster_store_kind(adm_cluster_store_t *s, const char *gro
     for (size_t i = 0; i < sizeof(partial_kinds) / sizeof(partial_kinds[0]); i++) {
         if (strcmp(partial_kinds[i].group, group) == 0 && strcmp(partial_kinds[i].kind, kind) == 0) {
             k->drops = partial_kinds[i].drops;
+            k->status_keeps = partial_kinds[i].status_keeps;
         }
     }
     k->group = strdup(group);
@@ -339,8 +345,11 @@ static bool dropped(const char *const *drops, yyjson_val *key)
     return false;
 }
 
-/* The members of obj into a new object of m, but those named in drops; NULL when out of memory. */
-static yyjson_mut_val *copy_members(yyjson_mut_doc *m, yyjson_val *obj, const char *const *drops)
+/*
+ * The members of obj into a new object of m, but those named in drops (keep false) or only those
+ * (keep true); NULL when out of memory.
+ */
+static yyjson_mut_val *copy_members(yyjson_mut_doc *m, yyjson_val *obj, const char *const *drops, bool keep)
 {
     yyjson_mut_val *out = yyjson_mut_obj(m);
     yyjson_obj_iter it;
@@ -350,7 +359,7 @@ static yyjson_mut_val *copy_members(yyjson_mut_doc *m, yyjson_val *obj, const ch
         return out;
     }
     for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-        if (!dropped(drops, key) &&
+        if (dropped(drops, key) == keep &&
             !yyjson_mut_obj_add(out, yyjson_val_mut_copy(m, key),
                                 yyjson_val_mut_copy(m, yyjson_obj_iter_get_val(key)))) {
             return NULL;
@@ -376,7 +385,7 @@ static yyjson_mut_val *copy_metadata(yyjson_mut_doc *m, yyjson_val *meta)
             continue;
         }
         kept = yyjson_equals_str(key, "annotations") && yyjson_is_obj(val)
-                   ? copy_members(m, val, annotation_drops)
+                   ? copy_members(m, val, annotation_drops, false)
                    : yyjson_val_mut_copy(m, val);
         if (kept == NULL || !yyjson_mut_obj_add(out, yyjson_val_mut_copy(m, key), kept)) {
             out = NULL;
@@ -386,8 +395,8 @@ static yyjson_mut_val *copy_metadata(yyjson_mut_doc *m, yyjson_val *meta)
 }
 
 /*
- * A compact immutable copy of obj with what k keeps: every top-level field but k's drops, and
- * metadata through copy_metadata.
+ * A compact immutable copy of obj with what k keeps: every top-level field but k's drops,
+ * metadata through copy_metadata, and of status k's status_keeps when it has them.
  */
 static obj_t *copy_object(const adm_kind_store_t *k, yyjson_val *obj)
 {
@@ -411,8 +420,13 @@ static obj_t *copy_object(const adm_kind_store_t *k, yyjson_val *obj)
         if (dropped(k->drops, key)) {
             continue;
         }
-        kept = yyjson_equals_str(key, "metadata") && yyjson_is_obj(val) ? copy_metadata(m, val)
-                                                                        : yyjson_val_mut_copy(m, val);
+        if (yyjson_equals_str(key, "metadata") && yyjson_is_obj(val)) {
+            kept = copy_metadata(m, val);
+        } else if (k->status_keeps != NULL && yyjson_equals_str(key, "status") && yyjson_is_obj(val)) {
+            kept = copy_members(m, val, k->status_keeps, true);
+        } else {
+            kept = yyjson_val_mut_copy(m, val);
+        }
         if (kept == NULL || !yyjson_mut_obj_add(root, yyjson_val_mut_copy(m, key), kept)) {
             root = NULL;
         }
@@ -581,7 +595,8 @@ void adm_kind_store_delete(adm_kind_store_t *k, const char *namespace_, const ch
 
 int adm_kind_store_replace(adm_kind_store_t *k, yyjson_val *const *pages, size_t npages)
 {
-    adm_kind_store_t fresh = {.store = k->store, .drops = k->drops, .namespaced = k->namespaced};
+    adm_kind_store_t fresh = {
+        .store = k->store, .drops = k->drops, .status_keeps = k->status_keeps, .namespaced = k->namespaced};
     yyjson_val *it;
     size_t i, n;
     int rc = 0;

@@ -318,8 +318,7 @@ static bool qos_counts(yyjson_val *list)
     return false;
 }
 
-/* isPodLevelResourcesSet: a cpu, memory or hugepages-* name in spec.resources' requests or limits. */
-static bool pod_level_set(yyjson_val *pod)
+bool adm_pod_level_resources_set(yyjson_val *pod)
 {
     static const char *const which[] = {"requests", "limits"};
 
@@ -349,7 +348,7 @@ bool adm_pod_qos_best_effort(yyjson_val *pod)
     if (status[0] != '\0') {
         return strcmp(status, "BestEffort") == 0;
     }
-    if (pod_level_set(pod)) {
+    if (adm_pod_level_resources_set(pod)) {
         return !qos_counts(adm_json_get(res, "requests")) && !qos_counts(adm_json_get(res, "limits"));
     }
     for (size_t l = 0; l < 2; l++) {

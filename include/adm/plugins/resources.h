@@ -62,6 +62,13 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
                            const char **bad);
 
 /**
+ * component-helpers' IsPodLevelResourcesSet: spec.resources' requests or limits name cpu, memory or
+ * a hugepages-* resource. Where PodLevelResources is on (1.34+), such a pod's totals are its
+ * pod-level ones for those names.
+ */
+bool adm_pod_level_resources_set(yyjson_val *pod);
+
+/**
  * qos.GetPodQOS(pod) == BestEffort: status.qosClass when set, else ComputePodQOS with the gates of
  * the newest kube (PodLevelResources and PodLevelResourcesFixKubeletQOSClass on): with a pod-level
  * cpu, memory or hugepages entry only spec.resources counts, else the containers and init

@@ -204,13 +204,22 @@ static void test_what_is_kept(void **state)
     pod = adm_cluster_store_get(s, "", "Pod", "x", "q");
     assert_null(yyjson_obj_get(pod, "status"));
     assert_int_equal(yyjson_get_int(yyjson_obj_get(yyjson_obj_get(pod, "metadata"), "annotations")), 7);
-    /* Nodes too: PodTopologyLabels reads their labels */
+    /* Nodes keep their labels (PodTopologyLabels) and of their status only allocatable
+     * (PodResizeValidator); a status that is not an object is kept as it came */
     relist(adm_cluster_store_kind(s, "", "Node", false),
            "[{\"metadata\":{\"name\":\"n\",\"labels\":{\"topology.kubernetes.io/zone\":\"z\"}},"
-           "\"spec\":{},\"status\":{\"images\":[]}}]");
+           "\"spec\":{},\"status\":{\"images\":[],\"allocatable\":{\"cpu\":\"4\"},\"capacity\":{}}},"
+           "{\"metadata\":{\"name\":\"m\"},\"status\":{\"conditions\":[]}},"
+           "{\"metadata\":{\"name\":\"o\"},\"status\":7}]");
     text = yyjson_val_write(adm_cluster_store_get(s, "", "Node", NULL, "n"), 0, NULL);
     assert_string_equal(text, "{\"metadata\":{\"name\":\"n\",\"labels\":{\"topology.kubernetes.io/zone\":"
-                              "\"z\"}},\"spec\":{}}");
+                              "\"z\"}},\"spec\":{},\"status\":{\"allocatable\":{\"cpu\":\"4\"}}}");
+    free(text);
+    text = yyjson_val_write(adm_cluster_store_get(s, "", "Node", NULL, "m"), 0, NULL);
+    assert_string_equal(text, "{\"metadata\":{\"name\":\"m\"},\"status\":{}}");
+    free(text);
+    text = yyjson_val_write(adm_cluster_store_get(s, "", "Node", NULL, "o"), 0, NULL);
+    assert_string_equal(text, "{\"metadata\":{\"name\":\"o\"},\"status\":7}");
     free(text);
     adm_cluster_store_free(s);
 }
