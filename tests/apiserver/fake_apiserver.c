@@ -28,6 +28,9 @@
  *                                    Conflict for the quota, as a stale write gets)
  *   {"op":"slow","ms":M}                                    hold every watch event M ms
  *   {"op":"delay-puts","ms":M}                              answer (and apply) each PUT M ms late
+ *   {"op":"delay-lists","ms":M,"resource":"limitranges"}    answer each LIST of one namespace's
+ *                                    objects (of that resource only, when given) M ms late: a
+ *                                    plugin's live LIST, not the informer's cluster-wide ones
  *   {"op":"garbage"}                                        send bytes that are not JSON on every watch
  *   {"op":"reload-tls"}                                     read the TLS files again (new handshakes)
  * GET /_control/stats answers counters (lists, watches, gets, creates, puts, conflicts, unauthorized,
@@ -129,6 +132,9 @@ struct conn_s {
     /* a PUT held back by delay-puts: what it was for */
     bool put_held;
     char put_ns[256], put_name[256];
+    /* a LIST held back by delay-lists */
+    const resource_t *list_res;
+    char list_ns[256], list_q[1024];
 };
 
 static struct {
@@ -149,6 +155,8 @@ static struct {
     char fail_resource[32]; /* only requests for this resource fail ("" any) */
     uint64_t slow_ms;
     uint64_t put_delay_ms;
+    uint64_t list_delay_ms;
+    char list_delay_resource[32]; /* "" any */
     uint64_t lists, watches, unauthorized, injected, gets, creates, puts, conflicts;
     char *put_log[PUTS_MAX]; /* one JSON object per status PUT received */
     size_t nput_log;
@@ -728,6 +736,11 @@ static const char *control(const char *body, size_t len, char *out, size_t out_l
                  yyjson_get_str(yyjson_obj_get(cmd, "resource")) != NULL
                      ? yyjson_get_str(yyjson_obj_get(cmd, "resource"))
                      : "");
+    } else if (strcmp(op, "delay-lists") == 0) {
+        const char *r = yyjson_get_str(yyjson_obj_get(cmd, "resource"));
+
+        srv.list_delay_ms = (uint64_t)yyjson_get_int(yyjson_obj_get(cmd, "ms"));
+        snprintf(srv.list_delay_resource, sizeof(srv.list_delay_resource), "%s", r != NULL ? r : "");
     } else if (strcmp(op, "delay-puts") == 0) {
         srv.put_delay_ms = (uint64_t)yyjson_get_int(yyjson_obj_get(cmd, "ms"));
     } else if (strcmp(op, "slow") == 0) {
@@ -1197,6 +1210,13 @@ static void on_put_delay(uv_timer_t *t)
     do_put_status(c, c->put_ns, c->put_name);
 }
 
+static void on_list_delay(uv_timer_t *t)
+{
+    conn_t *c = t->data;
+
+    do_list(c, c->list_res, c->list_ns, c->list_q);
+}
+
 static void put_log_reply(conn_t *c)
 {
     adm_buf_t b = {0};
@@ -1482,6 +1502,14 @@ static void handle(conn_t *c)
     }
     srv.lists++;
     if (!inject(c, "list")) {
+        if (srv.list_delay_ms > 0 && ns[0] != '\0' &&
+            (srv.list_delay_resource[0] == '\0' || strcmp(srv.list_delay_resource, res->name) == 0)) {
+            c->list_res = res;
+            snprintf(c->list_ns, sizeof(c->list_ns), "%s", ns);
+            snprintf(c->list_q, sizeof(c->list_q), "%s", q);
+            uv_timer_start(&c->timeout, on_list_delay, srv.list_delay_ms, 0);
+            return;
+        }
         do_list(c, res, ns, q);
     }
 }

@@ -7,7 +7,8 @@
  *   answered 404 admits the pod (GETs retried); another name missing is kube's Forbidden after
  *   exactly one GET.
  * - LimitRanger: a LimitRange the cache does not have is applied from the live LIST of the
- *   namespace's limitranges, and a second pod within 30 s is served from the live cache (no LIST).
+ *   namespace's limitranges, and a second pod within 30 s is served from the live cache (no LIST);
+ *   pods that need the same namespace while its LIST is in flight share it.
  * - ResourceQuota: a quota the cache does not have is enforced from the live LIST, cached likewise.
  */
 #include <setjmp.h>
@@ -255,6 +256,10 @@ static void test_service_account_bounded(void **state)
     "{\"metadata\":{\"name\":\"defaults\",\"namespace\":\"lr-late\"},\"spec\":{\"limits\":[{\"type\":"       \
     "\"Container\",\"default\":{\"cpu\":\"500m\"},\"defaultRequest\":{\"cpu\":\"100m\"}}]}}"
 
+#define LIMIT_RANGE_MANY                                                                                     \
+    "{\"metadata\":{\"name\":\"defaults\",\"namespace\":\"lr-many\"},\"spec\":{\"limits\":[{\"type\":"       \
+    "\"Container\",\"default\":{\"cpu\":\"500m\"},\"defaultRequest\":{\"cpu\":\"100m\"}}]}}"
+
 static void test_limit_range_live_list(void **state)
 {
     char body[8192];
@@ -265,6 +270,8 @@ static void test_limit_range_live_list(void **state)
     put_default_account("lr-late");
     h_api_put_namespace(&api, "lr-broken", "Active");
     put_default_account("lr-broken");
+    h_api_put_namespace(&api, "lr-many", "Active");
+    put_default_account("lr-many");
     start_held("ResourceQuota");
     api_put("limitranges", LIMIT_RANGE);
     lists = h_api_stat(&api, "lists");
@@ -296,6 +303,36 @@ static void test_limit_range_live_list(void **state)
     admit_pod("lr-broken", ONE_CONTAINER, body, sizeof(body));
     assert_non_null(strstr(body, "\"allowed\":true"));
     assert_int_equal(h_api_stat(&api, "lists"), lists + 3);
+
+    /* three pods at once in a namespace not listed yet, the LIST held 300 ms: they share one */
+    api_put("limitranges", LIMIT_RANGE_MANY);
+    h_api_control(&api, "{\"op\":\"delay-lists\",\"ms\":300,\"resource\":\"limitranges\"}");
+    {
+        char *review = pod_review_json("lr-many", ONE_CONTAINER), *req;
+        size_t len;
+        h_conn_t c[3];
+
+        req = h_request("POST", "/admit", "application/json", review, strlen(review), &len);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(h_connect_to(&c[i], &server), 0);
+            assert_int_equal(h_send(&c[i], req, len), 0);
+        }
+        for (int i = 0; i < 3; i++) {
+            h_response_t r = {0};
+
+            assert_int_equal(h_read(&c[i], &r, 10000, NULL), 0);
+            assert_int_equal(r.status, 200);
+            adm_buf_append(&r.body, "", 1);
+            assert_non_null(strstr((char *)r.body.data, "\"allowed\":true"));
+            assert_non_null(strstr((char *)r.body.data, "\"patch\":"));
+            h_response_free(&r);
+            h_close(&c[i]);
+        }
+        free(req);
+        free(review);
+    }
+    h_api_control(&api, "{\"op\":\"delay-lists\",\"ms\":0}");
+    assert_int_equal(h_api_stat(&api, "lists"), lists + 4);
     stop();
 }
 
