@@ -176,6 +176,29 @@ static bool grow(adm_lru_t *l)
     return true;
 }
 
+void *adm_lru_peek(const adm_lru_t *l, const char *key, size_t len)
+{
+    uint64_t hash = adm_siphash24(l->seed, key, len);
+
+    for (uint32_t i = l->heads[hash & l->mask]; i != NIL; i = slot(l, i)->chain) {
+        slot_t *e = slot(l, i);
+
+        if (e->hash == hash && e->key_len == len && memcmp(e->key, key, len) == 0) {
+            return (unsigned char *)e + l->value_off;
+        }
+    }
+    return NULL;
+}
+
+void *adm_lru_oldest(const adm_lru_t *l)
+{
+    /* adm_lru_get takes a free slot while one is allocated or the array may still grow to max */
+    if (l->count < l->alloc || l->alloc < l->max || l->lru == NIL) {
+        return NULL;
+    }
+    return (unsigned char *)slot(l, l->lru) + l->value_off;
+}
+
 void *adm_lru_get(adm_lru_t *l, const char *key, size_t len)
 {
     uint64_t hash = adm_siphash24(l->seed, key, len);

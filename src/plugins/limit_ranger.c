@@ -6,11 +6,19 @@
  * maxLimitRequestRatio (validating phase). Quantities are compared as kube-apiserver's released
  * plugin compares them: in milli-units when all three fit, else in whole units, rounding up. The
  * first LimitRange (in load order) with a violation rejects with all of its violations.
+ *
+ * When the cache has no LimitRange in the namespace, kube's GetLimitRanges lists the namespace's
+ * live (and keeps the answer 30 s per namespace): with an API connection admitd does the same
+ * through list_cache.h, in admit and validate as ADM_AGAIN phases; the list read is kept for the
+ * request, so validate does not look again. A LIST that fails is the Forbidden kube wraps the
+ * client's error in. Without an API connection the files are all there is.
  */
 #include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/quantity.h"
 #include "adm/cluster/cluster_state.h"
+#include "adm/plugins/list_cache.h"
+#include "adm/plugins/live_call.h"
 #include "adm/plugins/resources.h"
 
 #include <stdlib.h>
@@ -84,13 +92,29 @@ typedef struct lr_kept_s {
 typedef struct lr_memo_s {
     lr_kept_t *v;
     size_t n, cap;
+    bool listed;             /* the live LIST answered for this request: */
+    yyjson_val *const *live; /* its items, held until the request ends */
+    size_t nlive;
 } lr_memo_t;
+
+/* The request's memo, created on first use; NULL when out of memory (or no slot: unit tests). */
+static lr_memo_t *memo(adm_attrs_t *attrs)
+{
+    void **slot = adm_plugin_slot(attrs);
+
+    if (slot == NULL) {
+        return NULL;
+    }
+    if (*slot == NULL) {
+        *slot = adm_arena_calloc(attrs->arena, 1, sizeof(lr_memo_t));
+    }
+    return *slot;
+}
 
 /* lr_read of obj, once per request. */
 static int lr_read_once(adm_attrs_t *attrs, yyjson_val *obj, lr_t *out)
 {
-    void **slot = adm_plugin_slot(attrs);
-    lr_memo_t *m = slot != NULL ? *slot : NULL;
+    lr_memo_t *m = memo(attrs);
     int err;
 
     for (size_t i = 0; m != NULL && i < m->n; i++) {
@@ -100,14 +124,10 @@ static int lr_read_once(adm_attrs_t *attrs, yyjson_val *obj, lr_t *out)
         }
     }
     err = lr_read(attrs->arena, obj, out);
-    if (slot == NULL || err == ADM_ENOMEM) {
+    if (m == NULL || err == ADM_ENOMEM) {
         return err;
     }
-    if (m == NULL) {
-        m = adm_arena_calloc(attrs->arena, 1, sizeof(*m));
-        *slot = m;
-    }
-    if (m != NULL && m->n == m->cap) {
+    if (m->n == m->cap) {
         size_t cap = m->cap == 0 ? 4 : 2 * m->cap;
         lr_kept_t *g = adm_arena_realloc(attrs->arena, m->v, m->cap * sizeof(*g), cap * sizeof(*g));
 
@@ -116,7 +136,7 @@ static int lr_read_once(adm_attrs_t *attrs, yyjson_val *obj, lr_t *out)
             m->cap = cap;
         }
     }
-    if (m != NULL && m->n < m->cap) {
+    if (m->n < m->cap) {
         m->v[m->n++] = (lr_kept_t){obj, *out, err};
     }
     return err;
@@ -300,15 +320,96 @@ static bool supported(const adm_attrs_t *attrs)
     return pod || pvc;
 }
 
-/* The namespace's LimitRanges, unless the request is exempt (an object being deleted). */
-static yyjson_val *const *limit_ranges(const adm_attrs_t *attrs, size_t *n)
+/* An object being deleted is not limited. */
+static bool exempt(const adm_attrs_t *attrs)
 {
-    *n = 0;
-    if (!supported(attrs) ||
-        adm_json_path(attrs->req->old_object, "metadata", "deletionTimestamp", NULL) != NULL) {
-        return NULL;
+    return !supported(attrs) ||
+           adm_json_path(attrs->req->old_object, "metadata", "deletionTimestamp", NULL) != NULL;
+}
+
+/* What admit or validate does with the namespace's LimitRanges. */
+typedef struct lr_phase_s {
+    int (*run)(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *const *ranges, size_t n);
+} lr_phase_t;
+
+/* The live LIST answered: the phase goes on with its items, or ends in kube's Forbidden. */
+static void on_live_ranges(adm_attrs_t *attrs, adm_async_t *async, int rc, yyjson_val *const *items, size_t n,
+                           const adm_call_result_t *res, yyjson_val *body, const char *err, void *arg)
+{
+    const lr_phase_t *phase = arg;
+    lr_memo_t *m = memo(attrs);
+    adm_status_t st;
+
+    memset(&st, 0, sizeof(st));
+    if (rc == ADM_OK && m != NULL) {
+        m->listed = true;
+        m->live = items;
+        m->nlive = n;
+        rc = phase->run(attrs, &st, items, n);
+    } else if (rc == ADM_EIO) {
+        rc =
+            adm_status_forbidden(&st, attrs, "%s", err != NULL ? err : adm_live_call_error(attrs, res, body));
+    } else {
+        rc = adm_status_nomem(&st);
     }
-    return adm_cluster_state_list(adm_plugin_cluster(attrs), "", "LimitRange", attrs->req->namespace_, n);
+    adm_async_done(async, rc, &st);
+}
+
+/*
+ * GetLimitRanges: the namespace's LimitRanges from the lister; when it has none, with an API
+ * connection and a chain to resume, the live LIST's (cached, or ADM_AGAIN and phase later).
+ * ADM_OK with *ranges, *n (n is 0 for an exempt request), ADM_AGAIN, or ADM_ENOMEM.
+ */
+static int limit_ranges(adm_list_cache_t *live, adm_attrs_t *attrs, adm_async_t *async, lr_phase_t *phase,
+                        yyjson_val *const **ranges, size_t *n)
+{
+    const char *ns = attrs->req->namespace_;
+    lr_memo_t *m;
+    int rc;
+
+    *ranges = NULL;
+    *n = 0;
+    if (exempt(attrs)) {
+        return ADM_OK;
+    }
+    *ranges = adm_cluster_state_list(adm_plugin_cluster(attrs), "", "LimitRange", ns, n);
+    if (*n > 0 || live == NULL || async == NULL || !adm_live_call_possible(attrs) ||
+        !adm_live_namespace_name(ns)) {
+        return ADM_OK;
+    }
+    m = memo(attrs);
+    if (m == NULL) {
+        return ADM_ENOMEM;
+    }
+    if (m->listed) {
+        *ranges = m->live;
+        *n = m->nlive;
+        return ADM_OK;
+    }
+    rc = adm_list_cache_get(live, attrs, async, ranges, n, on_live_ranges, phase);
+    if (rc == ADM_OK) {
+        m->listed = true;
+        m->live = *ranges;
+        m->nlive = *n;
+    }
+    return rc;
+}
+
+static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    (void)err;
+    (void)err_len;
+    *state = NULL;
+    if (!cfg->api) {
+        return 0;
+    }
+    *state = adm_list_cache_create("limitranges", ADM_LIST_CACHE_MAX, ADM_LIST_CACHE_TTL_MS);
+    return *state != NULL ? 0 : ADM_ENOMEM;
+}
+
+static void free_state(void *state)
+{
+    adm_list_cache_free(state);
 }
 
 static int bad_quantity(adm_status_t *st, adm_attrs_t *attrs, const char *problem)
@@ -480,12 +581,8 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
     return yyjson_mut_obj_add_str(attrs->mdoc, annotations, ANNOTATION, text) ? 0 : ADM_ENOMEM;
 }
 
-static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+static int admit_with(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *const *ranges, size_t n)
 {
-    yyjson_val *const *ranges;
-    size_t n;
-
-    ranges = limit_ranges(attrs, &n);
     if (n == 0 || strcmp(attrs->req->resource.resource, "pods") != 0) {
         return ADM_OK;
     }
@@ -504,6 +601,25 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
         }
     }
     return ADM_OK;
+}
+
+static lr_phase_t admit_phase = {admit_with};
+
+static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
+    yyjson_val *const *ranges;
+    size_t n;
+    int rc = limit_ranges(state, attrs, async, &admit_phase, &ranges, &n);
+
+    if (rc == ADM_ENOMEM) {
+        return adm_status_nomem(st);
+    }
+    return rc != ADM_OK ? rc : admit_with(attrs, st, ranges, n);
+}
+
+static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    return admit_async(state, attrs, st, NULL);
 }
 
 /* PodValidateLimitFunc / PersistentVolumeClaimValidateLimitFunc for one LimitRange. */
@@ -579,15 +695,12 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
     return 0;
 }
 
-static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
+static int validate_with(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *const *ranges, size_t n)
 {
-    yyjson_val *const *ranges;
     yyjson_val *obj;
     const char *resource = attrs->req->resource.resource;
     bool is_pod = strcmp(resource, "pods") == 0;
-    size_t n;
 
-    ranges = limit_ranges(attrs, &n);
     if (n == 0 || (!is_pod && strcmp(resource, "persistentvolumeclaims") != 0)) {
         return ADM_OK;
     }
@@ -628,12 +741,35 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     return ADM_OK;
 }
 
+static lr_phase_t validate_phase = {validate_with};
+
+static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
+    yyjson_val *const *ranges;
+    size_t n;
+    int rc = limit_ranges(state, attrs, async, &validate_phase, &ranges, &n);
+
+    if (rc == ADM_ENOMEM) {
+        return adm_status_nomem(st);
+    }
+    return rc != ADM_OK ? rc : validate_with(attrs, st, ranges, n);
+}
+
+static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    return validate_async(state, attrs, st, NULL);
+}
+
 static const char *const reads[] = {"/LimitRange", NULL};
 
 const adm_plugin_t adm_plugin_limit_ranger = {
     .name = "LimitRanger",
     .operations = ADM_OPS_CREATE | ADM_OPS_UPDATE,
     .reads = reads,
+    .configure = configure,
+    .free_state = free_state,
     .admit = admit,
     .validate = validate,
+    .admit_async = admit_async,
+    .validate_async = validate_async,
 };

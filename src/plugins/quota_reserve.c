@@ -94,6 +94,7 @@ typedef struct written_s {
 struct adm_quota_reserver_s {
     adm_quota_check_fn check;
     void *arg;
+    adm_quota_source_fn source;    /* the quotas of a namespace the cache has none in, or NULL */
     const adm_cluster_state_t *cs; /* the chain's (the same for every request): its API client */
     const adm_clock_t *clock;
     ns_work_t *buckets[NS_BUCKETS];
@@ -312,6 +313,9 @@ int adm_quota_list(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_arena_t *a, 
     adm_quota_t *q;
 
     *out = NULL;
+    if (*n == 0 && r != NULL && r->source != NULL) {
+        items = r->source(attrs, n);
+    }
     if (*n == 0) {
         return 0;
     }
@@ -1090,4 +1094,9 @@ void adm_quota_reserver_free(adm_quota_reserver_t *r)
         return;
     }
     free(r);
+}
+
+void adm_quota_reserver_set_source(adm_quota_reserver_t *r, adm_quota_source_fn fn)
+{
+    r->source = fn;
 }

@@ -8,11 +8,18 @@
  * one, or on dry run, the check alone decides (README: what differs). Evaluators: pods (compute resources,
  * pods, count/pods; scopes), persistentvolumeclaims (storage, per storage class), services (load balancers,
  * node ports), and kube's object count evaluator (count/<resource>[.<group>]) for every other resource.
+ *
+ * When the cache has no quota in the namespace, kube's GetQuotas lists the namespace's live (kept
+ * 30 s per namespace, one LIST at a time per namespace): with an API connection admitd does the
+ * same through list_cache.h, and the quotas it finds are checked and charged as cached ones are. A
+ * LIST that fails refuses the request with the API server's Status as it came (Go's url.Error,
+ * 500, for an answer that did not come), as kube returns the client's error unwrapped.
  */
 #include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/quantity.h"
 #include "adm/cluster/cluster_state.h"
+#include "adm/plugins/list_cache.h"
 #include "adm/plugins/live_call.h"
 #include "adm/plugins/quota_reserve.h"
 #include "adm/plugins/resources.h"
@@ -482,7 +489,24 @@ typedef struct rq_owner_s {
     rq_state_t st;
     adm_arena_t *arena;
     adm_quota_reserver_t *reserver; /* with an API connection: the batches that write status.used */
+    adm_list_cache_t *live;         /* with an API connection: the live LISTs on an empty cache */
 } rq_owner_t;
+
+/* The live LIST's quotas for this request, in the plugin's slot (arena memory). */
+typedef struct rq_live_s {
+    yyjson_val *const *items;
+    size_t n;
+} rq_live_t;
+
+/* The quotas of the live LIST this request read (adm_quota_source_fn). */
+static yyjson_val *const *live_quotas(adm_attrs_t *attrs, size_t *n)
+{
+    void **slot = adm_plugin_slot(attrs);
+    const rq_live_t *l = slot != NULL ? *slot : NULL;
+
+    *n = l != NULL ? l->n : 0;
+    return l != NULL ? l->items : NULL;
+}
 
 static void free_owner(void *state)
 {
@@ -490,6 +514,7 @@ static void free_owner(void *state)
 
     if (o != NULL) {
         adm_quota_reserver_free(o->reserver);
+        adm_list_cache_free(o->live);
         yyjson_doc_free(o->st.doc);
         free(o->st.limited);
         adm_arena_destroy(o->arena);
@@ -515,10 +540,12 @@ static int configure(const adm_plugin_config_t *cfg, void **state, char *err, si
     }
     if (cfg->api) {
         o->reserver = adm_quota_reserver_create(check_request, &o->st);
-        if (o->reserver == NULL) {
+        o->live = adm_list_cache_create("resourcequotas", ADM_LIST_CACHE_MAX, ADM_LIST_CACHE_TTL_MS);
+        if (o->reserver == NULL || o->live == NULL) {
             free_owner(o);
             return ADM_ENOMEM;
         }
+        adm_quota_reserver_set_source(o->reserver, live_quotas);
     }
     if (cfg->config == NULL) {
         *state = o;
@@ -1075,26 +1102,14 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
     return ADM_OK;
 }
 
-/*
- * The phase: requests the plugin handles in a namespace with quotas (or limitedResources) are
- * checked; with an API connection and not on dry run they then wait in their namespace's batch
- * for the usage to be written (quota_reserve.h). Otherwise the check against the cluster state
- * decides alone and nothing is written (README: what differs).
- */
-static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+/* The check of a request against its n quotas (cached or live), or its wait in the batch. */
+static int evaluate(rq_owner_t *o, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async, size_t n)
 {
-    rq_owner_t *o = state;
     const rq_state_t *cfg = o != NULL ? &o->st : NULL;
     const adm_review_request_t *req = attrs->req;
     adm_quota_t *quotas;
-    size_t n;
     bool charged;
-    ev_t ev;
 
-    if (req->namespace_[0] == '\0' || !pick_evaluator(attrs, &ev)) {
-        return ADM_OK;
-    }
-    (void)adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", req->namespace_, &n);
     if (n == 0 && (cfg == NULL || cfg->nlimited == 0)) {
         return ADM_OK;
     }
@@ -1106,6 +1121,109 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
         return adm_status_nomem(st);
     }
     return check_request((void *)cfg, attrs, attrs->arena, quotas, n, st, &charged);
+}
+
+/* A live LIST that failed: the client's error as kube hands it back, unwrapped. */
+static int list_failed(adm_attrs_t *attrs, adm_status_t *st, const adm_call_result_t *res, yyjson_val *body,
+                       const char *err)
+{
+    adm_arena_t *a = attrs->arena;
+    yyjson_val *code = adm_json_get(body, "code"), *details = adm_json_get(body, "details");
+    const char *msg = err;
+
+    memset(st, 0, sizeof(*st));
+    st->code = 500;
+    if (err == NULL && strcmp(adm_json_str(body, "kind"), "Status") == 0 &&
+        *adm_json_str(body, "message") != '\0') {
+        const char *reason = adm_json_str(body, "reason");
+
+        st->code =
+            yyjson_is_int(code) && yyjson_get_int(code) > 0 ? (int32_t)yyjson_get_int(code) : res->status;
+        st->reason = *reason != '\0' ? adm_arena_strndup(a, reason, strlen(reason)) : NULL;
+        msg = adm_json_str(body, "message");
+        if (yyjson_is_obj(details)) {
+            const char *text = adm_json_text(a, details);
+            yyjson_read_err rerr;
+            yyjson_doc *d = text != NULL ? adm_json_read(a, text, strlen(text), &rerr) : NULL;
+
+            if (d == NULL) {
+                return adm_status_nomem(st);
+            }
+            st->details = yyjson_doc_get_root(d);
+        }
+        if (*reason != '\0' && st->reason == NULL) {
+            return adm_status_nomem(st);
+        }
+    } else if (err == NULL) {
+        st->code = res->status;
+        msg = adm_live_call_error(attrs, res, body);
+    }
+    st->message = msg != NULL ? adm_arena_strndup(a, msg, strlen(msg)) : NULL;
+    return st->message != NULL ? ADM_DECLINED : adm_status_nomem(st);
+}
+
+static void remember_live(adm_attrs_t *attrs, yyjson_val *const *items, size_t n)
+{
+    void **slot = adm_plugin_slot(attrs);
+    rq_live_t *l = slot != NULL ? adm_arena_calloc(attrs->arena, 1, sizeof(*l)) : NULL;
+
+    if (l != NULL) {
+        l->items = items;
+        l->n = n;
+        *slot = l;
+    }
+}
+
+/* The live LIST answered: the request is evaluated against its quotas, or refused. */
+static void on_live_quotas(adm_attrs_t *attrs, adm_async_t *async, int rc, yyjson_val *const *items, size_t n,
+                           const adm_call_result_t *res, yyjson_val *body, const char *err, void *arg)
+{
+    adm_status_t st;
+
+    memset(&st, 0, sizeof(st));
+    if (rc == ADM_OK) {
+        remember_live(attrs, items, n);
+        rc = evaluate(arg, attrs, &st, async, n);
+        if (rc == ADM_AGAIN) {
+            return; /* waiting in its namespace's batch now */
+        }
+    } else if (rc == ADM_EIO) {
+        rc = list_failed(attrs, &st, res, body, err);
+    } else {
+        rc = adm_status_nomem(&st);
+    }
+    adm_async_done(async, rc, &st);
+}
+
+/*
+ * The phase: requests the plugin handles in a namespace with quotas (or limitedResources) are
+ * checked; with an API connection and not on dry run they then wait in their namespace's batch
+ * for the usage to be written (quota_reserve.h). Otherwise the check against the cluster state
+ * decides alone and nothing is written (README: what differs). A namespace the cache has no quota
+ * in is listed live first, with an API connection.
+ */
+static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
+    rq_owner_t *o = state;
+    const adm_review_request_t *req = attrs->req;
+    yyjson_val *const *items;
+    size_t n;
+    ev_t ev;
+    int rc;
+
+    if (req->namespace_[0] == '\0' || !pick_evaluator(attrs, &ev)) {
+        return ADM_OK;
+    }
+    (void)adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", req->namespace_, &n);
+    if (n == 0 && o != NULL && o->live != NULL && async != NULL && adm_live_call_possible(attrs) &&
+        adm_live_namespace_name(req->namespace_)) {
+        rc = adm_list_cache_get(o->live, attrs, async, &items, &n, on_live_quotas, o);
+        if (rc != ADM_OK) {
+            return rc == ADM_AGAIN ? rc : adm_status_nomem(st);
+        }
+        remember_live(attrs, items, n);
+    }
+    return evaluate(o, attrs, st, async, n);
 }
 
 /* Without a chain to resume (unit tests): the check alone. */

@@ -8,15 +8,23 @@
  * annotated kubernetes.io/enforce-mountable-secrets=true limits the secrets its pods (and, on
  * pods/ephemeralcontainers updates, their ephemeral containers) may reference to its own.
  *
- * Kube looks a missing account up again in the API server (10 times, 100-199 ms apart, for
- * "default"); admitd's storage is the --cluster-state files until it has an API client, so the
- * one lookup (get_account) answers at once. It is the place an asynchronous reader goes.
+ * An account the cache does not have is looked up live, as kube's getServiceAccount does: with an
+ * API connection, GETs of the account as an ADM_AGAIN phase (live_call.h), 1 for any name and 10
+ * for "default" (the controller creates it right after its namespace), 404s retried after one
+ * random interval of 100-199 ms drawn per lookup, on a loop timer; any other error ends the lookup
+ * as the client worded it, and after the last 404 the account is NotFound. A retry that could not
+ * start before the request's deadline is not made (NotFound then). Without an API connection the
+ * --cluster-state files are both cache and storage, so the lookup answers at once. The account
+ * found is kept in the request's slot: validate, and admit's own call of it, do not look again.
  */
 #include "adm/plugins/service_account.h"
 #include "adm/admission/plugin.h"
 #include "adm/admission/podutil.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
+#include "adm/cluster/api_client.h"
+#include "adm/cluster/cluster_state.h"
+#include "adm/plugins/live_call.h"
 #include "adm/plugins/lookup.h"
 
 #include <stdlib.h>
@@ -27,6 +35,10 @@
 #define VOLUME_PREFIX "kube-api-access-"
 #define MIRROR_ANNOTATION "kubernetes.io/config.mirror"
 #define ENFORCE_ANNOTATION "kubernetes.io/enforce-mountable-secrets"
+#define DEFAULT_NAME "default"
+#define DEFAULT_ATTEMPTS 10 /* kube's numAttempts for "default"; 1 for any other name */
+#define RETRY_BASE_MS 100   /* kube's retryInterval: 100 ms plus rand.Int63n(100) */
+#define RETRY_SPREAD_MS 100
 
 typedef struct state_s {
     adm_sa_suffix_fn suffix;
@@ -106,9 +118,28 @@ static bool enforce_mountable(yyjson_val *sa)
     return yyjson_is_str(v) && parse_bool_true(yyjson_get_str(v));
 }
 
+/* The NotFound of kube's last attempt, as the Forbidden admit and validate wrap it. */
+static int account_not_found(adm_attrs_t *attrs, const char *name, adm_status_t *st)
+{
+    const char *q = adm_go_quote(attrs->arena, name);
+
+    if (q == NULL) {
+        return adm_status_nomem(st);
+    }
+    return adm_status_forbidden(st, attrs,
+                                "error looking up service account %s/%s: serviceaccount %s not found",
+                                attrs->req->namespace_, name, q);
+}
+
+static int account_error(adm_attrs_t *attrs, const char *name, const char *err, adm_status_t *st)
+{
+    return adm_status_forbidden(st, attrs, "error looking up service account %s/%s: %s",
+                                attrs->req->namespace_, name, err != NULL ? err : "unknown error");
+}
+
 /*
- * getServiceAccount: the lister, then the storage. Returns ADM_OK with *sa set, or the Forbidden
- * `error looking up service account NS/NAME: ERR` in st.
+ * getServiceAccount without an API connection: the lister, then the storage (the files). Returns
+ * ADM_OK with *sa set, or the Forbidden `error looking up service account NS/NAME: ERR` in st.
  */
 static int get_account(adm_attrs_t *attrs, const char *name, yyjson_val **sa, adm_status_t *st)
 {
@@ -122,17 +153,244 @@ static int get_account(adm_attrs_t *attrs, const char *name, yyjson_val **sa, ad
     }
     switch (live->get(live->arg, attrs, "", "ServiceAccount", ns, name, sa, &err)) {
     case ADM_LIVE_FOUND: return ADM_OK;
-    case ADM_LIVE_NOT_FOUND:
-        err = adm_go_quote(attrs->arena, name);
-        err = err != NULL ? adm_arena_printf(attrs->arena, "serviceaccount %s not found", err) : NULL;
-        if (err == NULL) {
-            return adm_status_nomem(st);
-        }
-        break;
-    default: break;
+    case ADM_LIVE_NOT_FOUND: return account_not_found(attrs, name, st);
+    default: return account_error(attrs, name, err, st);
     }
-    return adm_status_forbidden(st, attrs, "error looking up service account %s/%s: %s", ns, name,
-                                err != NULL ? err : "unknown error");
+}
+
+/* ---- the live lookup ---- */
+
+/* What admit or validate does once it has the account. */
+typedef int (*account_phase_fn)(state_t *s, adm_attrs_t *attrs, adm_status_t *st, yyjson_val *sa);
+
+/* The account found in this request, in the plugin's slot (arena memory). */
+typedef struct found_s {
+    const char *name;
+    yyjson_val *sa;
+} found_t;
+
+/* The retry timer lives on the heap: its close completes on the loop, maybe after the request. */
+typedef struct retry_timer_s {
+    uv_timer_t timer;
+    struct live_lookup_s *lk; /* NULL once the lookup no longer waits on it */
+} retry_timer_t;
+
+/* One live lookup, in the request's arena. */
+typedef struct live_lookup_s {
+    state_t *s;
+    adm_attrs_t *attrs;
+    adm_async_t *async;
+    account_phase_fn phase;
+    const char *name;
+    const char *path;
+    unsigned attempts, max_attempts;
+    uint64_t interval_ms;
+    retry_timer_t *rt;
+} live_lookup_t;
+
+static void remember(adm_attrs_t *attrs, const char *name, yyjson_val *sa)
+{
+    void **slot = adm_plugin_slot(attrs);
+    found_t *f;
+
+    if (slot == NULL) {
+        return;
+    }
+    f = *slot != NULL ? *slot : adm_arena_calloc(attrs->arena, 1, sizeof(*f));
+    if (f != NULL) {
+        f->name = name;
+        f->sa = sa;
+        *slot = f;
+    }
+}
+
+static yyjson_val *remembered(adm_attrs_t *attrs, const char *name)
+{
+    void **slot = adm_plugin_slot(attrs);
+    const found_t *f = slot != NULL ? *slot : NULL;
+
+    return f != NULL && strcmp(f->name, name) == 0 ? f->sa : NULL;
+}
+
+/* A DNS-1123 subdomain, as every ServiceAccount name is: anything else cannot exist (nor go in a URL). */
+static bool account_name_valid(const char *name)
+{
+    size_t n = strlen(name);
+
+    if (n == 0 || n > 253) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) {
+            return false;
+        }
+    }
+    return name[0] != '-' && name[0] != '.' && name[n - 1] != '-' && name[n - 1] != '.';
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+static void drop_timer(live_lookup_t *lk)
+{
+    if (lk->rt != NULL) {
+        lk->rt->lk = NULL;
+        uv_timer_stop(&lk->rt->timer);
+        uv_close((uv_handle_t *)&lk->rt->timer, on_timer_closed);
+        lk->rt = NULL;
+    }
+}
+
+static void finish(live_lookup_t *lk, int rc, const adm_status_t *st)
+{
+    drop_timer(lk);
+    adm_async_done(lk->async, rc, st);
+}
+
+/* The chain cancelled the request while it waited between two GETs. */
+static void on_cancel_wait(void *arg)
+{
+    drop_timer(arg);
+}
+
+static void on_account(adm_attrs_t *attrs, adm_async_t *async, const adm_call_result_t *res, yyjson_val *body,
+                       const char *err, void *arg);
+
+static int attempt(live_lookup_t *lk)
+{
+    lk->attempts++;
+    return adm_live_call(lk->attrs, lk->async, lk->path, NULL, on_account, lk);
+}
+
+static void on_retry(uv_timer_t *t)
+{
+    retry_timer_t *rt = t->data;
+    live_lookup_t *lk = rt->lk;
+    adm_status_t st;
+
+    if (lk == NULL) {
+        return;
+    }
+    lk->async->cancel = NULL;
+    if (attempt(lk) != ADM_AGAIN) {
+        memset(&st, 0, sizeof(st));
+        finish(lk, adm_status_nomem(&st), &st);
+    }
+}
+
+/* After a 404: waits the lookup's interval on a timer, or false when no attempt is left in time. */
+static bool schedule_retry(live_lookup_t *lk)
+{
+    uint64_t now = adm_plugin_now_ms(lk->attrs);
+    const adm_cluster_state_t *cs = adm_plugin_cluster(lk->attrs);
+    adm_api_client_t *api = cs != NULL ? adm_cluster_state_api(cs) : NULL;
+
+    if (lk->attempts >= lk->max_attempts || now + lk->interval_ms >= lk->async->deadline_ms || api == NULL) {
+        return false;
+    }
+    if (lk->rt == NULL) {
+        lk->rt = calloc(1, sizeof(*lk->rt));
+        if (lk->rt == NULL) {
+            return false;
+        }
+        lk->rt->timer.data = lk->rt;
+        if (uv_timer_init(adm_api_client_loop(api), &lk->rt->timer) != 0) {
+            free(lk->rt);
+            lk->rt = NULL;
+            return false;
+        }
+        lk->rt->lk = lk;
+    }
+    if (uv_timer_start(&lk->rt->timer, on_retry, lk->interval_ms, 0) != 0) {
+        return false;
+    }
+    lk->async->cancel = on_cancel_wait;
+    lk->async->cancel_arg = lk;
+    return true;
+}
+
+static void on_account(adm_attrs_t *attrs, adm_async_t *async, const adm_call_result_t *res, yyjson_val *body,
+                       const char *err, void *arg)
+{
+    live_lookup_t *lk = arg;
+    adm_status_t st;
+    int rc;
+
+    (void)async;
+    memset(&st, 0, sizeof(st));
+    if (err != NULL) {
+        rc = account_error(attrs, lk->name, err, &st);
+    } else if (res->status == 404) {
+        if (schedule_retry(lk)) {
+            return;
+        }
+        rc = account_not_found(attrs, lk->name, &st);
+    } else if (res->status / 100 != 2 || !yyjson_is_obj(body)) {
+        rc = account_error(attrs, lk->name, adm_live_call_error(attrs, res, body), &st);
+    } else {
+        remember(attrs, lk->name, body);
+        rc = lk->phase(lk->s, attrs, &st, body);
+    }
+    finish(lk, rc, &st);
+}
+
+/* A random interval of 100-199 ms, drawn once per lookup as kube draws it. */
+static uint64_t retry_interval(void)
+{
+    uint16_t r = 0;
+
+    if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+        r = 0; /* the shortest interval still works */
+    }
+    return RETRY_BASE_MS + r % RETRY_SPREAD_MS;
+}
+
+/*
+ * getServiceAccount: the account found earlier in this request, the lister's, or (with an API
+ * connection and a chain to resume) the live lookup, after which phase runs with the account.
+ * Returns ADM_OK with *sa set, ADM_AGAIN, or a refusal in st.
+ */
+static int find_account(state_t *s, adm_attrs_t *attrs, const char *name, yyjson_val **sa, adm_status_t *st,
+                        adm_async_t *async, account_phase_fn phase)
+{
+    const char *ns = attrs->req->namespace_;
+    live_lookup_t *lk;
+
+    *sa = remembered(attrs, name);
+    if (*sa == NULL) {
+        *sa = adm_lookup(attrs, "", "ServiceAccount", ns, name);
+    }
+    if (*sa != NULL || async == NULL || !adm_live_call_possible(attrs)) {
+        int rc = *sa != NULL ? ADM_OK : get_account(attrs, name, sa, st);
+
+        if (rc == ADM_OK) {
+            remember(attrs, name, *sa);
+        }
+        return rc;
+    }
+    if (!account_name_valid(name) || !adm_live_namespace_name(ns)) {
+        return account_not_found(attrs, name, st);
+    }
+    lk = adm_arena_calloc(attrs->arena, 1, sizeof(*lk));
+    if (lk == NULL) {
+        return adm_status_nomem(st);
+    }
+    lk->s = s;
+    lk->attrs = attrs;
+    lk->async = async;
+    lk->phase = phase;
+    lk->name = name;
+    lk->max_attempts = strcmp(name, DEFAULT_NAME) == 0 ? DEFAULT_ATTEMPTS : 1;
+    lk->interval_ms = retry_interval();
+    lk->path = adm_arena_printf(attrs->arena, "/api/v1/namespaces/%s/serviceaccounts/%s", ns, name);
+    if (lk->path == NULL) {
+        return adm_status_nomem(st);
+    }
+    return attempt(lk) == ADM_AGAIN ? ADM_AGAIN : adm_status_nomem(st);
 }
 
 /* True when the list of {name: ...} objects holds name. */
@@ -260,7 +518,25 @@ static int validate_mirror(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *spe
     return ADM_OK;
 }
 
-static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
+/* validate once the account is found: the secrets the pod (or its ephemeral containers) references. */
+static int validate_with(state_t *s, adm_attrs_t *attrs, adm_status_t *st, yyjson_val *sa)
+{
+    const adm_review_request_t *req = attrs->req;
+    yyjson_val *spec = adm_json_get(adm_attrs_object(attrs), "spec");
+
+    (void)s;
+    if (!enforce_mountable(sa)) {
+        return ADM_OK;
+    }
+    if (req->operation == ADM_OP_UPDATE) {
+        return limit_containers(attrs, st, adm_json_get(spec, "ephemeralContainers"), "ephemeral container",
+                                adm_json_get(sa, "secrets"),
+                                adm_json_str(adm_json_get(sa, "metadata"), "name"));
+    }
+    return limit_secrets(attrs, st, sa, spec);
+}
+
+static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
 {
     const adm_review_request_t *req = attrs->req;
     yyjson_val *pod;
@@ -270,7 +546,6 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     bool ephemeral;
     int rc;
 
-    (void)state;
     if (ignored(attrs)) {
         return ADM_OK;
     }
@@ -288,16 +563,13 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
         return adm_status_forbidden(st, attrs, "no service account specified for pod %s/%s", req->namespace_,
                                     adm_json_str(adm_json_get(pod, "metadata"), "name"));
     }
-    rc = get_account(attrs, sa_name, &sa, st);
-    if (rc != ADM_OK || !enforce_mountable(sa)) {
-        return rc;
-    }
-    if (ephemeral) {
-        return limit_containers(attrs, st, adm_json_get(spec, "ephemeralContainers"), "ephemeral container",
-                                adm_json_get(sa, "secrets"),
-                                adm_json_str(adm_json_get(sa, "metadata"), "name"));
-    }
-    return limit_secrets(attrs, st, sa, spec);
+    rc = find_account(state, attrs, sa_name, &sa, st, async, validate_with);
+    return rc != ADM_OK ? rc : validate_with(state, attrs, st, sa);
+}
+
+static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    return validate_async(state, attrs, st, NULL);
 }
 
 /* shouldAutomount: the pod's choice, else the account's, else true. */
@@ -428,33 +700,15 @@ static int copy_pull_secrets(yyjson_mut_doc *doc, yyjson_mut_val *spec, yyjson_v
     return ADM_OK;
 }
 
-/*
- * admit reads the three fields it needs one by one (adm_attrs_get): an earlier plugin's change
- * would otherwise cost a view of the whole pod before any is read, and admit changes it again.
- */
-static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+/* admit once the account is found: the pod's account name, token volume and pull secrets. */
+static int admit_with(state_t *s, adm_attrs_t *attrs, adm_status_t *st, yyjson_val *sa)
 {
-    state_t *s = state;
-    yyjson_val *sa;
-    yyjson_val *auto_mount;
+    const char *named = yyjson_get_str(adm_attrs_get(attrs, "spec", "serviceAccountName", NULL));
+    yyjson_val *auto_mount = adm_attrs_get(attrs, "spec", "automountServiceAccountToken", NULL);
     yyjson_mut_val *root;
     yyjson_mut_val *spec;
-    const char *named, *sa_name;
-    int rc;
+    int rc = ADM_OK;
 
-    if (ignored(attrs) || attrs->req->operation != ADM_OP_CREATE) {
-        return ADM_OK;
-    }
-    if (adm_attrs_get(attrs, "metadata", "annotations", MIRROR_ANNOTATION, NULL) != NULL) {
-        return validate(state, attrs, st); /* is_mirror */
-    }
-    named = yyjson_get_str(adm_attrs_get(attrs, "spec", "serviceAccountName", NULL));
-    auto_mount = adm_attrs_get(attrs, "spec", "automountServiceAccountToken", NULL);
-    sa_name = named != NULL && named[0] != '\0' ? named : "default";
-    rc = get_account(attrs, sa_name, &sa, st);
-    if (rc != ADM_OK) {
-        return rc;
-    }
     root = adm_attrs_mutable_object(attrs);
     spec = root != NULL ? adm_mut_ensure(attrs->mdoc, root, "spec", YYJSON_TYPE_OBJ) : NULL;
     if (spec == NULL) {
@@ -462,7 +716,7 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     }
     if (named == NULL || named[0] == '\0') {
         yyjson_mut_obj_remove_key(spec, "serviceAccountName");
-        if (!yyjson_mut_obj_add_str(attrs->mdoc, spec, "serviceAccountName", "default")) {
+        if (!yyjson_mut_obj_add_str(attrs->mdoc, spec, "serviceAccountName", DEFAULT_NAME)) {
             return adm_status_nomem(st);
         }
     }
@@ -479,12 +733,40 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     /*
      * Validate on the pod as changed. Without the account's enforce-mountable-secrets annotation
      * validate looks no further than the account admit just found (the pod is still no mirror pod
-     * and now names that account), so it passes without a view of the changed pod.
+     * and now names that account), so it passes without a view of the changed pod. With it,
+     * validate finds the account in the request's slot.
      */
     if (!enforce_mountable(sa)) {
         return ADM_OK;
     }
-    return validate(state, attrs, st);
+    return validate(s, attrs, st);
+}
+
+/*
+ * admit reads the three fields it needs one by one (adm_attrs_get): an earlier plugin's change
+ * would otherwise cost a view of the whole pod before any is read, and admit changes it again.
+ */
+static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
+    yyjson_val *sa;
+    const char *named, *sa_name;
+    int rc;
+
+    if (ignored(attrs) || attrs->req->operation != ADM_OP_CREATE) {
+        return ADM_OK;
+    }
+    if (adm_attrs_get(attrs, "metadata", "annotations", MIRROR_ANNOTATION, NULL) != NULL) {
+        return validate(state, attrs, st); /* is_mirror */
+    }
+    named = yyjson_get_str(adm_attrs_get(attrs, "spec", "serviceAccountName", NULL));
+    sa_name = named != NULL && named[0] != '\0' ? named : DEFAULT_NAME;
+    rc = find_account(state, attrs, sa_name, &sa, st, async, admit_with);
+    return rc != ADM_OK ? rc : admit_with(state, attrs, st, sa);
+}
+
+static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    return admit_async(state, attrs, st, NULL);
 }
 
 static const char *const reads[] = {"/ServiceAccount", NULL};
@@ -497,4 +779,6 @@ const adm_plugin_t adm_plugin_service_account = {
     .free_state = free,
     .admit = admit,
     .validate = validate,
+    .admit_async = admit_async,
+    .validate_async = validate_async,
 };

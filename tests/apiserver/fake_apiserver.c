@@ -28,8 +28,9 @@
  *                                    Conflict for the quota, as a stale write gets)
  *   {"op":"slow","ms":M}                                    hold every watch event M ms
  *   {"op":"delay-puts","ms":M}                              answer (and apply) each PUT M ms late
- *   {"op":"delay-lists","ms":M,"resource":"pods"}           answer each LIST (of that resource only,
- *                                                            when given) M ms late; 0 ends it
+ *   {"op":"delay-lists","ms":M,"resource":"pods"}           answer each LIST of one namespace's
+ *                                    objects (of that resource only, when given) M ms late, 0
+ *                                    ends it: a plugin's live LIST, not the informer's cluster-wide ones
  *   {"op":"garbage"}                                        send bytes that are not JSON on every watch
  *   {"op":"reload-tls"}                                     read the TLS files again (new handshakes)
  * GET /_control/stats answers counters (lists, watches, gets, creates, puts, conflicts, unauthorized,
@@ -1225,7 +1226,7 @@ static void on_list_delay(uv_timer_t *t)
 /* A LIST, now or held back by delay-lists. */
 static void list_or_hold(conn_t *c, const resource_t *res, const char *ns, const char *q)
 {
-    if (srv.list_delay_ms == 0 ||
+    if (srv.list_delay_ms == 0 || ns[0] == '\0' ||
         (srv.list_delay_resource[0] != '\0' && strcmp(srv.list_delay_resource, res->name) != 0)) {
         do_list(c, res, ns, q);
         return;

@@ -52,6 +52,16 @@ void adm_lru_dispose(adm_lru_t *l);
  */
 void *adm_lru_get(adm_lru_t *l, const char *key, size_t len);
 
+/** The value for key without making it the most recent, or NULL when key is not cached. */
+void *adm_lru_peek(const adm_lru_t *l, const char *key, size_t len);
+
+/**
+ * The value of the key that a new key would replace now (the least recent one, when the cache has
+ * no free slot left to take), or NULL when a new key would take a free slot. For caches whose values
+ * own memory: the caller releases it before adm_lru_get of a key adm_lru_peek does not find.
+ */
+void *adm_lru_oldest(const adm_lru_t *l);
+
 /** Keys cached. */
 static inline uint32_t adm_lru_count(const adm_lru_t *l)
 {

@@ -91,4 +91,14 @@ int adm_quota_list(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_arena_t *a, 
  */
 int adm_quota_reserver_submit(adm_quota_reserver_t *r, adm_attrs_t *attrs, adm_async_t *async);
 
+/*
+ * Where adm_quota_list reads a request's quotas when its cluster state has none in the namespace:
+ * the plugin's live LIST (kube's GetQuotas on an empty lister), held for the request; NULL and *n
+ * 0 when there is none either.
+ */
+typedef yyjson_val *const *(*adm_quota_source_fn)(adm_attrs_t *attrs, size_t *n);
+
+/** Makes adm_quota_list(r, ...) fall back on fn. */
+void adm_quota_reserver_set_source(adm_quota_reserver_t *r, adm_quota_source_fn fn);
+
 #endif

@@ -3,7 +3,8 @@
  * The LRU cache: hits keep their value and become most recent, a full cache forgets the least
  * recent key, values of new keys are zeroed (also in a recycled slot), keys are compared by their
  * bytes (NUL included, long keys), the slots grow from the first allocation up to max with every
- * key still found, a cache of one, and a random workload checked against a plain model.
+ * key still found, a cache of one, and a random workload checked against a plain model. Peek finds
+ * without touching recency or inserting; oldest names the value a new key would replace, once full.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -168,6 +169,28 @@ static void test_against_model(void **state)
     adm_lru_dispose(&l);
 }
 
+static void test_peek_and_oldest(void **state)
+{
+    adm_lru_t l;
+
+    (void)state;
+    assert_int_equal(adm_lru_init(&l, 2, sizeof(value_t), seed), 0);
+    assert_null(adm_lru_peek(&l, "a", 1));
+    assert_int_equal(adm_lru_count(&l), 0);
+    get(&l, "a")->tag = 'a';
+    assert_null(adm_lru_oldest(&l)); /* a free slot is left */
+    get(&l, "b")->tag = 'b';
+    assert_int_equal(((value_t *)adm_lru_oldest(&l))->tag, 'a');
+    assert_int_equal(((value_t *)adm_lru_peek(&l, "a", 1))->tag, 'a');
+    assert_int_equal(((value_t *)adm_lru_oldest(&l))->tag, 'a'); /* peek left a the least recent */
+    get(&l, "a");
+    assert_int_equal(((value_t *)adm_lru_oldest(&l))->tag, 'b');
+    get(&l, "c")->tag = 'c'; /* takes b's slot, as oldest said */
+    assert_null(adm_lru_peek(&l, "b", 1));
+    assert_int_equal(((value_t *)adm_lru_oldest(&l))->tag, 'a');
+    adm_lru_dispose(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_growth),
         cmocka_unit_test(test_one_slot),
         cmocka_unit_test(test_against_model),
+        cmocka_unit_test(test_peek_and_oldest),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
