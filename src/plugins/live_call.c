@@ -120,6 +120,26 @@ bool adm_live_namespace_name(const char *name)
     return name[0] != '-' && name[n - 1] != '-';
 }
 
+bool adm_live_subdomain_name(const char *name)
+{
+    size_t n = strlen(name);
+    char prev = '.'; /* a label starts at the beginning */
+
+    if (n == 0 || n > 253) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+
+        if (c == '.' ? prev == '.' || prev == '-'
+                     : !((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c == '-' && prev != '.'))) {
+            return false;
+        }
+        prev = c;
+    }
+    return prev != '-' && prev != '.';
+}
+
 int adm_live_get_namespace(adm_attrs_t *attrs, adm_async_t *async, adm_live_call_cb cb, void *arg)
 {
     const char *path = adm_arena_printf(attrs->arena, "/api/v1/namespaces/%s", attrs->req->namespace_);
@@ -138,6 +158,44 @@ const char *adm_live_call_error(adm_attrs_t *attrs, const adm_call_result_t *res
                             "an error on the server (\"unknown\") has prevented the request from succeeding "
                             "(status %d)",
                             res->status);
+}
+
+int adm_live_call_refuse(adm_attrs_t *attrs, adm_status_t *st, const adm_call_result_t *res, yyjson_val *body,
+                         const char *err)
+{
+    adm_arena_t *a = attrs->arena;
+    yyjson_val *code = adm_json_get(body, "code"), *details = adm_json_get(body, "details");
+    const char *msg = err;
+
+    memset(st, 0, sizeof(*st));
+    st->code = 500;
+    if (err == NULL && strcmp(adm_json_str(body, "kind"), "Status") == 0 &&
+        *adm_json_str(body, "message") != '\0') {
+        const char *reason = adm_json_str(body, "reason");
+
+        st->code =
+            yyjson_is_int(code) && yyjson_get_int(code) > 0 ? (int32_t)yyjson_get_int(code) : res->status;
+        st->reason = *reason != '\0' ? adm_arena_strndup(a, reason, strlen(reason)) : NULL;
+        msg = adm_json_str(body, "message");
+        if (yyjson_is_obj(details)) {
+            const char *text = adm_json_text(a, details);
+            yyjson_read_err rerr;
+            yyjson_doc *d = text != NULL ? adm_json_read(a, text, strlen(text), &rerr) : NULL;
+
+            if (d == NULL) {
+                return adm_status_nomem(st);
+            }
+            st->details = yyjson_doc_get_root(d);
+        }
+        if (*reason != '\0' && st->reason == NULL) {
+            return adm_status_nomem(st);
+        }
+    } else if (err == NULL) {
+        st->code = res->status;
+        msg = adm_live_call_error(attrs, res, body);
+    }
+    st->message = msg != NULL ? adm_arena_strndup(a, msg, strlen(msg)) : NULL;
+    return st->message != NULL ? ADM_DECLINED : adm_status_nomem(st);
 }
 
 /* ---- paged LIST ---------------------------------------------------------------------------- */

@@ -1123,45 +1123,6 @@ static int evaluate(rq_owner_t *o, adm_attrs_t *attrs, adm_status_t *st, adm_asy
     return check_request((void *)cfg, attrs, attrs->arena, quotas, n, st, &charged);
 }
 
-/* A live LIST that failed: the client's error as kube hands it back, unwrapped. */
-static int list_failed(adm_attrs_t *attrs, adm_status_t *st, const adm_call_result_t *res, yyjson_val *body,
-                       const char *err)
-{
-    adm_arena_t *a = attrs->arena;
-    yyjson_val *code = adm_json_get(body, "code"), *details = adm_json_get(body, "details");
-    const char *msg = err;
-
-    memset(st, 0, sizeof(*st));
-    st->code = 500;
-    if (err == NULL && strcmp(adm_json_str(body, "kind"), "Status") == 0 &&
-        *adm_json_str(body, "message") != '\0') {
-        const char *reason = adm_json_str(body, "reason");
-
-        st->code =
-            yyjson_is_int(code) && yyjson_get_int(code) > 0 ? (int32_t)yyjson_get_int(code) : res->status;
-        st->reason = *reason != '\0' ? adm_arena_strndup(a, reason, strlen(reason)) : NULL;
-        msg = adm_json_str(body, "message");
-        if (yyjson_is_obj(details)) {
-            const char *text = adm_json_text(a, details);
-            yyjson_read_err rerr;
-            yyjson_doc *d = text != NULL ? adm_json_read(a, text, strlen(text), &rerr) : NULL;
-
-            if (d == NULL) {
-                return adm_status_nomem(st);
-            }
-            st->details = yyjson_doc_get_root(d);
-        }
-        if (*reason != '\0' && st->reason == NULL) {
-            return adm_status_nomem(st);
-        }
-    } else if (err == NULL) {
-        st->code = res->status;
-        msg = adm_live_call_error(attrs, res, body);
-    }
-    st->message = msg != NULL ? adm_arena_strndup(a, msg, strlen(msg)) : NULL;
-    return st->message != NULL ? ADM_DECLINED : adm_status_nomem(st);
-}
-
 static void remember_live(adm_attrs_t *attrs, yyjson_val *const *items, size_t n)
 {
     void **slot = adm_plugin_slot(attrs);
@@ -1188,7 +1149,7 @@ static void on_live_quotas(adm_attrs_t *attrs, adm_async_t *async, int rc, yyjso
             return; /* waiting in its namespace's batch now */
         }
     } else if (rc == ADM_EIO) {
-        rc = list_failed(attrs, &st, res, body, err);
+        rc = adm_live_call_refuse(attrs, &st, res, body, err); /* unwrapped, as kube */
     } else {
         rc = adm_status_nomem(&st);
     }

@@ -4,27 +4,101 @@
  * states a different one is refused) and its scheduling: the class's nodeSelector merged into the
  * pod's (a conflicting value is refused) and its tolerations merged with the pod's. Validation
  * then insists that the pod's overhead is the class's, and that a pod without such a class states
- * none. The class is read from the cluster state, then (kube's informer may lag) from the storage,
- * which is the same files until admitd has an API client.
+ * none. The class is read from the cluster state, then (kube's informer may lag) from the storage:
+ * with an API connection (--kubeconfig, --in-cluster) a live GET from the API server (live_call.h,
+ * an ADM_AGAIN phase: the loop never waits), whose 404 is kube's Forbidden and any other failure
+ * the client's error as kube returns it, unwrapped; the class found is kept in the request's slot,
+ * so validate does not GET it again after admit did. A name that cannot be a RuntimeClass's (not
+ * a DNS subdomain) is not found without a GET. With --cluster-state files only, the lister and
+ * the storage are both the files.
  */
 #include "adm/admission/plugin.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
+#include "adm/plugins/live_call.h"
 #include "adm/plugins/lookup.h"
 #include "adm/plugins/podspec.h"
 
 #include <string.h>
 
+/* What admit or validate does once prepareObjects has the pod and its class (NULL when none). */
+typedef int (*class_phase_fn)(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod, yyjson_val *rc);
+
+/* The class found live in this request, in the plugin's slot (arena memory). */
+typedef struct found_s {
+    const char *name;
+    yyjson_val *rc;
+} found_t;
+
+/* One live GET of a class, in the request's arena. */
+typedef struct live_get_s {
+    const char *name;
+    class_phase_fn phase;
+} live_get_t;
+
+/* validate after admit in the same request finds the class admit's GET found: no second GET. */
+static void remember(adm_attrs_t *attrs, const char *name, yyjson_val *rc)
+{
+    void **slot = adm_plugin_slot(attrs);
+    found_t *f = slot != NULL ? adm_arena_calloc(attrs->arena, 1, sizeof(*f)) : NULL;
+
+    if (f != NULL) {
+        f->name = name;
+        f->rc = rc;
+        *slot = f;
+    }
+}
+
+static yyjson_val *remembered(adm_attrs_t *attrs, const char *name)
+{
+    void **slot = adm_plugin_slot(attrs);
+    const found_t *f = slot != NULL ? *slot : NULL;
+
+    return f != NULL && strcmp(f->name, name) == 0 ? f->rc : NULL;
+}
+
+static int not_found(adm_attrs_t *attrs, adm_status_t *st, const char *name)
+{
+    const char *quoted = adm_go_quote(attrs->arena, name);
+
+    return quoted != NULL ? adm_status_forbidden(st, attrs, "pod rejected: RuntimeClass %s not found", quoted)
+                          : adm_status_nomem(st);
+}
+
+/* The API server answered the live GET: the phase runs with the class, or the request is refused. */
+static void on_live_class(adm_attrs_t *attrs, adm_async_t *async, const adm_call_result_t *res,
+                          yyjson_val *body, const char *err, void *arg)
+{
+    live_get_t *lg = arg;
+    adm_status_t st;
+    int rc;
+
+    memset(&st, 0, sizeof(st));
+    if (err == NULL && res->status == 404) {
+        rc = not_found(attrs, &st, lg->name);
+    } else if (err != NULL || res->status / 100 != 2 || !yyjson_is_obj(body)) {
+        rc = adm_live_call_refuse(attrs, &st, res, body, err); /* kube returns the client's error as is */
+    } else {
+        remember(attrs, lg->name, body);
+        rc = lg->phase(attrs, &st, adm_attrs_object(attrs), body); /* the pod: prepare read it before */
+    }
+    adm_async_done(async, rc, &st);
+}
+
 /*
- * prepareObjects: ADM_OK with *rc the pod's RuntimeClass (NULL when it names none), or a rejection
- * in st.
+ * prepareObjects: ADM_OK with *rc the pod's RuntimeClass (NULL when it names none), a rejection
+ * in st, or (a class the lister does not have, with an API connection and a chain to resume)
+ * ADM_AGAIN, phase then running with the class the live GET found.
  */
-static int prepare(adm_attrs_t *attrs, adm_status_t *st, yyjson_val **pod, yyjson_val **rc)
+static int prepare(adm_attrs_t *attrs, adm_status_t *st, yyjson_val **pod, yyjson_val **rc,
+                   adm_async_t *async, class_phase_fn phase)
 {
     const adm_live_reader_t *live = &adm_live_reader_files;
     yyjson_val *named;
     const char *name;
     const char *err = NULL;
+    live_get_t *lg;
+    const char *path;
 
     *rc = NULL;
     *pod = NULL;
@@ -44,15 +118,29 @@ static int prepare(adm_attrs_t *attrs, adm_status_t *st, yyjson_val **pod, yyjso
                                       "Resource was marked with kind Pod but was unable to be converted");
     }
     *rc = adm_lookup(attrs, "node.k8s.io", "RuntimeClass", "", name);
+    if (*rc == NULL) {
+        *rc = remembered(attrs, name);
+    }
     if (*rc != NULL) {
         return ADM_OK;
     }
+    if (async != NULL && adm_live_call_possible(attrs)) {
+        if (!adm_live_subdomain_name(name)) {
+            return not_found(attrs, st, name);
+        }
+        lg = adm_arena_calloc(attrs->arena, 1, sizeof(*lg));
+        path = adm_arena_printf(attrs->arena, "/apis/node.k8s.io/v1/runtimeclasses/%s", name);
+        if (lg == NULL || path == NULL) {
+            return adm_status_nomem(st);
+        }
+        lg->name = name;
+        lg->phase = phase;
+        return adm_live_call(attrs, async, path, NULL, on_live_class, lg) == ADM_AGAIN ? ADM_AGAIN
+                                                                                       : adm_status_nomem(st);
+    }
     switch (live->get(live->arg, attrs, "node.k8s.io", "RuntimeClass", "", name, rc, &err)) {
     case ADM_LIVE_FOUND: return ADM_OK;
-    case ADM_LIVE_NOT_FOUND:
-        err = adm_go_quote(attrs->arena, name);
-        return err != NULL ? adm_status_forbidden(st, attrs, "pod rejected: RuntimeClass %s not found", err)
-                           : adm_status_nomem(st);
+    case ADM_LIVE_NOT_FOUND: return not_found(attrs, st, name);
     default: return adm_status_internal(st, attrs->arena, "%s", err != NULL ? err : "unknown error");
     }
 }
@@ -141,23 +229,17 @@ static int set_scheduling(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod,
     return ADM_OK;
 }
 
-static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+/* admit once prepareObjects has the class: its overhead and scheduling onto the pod. */
+static int admit_with(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod, yyjson_val *rc)
 {
-    yyjson_val *pod;
-    yyjson_val *rc;
     yyjson_mut_val *root;
     yyjson_mut_val *spec;
     int r;
 
-    (void)state;
-    if (ignored(attrs)) {
-        return ADM_OK;
-    }
-    r = prepare(attrs, st, &pod, &rc);
-    if (r != ADM_OK || rc == NULL ||
+    if (rc == NULL ||
         ((adm_json_get(rc, "overhead") == NULL || yyjson_is_null(adm_json_get(rc, "overhead"))) &&
          (adm_json_get(rc, "scheduling") == NULL || yyjson_is_null(adm_json_get(rc, "scheduling"))))) {
-        return r;
+        return ADM_OK;
     }
     root = adm_attrs_mutable_object(attrs);
     spec = root != NULL ? adm_mut_ensure(attrs->mdoc, root, "spec", YYJSON_TYPE_OBJ) : NULL;
@@ -168,23 +250,12 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     return r == ADM_OK ? set_scheduling(attrs, st, pod, rc, spec) : r;
 }
 
-static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
+/* validate once prepareObjects has the class: the pod's overhead must be the class's, or none. */
+static int validate_with(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod, yyjson_val *rc)
 {
-    yyjson_val *pod;
-    yyjson_val *rc;
-    yyjson_val *overhead;
+    yyjson_val *overhead = adm_json_get(rc, "overhead");
     yyjson_val *have;
-    int r;
 
-    (void)state;
-    if (ignored(attrs)) {
-        return ADM_OK;
-    }
-    r = prepare(attrs, st, &pod, &rc);
-    if (r != ADM_OK) {
-        return r;
-    }
-    overhead = adm_json_get(rc, "overhead");
     if (overhead != NULL && !yyjson_is_null(overhead)) {
         have = adm_json_path(pod, "spec", "overhead", NULL); /* prepare read the pod: it names a class */
         if (!adm_resource_lists_equal(adm_json_get(overhead, "podFixed"), have)) {
@@ -203,6 +274,44 @@ static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
     return ADM_OK;
 }
 
+static int run(adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async, class_phase_fn phase)
+{
+    yyjson_val *pod;
+    yyjson_val *rc;
+    int r;
+
+    if (ignored(attrs)) {
+        return ADM_OK;
+    }
+    r = prepare(attrs, st, &pod, &rc, async, phase);
+    return r == ADM_OK ? phase(attrs, st, pod, rc) : r;
+}
+
+/* Without a chain to resume (unit tests, file state): the live GET is the files' answer. */
+static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    (void)state;
+    return run(attrs, st, NULL, admit_with);
+}
+
+static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
+    (void)state;
+    return run(attrs, st, async, admit_with);
+}
+
+static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
+{
+    (void)state;
+    return run(attrs, st, NULL, validate_with);
+}
+
+static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
+    (void)state;
+    return run(attrs, st, async, validate_with);
+}
+
 static const char *const reads[] = {"node.k8s.io/RuntimeClass", NULL};
 
 const adm_plugin_t adm_plugin_runtime_class = {
@@ -211,4 +320,6 @@ const adm_plugin_t adm_plugin_runtime_class = {
     .reads = reads,
     .admit = admit,
     .validate = validate,
+    .admit_async = admit_async,
+    .validate_async = validate_async,
 };

@@ -212,24 +212,6 @@ static yyjson_val *remembered(adm_attrs_t *attrs, const char *name)
     return f != NULL && strcmp(f->name, name) == 0 ? f->sa : NULL;
 }
 
-/* A DNS-1123 subdomain, as every ServiceAccount name is: anything else cannot exist (nor go in a URL). */
-static bool account_name_valid(const char *name)
-{
-    size_t n = strlen(name);
-
-    if (n == 0 || n > 253) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) {
-            return false;
-        }
-    }
-    return name[0] != '-' && name[0] != '.' && name[n - 1] != '-' && name[n - 1] != '.';
-}
-
 static void on_timer_closed(uv_handle_t *h)
 {
     free(h->data);
@@ -372,7 +354,7 @@ static int find_account(state_t *s, adm_attrs_t *attrs, const char *name, yyjson
         }
         return rc;
     }
-    if (!account_name_valid(name) || !adm_live_namespace_name(ns)) {
+    if (!adm_live_subdomain_name(name) || !adm_live_namespace_name(ns)) {
         return account_not_found(attrs, name, st);
     }
     lk = adm_arena_calloc(attrs->arena, 1, sizeof(*lk));

@@ -10,6 +10,9 @@
  *   namespace's limitranges, and a second pod within 30 s is served from the live cache (no LIST);
  *   pods that need the same namespace while its LIST is in flight share it.
  * - ResourceQuota: a quota the cache does not have is enforced from the live LIST, cached likewise.
+ * - NamespaceExists and RuntimeClass: a namespace or class the cache misses is found by one live
+ *   GET (RuntimeClass's admit and validate sharing it); kube's errors for a missing one and for a
+ *   GET that fails otherwise.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -77,21 +80,32 @@ static void put_default_account(const char *ns)
 }
 
 /*
- * Starts admitd on the fake with kube's default plugin set less disabled (a plugin name, or NULL),
- * and once it has synced holds every watch event back: what the fake gets from now on, the
- * informer cache misses.
+ * Starts admitd on the fake with kube's default plugin set plus enabled and less disabled (plugin
+ * names, or NULL), and once it has synced holds every watch event back: what the fake gets from
+ * now on, the informer cache misses.
  */
-static void start_held(const char *disabled)
+static void start_held_with(const char *enabled, const char *disabled)
 {
-    const char *args[] = {"--kubeconfig", kubeconfig, "--health-listen", "127.0.0.1:0", NULL, NULL, NULL};
+    const char *args[10] = {"--kubeconfig", kubeconfig, "--health-listen", "127.0.0.1:0"};
+    size_t n = 4;
 
-    if (disabled != NULL) {
-        args[4] = "--disable-admission-plugins";
-        args[5] = disabled;
+    if (enabled != NULL) {
+        args[n++] = "--enable-admission-plugins";
+        args[n++] = enabled;
     }
+    if (disabled != NULL) {
+        args[n++] = "--disable-admission-plugins";
+        args[n++] = disabled;
+    }
+    args[n] = NULL;
     assert_int_equal(h_start(&server, NULL, args), 0);
     assert_true(h_wait_ready(&server, 15000));
     h_api_control(&api, "{\"op\":\"slow\",\"ms\":600000}");
+}
+
+static void start_held(const char *disabled)
+{
+    start_held_with(NULL, disabled);
 }
 
 static void stop(void)
@@ -376,6 +390,131 @@ static void test_resource_quota_live_list(void **state)
     stop();
 }
 
+/* A ConfigMap CREATE in ns through /admit (NamespaceExists looks at any namespaced object). */
+static void admit_config_map(const char *ns, char *out, size_t out_len)
+{
+    adm_arena_t *a = adm_arena_create(4096);
+    char obj[512];
+    pt_request_t pr = {.operation = "CREATE",
+                       .resource = "configmaps",
+                       .kind = "ConfigMap",
+                       .namespace_ = ns,
+                       .name = "cm",
+                       .object = obj};
+    char *review;
+
+    snprintf(obj, sizeof(obj),
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":"
+             "\"%s\"}}",
+             ns);
+    review = strdup(pt_review_json(a, &pr));
+    adm_arena_destroy(a);
+    assert_non_null(review);
+    h_call_200(&server, "POST", "/admit", review, out, out_len);
+    free(review);
+}
+
+/*
+ * NamespaceExists (NamespaceLifecycle and PodSecurity, which GET the namespace too, disabled): a namespace
+ * the cache misses is found by one live GET; a missing one is the client's NotFound as is; a GET that fails
+ * otherwise is kube's InternalError around the client's error; a name that cannot be a namespace's is not
+ * found without a GET.
+ */
+static void test_namespace_exists_live_get(void **state)
+{
+    char body[4096];
+    long gets, injected;
+
+    (void)state;
+    start_held_with("NamespaceExists", "NamespaceLifecycle,PodSecurity,ResourceQuota");
+    h_api_put_namespace(&api, "ne-late", "Active");
+    gets = h_api_stat(&api, "gets");
+    admit_config_map("ne-late", body, sizeof(body));
+    assert_non_null(strstr(body, "\"allowed\":true"));
+    assert_int_equal(h_api_stat(&api, "gets"), gets + 1);
+
+    admit_config_map("ne-missing", body, sizeof(body));
+    assert_non_null(strstr(body, "\"allowed\":false"));
+    assert_non_null(strstr(body, "\"message\":\"namespaces \\\"ne-missing\\\" not found\""));
+    assert_non_null(strstr(body, "\"reason\":\"NotFound\""));
+    assert_non_null(strstr(body, "\"code\":404"));
+    assert_int_equal(h_api_stat(&api, "gets"), gets + 2);
+
+    injected = h_api_stat(&api, "injected"); /* a GET answered by an injected failure counts there */
+    h_api_control(&api, "{\"op\":\"fail\",\"status\":500,\"count\":1,\"on\":\"get\"}");
+    admit_config_map("ne-late", body, sizeof(body));
+    assert_non_null(
+        strstr(body, "\"message\":\"Internal error occurred: Internal error occurred: injected\""));
+    assert_non_null(strstr(body, "\"code\":500"));
+    assert_int_equal(h_api_stat(&api, "injected"), injected + 1);
+
+    admit_config_map("Not_A_Label", body, sizeof(body));
+    assert_non_null(strstr(body, "\"message\":\"namespaces \\\"Not_A_Label\\\" not found\""));
+    assert_int_equal(h_api_stat(&api, "gets"), gets + 2);
+    assert_int_equal(h_api_stat(&api, "injected"), injected + 1);
+    stop();
+}
+
+#define RUNTIME_CLASS                                                                                        \
+    "{\"apiVersion\":\"node.k8s.io/v1\",\"kind\":\"RuntimeClass\",\"metadata\":{\"name\":\"kata-late\"},"    \
+    "\"handler\":\"kata\",\"overhead\":{\"podFixed\":{\"cpu\":\"250m\",\"memory\":\"120Mi\"}}}"
+
+#define RUNTIME_CLASS_POD(name)                                                                              \
+    "{\"runtimeClassName\":\"" name "\",\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}"
+
+/*
+ * RuntimeClass: a class the cache misses is found by one live GET, for admit and validate both (the
+ * validating phase of /admit finds it in the request's slot), and its overhead is in the patch; a
+ * missing one is kube's Forbidden; a GET that fails otherwise is the client's error as is; a name
+ * that cannot be a class's is not found without a GET.
+ */
+static void test_runtime_class_live_get(void **state)
+{
+    char body[8192];
+    long gets, injected;
+
+    (void)state;
+    h_api_put_namespace(&api, "rc-ns", "Active");
+    put_default_account("rc-ns");
+    start_held(NULL);
+    api_put("runtimeclasses", RUNTIME_CLASS);
+    gets = h_api_stat(&api, "gets");
+    admit_pod("rc-ns", RUNTIME_CLASS_POD("kata-late"), body, sizeof(body));
+    assert_non_null(strstr(body, "\"allowed\":true"));
+    assert_int_equal(h_api_stat(&api, "gets"), gets + 1);
+    {
+        yyjson_doc *doc = yyjson_read(body, strlen(body), 0);
+        char *patch = h_answer_patch(doc);
+
+        assert_non_null(patch);
+        assert_non_null(strstr(patch, "/spec/overhead"));
+        assert_non_null(strstr(patch, "250m"));
+        assert_non_null(strstr(patch, "120Mi"));
+        free(patch);
+        yyjson_doc_free(doc);
+    }
+
+    admit_pod("rc-ns", RUNTIME_CLASS_POD("nope"), body, sizeof(body));
+    assert_non_null(strstr(body, "\"allowed\":false"));
+    assert_non_null(strstr(body, "\"message\":\"pods \\\"p\\\" is forbidden: pod rejected: RuntimeClass "
+                                 "\\\"nope\\\" not found\""));
+    assert_non_null(strstr(body, "\"code\":403"));
+    assert_int_equal(h_api_stat(&api, "gets"), gets + 2);
+
+    injected = h_api_stat(&api, "injected"); /* a GET answered by an injected failure counts there */
+    h_api_control(&api, "{\"op\":\"fail\",\"status\":500,\"count\":1,\"on\":\"get\"}");
+    admit_pod("rc-ns", RUNTIME_CLASS_POD("kata-late"), body, sizeof(body));
+    assert_non_null(strstr(body, "\"message\":\"Internal error occurred: injected\""));
+    assert_non_null(strstr(body, "\"code\":500"));
+    assert_int_equal(h_api_stat(&api, "injected"), injected + 1);
+
+    admit_pod("rc-ns", RUNTIME_CLASS_POD("Not_A_Name"), body, sizeof(body));
+    assert_non_null(strstr(body, "pod rejected: RuntimeClass \\\"Not_A_Name\\\" not found"));
+    assert_int_equal(h_api_stat(&api, "gets"), gets + 2);
+    assert_int_equal(h_api_stat(&api, "injected"), injected + 1);
+    stop();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +523,8 @@ int main(void)
         cmocka_unit_test(test_service_account_bounded),
         cmocka_unit_test(test_limit_range_live_list),
         cmocka_unit_test(test_resource_quota_live_list),
+        cmocka_unit_test(test_namespace_exists_live_get),
+        cmocka_unit_test(test_runtime_class_live_get),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

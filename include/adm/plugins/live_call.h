@@ -41,6 +41,9 @@ int adm_live_call(adm_attrs_t *attrs, adm_async_t *async, const char *path, cons
 /** A DNS-1123 label, as every namespace name is: anything else cannot exist (nor go in a URL). */
 bool adm_live_namespace_name(const char *name);
 
+/** A DNS-1123 subdomain, as most object names are: anything else cannot exist (nor go in a URL). */
+bool adm_live_subdomain_name(const char *name);
+
 /**
  * adm_live_call of GET /api/v1/namespaces/<the request's namespace>, which must pass
  * adm_live_namespace_name. ADM_AGAIN or ADM_ENOMEM.
@@ -84,5 +87,14 @@ int adm_live_list(adm_attrs_t *attrs, adm_async_t *async, const char *path, unsi
  * one, else client-go's "an error on the server (...) has prevented the request from succeeding".
  */
 const char *adm_live_call_error(adm_attrs_t *attrs, const adm_call_result_t *res, yyjson_val *body);
+
+/**
+ * Refuses the request with the client's error as kube's plugins return it unwrapped: for a call
+ * that failed (res and body as adm_live_call_cb got them), the API server's Status as it came
+ * (code, reason, message, details), else the code and adm_live_call_error's text; for an answer
+ * that did not come (err), a 500 with err. Returns ADM_DECLINED, or ADM_ENOMEM.
+ */
+int adm_live_call_refuse(adm_attrs_t *attrs, adm_status_t *st, const adm_call_result_t *res, yyjson_val *body,
+                         const char *err);
 
 #endif
