@@ -10,6 +10,7 @@
 #include "adm/base/json.h"
 #include "adm/cluster/api_client.h"
 #include "adm/cluster/cluster_state.h"
+#include "adm/plugins/lookup.h"
 
 #include <errno.h>
 #include <string.h>
@@ -145,6 +146,23 @@ int adm_live_get_namespace(adm_attrs_t *attrs, adm_async_t *async, adm_live_call
     const char *path = adm_arena_printf(attrs->arena, "/api/v1/namespaces/%s", attrs->req->namespace_);
 
     return path != NULL ? adm_live_call(attrs, async, path, NULL, cb, arg) : ADM_ENOMEM;
+}
+
+int adm_live_namespace_result(adm_attrs_t *attrs, const adm_call_result_t *res, yyjson_val *body,
+                              const char *err, adm_status_t *st, yyjson_val **ns)
+{
+    *ns = NULL;
+    if (err != NULL) {
+        return adm_status_internal(st, attrs->arena, "%s", err);
+    }
+    if (res->status == 404) {
+        return adm_status_not_found(st, attrs->arena, "", "namespaces", attrs->req->namespace_);
+    }
+    if (res->status / 100 != 2 || body == NULL) {
+        return adm_status_internal(st, attrs->arena, "%s", adm_live_call_error(attrs, res, body));
+    }
+    *ns = body;
+    return ADM_OK;
 }
 
 const char *adm_live_call_error(adm_attrs_t *attrs, const adm_call_result_t *res, yyjson_val *body)

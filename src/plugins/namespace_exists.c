@@ -21,17 +21,12 @@ static void on_live_namespace(adm_attrs_t *attrs, adm_async_t *async, const adm_
                               yyjson_val *body, const char *err, void *arg)
 {
     adm_status_t st;
-    int rc = ADM_OK;
+    yyjson_val *ns;
+    int rc;
 
     (void)arg;
     memset(&st, 0, sizeof(st));
-    if (err != NULL) {
-        rc = adm_status_internal(&st, attrs->arena, "%s", err);
-    } else if (res->status == 404) {
-        rc = adm_status_not_found(&st, attrs->arena, "", "namespaces", attrs->req->namespace_);
-    } else if (res->status / 100 != 2 || body == NULL) {
-        rc = adm_status_internal(&st, attrs->arena, "%s", adm_live_call_error(attrs, res, body));
-    }
+    rc = adm_live_namespace_result(attrs, res, body, err, &st, &ns);
     adm_async_done(async, rc, &st);
 }
 

@@ -195,18 +195,14 @@ static void on_live_namespace(adm_attrs_t *attrs, adm_async_t *async, const adm_
                               yyjson_val *body, const char *err, void *arg)
 {
     adm_status_t st;
+    yyjson_val *ns;
     int rc;
 
     (void)arg;
     memset(&st, 0, sizeof(st));
-    if (err != NULL) {
-        rc = adm_status_internal(&st, attrs->arena, "%s", err);
-    } else if (res->status == 404) {
-        rc = adm_status_not_found(&st, attrs->arena, "", "namespaces", attrs->req->namespace_);
-    } else if (res->status != 200 || body == NULL) {
-        rc = adm_status_internal(&st, attrs->arena, "%s", adm_live_call_error(attrs, res, body));
-    } else {
-        rc = judge(attrs, body, &st);
+    rc = adm_live_namespace_result(attrs, res, body, err, &st, &ns);
+    if (rc == ADM_OK) {
+        rc = judge(attrs, ns, &st);
     }
     adm_async_done(async, rc, &st);
 }

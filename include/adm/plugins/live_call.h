@@ -50,6 +50,14 @@ bool adm_live_subdomain_name(const char *name);
  */
 int adm_live_get_namespace(adm_attrs_t *attrs, adm_async_t *async, adm_live_call_cb cb, void *arg);
 
+/**
+ * The answer to adm_live_get_namespace as kube's namespace plugins read it (the arguments of
+ * adm_live_call_cb): ADM_OK with *ns the namespace, or in st the 404 `namespaces "NS" not found`
+ * or kube's internal error wrapping any other failure.
+ */
+int adm_live_namespace_result(adm_attrs_t *attrs, const adm_call_result_t *res, yyjson_val *body,
+                              const char *err, adm_status_t *st, yyjson_val **ns);
+
 /* What a page callback answers besides errors. */
 #define ADM_LIVE_LIST_NEXT 0 /* go on with the next page, if there is one */
 #define ADM_LIVE_LIST_STOP 1 /* the caller has what it needs: the list ends here, successfully */
