@@ -36,6 +36,14 @@
 #include <cmocka.h>
 
 #define WAIT_MS 15000
+/*
+ * The plugins that call the API server on their own (ServiceAccount's GET of a missing account,
+ * LimitRanger's and ResourceQuota's LIST of a namespace with none, every 30 s): off, so that the
+ * connections these tests count are the watches'. In the window between the fake taking a new
+ * certificate and admitd's reload such a call would fail its handshake, rightly, and the load's
+ * /admit with it.
+ */
+#define LIVE_CALLERS "ServiceAccount,LimitRanger,ResourceQuota"
 
 static char dir[256], mount[320], kubeconfig[320], fake_tokens[320];
 static h_server_t api, api2, server;
@@ -264,7 +272,7 @@ static int setup(void **state)
                           "--health-listen",
                           "127.0.0.1:0",
                           "--disable-admission-plugins",
-                          "ServiceAccount",
+                          LIVE_CALLERS,
                           "--v",
                           "1",
                           NULL};
@@ -359,7 +367,7 @@ static void test_token_rotation(void **state)
 static void test_ca_rotation(void **state)
 {
     char token[64];
-    long watches = h_api_stat(&api, "watches");
+    long watches = h_api_stat(&api, "watches"), tls_errors;
 
     (void)state;
     install("server2", "crt", "fake-tls.crt");
@@ -369,20 +377,21 @@ static void test_ca_rotation(void **state)
     snprintf(token, sizeof(token), "token-%d\n", token_version);
     publish_mount(mount, token);
     h_expect_log(&server, "API connection: new TLS settings for https://127.0.0.1:", 1, WAIT_MS);
+    tls_errors = h_api_stat(&api, "tlsErrors"); /* before the reload a new connection may fail, rightly */
     assert_true(h_api_wait_stat_above(&api, "watches", watches, WAIT_MS));
     /* the replaced connections close once no call runs on them */
     h_expect_log(&server, "from before the reload are closed", 1, WAIT_MS);
     h_api_put_namespace(&api, "after-ca", "Active");
     wait_allowed(&server, "after-ca", true);
     ready(&server);
-    assert_int_equal(h_api_stat(&api, "tlsErrors"), 0);
+    assert_int_equal(h_api_stat(&api, "tlsErrors"), tls_errors);
 }
 
 /* The fake server trusts only another client CA; admitd's mount gets a certificate from it. */
 static void test_client_certificate_rotation(void **state)
 {
     char token[64];
-    long watches = h_api_stat(&api, "watches");
+    long watches = h_api_stat(&api, "watches"), tls_errors;
     long unauthorized = h_api_stat(&api, "unauthorized");
 
     (void)state;
@@ -392,12 +401,13 @@ static void test_client_certificate_rotation(void **state)
     snprintf(token, sizeof(token), "token-%d\n", token_version);
     publish_mount(mount, token);
     h_expect_log(&server, "API connection: new TLS settings for https://127.0.0.1:", 2, WAIT_MS);
+    tls_errors = h_api_stat(&api, "tlsErrors");
     assert_true(h_api_wait_stat_above(&api, "watches", watches, WAIT_MS));
     h_api_put_namespace(&api, "after-client-cert", "Active");
     wait_allowed(&server, "after-client-cert", true);
     ready(&server);
     assert_int_equal(h_api_stat(&api, "unauthorized"), unauthorized);
-    assert_int_equal(h_api_stat(&api, "tlsErrors"), 0);
+    assert_int_equal(h_api_stat(&api, "tlsErrors"), tls_errors);
 }
 
 /*
@@ -507,9 +517,8 @@ static void test_in_cluster_token_rotation(void **state)
                                "--namespaces",
                                "3",
                                NULL};
-    const char *args[] = {"--in-cluster",   "--health-listen",
-                          "127.0.0.1:0",    "--disable-admission-plugins",
-                          "ServiceAccount", NULL};
+    const char *args[] = {
+        "--in-cluster", "--health-listen", "127.0.0.1:0", "--disable-admission-plugins", LIVE_CALLERS, NULL};
     h_mount_file_t files[] = {{"token", "sa-token-1\n"}, {"ca.crt", ca}, {"namespace", "admitd\n"}};
     h_server_t sa_api, ic;
     long unauthorized, watches;
