@@ -1209,6 +1209,31 @@ void h_api_stop(h_server_t *api)
     h_cleanup(api);
 }
 
+int h_api_setup(h_server_t *api, const char *const *extra, char *dir, size_t dir_len, char *token_file,
+                char *kubeconfig, size_t path_len)
+{
+    const char *args[16] = {"--insecure-http", "--token-file", token_file};
+    size_t n = 3;
+    char user[400];
+
+    for (; extra != NULL && *extra != NULL && n < sizeof(args) / sizeof(args[0]) - 1; extra++) {
+        args[n++] = *extra;
+    }
+    args[n] = NULL;
+    if (adm_tls_global_init() != 0 || certgen_tempdir(dir, dir_len) != 0) {
+        return 1;
+    }
+    snprintf(token_file, path_len, "%s/token", dir);
+    snprintf(kubeconfig, path_len, "%s/kubeconfig", dir);
+    h_write_file(token_file, "s3cret\n");
+    if (h_start_prog(api, h_bin("FAKE_APISERVER_BIN"), NULL, args) != 0) {
+        return 1;
+    }
+    snprintf(user, sizeof(user), "{tokenFile: %s}", token_file);
+    h_write_kubeconfig(kubeconfig, api->port, user);
+    return 0;
+}
+
 int h_api_cleanup(h_server_t *api, const char *dir)
 {
     h_api_stop(api);

@@ -299,6 +299,16 @@ void h_api_put_namespace(const h_server_t *api, const char *name, const char *ph
 void h_api_stop(h_server_t *api);
 
 /**
+ * The start of a test group against a fake API server over plain HTTP: TLS's global state set up,
+ * a folder made (into dir), in it a token file holding "s3cret" (its path into token_file) and a
+ * kubeconfig naming that file (into kubeconfig; both of path_len bytes), and the fake started with
+ * --insecure-http --token-file and the NULL-terminated extra arguments (or none). Returns 0, or 1
+ * (a cmocka group setup's failure). h_api_cleanup is its end.
+ */
+int h_api_setup(h_server_t *api, const char *const *extra, char *dir, size_t dir_len, char *token_file,
+                char *kubeconfig, size_t path_len);
+
+/**
  * The end of a test group against a fake API server: h_api_stop(api), the group's folder dir
  * removed, TLS's global state released. Returns 0 (a cmocka group teardown's success).
  */

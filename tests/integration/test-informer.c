@@ -29,22 +29,10 @@ static char dir[256], kubeconfig[320], token_file[320];
 
 static int setup(void **state)
 {
-    const char *args[] = {"--insecure-http", "--token-file", token_file, "--namespaces", "3", NULL};
-    char user[400];
+    const char *extra[] = {"--namespaces", "3", NULL};
 
     (void)state;
-    if (adm_tls_global_init() != 0 || certgen_tempdir(dir, sizeof(dir)) != 0) {
-        return 1;
-    }
-    snprintf(token_file, sizeof(token_file), "%s/token", dir);
-    snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", dir);
-    h_write_file(token_file, "s3cret\n");
-    if (h_start_prog(&api, h_bin("FAKE_APISERVER_BIN"), NULL, args) != 0) {
-        return 1;
-    }
-    snprintf(user, sizeof(user), "{tokenFile: %s}", token_file);
-    h_write_kubeconfig(kubeconfig, api.port, user);
-    return 0;
+    return h_api_setup(&api, extra, dir, sizeof(dir), token_file, kubeconfig, sizeof(kubeconfig));
 }
 
 static int teardown(void **state)

@@ -38,22 +38,8 @@ static char dir[256], kubeconfig[320], token_file[320];
 
 static int setup(void **state)
 {
-    const char *args[] = {"--insecure-http", "--token-file", token_file, NULL};
-    char user[400];
-
     (void)state;
-    if (adm_tls_global_init() != 0 || certgen_tempdir(dir, sizeof(dir)) != 0) {
-        return 1;
-    }
-    snprintf(token_file, sizeof(token_file), "%s/token", dir);
-    snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", dir);
-    h_write_file(token_file, "s3cret\n");
-    if (h_start_prog(&api, h_bin("FAKE_APISERVER_BIN"), NULL, args) != 0) {
-        return 1;
-    }
-    snprintf(user, sizeof(user), "{tokenFile: %s}", token_file);
-    h_write_kubeconfig(kubeconfig, api.port, user);
-    return 0;
+    return h_api_setup(&api, NULL, dir, sizeof(dir), token_file, kubeconfig, sizeof(kubeconfig));
 }
 
 static int teardown(void **state)
@@ -115,27 +101,39 @@ static void stop(void)
     h_cleanup(&server);
 }
 
-/* The review of a pod CREATE in ns with spec (JSON), as /admit gets it (heap). */
-static char *pod_review_json(const char *ns, const char *spec)
+/*
+ * The review of a CREATE of a core object (kind, resource) named name in ns, as /admit gets it
+ * (heap); fields: what the object holds besides apiVersion, kind and metadata (",\"spec\":{..}"), or "".
+ */
+static char *create_review_json(const char *kind, const char *resource, const char *ns, const char *name,
+                                const char *fields)
 {
     adm_arena_t *a = adm_arena_create(4096);
-    char pod[1024];
+    char obj[1024];
     pt_request_t pr = {.operation = "CREATE",
-                       .resource = "pods",
-                       .kind = "Pod",
+                       .resource = resource,
+                       .kind = kind,
                        .namespace_ = ns,
-                       .name = "p",
-                       .object = pod};
+                       .name = name,
+                       .object = obj};
     char *out;
 
-    snprintf(pod, sizeof(pod),
-             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"%s\"},"
-             "\"spec\":%s}",
-             ns, spec);
+    snprintf(obj, sizeof(obj),
+             "{\"apiVersion\":\"v1\",\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"}%s}",
+             kind, name, ns, fields);
     out = strdup(pt_review_json(a, &pr));
     adm_arena_destroy(a);
     assert_non_null(out);
     return out;
+}
+
+/* The review of a pod CREATE in ns with spec (JSON) (heap). */
+static char *pod_review_json(const char *ns, const char *spec)
+{
+    char fields[900];
+
+    snprintf(fields, sizeof(fields), ",\"spec\":%s", spec);
+    return create_review_json("Pod", "pods", ns, "p", fields);
 }
 
 static void admit_pod(const char *ns, const char *spec, char *out, size_t out_len)
@@ -393,23 +391,8 @@ static void test_resource_quota_live_list(void **state)
 /* A ConfigMap CREATE in ns through /admit (NamespaceExists looks at any namespaced object). */
 static void admit_config_map(const char *ns, char *out, size_t out_len)
 {
-    adm_arena_t *a = adm_arena_create(4096);
-    char obj[512];
-    pt_request_t pr = {.operation = "CREATE",
-                       .resource = "configmaps",
-                       .kind = "ConfigMap",
-                       .namespace_ = ns,
-                       .name = "cm",
-                       .object = obj};
-    char *review;
+    char *review = create_review_json("ConfigMap", "configmaps", ns, "cm", "");
 
-    snprintf(obj, sizeof(obj),
-             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":"
-             "\"%s\"}}",
-             ns);
-    review = strdup(pt_review_json(a, &pr));
-    adm_arena_destroy(a);
-    assert_non_null(review);
     h_call_200(&server, "POST", "/admit", review, out, out_len);
     free(review);
 }
