@@ -605,16 +605,22 @@ static int admit_with(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *const *r
 
 static lr_phase_t admit_phase = {admit_with};
 
-static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+/* A phase over the namespace's LimitRanges: at once when they are known, else once the LIST answers. */
+static int run_phase(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async, lr_phase_t *phase)
 {
     yyjson_val *const *ranges;
     size_t n;
-    int rc = limit_ranges(state, attrs, async, &admit_phase, &ranges, &n);
+    int rc = limit_ranges(state, attrs, async, phase, &ranges, &n);
 
     if (rc == ADM_ENOMEM) {
         return adm_status_nomem(st);
     }
-    return rc != ADM_OK ? rc : admit_with(attrs, st, ranges, n);
+    return rc != ADM_OK ? rc : phase->run(attrs, st, ranges, n);
+}
+
+static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
+{
+    return run_phase(state, attrs, st, async, &admit_phase);
 }
 
 static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
@@ -745,14 +751,7 @@ static lr_phase_t validate_phase = {validate_with};
 
 static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)
 {
-    yyjson_val *const *ranges;
-    size_t n;
-    int rc = limit_ranges(state, attrs, async, &validate_phase, &ranges, &n);
-
-    if (rc == ADM_ENOMEM) {
-        return adm_status_nomem(st);
-    }
-    return rc != ADM_OK ? rc : validate_with(attrs, st, ranges, n);
+    return run_phase(state, attrs, st, async, &validate_phase);
 }
 
 static int validate(void *state, adm_attrs_t *attrs, adm_status_t *st)
