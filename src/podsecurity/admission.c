@@ -203,16 +203,28 @@ static const char *request_name(adm_attrs_t *attrs, yyjson_val *obj)
     return adm_json_str(adm_json_get(obj, "metadata"), "name");
 }
 
-/* `would violate PodSecurity "LV": DETAIL` (arena), or NULL when the arena is exhausted. */
+/*
+ * `would violate PodSecurity "LV": DETAIL` (arena), or NULL when the arena is exhausted. The
+ * label text needs no escaping (adm_psa_lv_string), so its Go quoting is its text in quotes.
+ */
 static const char *violation(adm_arena_t *a, const adm_psa_lv_t *lv, const adm_psa_result_t *r)
 {
+    static const char head[] = "would violate PodSecurity \"";
     const char *text = adm_psa_lv_string(a, lv);
-    const char *quoted = text != NULL ? adm_go_quote(a, text) : NULL;
     const char *detail = adm_psa_result_detail(a, r);
+    size_t ntext = text != NULL ? strlen(text) : 0;
+    size_t ndetail = detail != NULL ? strlen(detail) : 0;
+    char *out =
+        text != NULL && detail != NULL ? adm_arena_alloc(a, sizeof(head) + ntext + 3 + ndetail) : NULL;
 
-    return quoted != NULL && detail != NULL
-               ? adm_arena_printf(a, "would violate PodSecurity %s: %s", quoted, detail)
-               : NULL;
+    if (out == NULL) {
+        return NULL;
+    }
+    memcpy(out, head, sizeof(head) - 1);
+    memcpy(out + sizeof(head) - 1, text, ntext);
+    memcpy(out + sizeof(head) - 1 + ntext, "\": ", 3);
+    memcpy(out + sizeof(head) - 1 + ntext + 3, detail, ndetail + 1);
+    return out;
 }
 
 /* EvaluatePod: enforce (when asked), then audit, then warn for allowed requests. */

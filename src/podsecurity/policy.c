@@ -59,8 +59,11 @@ bool adm_psa_parse_version(const char *s, adm_psa_version_t *out)
 
 const char *adm_psa_lv_string(adm_arena_t *a, const adm_psa_lv_t *lv)
 {
+    /* the latest forms are constants (every request with a namespace's default labels prints one) */
+    static const char *const latest[] = {"privileged:latest", "baseline:latest", "restricted:latest"};
+
     if (lv->version.latest) {
-        return adm_arena_printf(a, "%s:latest", level_names[lv->level]);
+        return latest[lv->level];
     }
     return adm_arena_printf(a, "%s:v1.%lld", level_names[lv->level], (long long)lv->version.minor);
 }
