@@ -124,25 +124,29 @@ static int volume_field(const char *s, size_t len)
 }
 
 /*
- * out[field(key)] = obj[key] for every key wanted, as psa_get: the first of duplicate keys (kept
- * even when null, so that a later duplicate does not replace it), then null read as absent.
+ * out[field(key)] = obj[key] for every key wanted, as psa_get: the first of duplicate keys (a
+ * later duplicate is ignored even when the first is null), null read as absent. Inline so that
+ * each caller's classifier is called directly.
  */
-static void read_fields(yyjson_val *obj, int (*field)(const char *s, size_t len), size_t n, yyjson_val **out)
+_Static_assert(PSA_C_NFIELDS <= 32 && PSA_SC_NFIELDS <= 32 && SPEC_NFIELDS <= 32 && VOL_NFIELDS <= 32,
+               "read_fields keeps the fields seen in 32 bits");
+
+static inline void read_fields(yyjson_val *obj, int (*field)(const char *s, size_t len), size_t n,
+                               yyjson_val **out)
 {
-    yyjson_obj_iter it = yyjson_obj_iter_with(obj); /* empty unless obj is an object */
+    uint32_t seen = 0;
+    size_t left = yyjson_is_obj(obj) ? unsafe_yyjson_get_len(obj) : 0;
 
     memset(out, 0, n * sizeof(*out));
-    for (yyjson_val *k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
+    for (yyjson_val *k = left > 0 ? unsafe_yyjson_get_first(obj) : NULL; left > 0; left--) {
+        yyjson_val *v = k + 1;
         int i = field(unsafe_yyjson_get_str(k), unsafe_yyjson_get_len(k));
 
-        if (i >= 0 && out[i] == NULL) {
-            out[i] = yyjson_obj_iter_get_val(k);
+        if (i >= 0 && (seen & (UINT32_C(1) << i)) == 0) {
+            seen |= UINT32_C(1) << i;
+            out[i] = unsafe_yyjson_is_null(v) ? NULL : v;
         }
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (yyjson_is_null(out[i])) {
-            out[i] = NULL;
-        }
+        k = unsafe_yyjson_get_next(v);
     }
 }
 

@@ -177,7 +177,8 @@ void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *m
     int at[NCHECKS];
     bool skip[NCHECKS] = {false};
 
-    memset(out, 0, sizeof(*out));
+    out->nfailed = 0; /* the texts are read only up to nfailed: no need to clear them */
+    out->nomem = false;
     if (lv->level == ADM_PSA_PRIVILEGED) {
         return;
     }
