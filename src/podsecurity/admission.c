@@ -56,7 +56,7 @@ static bool ignored_pod_subresource(const char *s)
     static const char *const ignored[] = {"exec", "attach",      "binding", "eviction",
                                           "log",  "portforward", "proxy",   "status"};
 
-    for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++) {
+    for (size_t i = 0; s[0] != '\0' && i < sizeof(ignored) / sizeof(*ignored); i++) {
         if (strcmp(s, ignored[i]) == 0) {
             return true;
         }

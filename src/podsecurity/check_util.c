@@ -104,6 +104,8 @@ enum volume_field_e {
     VOL_NFIELDS
 };
 
+_Static_assert(VOL_CONFIG_MAP == 0 && VOL_SECRET == 8, "the allowed sources come first, in bits 0 to 8");
+
 static int volume_field(const char *s, size_t len)
 {
     switch (len) {
@@ -125,16 +127,18 @@ static int volume_field(const char *s, size_t len)
 
 /*
  * out[field(key)] = obj[key] for every key wanted, as psa_get: the first of duplicate keys (a
- * later duplicate is ignored even when the first is null), null read as absent. Inline so that
- * each caller's classifier is called directly.
+ * later duplicate is ignored even when the first is null), null read as absent. Returns the set
+ * of fields found (bit i: out[i] != NULL). Inline so that each caller's classifier is called
+ * directly.
  */
 _Static_assert(PSA_C_NFIELDS <= 32 && PSA_SC_NFIELDS <= 32 && SPEC_NFIELDS <= 32 && VOL_NFIELDS <= 32,
                "read_fields keeps the fields seen in 32 bits");
 
-static inline void read_fields(yyjson_val *obj, int (*field)(const char *s, size_t len), size_t n,
-                               yyjson_val **out)
+static inline uint32_t read_fields(yyjson_val *obj, int (*field)(const char *s, size_t len), size_t n,
+                                   yyjson_val **out)
 {
     uint32_t seen = 0;
+    uint32_t set = 0;
     size_t left = yyjson_is_obj(obj) ? unsafe_yyjson_get_len(obj) : 0;
 
     memset(out, 0, n * sizeof(*out));
@@ -145,9 +149,11 @@ static inline void read_fields(yyjson_val *obj, int (*field)(const char *s, size
         if (i >= 0 && (seen & (UINT32_C(1) << i)) == 0) {
             seen |= UINT32_C(1) << i;
             out[i] = unsafe_yyjson_is_null(v) ? NULL : v;
+            set |= out[i] != NULL ? UINT32_C(1) << i : 0;
         }
         k = unsafe_yyjson_get_next(v);
     }
+    return set;
 }
 
 static void read_container(yyjson_val *c, psa_container_t *out)
@@ -160,15 +166,13 @@ static void read_container(yyjson_val *c, psa_container_t *out)
 /* v's name and which sources it sets (each source's first key present and not null, as psa_get). */
 static void read_volume(yyjson_val *v, psa_volume_t *out)
 {
+    const uint32_t allowed = (UINT32_C(1) << (VOL_SECRET + 1)) - 1; /* VOL_CONFIG_MAP..VOL_SECRET */
     yyjson_val *f[VOL_NFIELDS];
+    uint32_t set = read_fields(v, volume_field, VOL_NFIELDS, f);
 
-    read_fields(v, volume_field, VOL_NFIELDS, f);
     out->v = v;
     out->name = yyjson_is_str(f[VOL_NAME]) ? yyjson_get_str(f[VOL_NAME]) : "";
-    out->allowed = false;
-    for (int i = VOL_CONFIG_MAP; i <= VOL_SECRET; i++) {
-        out->allowed = out->allowed || f[i] != NULL;
-    }
+    out->allowed = (set & allowed) != 0;
     out->host_path = f[VOL_HOST_PATH] != NULL;
 }
 

@@ -174,7 +174,6 @@ void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *m
 {
     psa_ctx_t cx = {a, NULL, false};
     int minor = adm_psa_effective_minor(&lv->version);
-    int at[NCHECKS];
     bool skip[NCHECKS] = {false};
 
     out->nfailed = 0; /* the texts are read only up to nfailed: no need to clear them */
@@ -192,20 +191,28 @@ void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *m
         memo->pod = pod;
     }
     cx.pod = memo->pod;
-    for (size_t i = 0; i < NCHECKS; i++) {
-        at[i] = checks[i].level <= lv->level ? impl_index(&checks[i], minor) : -1;
+    /* the enforce and warn levels usually share their version: pick the implementations once */
+    if (memo->plan_minor != minor + 1) {
+        for (size_t i = 0; i < NCHECKS; i++) {
+            memo->plan[i] = (signed char)impl_index(&checks[i], minor);
+        }
+        memo->plan_minor = minor + 1;
+    }
+    if (lv->level == ADM_PSA_RESTRICTED) {
         /* a restricted check in force replaces the baseline check it overrides */
-        if (at[i] >= 0 && checks[i].overrides != NO_OVERRIDE) {
-            skip[checks[i].overrides] = true;
+        for (size_t i = 0; i < NCHECKS; i++) {
+            if (memo->plan[i] >= 0 && checks[i].overrides != NO_OVERRIDE) {
+                skip[checks[i].overrides] = true;
+            }
         }
     }
     for (size_t i = 0; i < NCHECKS; i++) {
         psa_verdict_t v;
 
-        if (at[i] < 0 || skip[i]) {
+        if (memo->plan[i] < 0 || checks[i].level > lv->level || skip[i]) {
             continue;
         }
-        v = run_check(&cx, i, at[i], memo);
+        v = run_check(&cx, i, memo->plan[i], memo);
         if (v.reason != NULL && out->nfailed < sizeof(out->reasons) / sizeof(*out->reasons)) {
             out->reasons[out->nfailed] = v.reason[0] != '\0' ? v.reason : "unknown forbidden reason";
             out->details[out->nfailed] = v.detail;

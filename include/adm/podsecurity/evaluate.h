@@ -41,6 +41,8 @@ typedef struct adm_psa_memo_s {
     bool nomem[ADM_PSA_NCHECKS];
     const char *reason[ADM_PSA_NCHECKS], *detail[ADM_PSA_NCHECKS];
     struct psa_pod_s *pod; /* the pod's fields the checks read, found by the first evaluation (arena) */
+    int plan_minor;        /* the policy minor version plan is for + 1; 0: none */
+    signed char plan[ADM_PSA_NCHECKS]; /* the version of each check in force then; -1: none */
 } adm_psa_memo_t;
 
 /** adm_psa_evaluate, taking what memo holds for this pod and adding what it runs. */
