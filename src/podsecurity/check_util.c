@@ -19,7 +19,7 @@
  * or -1. They switch on the key's length first: most keys of a pod are none of the names wanted,
  * and most are told apart by their length alone.
  */
-static int container_field(const char *s, size_t len)
+static inline int container_field(const char *s, size_t len)
 {
     switch (len) {
     case 4: return KEY_IS("name") ? PSA_C_NAME : -1;
@@ -33,7 +33,7 @@ static int container_field(const char *s, size_t len)
     }
 }
 
-static int sc_field(const char *s, size_t len)
+static inline int sc_field(const char *s, size_t len)
 {
     switch (len) {
     case 7: return KEY_IS("sysctls") ? PSA_SC_SYSCTLS : -1;
@@ -68,7 +68,7 @@ enum spec_field_e {
     SPEC_NFIELDS
 };
 
-static int spec_field(const char *s, size_t len)
+static inline int spec_field(const char *s, size_t len)
 {
     switch (len) {
     case 2: return KEY_IS("os") ? SPEC_OS : -1;
@@ -106,7 +106,7 @@ enum volume_field_e {
 
 _Static_assert(VOL_CONFIG_MAP == 0 && VOL_SECRET == 8, "the allowed sources come first, in bits 0 to 8");
 
-static int volume_field(const char *s, size_t len)
+static inline int volume_field(const char *s, size_t len)
 {
     switch (len) {
     case 3: return KEY_IS("csi") ? VOL_CSI : -1;
@@ -265,10 +265,13 @@ void psa_list_sort(psa_list_t *l)
     }
 }
 
-const char *psa_join(psa_ctx_t *cx, const psa_list_t *l, const char *sep, bool quote)
+/* prefix, then the items joined by sep (quoted when quote), in one allocation. */
+static const char *join_after(psa_ctx_t *cx, const char *prefix, const psa_list_t *l, const char *sep,
+                              bool quote)
 {
+    size_t prefixlen = strlen(prefix);
     size_t seplen = strlen(sep);
-    size_t len = 1;
+    size_t len = prefixlen + 1;
     char *out;
     char *p;
 
@@ -280,7 +283,8 @@ const char *psa_join(psa_ctx_t *cx, const psa_list_t *l, const char *sep, bool q
         cx->nomem = true;
         return "";
     }
-    p = out;
+    memcpy(out, prefix, prefixlen);
+    p = out + prefixlen;
     for (size_t i = 0; i < l->n; i++) {
         size_t n = strlen(l->v[i]);
 
@@ -299,6 +303,11 @@ const char *psa_join(psa_ctx_t *cx, const psa_list_t *l, const char *sep, bool q
     }
     *p = '\0';
     return out;
+}
+
+const char *psa_join(psa_ctx_t *cx, const psa_list_t *l, const char *sep, bool quote)
+{
+    return join_after(cx, "", l, sep, quote);
 }
 
 const char *psa_cat(psa_ctx_t *cx, ...)
@@ -351,6 +360,5 @@ const char *psa_int(psa_ctx_t *cx, int64_t n)
 
 const char *psa_containers_phrase(psa_ctx_t *cx, const psa_list_t *names)
 {
-    return psa_cat(cx, psa_plural("container ", "containers ", names->n), psa_join(cx, names, ", ", true),
-                   NULL);
+    return join_after(cx, psa_plural("container ", "containers ", names->n), names, ", ", true);
 }

@@ -210,7 +210,7 @@ static bool seccomp_type_ok(yyjson_val *profile)
 {
     const char *t = psa_str(profile, "type");
 
-    return strcmp(t, "Localhost") == 0 || strcmp(t, "RuntimeDefault") == 0;
+    return strcmp(t, "RuntimeDefault") == 0 || strcmp(t, "Localhost") == 0; /* the usual one first */
 }
 
 /*

@@ -169,12 +169,42 @@ static psa_verdict_t run_check(psa_ctx_t *cx, size_t i, int at, adm_psa_memo_t *
     return v;
 }
 
+/*
+ * The checks to run at minor, at baseline and at restricted, in check order. The enforce and warn
+ * levels usually share their version: this is done once for both.
+ */
+static void plan(adm_psa_memo_t *memo, int minor)
+{
+    bool overridden[NCHECKS] = {false};
+
+    for (size_t i = 0; i < NCHECKS; i++) {
+        memo->plan[i] = (signed char)impl_index(&checks[i], minor);
+        /* a restricted check in force replaces the baseline check it overrides */
+        if (memo->plan[i] >= 0 && checks[i].overrides != NO_OVERRIDE) {
+            overridden[checks[i].overrides] = true;
+        }
+    }
+    memo->nruns[0] = memo->nruns[1] = 0;
+    for (size_t i = 0; i < NCHECKS; i++) {
+        if (memo->plan[i] < 0) {
+            continue;
+        }
+        if (checks[i].level == ADM_PSA_BASELINE) {
+            memo->runs[0][memo->nruns[0]++] = (unsigned char)i;
+        }
+        if (!overridden[i]) {
+            memo->runs[1][memo->nruns[1]++] = (unsigned char)i;
+        }
+    }
+    memo->plan_minor = minor + 1;
+}
+
 void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *metadata, yyjson_val *spec,
                            adm_psa_memo_t *memo, adm_psa_result_t *out)
 {
     psa_ctx_t cx = {a, NULL, false};
     int minor = adm_psa_effective_minor(&lv->version);
-    bool skip[NCHECKS] = {false};
+    size_t level;
 
     out->nfailed = 0; /* the texts are read only up to nfailed: no need to clear them */
     out->nomem = false;
@@ -191,27 +221,14 @@ void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *m
         memo->pod = pod;
     }
     cx.pod = memo->pod;
-    /* the enforce and warn levels usually share their version: pick the implementations once */
     if (memo->plan_minor != minor + 1) {
-        for (size_t i = 0; i < NCHECKS; i++) {
-            memo->plan[i] = (signed char)impl_index(&checks[i], minor);
-        }
-        memo->plan_minor = minor + 1;
+        plan(memo, minor);
     }
-    if (lv->level == ADM_PSA_RESTRICTED) {
-        /* a restricted check in force replaces the baseline check it overrides */
-        for (size_t i = 0; i < NCHECKS; i++) {
-            if (memo->plan[i] >= 0 && checks[i].overrides != NO_OVERRIDE) {
-                skip[checks[i].overrides] = true;
-            }
-        }
-    }
-    for (size_t i = 0; i < NCHECKS; i++) {
+    level = lv->level == ADM_PSA_RESTRICTED ? 1 : 0; /* memo->runs' index */
+    for (size_t k = 0; k < memo->nruns[level]; k++) {
+        size_t i = memo->runs[level][k];
         psa_verdict_t v;
 
-        if (memo->plan[i] < 0 || checks[i].level > lv->level || skip[i]) {
-            continue;
-        }
         v = run_check(&cx, i, memo->plan[i], memo);
         if (v.reason != NULL && out->nfailed < sizeof(out->reasons) / sizeof(*out->reasons)) {
             out->reasons[out->nfailed] = v.reason[0] != '\0' ? v.reason : "unknown forbidden reason";
