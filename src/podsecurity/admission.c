@@ -240,7 +240,9 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
     bool denied = false;
     int rc = ADM_OK;
 
-    if (adm_psa_exempt_runtime_class(cfg, adm_json_str(spec, "runtimeClassName"))) {
+    /* the runtime class is looked up only when some are exempt (the spec is a long object) */
+    if (cfg->nruntime_classes > 0 &&
+        adm_psa_exempt_runtime_class(cfg, adm_json_str(spec, "runtimeClassName"))) {
         adm_psa_annotate(attrs, "exempt", "runtimeClass");
         return ADM_OK;
     }

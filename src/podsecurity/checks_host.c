@@ -54,8 +54,10 @@ psa_verdict_t psa_host_ports_1_0(psa_ctx_t *cx)
         yyjson_val *list = c->f[PSA_C_PORTS];
         bool valid = true;
 
-        for (size_t i = 0, n = yyjson_arr_size(list); i < n; i++) {
-            yyjson_val *hp = psa_get(yyjson_arr_get(list, i), "hostPort");
+        yyjson_arr_iter it = yyjson_arr_iter_with(list);
+
+        for (yyjson_val *port = yyjson_arr_iter_next(&it); port != NULL; port = yyjson_arr_iter_next(&it)) {
+            yyjson_val *hp = psa_get(port, "hostPort");
 
             if (yyjson_is_int(hp) && yyjson_get_sint(hp) != 0) {
                 valid = false;
@@ -76,9 +78,14 @@ psa_verdict_t psa_host_ports_1_0(psa_ctx_t *cx)
                             NULL));
 }
 
-static void add_handler_hosts(psa_ctx_t *cx, yyjson_val *handler, psa_list_t *hosts, bool *bad)
+static inline void add_handler_hosts(psa_ctx_t *cx, yyjson_val *handler, psa_list_t *hosts, bool *bad)
 {
-    const char *h = psa_str(psa_get(handler, "httpGet"), "host");
+    const char *h;
+
+    if (handler == NULL) { /* the usual case: no such probe or hook */
+        return;
+    }
+    h = psa_str(psa_get(handler, "httpGet"), "host");
 
     if (h[0] != '\0') {
         psa_set_add(cx, hosts, h);

@@ -70,8 +70,9 @@ psa_verdict_t psa_apparmor_1_0(psa_ctx_t *cx)
         yyjson_val *v = yyjson_obj_iter_get_val(k);
         const char *val = yyjson_is_str(v) ? yyjson_get_str(v) : "";
 
-        if (starts_with(key, APPARMOR_PREFIX) && val[0] != '\0' && strcmp(val, "runtime/default") != 0 &&
-            !starts_with(val, "localhost/")) {
+        /* a key shorter than the prefix cannot start with it: no compare for most annotations */
+        if (yyjson_get_len(k) >= sizeof(APPARMOR_PREFIX) - 1 && starts_with(key, APPARMOR_PREFIX) &&
+            val[0] != '\0' && strcmp(val, "runtime/default") != 0 && !starts_with(val, "localhost/")) {
             psa_list_add(cx, &annotations, annotation_pair(cx, key, val));
         }
     }
