@@ -146,10 +146,14 @@ static inline const char *psa_str(yyjson_val *obj, const char *key)
     return yyjson_is_str(v) ? yyjson_get_str(v) : "";
 }
 
-/** Runs the body with c (const psa_container_t *) for every container of cx's pod, in order. */
+/**
+ * Runs the body with c (const psa_container_t *) for every container of cx's pod, in order (no
+ * arithmetic on the NULL list of a pod without containers).
+ */
 #define PSA_FOR_CONTAINERS(cx, c)                                                                            \
-    for (const psa_container_t *c = (cx)->pod->containers;                                                   \
-         c < (cx)->pod->containers + (cx)->pod->ncontainers; c++)
+    for (const psa_container_t *c = (cx)->pod->containers,                                                   \
+                               *psa_end_ = c != NULL ? c + (cx)->pod->ncontainers : NULL;                    \
+         c != psa_end_; c++)
 
 static inline psa_verdict_t psa_allow(void)
 {

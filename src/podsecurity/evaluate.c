@@ -8,6 +8,7 @@
 
 #include "check_internal.h"
 
+#include <pthread.h>
 #include <string.h>
 
 typedef struct psa_impl_s {
@@ -169,34 +170,51 @@ static psa_verdict_t run_check(psa_ctx_t *cx, size_t i, int at, adm_psa_memo_t *
     return v;
 }
 
-/*
- * The checks to run at minor, at baseline and at restricted, in check order. The enforce and warn
- * levels usually share their version: this is done once for both.
- */
-static void plan(adm_psa_memo_t *memo, int minor)
-{
-    bool overridden[NCHECKS] = {false};
+/* The checks a level runs at one policy version, in check order, with the version of each. */
+typedef struct psa_plan_s {
+    unsigned char n;
+    unsigned char check[NCHECKS];
+    signed char impl[NCHECKS];
+} psa_plan_t;
 
-    for (size_t i = 0; i < NCHECKS; i++) {
-        memo->plan[i] = (signed char)impl_index(&checks[i], minor);
-        /* a restricted check in force replaces the baseline check it overrides */
-        if (memo->plan[i] >= 0 && checks[i].overrides != NO_OVERRIDE) {
-            overridden[checks[i].overrides] = true;
+/*
+ * The plans of baseline and restricted at every minor version up to the newest known. They
+ * derive from the const checks[] table alone: built once per process (pthread_once) and only
+ * read afterwards, so requests on any thread share them, and no reload or informer update can
+ * make them stale.
+ */
+static psa_plan_t plans[2][ADM_PSA_MAX_MINOR + 1];
+static pthread_once_t plans_once = PTHREAD_ONCE_INIT;
+
+static void plan_add(psa_plan_t *p, size_t check, int impl)
+{
+    p->check[p->n] = (unsigned char)check;
+    p->impl[p->n] = (signed char)impl;
+    p->n++;
+}
+
+static void build_plans(void)
+{
+    for (int minor = 0; minor <= ADM_PSA_MAX_MINOR; minor++) {
+        bool overridden[NCHECKS] = {false};
+        int at[NCHECKS];
+
+        for (size_t i = 0; i < NCHECKS; i++) {
+            at[i] = impl_index(&checks[i], minor);
+            /* a restricted check in force replaces the baseline check it overrides */
+            if (at[i] >= 0 && checks[i].overrides != NO_OVERRIDE) {
+                overridden[checks[i].overrides] = true;
+            }
+        }
+        for (size_t i = 0; i < NCHECKS; i++) {
+            if (at[i] >= 0 && checks[i].level == ADM_PSA_BASELINE) {
+                plan_add(&plans[0][minor], i, at[i]);
+            }
+            if (at[i] >= 0 && !overridden[i]) {
+                plan_add(&plans[1][minor], i, at[i]);
+            }
         }
     }
-    memo->nruns[0] = memo->nruns[1] = 0;
-    for (size_t i = 0; i < NCHECKS; i++) {
-        if (memo->plan[i] < 0) {
-            continue;
-        }
-        if (checks[i].level == ADM_PSA_BASELINE) {
-            memo->runs[0][memo->nruns[0]++] = (unsigned char)i;
-        }
-        if (!overridden[i]) {
-            memo->runs[1][memo->nruns[1]++] = (unsigned char)i;
-        }
-    }
-    memo->plan_minor = minor + 1;
 }
 
 void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *metadata, yyjson_val *spec,
@@ -204,12 +222,12 @@ void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *m
 {
     psa_ctx_t cx = {a, NULL, false};
     int minor = adm_psa_effective_minor(&lv->version);
-    size_t level;
+    const psa_plan_t *plan;
 
     out->nfailed = 0; /* the texts are read only up to nfailed: no need to clear them */
     out->nomem = false;
-    if (lv->level == ADM_PSA_PRIVILEGED) {
-        return;
+    if (lv->level == ADM_PSA_PRIVILEGED || minor < 0) {
+        return; /* minor < 0: before v1.0, no check applies (versions parse as v1.N, N >= 0) */
     }
     if (memo->pod == NULL) {
         psa_pod_t *pod = adm_arena_alloc(a, sizeof(*pod));
@@ -221,15 +239,15 @@ void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *m
         memo->pod = pod;
     }
     cx.pod = memo->pod;
-    if (memo->plan_minor != minor + 1) {
-        plan(memo, minor);
-    }
-    level = lv->level == ADM_PSA_RESTRICTED ? 1 : 0; /* memo->runs' index */
-    for (size_t k = 0; k < memo->nruns[level]; k++) {
-        size_t i = memo->runs[level][k];
+    pthread_once(&plans_once, build_plans);
+    /* no check starts after the newest version known (adm_psa_effective_minor clamps to it) */
+    plan = &plans[lv->level == ADM_PSA_RESTRICTED ? 1 : 0]
+                 [minor < ADM_PSA_MAX_MINOR ? minor : ADM_PSA_MAX_MINOR];
+    for (size_t k = 0; k < plan->n; k++) {
+        size_t i = plan->check[k];
         psa_verdict_t v;
 
-        v = run_check(&cx, i, memo->plan[i], memo);
+        v = run_check(&cx, i, plan->impl[k], memo);
         if (v.reason != NULL && out->nfailed < sizeof(out->reasons) / sizeof(*out->reasons)) {
             out->reasons[out->nfailed] = v.reason[0] != '\0' ? v.reason : "unknown forbidden reason";
             out->details[out->nfailed] = v.detail;

@@ -41,10 +41,6 @@ typedef struct adm_psa_memo_s {
     bool nomem[ADM_PSA_NCHECKS];
     const char *reason[ADM_PSA_NCHECKS], *detail[ADM_PSA_NCHECKS];
     struct psa_pod_s *pod; /* the pod's fields the checks read, found by the first evaluation (arena) */
-    /* the checks that run at plan_minor - 1 (0: none yet), at baseline and at restricted */
-    int plan_minor;
-    unsigned char nruns[2], runs[2][ADM_PSA_NCHECKS];
-    signed char plan[ADM_PSA_NCHECKS]; /* the version of each check in force then; -1: none */
 } adm_psa_memo_t;
 
 /** adm_psa_evaluate, taking what memo holds for this pod and adding what it runs. */
