@@ -56,7 +56,7 @@ static bool ignored_pod_subresource(const char *s)
     static const char *const ignored[] = {"exec", "attach",      "binding", "eviction",
                                           "log",  "portforward", "proxy",   "status"};
 
-    for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++) {
+    for (size_t i = 0; s[0] != '\0' && i < sizeof(ignored) / sizeof(*ignored); i++) {
         if (strcmp(s, ignored[i]) == 0) {
             return true;
         }
@@ -203,16 +203,28 @@ static const char *request_name(adm_attrs_t *attrs, yyjson_val *obj)
     return adm_json_str(adm_json_get(obj, "metadata"), "name");
 }
 
-/* `would violate PodSecurity "LV": DETAIL` (arena), or NULL when the arena is exhausted. */
+/*
+ * `would violate PodSecurity "LV": DETAIL` (arena), or NULL when the arena is exhausted. The
+ * label text needs no escaping (adm_psa_lv_string), so its Go quoting is its text in quotes.
+ */
 static const char *violation(adm_arena_t *a, const adm_psa_lv_t *lv, const adm_psa_result_t *r)
 {
+    static const char head[] = "would violate PodSecurity \"";
     const char *text = adm_psa_lv_string(a, lv);
-    const char *quoted = text != NULL ? adm_go_quote(a, text) : NULL;
     const char *detail = adm_psa_result_detail(a, r);
+    size_t ntext = text != NULL ? strlen(text) : 0;
+    size_t ndetail = detail != NULL ? strlen(detail) : 0;
+    char *out =
+        text != NULL && detail != NULL ? adm_arena_alloc(a, sizeof(head) + ntext + 3 + ndetail) : NULL;
 
-    return quoted != NULL && detail != NULL
-               ? adm_arena_printf(a, "would violate PodSecurity %s: %s", quoted, detail)
-               : NULL;
+    if (out == NULL) {
+        return NULL;
+    }
+    memcpy(out, head, sizeof(head) - 1);
+    memcpy(out + sizeof(head) - 1, text, ntext);
+    memcpy(out + sizeof(head) - 1 + ntext, "\": ", 3);
+    memcpy(out + sizeof(head) - 1 + ntext + 3, detail, ndetail + 1);
+    return out;
 }
 
 /* EvaluatePod: enforce (when asked), then audit, then warn for allowed requests. */
@@ -228,7 +240,9 @@ static int evaluate_pod(const adm_psa_config_t *cfg, adm_attrs_t *attrs, const a
     bool denied = false;
     int rc = ADM_OK;
 
-    if (adm_psa_exempt_runtime_class(cfg, adm_json_str(spec, "runtimeClassName"))) {
+    /* the runtime class is looked up only when some are exempt (the spec is a long object) */
+    if (cfg->nruntime_classes > 0 &&
+        adm_psa_exempt_runtime_class(cfg, adm_json_str(spec, "runtimeClassName"))) {
         adm_psa_annotate(attrs, "exempt", "runtimeClass");
         return ADM_OK;
     }

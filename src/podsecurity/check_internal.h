@@ -10,17 +10,76 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <yyjson.h>
+
+/*
+ * The fields of a pod the checks read, found in one pass over the pod (psa_pod_read) so that the
+ * nineteen checks, run at up to three levels, read struct fields instead of looking keys up again.
+ * Each field is what psa_get would return for it: NULL when absent, JSON null, or its parent is
+ * not an object; of duplicate keys the first, as yyjson_obj_get. The values point into the
+ * request's document, which outlives the evaluation.
+ */
+enum psa_container_field_e {
+    PSA_C_NAME,
+    PSA_C_SECURITY_CONTEXT,
+    PSA_C_PORTS,
+    PSA_C_LIVENESS_PROBE,
+    PSA_C_READINESS_PROBE,
+    PSA_C_STARTUP_PROBE,
+    PSA_C_LIFECYCLE,
+    PSA_C_NFIELDS
+};
+
+/* securityContext fields, of a container and (those a pod has) of the pod. */
+enum psa_sc_field_e {
+    PSA_SC_CAPABILITIES,
+    PSA_SC_PRIVILEGED,
+    PSA_SC_PROC_MOUNT,
+    PSA_SC_WINDOWS_OPTIONS,
+    PSA_SC_ALLOW_PRIVILEGE_ESCALATION,
+    PSA_SC_APPARMOR_PROFILE,
+    PSA_SC_SELINUX_OPTIONS,
+    PSA_SC_SECCOMP_PROFILE,
+    PSA_SC_RUN_AS_NON_ROOT,
+    PSA_SC_RUN_AS_USER,
+    PSA_SC_SYSCTLS,
+    PSA_SC_NFIELDS
+};
+
+typedef struct psa_container_s {
+    const char *name; /* "" when absent or not a string, as psa_str */
+    yyjson_val *f[PSA_C_NFIELDS];
+    yyjson_val *sc[PSA_SC_NFIELDS]; /* its securityContext's */
+} psa_container_t;
+
+typedef struct psa_volume_s {
+    yyjson_val *v;
+    const char *name;
+    bool allowed; /* one of the sources the restricted level allows is set */
+    bool host_path;
+} psa_volume_t;
+
+typedef struct psa_pod_s {
+    psa_container_t *containers; /* initContainers, containers, ephemeralContainers */
+    size_t ncontainers;
+    psa_volume_t *volumes;
+    size_t nvolumes;
+    yyjson_val *annotations;        /* metadata.annotations */
+    yyjson_val *sc[PSA_SC_NFIELDS]; /* spec.securityContext's */
+    bool host_network, host_pid, host_ipc;
+    bool user_namespaced; /* spec.hostUsers == false (relaxPolicyForUserNamespacePod) */
+    bool windows;         /* spec.os.name == "windows" */
+} psa_pod_t;
 
 typedef struct psa_ctx_s {
     adm_arena_t *arena;
-    yyjson_val *meta; /* pod (or template) metadata, may be NULL */
-    yyjson_val *spec; /* PodSpec, may be NULL */
+    const psa_pod_t *pod;
     bool nomem;
-    /* spec's container lists (psa_container_lists' order), looked up once for all the checks
-       (psa_ctx_lists); NULL when absent */
-    yyjson_val *lists[3];
 } psa_ctx_t;
+
+/** Reads the fields of the pod (metadata and spec, either may be NULL) into *pod; false: no memory. */
+bool psa_pod_read(adm_arena_t *a, yyjson_val *meta, yyjson_val *spec, psa_pod_t *pod);
 
 /* A check's answer: reason NULL means allowed. */
 typedef struct psa_verdict_s {
@@ -42,7 +101,10 @@ void psa_set_add(psa_ctx_t *cx, psa_list_t *l, const char *s);
 void psa_list_sort(psa_list_t *l);
 /** Items joined by sep; quoted `"a", "b"` when quote (joinQuote, no escaping, as kube). */
 const char *psa_join(psa_ctx_t *cx, const psa_list_t *l, const char *sep, bool quote);
-const char *psa_fmt(psa_ctx_t *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** The strings up to a NULL concatenated (arena; "" and nomem when full). */
+const char *psa_cat(psa_ctx_t *cx, ...) __attribute__((sentinel));
+/** n in decimal (arena). */
+const char *psa_int(psa_ctx_t *cx, int64_t n);
 
 static inline const char *psa_plural(const char *one, const char *many, size_t n)
 {
@@ -53,8 +115,9 @@ static inline const char *psa_plural(const char *one, const char *many, size_t n
 const char *psa_containers_phrase(psa_ctx_t *cx, const psa_list_t *names);
 
 /*
- * The field readers are inline: the checks call them a few hundred times per pod, nearly always
- * with a literal key, whose length the compiler then knows.
+ * The readers of the nested fields psa_pod_t leaves to the checks (a probe's httpGet, a profile's
+ * type), read only when the parent is set: inline, the key a literal whose length the compiler
+ * then knows.
  */
 /** obj[key] unless absent, JSON null, or obj not an object (a nil pointer in Go). */
 static inline yyjson_val *psa_get(yyjson_val *obj, const char *key)
@@ -84,31 +147,13 @@ static inline const char *psa_str(yyjson_val *obj, const char *key)
 }
 
 /**
- * Runs the body with c for every container of cx's spec: initContainers, containers,
- * ephemeralContainers (the lists psa_ctx_lists found).
+ * Runs the body with c (const psa_container_t *) for every container of cx's pod, in order (no
+ * arithmetic on the NULL list of a pod without containers).
  */
 #define PSA_FOR_CONTAINERS(cx, c)                                                                            \
-    for (int psa_l_ = 0; psa_l_ < 3; psa_l_++)                                                               \
-        for (yyjson_arr_iter psa_it_ = yyjson_arr_iter_with((cx)->lists[psa_l_]), *psa_once_ = &psa_it_;     \
-             psa_once_ != NULL; psa_once_ = NULL)                                                            \
-            for (yyjson_val *c = yyjson_arr_iter_next(&psa_it_); c != NULL;                                  \
-                 c = yyjson_arr_iter_next(&psa_it_))
-
-extern const char *const psa_container_lists[3];
-
-/** Fills cx->lists from cx->spec. */
-void psa_ctx_lists(psa_ctx_t *cx);
-
-/** The container's securityContext (NULL when unset). */
-static inline yyjson_val *psa_csc(yyjson_val *c)
-{
-    return psa_get(c, "securityContext");
-}
-
-/** spec.hostUsers == false (relaxPolicyForUserNamespacePod). */
-bool psa_user_namespaced(const psa_ctx_t *cx);
-/** spec.os.name == "windows". */
-bool psa_windows(const psa_ctx_t *cx);
+    for (const psa_container_t *c = (cx)->pod->containers,                                                   \
+                               *psa_end_ = c != NULL ? c + (cx)->pod->ncontainers : NULL;                    \
+         c != psa_end_; c++)
 
 static inline psa_verdict_t psa_allow(void)
 {

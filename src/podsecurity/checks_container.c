@@ -36,7 +36,7 @@ psa_verdict_t psa_capabilities_baseline_1_0(psa_ctx_t *cx)
 
     PSA_FOR_CONTAINERS(cx, c)
     {
-        yyjson_val *add = psa_get(psa_get(psa_csc(c), "capabilities"), "add");
+        yyjson_val *add = psa_get(c->sc[PSA_SC_CAPABILITIES], "add");
         bool valid = true;
 
         for (size_t i = 0, n = yyjson_arr_size(add); i < n; i++) {
@@ -48,7 +48,7 @@ psa_verdict_t psa_capabilities_baseline_1_0(psa_ctx_t *cx)
             }
         }
         if (!valid) {
-            psa_list_add(cx, &bad, psa_str(c, "name"));
+            psa_list_add(cx, &bad, c->name);
         }
     }
     if (bad.n == 0) {
@@ -56,8 +56,8 @@ psa_verdict_t psa_capabilities_baseline_1_0(psa_ctx_t *cx)
     }
     psa_list_sort(&caps);
     return psa_deny("non-default capabilities",
-                    psa_fmt(cx, "%s must not include %s in securityContext.capabilities.add",
-                            psa_containers_phrase(cx, &bad), psa_join(cx, &caps, ", ", true)));
+                    psa_cat(cx, psa_containers_phrase(cx, &bad), " must not include ",
+                            psa_join(cx, &caps, ", ", true), " in securityContext.capabilities.add", NULL));
 }
 
 psa_verdict_t psa_privileged_1_0(psa_ctx_t *cx)
@@ -66,15 +66,15 @@ psa_verdict_t psa_privileged_1_0(psa_ctx_t *cx)
 
     PSA_FOR_CONTAINERS(cx, c)
     {
-        if (psa_is_true(psa_csc(c), "privileged")) {
-            psa_list_add(cx, &bad, psa_str(c, "name"));
+        if (yyjson_is_true(c->sc[PSA_SC_PRIVILEGED])) {
+            psa_list_add(cx, &bad, c->name);
         }
     }
     if (bad.n == 0) {
         return psa_allow();
     }
-    return psa_deny("privileged", psa_fmt(cx, "%s must not set securityContext.privileged=true",
-                                          psa_containers_phrase(cx, &bad)));
+    return psa_deny("privileged", psa_cat(cx, psa_containers_phrase(cx, &bad),
+                                          " must not set securityContext.privileged=true", NULL));
 }
 
 psa_verdict_t psa_proc_mount_1_0(psa_ctx_t *cx)
@@ -84,10 +84,10 @@ psa_verdict_t psa_proc_mount_1_0(psa_ctx_t *cx)
 
     PSA_FOR_CONTAINERS(cx, c)
     {
-        yyjson_val *pm = psa_get(psa_csc(c), "procMount");
+        yyjson_val *pm = c->sc[PSA_SC_PROC_MOUNT];
 
         if (pm != NULL && strcmp(sval(pm), "Default") != 0) {
-            psa_list_add(cx, &bad, psa_str(c, "name"));
+            psa_list_add(cx, &bad, c->name);
             psa_set_add(cx, &types, sval(pm));
         }
     }
@@ -95,13 +95,14 @@ psa_verdict_t psa_proc_mount_1_0(psa_ctx_t *cx)
         return psa_allow();
     }
     psa_list_sort(&types);
-    return psa_deny("procMount", psa_fmt(cx, "%s must not set securityContext.procMount to %s",
-                                         psa_containers_phrase(cx, &bad), psa_join(cx, &types, ", ", true)));
+    return psa_deny("procMount", psa_cat(cx, psa_containers_phrase(cx, &bad),
+                                         " must not set securityContext.procMount to ",
+                                         psa_join(cx, &types, ", ", true), NULL));
 }
 
 psa_verdict_t psa_proc_mount_1_35(psa_ctx_t *cx)
 {
-    return psa_user_namespaced(cx) ? psa_allow() : psa_proc_mount_1_0(cx);
+    return cx->pod->user_namespaced ? psa_allow() : psa_proc_mount_1_0(cx);
 }
 
 psa_verdict_t psa_windows_host_process_1_0(psa_ctx_t *cx)
@@ -111,11 +112,11 @@ psa_verdict_t psa_windows_host_process_1_0(psa_ctx_t *cx)
 
     PSA_FOR_CONTAINERS(cx, c)
     {
-        if (psa_is_true(psa_get(psa_csc(c), "windowsOptions"), "hostProcess")) {
-            psa_list_add(cx, &bad, psa_str(c, "name"));
+        if (psa_is_true(c->sc[PSA_SC_WINDOWS_OPTIONS], "hostProcess")) {
+            psa_list_add(cx, &bad, c->name);
         }
     }
-    if (psa_is_true(psa_get(psa_get(cx->spec, "securityContext"), "windowsOptions"), "hostProcess")) {
+    if (psa_is_true(cx->pod->sc[PSA_SC_WINDOWS_OPTIONS], "hostProcess")) {
         psa_list_add(cx, &setters, "pod");
     }
     if (bad.n > 0) {
@@ -125,8 +126,8 @@ psa_verdict_t psa_windows_host_process_1_0(psa_ctx_t *cx)
         return psa_allow();
     }
     return psa_deny("hostProcess",
-                    psa_fmt(cx, "%s must not set securityContext.windowsOptions.hostProcess=true",
-                            psa_join(cx, &setters, " and ", false)));
+                    psa_cat(cx, psa_join(cx, &setters, " and ", false),
+                            " must not set securityContext.windowsOptions.hostProcess=true", NULL));
 }
 
 psa_verdict_t psa_allow_privilege_escalation_1_8(psa_ctx_t *cx)
@@ -135,21 +136,21 @@ psa_verdict_t psa_allow_privilege_escalation_1_8(psa_ctx_t *cx)
 
     PSA_FOR_CONTAINERS(cx, c)
     {
-        if (!psa_is_false(psa_csc(c), "allowPrivilegeEscalation")) {
-            psa_list_add(cx, &bad, psa_str(c, "name"));
+        if (!yyjson_is_false(c->sc[PSA_SC_ALLOW_PRIVILEGE_ESCALATION])) {
+            psa_list_add(cx, &bad, c->name);
         }
     }
     if (bad.n == 0) {
         return psa_allow();
     }
     return psa_deny("allowPrivilegeEscalation != false",
-                    psa_fmt(cx, "%s must set securityContext.allowPrivilegeEscalation=false",
-                            psa_containers_phrase(cx, &bad)));
+                    psa_cat(cx, psa_containers_phrase(cx, &bad),
+                            " must set securityContext.allowPrivilegeEscalation=false", NULL));
 }
 
 psa_verdict_t psa_allow_privilege_escalation_1_25(psa_ctx_t *cx)
 {
-    return psa_windows(cx) ? psa_allow() : psa_allow_privilege_escalation_1_8(cx);
+    return cx->pod->windows ? psa_allow() : psa_allow_privilege_escalation_1_8(cx);
 }
 
 psa_verdict_t psa_capabilities_restricted_1_22(psa_ctx_t *cx)
@@ -161,21 +162,21 @@ psa_verdict_t psa_capabilities_restricted_1_22(psa_ctx_t *cx)
 
     PSA_FOR_CONTAINERS(cx, c)
     {
-        yyjson_val *capabilities = psa_get(psa_csc(c), "capabilities");
+        yyjson_val *capabilities = c->sc[PSA_SC_CAPABILITIES];
         yyjson_val *drop = psa_get(capabilities, "drop");
         yyjson_val *add = psa_get(capabilities, "add");
         bool dropped_all = false;
         bool added_forbidden = false;
 
         if (capabilities == NULL) {
-            psa_list_add(cx, &missing_drop, psa_str(c, "name"));
+            psa_list_add(cx, &missing_drop, c->name);
             continue;
         }
         for (size_t i = 0, n = yyjson_arr_size(drop); i < n && !dropped_all; i++) {
             dropped_all = strcmp(sval(yyjson_arr_get(drop, i)), "ALL") == 0;
         }
         if (!dropped_all) {
-            psa_list_add(cx, &missing_drop, psa_str(c, "name"));
+            psa_list_add(cx, &missing_drop, c->name);
         }
         for (size_t i = 0, n = yyjson_arr_size(add); i < n; i++) {
             const char *cap = sval(yyjson_arr_get(add, i));
@@ -186,19 +187,19 @@ psa_verdict_t psa_capabilities_restricted_1_22(psa_ctx_t *cx)
             }
         }
         if (added_forbidden) {
-            psa_list_add(cx, &adding, psa_str(c, "name"));
+            psa_list_add(cx, &adding, c->name);
         }
     }
     if (missing_drop.n > 0) {
         psa_list_add(cx, &details,
-                     psa_fmt(cx, "%s must set securityContext.capabilities.drop=[\"ALL\"]",
-                             psa_containers_phrase(cx, &missing_drop)));
+                     psa_cat(cx, psa_containers_phrase(cx, &missing_drop),
+                             " must set securityContext.capabilities.drop=[\"ALL\"]", NULL));
     }
     if (adding.n > 0) {
         psa_list_sort(&caps);
         psa_list_add(cx, &details,
-                     psa_fmt(cx, "%s must not include %s in securityContext.capabilities.add",
-                             psa_containers_phrase(cx, &adding), psa_join(cx, &caps, ", ", true)));
+                     psa_cat(cx, psa_containers_phrase(cx, &adding), " must not include ",
+                             psa_join(cx, &caps, ", ", true), " in securityContext.capabilities.add", NULL));
     }
     if (details.n == 0) {
         return psa_allow();
@@ -208,5 +209,5 @@ psa_verdict_t psa_capabilities_restricted_1_22(psa_ctx_t *cx)
 
 psa_verdict_t psa_capabilities_restricted_1_25(psa_ctx_t *cx)
 {
-    return psa_windows(cx) ? psa_allow() : psa_capabilities_restricted_1_22(cx);
+    return cx->pod->windows ? psa_allow() : psa_capabilities_restricted_1_22(cx);
 }

@@ -5,20 +5,19 @@
  */
 #include "check_internal.h"
 
-#include <inttypes.h>
 #include <string.h>
 
 psa_verdict_t psa_host_namespaces_1_0(psa_ctx_t *cx)
 {
     psa_list_t set = {0};
 
-    if (psa_is_true(cx->spec, "hostNetwork")) {
+    if (cx->pod->host_network) {
         psa_list_add(cx, &set, "hostNetwork=true");
     }
-    if (psa_is_true(cx->spec, "hostPID")) {
+    if (cx->pod->host_pid) {
         psa_list_add(cx, &set, "hostPID=true");
     }
-    if (psa_is_true(cx->spec, "hostIPC")) {
+    if (cx->pod->host_ipc) {
         psa_list_add(cx, &set, "hostIPC=true");
     }
     if (set.n == 0) {
@@ -30,20 +29,19 @@ psa_verdict_t psa_host_namespaces_1_0(psa_ctx_t *cx)
 psa_verdict_t psa_host_path_volumes_1_0(psa_ctx_t *cx)
 {
     psa_list_t bad = {0};
-    yyjson_val *vols = psa_get(cx->spec, "volumes");
 
-    for (size_t i = 0, n = yyjson_arr_size(vols); i < n; i++) {
-        yyjson_val *v = yyjson_arr_get(vols, i);
+    for (size_t i = 0; i < cx->pod->nvolumes; i++) {
+        const psa_volume_t *v = &cx->pod->volumes[i];
 
-        if (psa_get(v, "hostPath") != NULL) {
-            psa_list_add(cx, &bad, psa_str(v, "name"));
+        if (v->host_path) {
+            psa_list_add(cx, &bad, v->name);
         }
     }
     if (bad.n == 0) {
         return psa_allow();
     }
-    return psa_deny("hostPath volumes", psa_fmt(cx, "%s %s", psa_plural("volume", "volumes", bad.n),
-                                                psa_join(cx, &bad, ", ", true)));
+    return psa_deny("hostPath volumes", psa_cat(cx, psa_plural("volume ", "volumes ", bad.n),
+                                                psa_join(cx, &bad, ", ", true), NULL));
 }
 
 psa_verdict_t psa_host_ports_1_0(psa_ctx_t *cx)
@@ -53,19 +51,21 @@ psa_verdict_t psa_host_ports_1_0(psa_ctx_t *cx)
 
     PSA_FOR_CONTAINERS(cx, c)
     {
-        yyjson_val *list = psa_get(c, "ports");
+        yyjson_val *list = c->f[PSA_C_PORTS];
         bool valid = true;
 
-        for (size_t i = 0, n = yyjson_arr_size(list); i < n; i++) {
-            yyjson_val *hp = psa_get(yyjson_arr_get(list, i), "hostPort");
+        yyjson_arr_iter it = yyjson_arr_iter_with(list);
+
+        for (yyjson_val *port = yyjson_arr_iter_next(&it); port != NULL; port = yyjson_arr_iter_next(&it)) {
+            yyjson_val *hp = psa_get(port, "hostPort");
 
             if (yyjson_is_int(hp) && yyjson_get_sint(hp) != 0) {
                 valid = false;
-                psa_set_add(cx, &ports, psa_fmt(cx, "%" PRId64, yyjson_get_sint(hp)));
+                psa_set_add(cx, &ports, psa_int(cx, yyjson_get_sint(hp)));
             }
         }
         if (!valid) {
-            psa_list_add(cx, &bad, psa_str(c, "name"));
+            psa_list_add(cx, &bad, c->name);
         }
     }
     if (bad.n == 0) {
@@ -73,14 +73,19 @@ psa_verdict_t psa_host_ports_1_0(psa_ctx_t *cx)
     }
     psa_list_sort(&ports); /* as strings: "10000" before "8080", as kube's sets.String */
     return psa_deny("hostPort",
-                    psa_fmt(cx, "%s %s %s", psa_containers_phrase(cx, &bad), psa_plural("uses", "use", bad.n),
-                            psa_fmt(cx, "%s %s", psa_plural("hostPort", "hostPorts", ports.n),
-                                    psa_join(cx, &ports, ", ", false))));
+                    psa_cat(cx, psa_containers_phrase(cx, &bad), psa_plural(" uses ", " use ", bad.n),
+                            psa_plural("hostPort ", "hostPorts ", ports.n), psa_join(cx, &ports, ", ", false),
+                            NULL));
 }
 
-static void add_handler_hosts(psa_ctx_t *cx, yyjson_val *handler, psa_list_t *hosts, bool *bad)
+static inline void add_handler_hosts(psa_ctx_t *cx, yyjson_val *handler, psa_list_t *hosts, bool *bad)
 {
-    const char *h = psa_str(psa_get(handler, "httpGet"), "host");
+    const char *h;
+
+    if (handler == NULL) { /* the usual case: no such probe or hook */
+        return;
+    }
+    h = psa_str(psa_get(handler, "httpGet"), "host");
 
     if (h[0] != '\0') {
         psa_set_add(cx, hosts, h);
@@ -95,22 +100,23 @@ static void add_handler_hosts(psa_ctx_t *cx, yyjson_val *handler, psa_list_t *ho
 
 psa_verdict_t psa_host_probes_1_34(psa_ctx_t *cx)
 {
-    static const char *const probes[] = {"livenessProbe", "readinessProbe", "startupProbe"};
     psa_list_t bad = {0};
     psa_list_t hosts = {0};
 
     PSA_FOR_CONTAINERS(cx, c)
     {
-        yyjson_val *lifecycle = psa_get(c, "lifecycle");
+        yyjson_val *lifecycle = c->f[PSA_C_LIFECYCLE];
         bool is_bad = false;
 
-        for (size_t i = 0; i < 3; i++) {
-            add_handler_hosts(cx, psa_get(c, probes[i]), &hosts, &is_bad);
+        add_handler_hosts(cx, c->f[PSA_C_LIVENESS_PROBE], &hosts, &is_bad);
+        add_handler_hosts(cx, c->f[PSA_C_READINESS_PROBE], &hosts, &is_bad);
+        add_handler_hosts(cx, c->f[PSA_C_STARTUP_PROBE], &hosts, &is_bad);
+        if (lifecycle != NULL) {
+            add_handler_hosts(cx, psa_get(lifecycle, "postStart"), &hosts, &is_bad);
+            add_handler_hosts(cx, psa_get(lifecycle, "preStop"), &hosts, &is_bad);
         }
-        add_handler_hosts(cx, psa_get(lifecycle, "postStart"), &hosts, &is_bad);
-        add_handler_hosts(cx, psa_get(lifecycle, "preStop"), &hosts, &is_bad);
         if (is_bad) {
-            psa_set_add(cx, &bad, psa_str(c, "name"));
+            psa_set_add(cx, &bad, c->name);
         }
     }
     if (bad.n == 0) {
@@ -119,10 +125,9 @@ psa_verdict_t psa_host_probes_1_34(psa_ctx_t *cx)
     psa_list_sort(&bad);
     psa_list_sort(&hosts);
     return psa_deny("probe or lifecycle host",
-                    psa_fmt(cx, "%s %s %s %s", psa_containers_phrase(cx, &bad),
-                            psa_plural("uses", "use", bad.n),
-                            psa_plural("probe or lifecycle host", "probe or lifecycle hosts", hosts.n),
-                            psa_join(cx, &hosts, ", ", true)));
+                    psa_cat(cx, psa_containers_phrase(cx, &bad), psa_plural(" uses ", " use ", bad.n),
+                            psa_plural("probe or lifecycle host ", "probe or lifecycle hosts ", hosts.n),
+                            psa_join(cx, &hosts, ", ", true), NULL));
 }
 
 /* Each version's allowed sysctls add to the previous version's; the count marks where it ends. */
@@ -146,7 +151,7 @@ static const char *const allowed_sysctls[] = {
 static psa_verdict_t sysctls(psa_ctx_t *cx, size_t nallowed)
 {
     psa_list_t bad = {0};
-    yyjson_val *list = psa_get(psa_get(cx->spec, "securityContext"), "sysctls");
+    yyjson_val *list = cx->pod->sc[PSA_SC_SYSCTLS];
 
     for (size_t i = 0, n = yyjson_arr_size(list); i < n; i++) {
         const char *name = psa_str(yyjson_arr_get(list, i), "name");

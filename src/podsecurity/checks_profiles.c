@@ -27,7 +27,7 @@ static const char *annotation_pair(psa_ctx_t *cx, const char *k, const char *v)
         cx->nomem = true;
         return "";
     }
-    return psa_fmt(cx, "%s=%s", k, q);
+    return psa_cat(cx, k, "=", q, NULL);
 }
 
 static bool apparmor_type_ok(yyjson_val *profile)
@@ -43,8 +43,8 @@ psa_verdict_t psa_apparmor_1_0(psa_ctx_t *cx)
     psa_list_t values = {0};
     psa_list_t bad = {0};
     psa_list_t annotations = {0};
-    yyjson_val *pod_profile = psa_get(psa_get(cx->spec, "securityContext"), "appArmorProfile");
-    yyjson_val *ann = psa_get(cx->meta, "annotations");
+    yyjson_val *pod_profile = cx->pod->sc[PSA_SC_APPARMOR_PROFILE];
+    yyjson_val *ann = cx->pod->annotations;
     yyjson_val *k;
     yyjson_obj_iter it;
 
@@ -54,10 +54,10 @@ psa_verdict_t psa_apparmor_1_0(psa_ctx_t *cx)
     }
     PSA_FOR_CONTAINERS(cx, c)
     {
-        yyjson_val *profile = psa_get(psa_csc(c), "appArmorProfile");
+        yyjson_val *profile = c->sc[PSA_SC_APPARMOR_PROFILE];
 
         if (profile != NULL && !apparmor_type_ok(profile)) {
-            psa_list_add(cx, &bad, psa_str(c, "name"));
+            psa_list_add(cx, &bad, c->name);
             psa_set_add(cx, &values, psa_str(profile, "type"));
         }
     }
@@ -70,8 +70,9 @@ psa_verdict_t psa_apparmor_1_0(psa_ctx_t *cx)
         yyjson_val *v = yyjson_obj_iter_get_val(k);
         const char *val = yyjson_is_str(v) ? yyjson_get_str(v) : "";
 
-        if (starts_with(key, APPARMOR_PREFIX) && val[0] != '\0' && strcmp(val, "runtime/default") != 0 &&
-            !starts_with(val, "localhost/")) {
+        /* a key shorter than the prefix cannot start with it: no compare for most annotations */
+        if (yyjson_get_len(k) >= sizeof(APPARMOR_PREFIX) - 1 && starts_with(key, APPARMOR_PREFIX) &&
+            val[0] != '\0' && strcmp(val, "runtime/default") != 0 && !starts_with(val, "localhost/")) {
             psa_list_add(cx, &annotations, annotation_pair(cx, key, val));
         }
     }
@@ -87,8 +88,9 @@ psa_verdict_t psa_apparmor_1_0(psa_ctx_t *cx)
         return psa_allow();
     }
     return psa_deny(psa_plural("forbidden AppArmor profile", "forbidden AppArmor profiles", values.n),
-                    psa_fmt(cx, "%s must not set AppArmor profile type to %s",
-                            psa_join(cx, &setters, " and ", false), psa_join(cx, &values, ", ", true)));
+                    psa_cat(cx, psa_join(cx, &setters, " and ", false),
+                            " must not set AppArmor profile type to ", psa_join(cx, &values, ", ", true),
+                            NULL));
 }
 
 /* SELinux: the allowed types are "" and container_t, container_init_t, container_kvm_t, and
@@ -125,17 +127,17 @@ static psa_verdict_t selinux(psa_ctx_t *cx, bool engine_ok)
     psa_list_t setters = {0};
     psa_list_t bad = {0};
     psa_list_t data = {0};
-    yyjson_val *pod_opts = psa_get(psa_get(cx->spec, "securityContext"), "seLinuxOptions");
+    yyjson_val *pod_opts = cx->pod->sc[PSA_SC_SELINUX_OPTIONS];
 
     if (pod_opts != NULL && !selinux_ok(cx, pod_opts, engine_ok, &b)) {
         psa_list_add(cx, &setters, "pod");
     }
     PSA_FOR_CONTAINERS(cx, c)
     {
-        yyjson_val *opts = psa_get(psa_csc(c), "seLinuxOptions");
+        yyjson_val *opts = c->sc[PSA_SC_SELINUX_OPTIONS];
 
         if (opts != NULL && !selinux_ok(cx, opts, engine_ok, &b)) {
-            psa_list_add(cx, &bad, psa_str(c, "name"));
+            psa_list_add(cx, &bad, c->name);
         }
     }
     if (bad.n > 0) {
@@ -148,7 +150,7 @@ static psa_verdict_t selinux(psa_ctx_t *cx, bool engine_ok)
         psa_list_sort(&b.types);
         psa_list_add(
             cx, &data,
-            psa_fmt(cx, "%s %s", psa_plural("type", "types", b.types.n), psa_join(cx, &b.types, ", ", true)));
+            psa_cat(cx, psa_plural("type ", "types ", b.types.n), psa_join(cx, &b.types, ", ", true), NULL));
     }
     if (b.user) {
         psa_list_add(cx, &data, "user may not be set");
@@ -156,9 +158,9 @@ static psa_verdict_t selinux(psa_ctx_t *cx, bool engine_ok)
     if (b.role) {
         psa_list_add(cx, &data, "role may not be set");
     }
-    return psa_deny("seLinuxOptions",
-                    psa_fmt(cx, "%s set forbidden securityContext.seLinuxOptions: %s",
-                            psa_join(cx, &setters, " and ", false), psa_join(cx, &data, "; ", false)));
+    return psa_deny("seLinuxOptions", psa_cat(cx, psa_join(cx, &setters, " and ", false),
+                                              " set forbidden securityContext.seLinuxOptions: ",
+                                              psa_join(cx, &data, "; ", false), NULL));
 }
 
 psa_verdict_t psa_selinux_1_0(psa_ctx_t *cx)
@@ -180,7 +182,7 @@ static bool seccomp_annotation_ok(const char *v)
 psa_verdict_t psa_seccomp_baseline_1_0(psa_ctx_t *cx)
 {
     psa_list_t bad = {0};
-    yyjson_val *ann = psa_get(cx->meta, "annotations");
+    yyjson_val *ann = cx->pod->annotations;
     yyjson_val *v = yyjson_is_obj(ann) ? yyjson_obj_get(ann, SECCOMP_POD_KEY) : NULL;
 
     if (v != NULL && !seccomp_annotation_ok(yyjson_is_str(v) ? yyjson_get_str(v) : "")) {
@@ -189,7 +191,7 @@ psa_verdict_t psa_seccomp_baseline_1_0(psa_ctx_t *cx)
     }
     PSA_FOR_CONTAINERS(cx, c)
     {
-        const char *key = psa_fmt(cx, "%s%s", SECCOMP_CONTAINER_PREFIX, psa_str(c, "name"));
+        const char *key = psa_cat(cx, SECCOMP_CONTAINER_PREFIX, c->name, NULL);
 
         v = yyjson_is_obj(ann) ? yyjson_obj_get(ann, key) : NULL;
         if (v != NULL && !seccomp_annotation_ok(yyjson_is_str(v) ? yyjson_get_str(v) : "")) {
@@ -201,15 +203,15 @@ psa_verdict_t psa_seccomp_baseline_1_0(psa_ctx_t *cx)
     }
     psa_list_sort(&bad);
     return psa_deny("seccompProfile",
-                    psa_fmt(cx, "forbidden %s %s", psa_plural("annotation", "annotations", bad.n),
-                            psa_join(cx, &bad, ", ", false)));
+                    psa_cat(cx, psa_plural("forbidden annotation ", "forbidden annotations ", bad.n),
+                            psa_join(cx, &bad, ", ", false), NULL));
 }
 
 static bool seccomp_type_ok(yyjson_val *profile)
 {
     const char *t = psa_str(profile, "type");
 
-    return strcmp(t, "Localhost") == 0 || strcmp(t, "RuntimeDefault") == 0;
+    return strcmp(t, "RuntimeDefault") == 0 || strcmp(t, "Localhost") == 0; /* the usual one first */
 }
 
 /*
@@ -222,7 +224,7 @@ static psa_verdict_t seccomp_fields(psa_ctx_t *cx, bool restricted)
     psa_list_t values = {0};
     psa_list_t explicit_bad = {0};
     psa_list_t implicit_bad = {0};
-    yyjson_val *pod_profile = psa_get(psa_get(cx->spec, "securityContext"), "seccompProfile");
+    yyjson_val *pod_profile = cx->pod->sc[PSA_SC_SECCOMP_PROFILE];
     bool pod_set = false;
 
     if (pod_profile != NULL) {
@@ -235,15 +237,15 @@ static psa_verdict_t seccomp_fields(psa_ctx_t *cx, bool restricted)
     }
     PSA_FOR_CONTAINERS(cx, c)
     {
-        yyjson_val *profile = psa_get(psa_csc(c), "seccompProfile");
+        yyjson_val *profile = c->sc[PSA_SC_SECCOMP_PROFILE];
 
         if (profile != NULL) {
             if (!seccomp_type_ok(profile)) {
-                psa_list_add(cx, &explicit_bad, psa_str(c, "name"));
+                psa_list_add(cx, &explicit_bad, c->name);
                 psa_set_add(cx, &values, psa_str(profile, "type"));
             }
         } else if (!pod_set) {
-            psa_list_add(cx, &implicit_bad, psa_str(c, "name"));
+            psa_list_add(cx, &implicit_bad, c->name);
         }
     }
     if (explicit_bad.n > 0) {
@@ -251,17 +253,16 @@ static psa_verdict_t seccomp_fields(psa_ctx_t *cx, bool restricted)
     }
     if (setters.n > 0) {
         psa_list_sort(&values);
-        return psa_deny("seccompProfile",
-                        psa_fmt(cx, "%s must not set securityContext.seccompProfile.type to %s",
-                                psa_join(cx, &setters, " and ", false), psa_join(cx, &values, ", ", true)));
+        return psa_deny("seccompProfile", psa_cat(cx, psa_join(cx, &setters, " and ", false),
+                                                  " must not set securityContext.seccompProfile.type to ",
+                                                  psa_join(cx, &values, ", ", true), NULL));
     }
     if (restricted && implicit_bad.n > 0) {
         return psa_deny(
             "seccompProfile",
-            psa_fmt(cx,
-                    "pod or %s must set securityContext.seccompProfile.type to \"RuntimeDefault\" or "
-                    "\"Localhost\"",
-                    psa_containers_phrase(cx, &implicit_bad)));
+            psa_cat(cx, "pod or ", psa_containers_phrase(cx, &implicit_bad),
+                    " must set securityContext.seccompProfile.type to \"RuntimeDefault\" or \"Localhost\"",
+                    NULL));
     }
     return psa_allow();
 }
@@ -278,5 +279,5 @@ psa_verdict_t psa_seccomp_restricted_1_19(psa_ctx_t *cx)
 
 psa_verdict_t psa_seccomp_restricted_1_25(psa_ctx_t *cx)
 {
-    return psa_windows(cx) ? psa_allow() : seccomp_fields(cx, true);
+    return cx->pod->windows ? psa_allow() : seccomp_fields(cx, true);
 }

@@ -59,8 +59,11 @@ bool adm_psa_parse_version(const char *s, adm_psa_version_t *out)
 
 const char *adm_psa_lv_string(adm_arena_t *a, const adm_psa_lv_t *lv)
 {
+    /* the latest forms are constants (every request with a namespace's default labels prints one) */
+    static const char *const latest[] = {"privileged:latest", "baseline:latest", "restricted:latest"};
+
     if (lv->version.latest) {
-        return adm_arena_printf(a, "%s:latest", level_names[lv->level]);
+        return latest[lv->level];
     }
     return adm_arena_printf(a, "%s:v1.%lld", level_names[lv->level], (long long)lv->version.minor);
 }
@@ -204,7 +207,7 @@ adm_psa_policy_t adm_psa_policy_resolve(adm_arena_t *a, yyjson_val *labels, cons
     const char *values[3][2];
     adm_psa_label_error_t e[6];
     adm_aggregate_t agg;
-    bool enforce_ok = false, any = false;
+    bool enforce_ok = false, any = false, all_valid = true;
     int n;
 
     *errs = "";
@@ -217,14 +220,15 @@ adm_psa_policy_t adm_psa_policy_resolve(adm_arena_t *a, yyjson_val *labels, cons
         if (lv != NULL) {
             bool ok = adm_psa_parse_level(lv, &lvs[m]->level);
 
+            all_valid = all_valid && ok;
             if (m == 0) {
                 enforce_ok = ok; /* fail closed: a bad enforce level is restricted */
             } else if (!ok) {
                 lvs[m]->level = ADM_PSA_PRIVILEGED; /* fail open for audit and warn */
             }
         }
-        if (vv != NULL) {
-            adm_psa_parse_version(vv, &lvs[m]->version);
+        if (vv != NULL && !adm_psa_parse_version(vv, &lvs[m]->version)) {
+            all_valid = false;
         }
     }
     if (!any) {
@@ -235,6 +239,9 @@ adm_psa_policy_t adm_psa_policy_resolve(adm_arena_t *a, yyjson_val *labels, cons
         if (values[2][1] == NULL) {
             p.warn.version = p.enforce.version;
         }
+    }
+    if (all_valid) {
+        return p; /* no field error to print */
     }
     n = label_errors(a, values, e);
     if (n == ADM_ENOMEM) {

@@ -40,6 +40,7 @@ typedef struct adm_psa_memo_s {
     unsigned char impl[ADM_PSA_NCHECKS]; /* the version of the check kept + 1; 0: none */
     bool nomem[ADM_PSA_NCHECKS];
     const char *reason[ADM_PSA_NCHECKS], *detail[ADM_PSA_NCHECKS];
+    struct psa_pod_s *pod; /* the pod's fields the checks read, found by the first evaluation (arena) */
 } adm_psa_memo_t;
 
 /** adm_psa_evaluate, taking what memo holds for this pod and adding what it runs. */

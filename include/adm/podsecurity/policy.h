@@ -53,7 +53,10 @@ bool adm_psa_parse_level(const char *s, adm_psa_level_t *out);
 /** api.ParseVersion: "latest" or v1.N without leading zeros; false (and *out latest) otherwise. */
 bool adm_psa_parse_version(const char *s, adm_psa_version_t *out);
 
-/** "restricted:v1.25" / "baseline:latest", the label text (not clamped); arena, NULL when full. */
+/**
+ * "restricted:v1.25" / "baseline:latest", the label text (not clamped): static for latest, else in
+ * the arena (NULL when full). It never needs quoting beyond its quotes: letters, ':', '.', digits.
+ */
 const char *adm_psa_lv_string(adm_arena_t *a, const adm_psa_lv_t *lv);
 
 /** LevelVersion.Equivalent: both privileged, or same level and version. */

@@ -282,6 +282,38 @@ static const check_case_t cases[] = {
      "\":\"a\",\"securityContext\":{\"windowsOptions\":{\"hostProcess\":true}}},{\"name\":\"b\",\"securit"
      "yContext\":{\"windowsOptions\":{\"hostProcess\":false}}}]}}",
      "hostProcess", "pod and container \"a\" must not set securityContext.windowsOptions.hostProcess=true"},
+    /* the pod's fields are read in one pass (psa_pod_t) exactly as yyjson_obj_get finds them: the
+       first of duplicate keys, even when null, and null as absent */
+    {"baseline:latest",
+     "{\"spec\":{\"containers\":[{\"name\":\"a\",\"securityContext\":{\"privileged\":null,\"privileged\":"
+     "true}}]}}",
+     "privileged", NULL},
+    {"baseline:latest",
+     "{\"spec\":{\"containers\":[{\"name\":\"a\",\"securityContext\":{\"privileged\":true,\"privileged\":"
+     "false}}]}}",
+     "privileged", "container \"a\" must not set securityContext.privileged=true"},
+    {"baseline:latest",
+     "{\"spec\":{\"containers\":[{\"name\":\"a\",\"name\":\"b\",\"securityContext\":{\"privileged\":true},"
+     "\"securityContext\":{}}]}}",
+     "privileged", "container \"a\" must not set securityContext.privileged=true"},
+    {"baseline:latest",
+     "{\"spec\":{\"containers\":[{\"name\":\"a\",\"securityContext\":{\"privileged\":true}}],\"containers\":["
+     "{"
+     "\"name\":\"b\"}],\"initContainers\":null,\"initContainers\":[{\"name\":\"c\",\"securityContext\":{"
+     "\"privil"
+     "eged\":true}}]}}",
+     "privileged", "container \"a\" must not set securityContext.privileged=true"},
+    {"restricted:latest", "{\"spec\":{\"containers\":[{\"name\":\"a\",\"securityContext\":\"x\"}]}}",
+     "allowPrivilegeEscalation != false",
+     "container \"a\" must set securityContext.allowPrivilegeEscalation=false"},
+    {"restricted:latest", "{\"spec\":{\"volumes\":[{\"name\":\"v\",\"configMap\":null,\"hostPath\":{}}]}}",
+     "restricted volume types", "volume \"v\" uses restricted volume type \"hostPath\""},
+    {"baseline:latest", "{\"spec\":{\"volumes\":[{\"name\":\"v\",\"configMap\":{},\"hostPath\":{}}]}}",
+     "hostPath volumes", "volume \"v\""},
+    {"restricted:latest", "{\"spec\":{\"volumes\":[{\"name\":\"v\",\"configMap\":{},\"hostPath\":{}}]}}",
+     "restricted volume types", NULL},
+    {"baseline:latest", "{\"spec\":{\"volumes\":[{\"name\":\"v\",\"hostPath\":null,\"hostPath\":{}}]}}",
+     "hostPath volumes", NULL},
 };
 
 static void parse_lv(const char *s, adm_psa_lv_t *lv)
