@@ -59,7 +59,10 @@ static char *put_int(char *w, int32_t v)
 /* The base64 digit of a 6-bit value (standard alphabet), as a constant expression. */
 #define B64_DIGIT(x)                                                                                         \
     ((x) < 26 ? 'A' + (x) : (x) < 52 ? 'a' + (x)-26 : (x) < 62 ? '0' + (x)-52 : (x) == 62 ? '+' : '/')
-#define B64_PAIR(x) {(char)B64_DIGIT((x) >> 6), (char)B64_DIGIT((x)&63)}
+#define B64_PAIR(x)                                                                                          \
+    {                                                                                                        \
+        (char)B64_DIGIT((x) >> 6), (char)B64_DIGIT((x)&63)                                                   \
+    }
 #define B64_PAIRS4(x) B64_PAIR(x), B64_PAIR((x) + 1), B64_PAIR((x) + 2), B64_PAIR((x) + 3)
 #define B64_PAIRS16(x) B64_PAIRS4(x), B64_PAIRS4((x) + 4), B64_PAIRS4((x) + 8), B64_PAIRS4((x) + 12)
 #define B64_PAIRS64(x) B64_PAIRS16(x), B64_PAIRS16((x) + 16), B64_PAIRS16((x) + 32), B64_PAIRS16((x) + 48)
