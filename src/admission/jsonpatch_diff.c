@@ -261,21 +261,32 @@ static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
         return false;
     }
     {
-        /* up to 32 keys side by side, compared pair by pair (a length first): cheaper than an index */
-        yyjson_val *keys[32];
-        size_t n = 0;
+        /* Up to 32 keys: each is compared only with the earlier keys of its length, and only when
+           a mask of the lengths seen so far (modulo 64) says there may be one: keys of one object
+           mostly differ in length, so most keys cost no comparison at all. The keys are walked in
+           the flat layout: a key's value follows it, and the next key follows the value's subtree. */
+        const char *strs[32];
+        size_t lens[32];
+        uint64_t seen = 0;
+        size_t n = yyjson_obj_size(a);
 
-        yyjson_obj_iter_init(a, &it);
-        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        key = unsafe_yyjson_get_first(a);
+        for (size_t i = 0; i < n; i++) {
+            const char *str = yyjson_get_str(key);
             size_t len = yyjson_get_len(key);
+            uint64_t bit = UINT64_C(1) << (len & 63);
 
-            for (size_t j = 0; j < n; j++) {
-                if (yyjson_get_len(keys[j]) == len &&
-                    adm__same_key(yyjson_get_str(keys[j]), len, yyjson_get_str(key), len)) {
-                    return true;
+            if ((seen & bit) != 0) {
+                for (size_t j = 0; j < i; j++) {
+                    if (lens[j] == len && adm__same_key(strs[j], len, str, len)) {
+                        return true;
+                    }
                 }
             }
-            keys[n++] = key;
+            seen |= bit;
+            strs[i] = str;
+            lens[i] = len;
+            key = unsafe_yyjson_get_next(key + 1);
         }
         return false;
     }

@@ -808,9 +808,16 @@ static void test_diff_duplicate_keys(void **state)
         "{\"o\":{\"x\":1,\"x\":2},\"keep\":true}",
         "{\"o\":{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,\"a\":0},\"keep\":"
         "true}",
+        /* the same key again after keys of its length and of its length plus 64 */
+        "{\"o\":{\"ab\":1,\"cd\":2,\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\":3,"
+        "\"ab\":4},\"keep\":true}",
     };
+    /* keys alike in length, or in length modulo 64, but none twice: no duplicate */
+    const char *unique =
+        "{\"o\":{\"ab\":1,\"cd\":2,\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\":3,"
+        "\"y\":4,\"ef\":5},\"keep\":true}";
 
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 3; i++) {
         yyjson_doc *a = yyjson_read(docs[i], strlen(docs[i]), 0);
         yyjson_mut_doc *b = yyjson_doc_mut_copy(a, NULL);
         yyjson_mut_val *o = yyjson_mut_obj_get(yyjson_mut_doc_get_root(b), "o");
@@ -825,6 +832,22 @@ static void test_diff_duplicate_keys(void **state)
         assert_int_equal(nops, 1);
         assert_non_null(strstr(text, "\"op\":\"replace\",\"path\":\"/o\""));
         check_pair(a, b, i);
+        yyjson_doc_free(a);
+        yyjson_mut_doc_free(b);
+    }
+    {
+        yyjson_doc *a = yyjson_read(unique, strlen(unique), 0);
+        yyjson_mut_doc *b = yyjson_doc_mut_copy(a, NULL);
+        const char *text;
+        size_t len, nops;
+
+        yyjson_mut_obj_add_str(b, yyjson_mut_obj_get(yyjson_mut_doc_get_root(b), "o"), "added", "v");
+        adm_arena_reset(arena);
+        assert_int_equal(
+            adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &text, &len, &nops),
+            0);
+        assert_int_equal(nops, 1);
+        assert_non_null(strstr(text, "\"op\":\"add\",\"path\":\"/o/added\""));
         yyjson_doc_free(a);
         yyjson_mut_doc_free(b);
     }
