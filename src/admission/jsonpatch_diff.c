@@ -15,6 +15,7 @@
 #include "jsonpatch_internal.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 /*
@@ -23,6 +24,9 @@
  * less minimal), so the C stack stays small whatever the nesting.
  */
 #define DIFF_MAX_DEPTH 128
+
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
 
 /* One step of the current JSON Pointer: a member's key, or (tok NULL) an array index. */
 typedef struct path_seg_s {
@@ -80,6 +84,17 @@ static size_t push_index(diff_ctx_t *d, size_t index)
     return push_seg(d, NULL, index);
 }
 
+/* True when none of the eight bytes at p is a '~' or a '/' (exact: a zero byte test per pattern). */
+static inline bool plain_word(const char *p)
+{
+    uint64_t x, t, s;
+
+    memcpy(&x, p, sizeof(x));
+    t = x ^ (ONES * '~');
+    s = x ^ (ONES * '/');
+    return ((((t - ONES) & ~t) | ((s - ONES) & ~s)) & HIGHS) == 0;
+}
+
 /* The current path as a JSON Pointer in d->path; its length, or SIZE_MAX when out of memory. */
 static size_t render_path(diff_ctx_t *d)
 {
@@ -114,7 +129,14 @@ static size_t render_path(diff_ctx_t *d)
             }
             continue;
         }
-        for (size_t k = 0; k < d->segs[i].len; k++) {
+        for (size_t k = 0, n = d->segs[i].len; k < n;) {
+            /* eight bytes at a time while none is a '~' or a '/' */
+            if (n - k >= 8 && plain_word(tok + k)) {
+                memcpy(d->path + len, tok + k, 8);
+                len += 8;
+                k += 8;
+                continue;
+            }
             if (tok[k] == '~') {
                 d->path[len++] = '~';
                 d->path[len++] = '0';
@@ -124,29 +146,44 @@ static size_t render_path(diff_ctx_t *d)
             } else {
                 d->path[len++] = tok[k];
             }
+            k++;
         }
     }
     return len;
 }
 
+#define PUT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+
+/* One operation: its head written straight into the reserved output, then the value if any. */
 static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
 {
     adm_jsonw_t *w = &d->out;
-    size_t path_len = render_path(d);
+    size_t path_len = render_path(d), op_len = strlen(op);
+    char *p;
 
-    if (path_len == SIZE_MAX) {
+    if (path_len == SIZE_MAX || path_len > (SIZE_MAX - 64) / 6 ||
+        !adm_jsonw_reserve(w, 32 + op_len + ADM_JSONW_STRING_MAX(path_len))) {
         w->failed = true;
         return;
     }
-    adm_jsonw_raw(w, d->nops == 0 ? "{\"op\":\"" : ",{\"op\":\"", d->nops == 0 ? 7 : 8);
-    adm_jsonw_raw(w, op, strlen(op));
-    ADM_JSONW_LIT(w, "\",\"path\":");
-    adm_jsonw_string(w, path_len > 0 ? d->path : "", path_len);
-    if (value != NULL) {
-        ADM_JSONW_LIT(w, ",\"value\":");
-        adm_jsonw_mut_value(w, value);
+    p = w->data + w->len;
+    if (d->nops > 0) {
+        *p++ = ',';
     }
-    ADM_JSONW_LIT(w, "}");
+    p = PUT(p, "{\"op\":\"");
+    memcpy(p, op, op_len);
+    p += op_len;
+    p = PUT(p, "\",\"path\":");
+    p = adm_jsonw_put_string(p, path_len > 0 ? d->path : "", path_len);
+    if (value != NULL) {
+        p = PUT(p, ",\"value\":");
+        w->len = (size_t)(p - w->data);
+        adm_jsonw_mut_value(w, value);
+        ADM_JSONW_LIT(w, "}");
+    } else {
+        *p++ = '}';
+        w->len = (size_t)(p - w->data);
+    }
     d->nops++;
 }
 
@@ -224,21 +261,32 @@ static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
         return false;
     }
     {
-        /* up to 32 keys side by side, compared pair by pair (a length first): cheaper than an index */
-        yyjson_val *keys[32];
-        size_t n = 0;
+        /* Up to 32 keys: each is compared only with the earlier keys of its length, and only when
+           a mask of the lengths seen so far (modulo 64) says there may be one: keys of one object
+           mostly differ in length, so most keys cost no comparison at all. The keys are walked in
+           the flat layout: a key's value follows it, and the next key follows the value's subtree. */
+        const char *strs[32];
+        size_t lens[32];
+        uint64_t seen = 0;
+        size_t n = yyjson_obj_size(a);
 
-        yyjson_obj_iter_init(a, &it);
-        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+        key = unsafe_yyjson_get_first(a);
+        for (size_t i = 0; i < n; i++) {
+            const char *str = yyjson_get_str(key);
             size_t len = yyjson_get_len(key);
+            uint64_t bit = UINT64_C(1) << (len & 63);
 
-            for (size_t j = 0; j < n; j++) {
-                if (yyjson_get_len(keys[j]) == len &&
-                    adm__same_key(yyjson_get_str(keys[j]), len, yyjson_get_str(key), len)) {
-                    return true;
+            if ((seen & bit) != 0) {
+                for (size_t j = 0; j < i; j++) {
+                    if (lens[j] == len && adm__same_key(strs[j], len, str, len)) {
+                        return true;
+                    }
                 }
             }
-            keys[n++] = key;
+            seen |= bit;
+            strs[i] = str;
+            lens[i] = len;
+            key = unsafe_yyjson_get_next(key + 1);
         }
         return false;
     }

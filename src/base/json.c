@@ -396,66 +396,117 @@ static inline size_t subtree_size(const yyjson_val *v)
     return (v->tag & YYJSON_TYPE_ARR) == YYJSON_TYPE_ARR ? v->uni.ofs / sizeof(yyjson_val) : 1;
 }
 
+/* A container of adm_json_mut_share's copy still taking children: where its subtree ends, its
+   first child, and its last child so far (the container itself while it has none). */
+typedef struct share_frame_s {
+    size_t end, first, last;
+    bool is_obj;
+} share_frame_t;
+
+#define SHARE_FIRST_FRAMES 32
+
 /*
  * The immutable document lays v's subtree out flat, in the order a writer prints it (keys before
- * their values), so the copy is one array of as many mutable values, value i for value i. Each
- * value is written once, and each container links its children by hopping over their subtrees:
- * every value is seen twice, with no stack and no allocation per value.
+ * their values), so the copy is one array of as many mutable values, value i for value i, made
+ * in one pass. The innermost container still open lives in locals (the rest on a stack): it is
+ * the parent of the value at hand, so each value is linked after its previous sibling as it is
+ * written, and a container's circular list is closed when the pass reaches its end. No
+ * allocation per value; the stack is on the C stack unless the nesting is deeper than
+ * SHARE_FIRST_FRAMES.
  */
 yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v)
 {
-    size_t n = subtree_size(v);
+    size_t n = subtree_size(v), top = 0, fcap = SHARE_FIRST_FRAMES;
+    share_frame_t first[SHARE_FIRST_FRAMES];
+    share_frame_t *frames = first;
+    share_frame_t c = {.end = SIZE_MAX}; /* the innermost open container; none yet */
     yyjson_mut_val *m = doc->alc.malloc(doc->alc.ctx, n * sizeof(*m));
 
     if (m == NULL) {
         return NULL;
     }
-    m[0].next = NULL; /* every other value's next is set by its container, before the value's turn */
     for (size_t i = 0; i < n; i++) {
         const yyjson_val *src = v + i;
         yyjson_mut_val *dst = m + i;
         uint64_t tag = src->tag;
         size_t type = tag & YYJSON_TYPE_MASK;
 
+        while (i == c.end) {
+            /* the children's circular list is reached from the last one (of an object, its last
+               key: the value before the last one) */
+            m[c.last].next = &m[c.first];
+            m[c.first - 1].uni.ptr = &m[c.is_obj ? c.last - 1 : c.last];
+            c = top > 0 ? frames[--top] : (share_frame_t){.end = SIZE_MAX};
+        }
+        /* after the previous sibling (for a first child, into its parent's next, which the
+           parent's own next sibling or end sets later) */
+        m[c.last].next = dst;
+        c.last = i;
         if (type == YYJSON_TYPE_STR) {
             /* as yyjson_mut_strn makes it: no subtype, the text where it is */
             dst->tag = (tag & ~(uint64_t)YYJSON_TAG_MASK) | YYJSON_TYPE_STR;
             dst->uni.str = src->uni.str;
         } else if (type == YYJSON_TYPE_ARR || type == YYJSON_TYPE_OBJ) {
-            size_t end = i + src->uni.ofs / sizeof(yyjson_val), last = i;
+            size_t end = i + src->uni.ofs / sizeof(yyjson_val);
 
             dst->tag = tag;
             dst->uni.ptr = NULL;
-            /* the children form a circular list reached from the last one (of an object, its
-               last key: the value before the last one) */
-            for (size_t j = i + 1; j < end; j += subtree_size(v + j)) {
-                if (last != i) {
-                    m[last].next = &m[j];
+            if (end == i + 1) {
+                continue; /* empty */
+            }
+            if (top == fcap) {
+                share_frame_t *g = doc->alc.malloc(doc->alc.ctx, 2 * fcap * sizeof(*g));
+
+                if (g == NULL) {
+                    if (frames != first) {
+                        doc->alc.free(doc->alc.ctx, frames);
+                    }
+                    doc->alc.free(doc->alc.ctx, m);
+                    return NULL;
                 }
-                last = j;
+                memcpy(g, frames, top * sizeof(*g));
+                if (frames != first) {
+                    doc->alc.free(doc->alc.ctx, frames);
+                }
+                frames = g;
+                fcap *= 2;
             }
-            if (last != i) {
-                m[last].next = &m[i + 1];
-                dst->uni.ptr = &m[type == YYJSON_TYPE_OBJ ? last - 1 : last];
-            }
+            frames[top++] = c;
+            c.end = end;
+            c.first = i + 1;
+            c.last = i;
+            c.is_obj = type == YYJSON_TYPE_OBJ;
         } else { /* null, booleans and numbers carry no pointers */
             dst->tag = tag;
             dst->uni = src->uni;
         }
     }
+    while (c.end == n) {
+        m[c.last].next = &m[c.first];
+        m[c.first - 1].uni.ptr = &m[c.is_obj ? c.last - 1 : c.last];
+        c = top > 0 ? frames[--top] : (share_frame_t){.end = SIZE_MAX};
+    }
+    m[0].next = NULL; /* the first child's link went into it */
+    if (frames != first) {
+        doc->alc.free(doc->alc.ctx, frames);
+    }
     return m;
 }
 
 /*
- * Copies bytes in 32-byte blocks: the byte copy of a pod's values is ~9 KB, which glibc's memcpy
- * moves with `rep movsb`; that runs as fast, but callgrind counts it one instruction a byte, which
- * would misstate what these copies cost in the instruction counts of bench/callgrind.sh.
+ * Copies bytes in 128-byte blocks, then 32-byte ones: the byte copy of a pod's values is ~9 KB,
+ * which glibc's memcpy moves with `rep movsb`; that runs as fast, but callgrind counts it one
+ * instruction a byte, which would misstate what these copies cost in the instruction counts of
+ * bench/callgrind.sh.
  */
 static void copy_blocks(void *dst, const void *src, size_t n)
 {
     unsigned char *d = dst;
     const unsigned char *s = src;
 
+    for (; n >= 128; n -= 128, d += 128, s += 128) {
+        memcpy(d, s, 128);
+    }
     for (; n >= 32; n -= 32, d += 32, s += 32) {
         memcpy(d, s, 32);
     }

@@ -132,13 +132,13 @@ void adm_jsonw_init(adm_jsonw_t *w, adm_arena_t *a)
     w->arena = a;
 }
 
-static void reserve(adm_jsonw_t *w, size_t extra)
+bool adm_jsonw_reserve(adm_jsonw_t *w, size_t extra)
 {
     size_t cap = w->cap;
     char *p;
 
     if (w->failed || w->len + extra <= w->cap) {
-        return;
+        return !w->failed;
     }
     while (cap < w->len + extra) {
         cap = cap < 256 ? 256 : cap * 2;
@@ -146,16 +146,16 @@ static void reserve(adm_jsonw_t *w, size_t extra)
     p = adm_arena_realloc(w->arena, w->data, w->cap, cap);
     if (p == NULL) {
         w->failed = true;
-        return;
+        return false;
     }
     w->data = p;
     w->cap = cap;
+    return true;
 }
 
 void adm_jsonw_raw(adm_jsonw_t *w, const char *s, size_t n)
 {
-    reserve(w, n);
-    if (!w->failed) {
+    if (adm_jsonw_reserve(w, n)) {
         memcpy(w->data + w->len, s, n);
         w->len += n;
     }
@@ -167,8 +167,7 @@ void adm_jsonw_string(adm_jsonw_t *w, const char *s, size_t n)
         w->failed = true;
         return;
     }
-    reserve(w, ADM_JSONW_STRING_MAX(n));
-    if (w->failed) {
+    if (!adm_jsonw_reserve(w, ADM_JSONW_STRING_MAX(n))) {
         return;
     }
     w->len = (size_t)(adm_jsonw_put_string(w->data + w->len, s, n) - w->data);

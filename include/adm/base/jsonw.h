@@ -37,6 +37,12 @@ char *adm_jsonw_put_string(char *w, const char *s, size_t n);
 /** Starts an empty writer on a. */
 void adm_jsonw_init(adm_jsonw_t *w, adm_arena_t *a);
 
+/**
+ * Makes room for extra more bytes at data + len, for a caller that writes there itself and then
+ * advances len; false (and failed set) when the arena is exhausted.
+ */
+bool adm_jsonw_reserve(adm_jsonw_t *w, size_t extra);
+
 /** Appends bytes as they are. */
 void adm_jsonw_raw(adm_jsonw_t *w, const char *s, size_t n);
 

@@ -735,6 +735,37 @@ static void test_diff_is_small(void **state)
     yyjson_mut_doc_free(b);
 }
 
+/* Keys longer than eight bytes: the path is copied a word at a time, '~' and '/' found wherever they are. */
+static void test_diff_escapes_long_keys(void **state)
+{
+    const char *a_json = "{\"metadata\":{\"annotations\":{}}}";
+    yyjson_doc *a = yyjson_read(a_json, strlen(a_json), 0);
+    yyjson_mut_doc *b = yyjson_doc_mut_copy(a, NULL);
+    yyjson_mut_val *ann = yyjson_mut_doc_ptr_get(b, "/metadata/annotations");
+    const char *text;
+    size_t len, nops;
+    const char *want =
+        "[{\"op\":\"add\",\"path\":\"/metadata/annotations/kubernetes.io~1limit-ranger\",\"value\":\"x\"},"
+        "{\"op\":\"add\",\"path\":\"/metadata/annotations/abcdefghijklmnop\",\"value\":1},"
+        "{\"op\":\"add\",\"path\":\"/metadata/annotations/abcdefgh~0ijklmnopq~1r\",\"value\":-2},"
+        "{\"op\":\"add\",\"path\":\"/metadata/annotations/~1~1~0~0~1~1~0~0~1\",\"value\":null},"
+        "{\"op\":\"add\",\"path\":\"/metadata/annotations/quoted \\\"key\\\" here\",\"value\":[]}]";
+
+    yyjson_mut_obj_add_str(b, ann, "kubernetes.io/limit-ranger", "x");
+    yyjson_mut_obj_add_int(b, ann, "abcdefghijklmnop", 1);
+    yyjson_mut_obj_add_int(b, ann, "abcdefgh~ijklmnopq/r", -2);
+    yyjson_mut_obj_add_null(b, ann, "//~~//~~/");
+    yyjson_mut_obj_add_val(b, ann, "quoted \"key\" here", yyjson_mut_arr(b));
+    adm_arena_reset(arena);
+    assert_int_equal(
+        adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &text, &len, &nops), 0);
+    assert_int_equal(nops, 5);
+    assert_int_equal(len, strlen(want));
+    assert_memory_equal(text, want, len);
+    yyjson_doc_free(a);
+    yyjson_mut_doc_free(b);
+}
+
 /* Large objects diff through a hash index: linear, and the same ops as the small path would give. */
 static void test_diff_large_objects(void **state)
 {
@@ -777,9 +808,16 @@ static void test_diff_duplicate_keys(void **state)
         "{\"o\":{\"x\":1,\"x\":2},\"keep\":true}",
         "{\"o\":{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,\"a\":0},\"keep\":"
         "true}",
+        /* the same key again after keys of its length and of its length plus 64 */
+        "{\"o\":{\"ab\":1,\"cd\":2,\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\":3,"
+        "\"ab\":4},\"keep\":true}",
     };
+    /* keys alike in length, or in length modulo 64, but none twice: no duplicate */
+    const char *unique =
+        "{\"o\":{\"ab\":1,\"cd\":2,\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\":3,"
+        "\"y\":4,\"ef\":5},\"keep\":true}";
 
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 3; i++) {
         yyjson_doc *a = yyjson_read(docs[i], strlen(docs[i]), 0);
         yyjson_mut_doc *b = yyjson_doc_mut_copy(a, NULL);
         yyjson_mut_val *o = yyjson_mut_obj_get(yyjson_mut_doc_get_root(b), "o");
@@ -794,6 +832,22 @@ static void test_diff_duplicate_keys(void **state)
         assert_int_equal(nops, 1);
         assert_non_null(strstr(text, "\"op\":\"replace\",\"path\":\"/o\""));
         check_pair(a, b, i);
+        yyjson_doc_free(a);
+        yyjson_mut_doc_free(b);
+    }
+    {
+        yyjson_doc *a = yyjson_read(unique, strlen(unique), 0);
+        yyjson_mut_doc *b = yyjson_doc_mut_copy(a, NULL);
+        const char *text;
+        size_t len, nops;
+
+        yyjson_mut_obj_add_str(b, yyjson_mut_obj_get(yyjson_mut_doc_get_root(b), "o"), "added", "v");
+        adm_arena_reset(arena);
+        assert_int_equal(
+            adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &text, &len, &nops),
+            0);
+        assert_int_equal(nops, 1);
+        assert_non_null(strstr(text, "\"op\":\"add\",\"path\":\"/o/added\""));
         yyjson_doc_free(a);
         yyjson_mut_doc_free(b);
     }
@@ -899,7 +953,8 @@ int main(void)
         cmocka_unit_test(test_kube_v4_outcomes),    cmocka_unit_test(test_deep_equality),
         cmocka_unit_test(test_patch_depth_limit),   cmocka_unit_test(test_copy_and_move_depth),
         cmocka_unit_test(test_diff_deep_documents), cmocka_unit_test(test_diff_property),
-        cmocka_unit_test(test_diff_is_small),       cmocka_unit_test(test_diff_of_a_copy),
+        cmocka_unit_test(test_diff_is_small),       cmocka_unit_test(test_diff_escapes_long_keys),
+        cmocka_unit_test(test_diff_of_a_copy),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
