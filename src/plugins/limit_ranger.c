@@ -676,15 +676,17 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
                 yyjson_arr_iter_init(adm_json_get(adm_json_get(obj, "spec"), lists[l]), &it);
                 for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
                     yyjson_val *res = adm_json_get(c, "resources");
+                    const adm_rlist_t *creq, *clim;
 
-                    err = adm_rlist_read(a, adm_json_get(res, "requests"), &requests, bad);
+                    /* read once for the request: the pod's totals and ResourceQuota read them too */
+                    err = adm_rlist_read_kept(a, adm_json_get(res, "requests"), &creq, bad);
                     if (err == 0) {
-                        err = adm_rlist_read(a, adm_json_get(res, "limits"), &limits, bad);
+                        err = adm_rlist_read_kept(a, adm_json_get(res, "limits"), &clim, bad);
                     }
                     if (err != 0) {
                         return err;
                     }
-                    check_item(a, agg, li, &requests, &limits);
+                    check_item(a, agg, li, creq, clim);
                 }
             }
         } else if (strcmp(li->type, "Pod") == 0) {

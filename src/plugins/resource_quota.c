@@ -598,67 +598,80 @@ static const char *sorted_join(adm_arena_t *a, const char **names, size_t n, con
 /*
  * Constraints of the pod evaluator: a quota on cpu or memory needs every container to state them
  * (kube's backward-compatibility rule). Returns "" when satisfied, the error text, or NULL (memory).
+ * A container's usage (podComputeUsageHelper) has cpu and requests.cpu when its requests have cpu,
+ * limits.cpu when its limits do, and so for memory: those are what is looked at, in the lists the
+ * pod's totals and LimitRanger read too.
  */
 static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const adm_rlist_t *restricted)
 {
-    static const char *const validation[] = {"cpu",    "limits.cpu",   "limits.memory",
-                                             "memory", "requests.cpu", "requests.memory"};
+    /* the validation names, sorted, with the resource and the list (0 requests, 1 limits) giving each */
+    static const struct {
+        const char *name, *resource;
+        int list;
+    } validation[] = {{"cpu", "cpu", 0},           {"limits.cpu", "cpu", 1},       {"limits.memory", "memory", 1},
+                      {"memory", "memory", 0},     {"requests.cpu", "cpu", 0},     {"requests.memory", "memory", 0}};
     static const char *const lists[] = {"containers", "initContainers"};
     size_t ncont = yyjson_arr_size(adm_json_path(pod, "spec", "containers", NULL)) +
                    yyjson_arr_size(adm_json_path(pod, "spec", "initContainers", NULL));
-    const char **names = adm_arena_alloc(a, (ncont + 1) * sizeof(*names));
-    adm_rlist_t *usage = adm_arena_calloc(a, ncont + 1, sizeof(*usage));
-    const char **cnames = adm_arena_alloc(a, (ncont + 1) * sizeof(*cnames));
+    const char **names, **cnames;
+    const adm_rlist_t **have; /* per container: requests, limits */
     const char *text = NULL, *bad;
     size_t nc = 0;
-    bool wanted = false;
+    bool wanted[6], any = false;
 
-    if (names == NULL || usage == NULL || cnames == NULL) {
+    for (size_t k = 0; k < 6; k++) {
+        wanted[k] = adm_rlist_find(restricted, validation[k].name) != NULL;
+        any = any || wanted[k];
+    }
+    if (!any) {
+        return "";
+    }
+    names = adm_arena_alloc(a, (ncont + 1) * sizeof(*names));
+    cnames = adm_arena_alloc(a, (ncont + 1) * sizeof(*cnames));
+    have = adm_arena_alloc(a, 2 * (ncont + 1) * sizeof(*have));
+    if (names == NULL || cnames == NULL || have == NULL) {
         return NULL;
     }
-    for (size_t k = 0; k < 6; k++) {
-        wanted = wanted || adm_rlist_find(restricted, validation[k]) != NULL;
-    }
-    /* each container's usage once, in kube's order (containers, then init containers) */
-    for (size_t l = 0; wanted && l < 2; l++) {
+    /* each container once, in kube's order (containers, then init containers) */
+    for (size_t l = 0; l < 2; l++) {
         yyjson_arr_iter it;
         yyjson_val *c;
 
         yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
         for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-            adm_rlist_t req, lim;
+            yyjson_val *res = adm_json_get(c, "resources");
             int err;
 
             if (!yyjson_is_obj(c)) {
                 continue; /* not a container: kube-apiserver would not have decoded the pod */
             }
-            err = adm_rlist_read(a, adm_json_path(c, "resources", "requests", NULL), &req, &bad);
+            err = adm_rlist_read_kept(a, adm_json_get(res, "requests"), &have[2 * nc], &bad);
             if (err == 0) {
-                err = adm_rlist_read(a, adm_json_path(c, "resources", "limits", NULL), &lim, &bad);
+                err = adm_rlist_read_kept(a, adm_json_get(res, "limits"), &have[2 * nc + 1], &bad);
             }
             if (err == ADM_EINVAL) {
                 return ""; /* a malformed quantity: the pod's own decoding rejects it */
             }
-            if (err != 0 || pod_compute_usage(a, &req, &lim, &usage[nc]) != 0) {
+            if (err != 0) {
                 return NULL;
             }
             cnames[nc++] = adm_json_str(c, "name");
         }
     }
-    for (size_t k = 0; wanted && k < 6; k++) {
+    for (size_t k = 0; k < 6; k++) {
         size_t n = 0;
 
-        if (adm_rlist_find(restricted, validation[k]) == NULL) {
+        if (!wanted[k]) {
             continue;
         }
         for (size_t i = 0; i < nc; i++) {
-            if (adm_rlist_find(&usage[i], validation[k]) == NULL) {
+            if (adm_rlist_find(have[2 * i + (size_t)validation[k].list], validation[k].resource) == NULL) {
                 names[n++] = cnames[i];
             }
         }
         if (n > 0) {
             const char *part =
-                adm_arena_printf(a, "%s for: %s", validation[k], sorted_join(a, names, n, ","));
+                adm_arena_printf(a, "%s for: %s", validation[k].name, sorted_join(a, names, n, ","));
 
             text = text == NULL ? part : adm_arena_printf(a, "%s; %s", text, part);
         }

@@ -172,7 +172,8 @@ static int pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which
                               const char **bad)
 {
     yyjson_val *spec = adm_json_get(pod, "spec");
-    adm_rlist_t sidecars, init_max, one;
+    adm_rlist_t sidecars, init_max;
+    const adm_rlist_t *one;
     yyjson_arr_iter it;
     yyjson_val *c;
     int err;
@@ -182,9 +183,9 @@ static int pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which
     memset(&init_max, 0, sizeof(init_max));
     yyjson_arr_iter_init(adm_json_get(spec, "containers"), &it);
     for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = adm_rlist_read(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
+        err = adm_rlist_read_kept(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
         if (err == 0) {
-            err = adm_rlist_add(a, out, &one);
+            err = adm_rlist_add(a, out, one);
         }
         if (err != 0) {
             return err;
@@ -192,9 +193,9 @@ static int pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which
     }
     yyjson_arr_iter_init(adm_json_get(spec, "initContainers"), &it);
     for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = adm_rlist_read(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
+        err = adm_rlist_read_kept(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
         if (err == 0) {
-            err = add_init_container(a, c, &one, out, &sidecars, &init_max);
+            err = add_init_container(a, c, one, out, &sidecars, &init_max);
         }
         if (err != 0) {
             return err;
@@ -204,39 +205,118 @@ static int pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which
     if (err != 0) {
         return err;
     }
-    err = adm_rlist_read(a, adm_json_get(adm_json_get(spec, "resources"), which), &one, bad);
-    for (size_t i = 0; err == 0 && i < one.n; i++) {
-        if (strcmp(one.names[i], "cpu") == 0 || strcmp(one.names[i], "memory") == 0) {
-            err = adm_rlist_set(a, out, one.names[i], &one.qs[i]);
+    err = adm_rlist_read_kept(a, adm_json_get(adm_json_get(spec, "resources"), which), &one, bad);
+    for (size_t i = 0; err == 0 && i < one->n; i++) {
+        if (strcmp(one->names[i], "cpu") == 0 || strcmp(one->names[i], "memory") == 0) {
+            err = adm_rlist_set(a, out, one->names[i], &one->qs[i]);
         }
     }
     return err;
 }
 
 /*
- * A request's plugins ask for the same pod's totals again and again (LimitRanger's pod limits,
- * then ResourceQuota's usage, each requests and limits): the last pod's are kept, per thread, in
- * the arena they were computed in, and forgotten when that arena is reset or destroyed (its
- * cleanup). Within an arena's life a pointer cannot name another value (arena memory is not
- * reused, and the objects plugins read from outside it, the cluster state's, are pinned for the
- * request), so the pod pointer is the key. The caller gets its own copy of the list.
+ * A request's plugins read the same pod again and again: each container's requests and limits
+ * (LimitRanger's container limits, ResourceQuota's constraints, the pod's totals) and the pod's
+ * totals (LimitRanger's pod limits, then ResourceQuota's usage, each requests and limits). What
+ * was read is kept, per thread, in the arena it was read in, and forgotten when that arena is
+ * reset or destroyed (its cleanup). Within an arena's life a pointer cannot name another value
+ * (arena memory is not reused, and the objects plugins read from outside it, the request's own
+ * document and the cluster state's, live at least as long as the request's arena), so the JSON
+ * value's pointer is the key: a mutated pod is a new view in the arena, with new pointers for
+ * what changed.
  */
-typedef struct totals_memo_s {
+typedef struct kept_list_s {
+    yyjson_val *obj;
+    int err;
+    const char *bad;
+    adm_rlist_t list;
+} kept_list_t;
+
+typedef struct request_memo_s {
     adm_arena_t *arena;
-    yyjson_val *pod;
+    kept_list_t *lists; /* adm_rlist_read_kept's */
+    size_t nlists, caplists;
+    yyjson_val *pod; /* the pod whose totals these are */
     bool done[2];
     int err[2];
     const char *bad[2];
-    adm_rlist_t list[2]; /* requests, limits */
-} totals_memo_t;
+    adm_rlist_t total[2]; /* requests, limits */
+} request_memo_t;
 
-static _Thread_local totals_memo_t *totals_memo;
+static _Thread_local request_memo_t *request_memo;
 
-static void totals_memo_forget(void *memo)
+static void request_memo_forget(void *memo)
 {
-    if (totals_memo == memo) {
-        totals_memo = NULL;
+    if (request_memo == memo) {
+        request_memo = NULL;
     }
+}
+
+/* The memo of arena a, created on first use; NULL when out of memory. */
+static request_memo_t *memo_of(adm_arena_t *a)
+{
+    request_memo_t *m = request_memo;
+
+    if (m != NULL && m->arena == a) {
+        return m;
+    }
+    m = adm_arena_calloc(a, 1, sizeof(*m));
+    if (m == NULL || adm_arena_on_free(a, request_memo_forget, m) != 0) {
+        return NULL;
+    }
+    m->arena = a;
+    request_memo = m;
+    return m;
+}
+
+int adm_rlist_read_kept(adm_arena_t *a, yyjson_val *obj, const adm_rlist_t **out, const char **bad)
+{
+    static const adm_rlist_t empty;
+    request_memo_t *m;
+    kept_list_t *k;
+    int err;
+
+    *out = &empty;
+    if (yyjson_obj_size(obj) == 0) {
+        return 0; /* absent, not an object, or empty: nothing to keep */
+    }
+    m = memo_of(a);
+    if (m == NULL) {
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < m->nlists; i++) {
+        if (m->lists[i].obj == obj) {
+            if (m->lists[i].err != 0) {
+                *bad = m->lists[i].bad;
+                return m->lists[i].err;
+            }
+            *out = &m->lists[i].list;
+            return 0;
+        }
+    }
+    if (m->nlists == m->caplists) {
+        size_t cap = m->caplists == 0 ? 8 : 2 * m->caplists;
+        kept_list_t *g = adm_arena_realloc(a, m->lists, m->caplists * sizeof(*g), cap * sizeof(*g));
+
+        if (g == NULL) {
+            return ADM_ENOMEM;
+        }
+        m->lists = g;
+        m->caplists = cap;
+    }
+    k = &m->lists[m->nlists];
+    err = adm_rlist_read(a, obj, &k->list, bad);
+    if (err == ADM_ENOMEM) {
+        return err;
+    }
+    k->obj = obj;
+    k->err = err;
+    k->bad = err != 0 ? *bad : NULL;
+    m->nlists++;
+    if (err == 0) {
+        *out = &k->list;
+    }
+    return err;
 }
 
 /* A copy of from whose arrays are its own (so the caller may change it). */
@@ -261,36 +341,32 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
                            const char **bad)
 {
     int w = strcmp(which, "requests") == 0 ? 0 : strcmp(which, "limits") == 0 ? 1 : -1;
-    totals_memo_t *m = totals_memo;
+    request_memo_t *m;
     int err;
 
     if (w < 0) {
         return pod_resource_total(a, pod, which, out, bad);
     }
-    if (m != NULL && m->arena == a && m->pod == pod && m->done[w]) {
+    m = memo_of(a);
+    if (m != NULL && m->pod == pod && m->done[w]) {
         if (m->err[w] != 0) {
             *bad = m->bad[w];
             memset(out, 0, sizeof(*out));
             return m->err[w];
         }
-        return rlist_copy(a, &m->list[w], out);
+        return rlist_copy(a, &m->total[w], out);
     }
     err = pod_resource_total(a, pod, which, out, bad);
-    if (err == ADM_ENOMEM) {
+    if (err == ADM_ENOMEM || m == NULL) {
         return err;
     }
-    if (m == NULL || m->arena != a || m->pod != pod) {
-        m = adm_arena_calloc(a, 1, sizeof(*m));
-        if (m == NULL || adm_arena_on_free(a, totals_memo_forget, m) != 0) {
-            return err;
-        }
-        m->arena = a;
+    if (m->pod != pod) {
         m->pod = pod;
-        totals_memo = m;
+        m->done[0] = m->done[1] = false;
     }
     m->err[w] = err;
     m->bad[w] = err != 0 ? *bad : NULL;
-    if (err == 0 && rlist_copy(a, out, &m->list[w]) != 0) {
+    if (err == 0 && rlist_copy(a, out, &m->total[w]) != 0) {
         return err;
     }
     m->done[w] = true;

@@ -49,6 +49,13 @@ int adm_json_read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, con
 int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad);
 
 /**
+ * adm_rlist_read of obj, read once in a's life: the list is shared by every caller in that life
+ * (obj must not change while a lives: parsed values never do), so it must not be changed. *out is
+ * an empty list for a NULL, absent or empty obj, and on an error.
+ */
+int adm_rlist_read_kept(adm_arena_t *a, yyjson_val *obj, const adm_rlist_t **out, const char **bad);
+
+/**
  * The pod's total `which` ("requests" or "limits") as component-helpers' PodRequests/PodLimits
  * without overhead: regular containers plus sidecars (init containers with restartPolicy Always)
  * run together, each other init container with the sidecars started before it, and the pod needs
@@ -56,7 +63,8 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
  * memory. Errors as adm_rlist_read and adm_rlist_add.
  *
  * The last pod's totals are remembered until its arena is reset (a request's plugins ask for the
- * same pod's several times), so pod must not change while a lives: parsed values never do.
+ * same pod's several times), so pod must not change while a lives: parsed values never do. Its
+ * containers' lists are read with adm_rlist_read_kept.
  */
 int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
                            const char **bad);
