@@ -160,10 +160,30 @@ static const char *qstr(adm_arena_t *a, const adm_quantity_t *q)
 
 /* ---- the constraints (messages as kube's minConstraint, maxConstraint ...) ---- */
 
+/*
+ * q's MilliValue when q is an int64 amount small enough that its Value is far below
+ * ADM_QTY_MAX_MILLI_VALUE and its milli-units are exact (every quantity of a usual LimitRange or
+ * pod): then requestLimitEnforcedValues' answer needs neither Value nor ScaledValue.
+ */
+static bool small_milli(const adm_quantity_t *q, int64_t *milli)
+{
+    static const int64_t pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+
+    if (q->dec || q->scale < ADM_QTY_MILLI || q->scale > 6 || q->unscaled > 1000000000 ||
+        q->unscaled < -1000000000) {
+        return false;
+    }
+    *milli = (int64_t)q->unscaled * pow10[q->scale - ADM_QTY_MILLI];
+    return true;
+}
+
 /* requestLimitEnforcedValues: milli-units when all three fit, else whole units. */
 static void common_values(const adm_quantity_t *req, const adm_quantity_t *lim, const adm_quantity_t *enf,
                           int64_t *r, int64_t *l, int64_t *e)
 {
+    if (small_milli(req, r) && small_milli(lim, l) && small_milli(enf, e)) {
+        return;
+    }
     *r = adm_quantity_value(req);
     *l = adm_quantity_value(lim);
     *e = adm_quantity_value(enf);
@@ -424,24 +444,54 @@ static int cmp_str(const void *x, const void *y)
     return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
+/* The n strings of s one after another, in a (a concatenation: no printf for the annotation). */
+static const char *concat(adm_arena_t *a, const char *const *s, size_t n)
+{
+    size_t len = 0;
+    char *out, *at;
+
+    for (size_t i = 0; i < n; i++) {
+        len += strlen(s[i]);
+    }
+    out = adm_arena_alloc(a, len + 1);
+    if (out == NULL) {
+        return NULL;
+    }
+    at = out;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(s[i]);
+
+        memcpy(at, s[i], l);
+        at += l;
+    }
+    *at = '\0';
+    return out;
+}
+
+/* Defaults of one kind (requests or limits) with their values as Quantity.String() writes them. */
+typedef struct lr_defaults_s {
+    adm_rlist_t list;
+    const char **text; /* text[i]: list.qs[i] formatted, once per request */
+} lr_defaults_t;
+
 /* Sets into c.resources.<which> every default it lacks; appends "<names> <word> for <prefix> <name>". */
-static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const adm_rlist_t *defaults,
+static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const lr_defaults_t *defaults,
                           const char *which, const char *word, const char *prefix, const char **parts,
                           size_t *nparts)
 {
     adm_arena_t *a = attrs->arena;
     yyjson_mut_val *res, *list = NULL, *name = adm_mut_get(c, "name");
-    const char **set = adm_arena_alloc(a, (defaults->n + 1) * sizeof(*set));
+    yyjson_mut_val *have = adm_mut_get(adm_mut_get(c, "resources"), which);
+    const char **set = adm_arena_alloc(a, (2 * defaults->list.n + 6) * sizeof(*set));
     const char *text;
-    size_t nset = 0;
+    size_t nset = 0, npieces;
 
     if (set == NULL) {
         return ADM_ENOMEM;
     }
-    for (size_t i = 0; i < defaults->n; i++) {
-        const char *v;
-
-        if (adm_mut_get(adm_mut_get(adm_mut_get(c, "resources"), which), defaults->names[i]) != NULL) {
+    for (size_t i = 0; i < defaults->list.n; i++) {
+        /* defaults' names are distinct: one added here is never looked for again */
+        if (adm_mut_get(have, defaults->list.names[i]) != NULL) {
             continue;
         }
         if (list == NULL) {
@@ -451,23 +501,29 @@ static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const adm_rlist
                 return ADM_ENOMEM;
             }
         }
-        v = qstr(a, &defaults->qs[i]);
-        if (v == NULL || !yyjson_mut_obj_add_str(attrs->mdoc, list, defaults->names[i], v)) {
+        if (defaults->text[i] == NULL ||
+            !yyjson_mut_obj_add_str(attrs->mdoc, list, defaults->list.names[i], defaults->text[i])) {
             return ADM_ENOMEM;
         }
-        set[nset++] = defaults->names[i];
+        set[nset++] = defaults->list.names[i];
     }
     if (nset == 0) {
         return 0;
     }
     qsort(set, nset, sizeof(*set), cmp_str);
-    text = set[0];
-    for (size_t i = 1; i < nset && text != NULL; i++) {
-        text = adm_arena_printf(a, "%s, %s", text, set[i]);
+    /* "a, b word for prefix name": the sorted names spread out with their separators */
+    npieces = 2 * nset - 1;
+    for (size_t i = nset; i-- > 1;) {
+        set[2 * i] = set[i];
+        set[2 * i - 1] = ", ";
     }
-    text = text == NULL ? NULL
-                        : adm_arena_printf(a, "%s %s for %s %s", text, word, prefix,
-                                           yyjson_mut_is_str(name) ? yyjson_mut_get_str(name) : "");
+    set[npieces++] = " ";
+    set[npieces++] = word;
+    set[npieces++] = " for ";
+    set[npieces++] = prefix;
+    set[npieces++] = " ";
+    set[npieces++] = yyjson_mut_is_str(name) ? yyjson_mut_get_str(name) : "";
+    text = concat(a, set, npieces);
     if (text == NULL) {
         return ADM_ENOMEM;
     }
@@ -502,13 +558,26 @@ static bool defaults_missing(yyjson_val *pod, const adm_rlist_t *requests, const
     return false;
 }
 
+/* The formatted values of d's list (NULL entries when out of memory: merge_defaults says so). */
+static int defaults_text(adm_arena_t *a, lr_defaults_t *d)
+{
+    d->text = adm_arena_alloc(a, (d->list.n + 1) * sizeof(*d->text));
+    if (d->text == NULL) {
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < d->list.n; i++) {
+        d->text[i] = qstr(a, &d->list.qs[i]);
+    }
+    return 0;
+}
+
 /* PodMutateLimitFunc for one LimitRange: defaults from its Container items, then the annotation. */
 static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
 {
     static const char *const lists[] = {"containers", "initContainers"};
     static const char *const prefixes[] = {"container", "init container"};
     adm_arena_t *a = attrs->arena;
-    adm_rlist_t requests, limits;
+    lr_defaults_t requests, limits;
     yyjson_mut_val *pod, *meta, *annotations;
     const char **parts;
     size_t nparts = 0, ncontainers;
@@ -522,19 +591,22 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
             continue;
         }
         for (size_t k = 0; k < lr->items[i].def_request.n; k++) {
-            if (adm_rlist_set(a, &requests, lr->items[i].def_request.names[k],
+            if (adm_rlist_set(a, &requests.list, lr->items[i].def_request.names[k],
                               &lr->items[i].def_request.qs[k]) != 0) {
                 return ADM_ENOMEM;
             }
         }
         for (size_t k = 0; k < lr->items[i].def.n; k++) {
-            if (adm_rlist_set(a, &limits, lr->items[i].def.names[k], &lr->items[i].def.qs[k]) != 0) {
+            if (adm_rlist_set(a, &limits.list, lr->items[i].def.names[k], &lr->items[i].def.qs[k]) != 0) {
                 return ADM_ENOMEM;
             }
         }
     }
-    if (!defaults_missing(adm_attrs_object(attrs), &requests, &limits)) {
+    if (!defaults_missing(adm_attrs_object(attrs), &requests.list, &limits.list)) {
         return 0; /* nothing to set: no copy of the object, which later readers would pay for */
+    }
+    if (defaults_text(a, &requests) != 0 || defaults_text(a, &limits) != 0) {
+        return ADM_ENOMEM;
     }
     pod = adm_attrs_mutable_object(attrs);
     if (pod == NULL) {
@@ -542,7 +614,8 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
     }
     ncontainers = yyjson_mut_arr_size(adm_mut_get(adm_mut_get(pod, "spec"), lists[0])) +
                   yyjson_mut_arr_size(adm_mut_get(adm_mut_get(pod, "spec"), lists[1]));
-    parts = adm_arena_alloc(a, (2 * ncontainers + 1) * sizeof(*parts));
+    /* room for the parts and the "; " between them, after the prefix */
+    parts = adm_arena_alloc(a, (4 * ncontainers + 2) * sizeof(*parts));
     if (parts == NULL) {
         return ADM_ENOMEM;
     }
@@ -568,10 +641,12 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
     if (nparts == 0) {
         return 0;
     }
-    text = "LimitRanger plugin set: ";
-    for (size_t i = 0; i < nparts && text != NULL; i++) {
-        text = adm_arena_printf(a, "%s%s%s", text, i > 0 ? "; " : "", parts[i]);
+    /* "LimitRanger plugin set: p0; p1; ...": the parts spread out with their separators */
+    for (size_t i = nparts; i-- > 0;) {
+        parts[2 * i + 1] = parts[i];
+        parts[2 * i] = i > 0 ? "; " : "LimitRanger plugin set: ";
     }
+    text = concat(a, parts, 2 * nparts);
     meta = adm_mut_ensure(attrs->mdoc, pod, "metadata", YYJSON_TYPE_OBJ);
     annotations = meta == NULL ? NULL : adm_mut_ensure(attrs->mdoc, meta, "annotations", YYJSON_TYPE_OBJ);
     if (text == NULL || annotations == NULL) {
