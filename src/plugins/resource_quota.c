@@ -106,7 +106,10 @@ static bool ev_tracks(const ev_t *ev, const char *name)
     return false;
 }
 
-/* podComputeUsageHelper: requests and limits as the quota resource names. */
+/*
+ * podComputeUsageHelper: requests and limits as the quota resource names, added to out (which
+ * holds none of them yet: each name below comes from one distinct name of req or lim).
+ */
 static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_rlist_t *lim, adm_rlist_t *out)
 {
     /* the quota names of the three, fixed strings so that no request formats them */
@@ -114,30 +117,33 @@ static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_r
         {"cpu", "requests.cpu", "limits.cpu"},
         {"memory", "requests.memory", "limits.memory"},
         {"ephemeral-storage", "requests.ephemeral-storage", "limits.ephemeral-storage"}};
-    int err = rl_set_int(a, out, "pods", 1);
+    adm_quantity_t one = adm_quantity_scaled(1, 0, ADM_QTY_DECIMAL_SI);
+    int err = adm_rlist_append(a, out, "pods", &one);
 
     for (size_t i = 0; err == 0 && i < 3; i++) {
         const adm_quantity_t *r = adm_rlist_find(req, plain[i][0]), *l = adm_rlist_find(lim, plain[i][0]);
 
         if (r != NULL) {
-            err = adm_rlist_set(a, out, plain[i][0], r);
+            err = adm_rlist_append(a, out, plain[i][0], r);
             if (err == 0) {
-                err = adm_rlist_set(a, out, plain[i][1], r);
+                err = adm_rlist_append(a, out, plain[i][1], r);
             }
         }
         if (err == 0 && l != NULL) {
-            err = adm_rlist_set(a, out, plain[i][2], l);
+            err = adm_rlist_append(a, out, plain[i][2], l);
         }
     }
     for (size_t i = 0; err == 0 && i < req->n; i++) {
         const char *name = req->names[i];
 
         if (starts_with(name, "hugepages-")) {
-            err = adm_rlist_set(a, out, name, &req->qs[i]);
+            err = adm_rlist_append(a, out, name, &req->qs[i]);
         }
         if (err == 0 &&
             (starts_with(name, "hugepages-") || (!is_native(name) && !starts_with(name, "requests.")))) {
-            err = adm_rlist_set(a, out, adm_arena_printf(a, "requests.%s", name), &req->qs[i]);
+            const char *requests = adm_arena_printf(a, "requests.%s", name);
+
+            err = requests == NULL ? ADM_ENOMEM : adm_rlist_append(a, out, requests, &req->qs[i]);
         }
     }
     return err;
@@ -850,7 +856,7 @@ static int requested_of(adm_arena_t *a, const adm_rlist_t *delta, const adm_rlis
     memset(out, 0, sizeof(*out));
     for (size_t k = 0; k < delta->n; k++) {
         if (!adm_quantity_is_zero(&delta->qs[k]) && adm_rlist_find(hard, delta->names[k]) != NULL &&
-            adm_rlist_set(a, out, delta->names[k], &delta->qs[k]) != 0) {
+            adm_rlist_append(a, out, delta->names[k], &delta->qs[k]) != 0) {
             return ADM_ENOMEM;
         }
     }
@@ -879,7 +885,7 @@ static int charge(adm_arena_t *a, adm_quota_t *q, const adm_rlist_t *requested)
         v.verbatim = NULL;
         v.verbatim_len = 0;
         name = adm_arena_strndup(a, requested->names[k], strlen(requested->names[k]));
-        if (name == NULL || adm_rlist_set(a, &q->used, name, &v) != 0) {
+        if (name == NULL || adm_rlist_append(a, &q->used, name, &v) != 0) {
             return ADM_ENOMEM;
         }
     }
@@ -953,7 +959,7 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
             const char *name = quotas[i].hard.names[k];
 
             if (ev_tracks(&ev, name) &&
-                (adm_rlist_set(a, &restricted, name, &quotas[i].hard.qs[k]) != 0 ||
+                (adm_rlist_append(a, &restricted, name, &quotas[i].hard.qs[k]) != 0 ||
                  adm_rlist_set(a, &restricted_all, name, &quotas[i].hard.qs[k]) != 0)) {
                 return adm_status_nomem(st);
             }
@@ -1037,7 +1043,7 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
             if (was != NULL && adm_quantity_sub(&q, was) != 0) {
                 return adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
             }
-            if (adm_rlist_set(a, &sub, usage.names[k], adm_quantity_sign(&q) > 0 ? &q : &ZERO) != 0) {
+            if (adm_rlist_append(a, &sub, usage.names[k], adm_quantity_sign(&q) > 0 ? &q : &ZERO) != 0) {
                 return adm_status_nomem(st);
             }
         }

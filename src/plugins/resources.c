@@ -22,16 +22,11 @@ adm_quantity_t *adm_rlist_find(const adm_rlist_t *l, const char *name)
     return NULL;
 }
 
-int adm_rlist_set(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q)
+int adm_rlist_append(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q)
 {
-    adm_quantity_t *found = adm_rlist_find(l, name);
-
-    if (found != NULL) {
-        *found = *q;
-        return 0;
-    }
     if (l->n == l->cap) {
-        size_t ncap = l->cap == 0 ? 4 : l->cap * 2;
+        /* 8 holds a pod's usage (pods, cpu, memory and their requests./limits. names) without growing */
+        size_t ncap = l->cap == 0 ? 8 : l->cap * 2;
         const char **names = adm_arena_realloc(a, l->names, l->cap * sizeof(*names), ncap * sizeof(*names));
         adm_quantity_t *qs = adm_arena_realloc(a, l->qs, l->cap * sizeof(*qs), ncap * sizeof(*qs));
 
@@ -48,13 +43,24 @@ int adm_rlist_set(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_qu
     return 0;
 }
 
+int adm_rlist_set(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q)
+{
+    adm_quantity_t *found = adm_rlist_find(l, name);
+
+    if (found != NULL) {
+        *found = *q;
+        return 0;
+    }
+    return adm_rlist_append(a, l, name, q);
+}
+
 int adm_rlist_add(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from)
 {
     for (size_t i = 0; i < from->n; i++) {
         adm_quantity_t *have = adm_rlist_find(into, from->names[i]);
 
         if (have == NULL) {
-            if (adm_rlist_set(a, into, from->names[i], &from->qs[i]) != 0) {
+            if (adm_rlist_append(a, into, from->names[i], &from->qs[i]) != 0) {
                 return ADM_ENOMEM;
             }
         } else if (adm_quantity_add(have, &from->qs[i]) != 0) {
@@ -70,7 +76,7 @@ int adm_rlist_max(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from)
         adm_quantity_t *have = adm_rlist_find(into, from->names[i]);
 
         if (have == NULL) {
-            if (adm_rlist_set(a, into, from->names[i], &from->qs[i]) != 0) {
+            if (adm_rlist_append(a, into, from->names[i], &from->qs[i]) != 0) {
                 return ADM_ENOMEM;
             }
         } else if (adm_quantity_cmp(&from->qs[i], have) > 0) {

@@ -29,6 +29,9 @@ adm_quantity_t *adm_rlist_find(const adm_rlist_t *l, const char *name);
 /** Sets name to q, replacing an entry of that name. Returns 0 or ADM_ENOMEM. */
 int adm_rlist_set(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q);
 
+/** Adds name with q at the end of l, which must not hold name yet. Returns 0 or ADM_ENOMEM. */
+int adm_rlist_append(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q);
+
 /** addResourceList: into += from, a name seen first is copied. 0, ADM_ENOMEM, or ADM_ETOOBIG (a sum). */
 int adm_rlist_add(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from);
 
