@@ -19,6 +19,7 @@
 #include "adm/cluster/cluster_state.h"
 #include "adm/plugins/list_cache.h"
 #include "adm/plugins/live_call.h"
+#include "adm/plugins/parsed_cache.h"
 #include "adm/plugins/resources.h"
 
 #include <stdlib.h>
@@ -78,6 +79,47 @@ static int lr_read(adm_arena_t *a, yyjson_val *obj, lr_t *out)
     return 0;
 }
 
+/* lr_read as the parse a cache keeps (parsed_cache.h): nothing of it points into obj. */
+static int lr_parse(adm_arena_t *a, yyjson_val *obj, void **out)
+{
+    lr_t *lr = adm_arena_calloc(a, 1, sizeof(*lr));
+    int err;
+
+    if (lr == NULL) {
+        return ADM_ENOMEM;
+    }
+    *out = lr;
+    err = lr_read(a, obj, lr);
+    for (size_t i = 0; err == 0 && i < lr->n; i++) {
+        lr_item_t *li = &lr->items[i];
+
+        li->type = adm_arena_strndup(a, li->type, strlen(li->type));
+        err = li->type == NULL ? ADM_ENOMEM : adm_rlist_own(a, &li->min);
+        if (err == 0) {
+            err = adm_rlist_own(a, &li->max);
+        }
+        if (err == 0) {
+            err = adm_rlist_own(a, &li->def);
+        }
+        if (err == 0) {
+            err = adm_rlist_own(a, &li->def_request);
+        }
+        if (err == 0) {
+            err = adm_rlist_own(a, &li->ratio);
+        }
+    }
+    return err;
+}
+
+/* The plugin's state: the LimitRanges' parses, and with an API connection the live LISTs. */
+typedef struct lr_state_s {
+    adm_parsed_cache_t *parsed;
+    adm_list_cache_t *live;
+} lr_state_t;
+
+/* LimitRanges kept parsed: a namespace or two's worth in a usual cluster, a few versions each. */
+#define LR_PARSED_MAX 64
+
 /*
  * The LimitRanges read in this request, kept in the plugin's request slot: admit reads them and
  * validate, in the same request, finds them here (the objects are pinned for the request, so the
@@ -90,6 +132,7 @@ typedef struct lr_kept_s {
 } lr_kept_t;
 
 typedef struct lr_memo_s {
+    adm_parsed_cache_t *parsed; /* the plugin's, set as a phase starts */
     lr_kept_t *v;
     size_t n, cap;
     bool listed;             /* the live LIST answered for this request: */
@@ -123,7 +166,16 @@ static int lr_read_once(adm_attrs_t *attrs, yyjson_val *obj, lr_t *out)
             return m->v[i].err;
         }
     }
-    err = lr_read(attrs->arena, obj, out);
+    if (m != NULL && m->parsed != NULL) {
+        const void *kept;
+
+        err = adm_parsed_cache_get(m->parsed, attrs, obj, &kept);
+        if (kept != NULL) {
+            *out = *(const lr_t *)kept;
+        }
+    } else {
+        err = lr_read(attrs->arena, obj, out);
+    }
     if (m == NULL || err == ADM_ENOMEM) {
         return err;
     }
@@ -415,21 +467,37 @@ static int limit_ranges(adm_list_cache_t *live, adm_attrs_t *attrs, adm_async_t 
     return rc;
 }
 
-static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
-{
-    (void)err;
-    (void)err_len;
-    *state = NULL;
-    if (!cfg->api) {
-        return 0;
-    }
-    *state = adm_list_cache_create("limitranges", ADM_LIST_CACHE_MAX, ADM_LIST_CACHE_TTL_MS);
-    return *state != NULL ? 0 : ADM_ENOMEM;
-}
-
 static void free_state(void *state)
 {
-    adm_list_cache_free(state);
+    lr_state_t *s = state;
+
+    if (s != NULL) {
+        adm_parsed_cache_free(s->parsed);
+        adm_list_cache_free(s->live);
+        free(s);
+    }
+}
+
+static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    lr_state_t *s = calloc(1, sizeof(*s));
+
+    (void)err;
+    (void)err_len;
+    *state = s;
+    if (s == NULL) {
+        return ADM_ENOMEM;
+    }
+    s->parsed = adm_parsed_cache_create(lr_parse, LR_PARSED_MAX);
+    if (cfg->api) {
+        s->live = adm_list_cache_create("limitranges", ADM_LIST_CACHE_MAX, ADM_LIST_CACHE_TTL_MS);
+    }
+    if (s->parsed == NULL || (cfg->api && s->live == NULL)) {
+        free_state(s);
+        *state = NULL;
+        return ADM_ENOMEM;
+    }
+    return 0;
 }
 
 static int bad_quantity(adm_status_t *st, adm_attrs_t *attrs, const char *problem)
@@ -683,9 +751,19 @@ static lr_phase_t admit_phase = {admit_with};
 /* A phase over the namespace's LimitRanges: at once when they are known, else once the LIST answers. */
 static int run_phase(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async, lr_phase_t *phase)
 {
+    lr_state_t *s = state;
     yyjson_val *const *ranges;
     size_t n;
-    int rc = limit_ranges(state, attrs, async, phase, &ranges, &n);
+    int rc;
+
+    if (s != NULL && s->parsed != NULL && !exempt(attrs)) {
+        lr_memo_t *m = memo(attrs);
+
+        if (m != NULL) {
+            m->parsed = s->parsed;
+        }
+    }
+    rc = limit_ranges(s != NULL ? s->live : NULL, attrs, async, phase, &ranges, &n);
 
     if (rc == ADM_ENOMEM) {
         return adm_status_nomem(st);

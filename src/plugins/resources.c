@@ -152,6 +152,23 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
     return 0;
 }
 
+int adm_rlist_own(adm_arena_t *a, adm_rlist_t *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        l->names[i] = adm_arena_strndup(a, l->names[i], strlen(l->names[i]));
+        if (l->names[i] == NULL) {
+            return ADM_ENOMEM;
+        }
+        if (l->qs[i].verbatim != NULL) {
+            l->qs[i].verbatim = adm_arena_strndup(a, l->qs[i].verbatim, l->qs[i].verbatim_len);
+            if (l->qs[i].verbatim == NULL) {
+                return ADM_ENOMEM;
+            }
+        }
+    }
+    return 0;
+}
+
 /* One init container: a sidecar joins the pod's total; any other runs with the sidecars before it. */
 static int add_init_container(adm_arena_t *a, yyjson_val *c, const adm_rlist_t *one, adm_rlist_t *out,
                               adm_rlist_t *sidecars, adm_rlist_t *init_max)

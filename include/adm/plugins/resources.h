@@ -52,6 +52,12 @@ int adm_json_read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, con
 int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad);
 
 /**
+ * Makes l's names and quantities' texts copies in a (l's arrays must be a's already), so that l
+ * outlives the JSON it was read from. Returns 0 or ADM_ENOMEM.
+ */
+int adm_rlist_own(adm_arena_t *a, adm_rlist_t *l);
+
+/**
  * adm_rlist_read of obj, read once in a's life: the list is shared by every caller in that life
  * (obj must not change while a lives: parsed values never do), so it must not be changed. *out is
  * an empty list for a NULL, absent or empty obj, and on an error.
