@@ -21,6 +21,7 @@
 #include "adm/cluster/cluster_state.h"
 #include "adm/plugins/list_cache.h"
 #include "adm/plugins/live_call.h"
+#include "adm/plugins/parsed_cache.h"
 #include "adm/plugins/quota_reserve.h"
 #include "adm/plugins/resources.h"
 
@@ -493,6 +494,7 @@ static const char *read_config(adm_arena_t *a, yyjson_val *root, rq_state_t *s)
  */
 typedef struct rq_owner_s {
     rq_state_t st;
+    adm_parsed_cache_t *parsed; /* the quotas' status.hard and status.used, parsed (quota_parse) */
     adm_arena_t *arena;
     adm_quota_reserver_t *reserver; /* with an API connection: the batches that write status.used */
     adm_list_cache_t *live;         /* with an API connection: the live LISTs on an empty cache */
@@ -514,11 +516,84 @@ static yyjson_val *const *live_quotas(adm_attrs_t *attrs, size_t *n)
     return l != NULL ? l->items : NULL;
 }
 
+/* A quota's lists as the parsed cache keeps them (nothing points into the object). */
+typedef struct rq_parsed_s {
+    adm_rlist_t hard, used;
+} rq_parsed_t;
+
+/* Quotas kept parsed: a namespace or two's worth in a usual cluster, a few versions each. */
+#define RQ_PARSED_MAX 64
+
+static int quota_parse(adm_arena_t *a, yyjson_val *obj, void **out)
+{
+    rq_parsed_t *p = adm_arena_calloc(a, 1, sizeof(*p));
+    const char *bad;
+    int err;
+
+    if (p == NULL) {
+        return ADM_ENOMEM;
+    }
+    *out = p;
+    err = adm_rlist_read(a, adm_json_path(obj, "status", "hard", NULL), &p->hard, &bad);
+    if (err == 0) {
+        err = adm_rlist_read(a, adm_json_path(obj, "status", "used", NULL), &p->used, &bad);
+    }
+    if (err == 0) {
+        err = adm_rlist_own(a, &p->hard);
+    }
+    return err == 0 ? adm_rlist_own(a, &p->used) : err;
+}
+
+/*
+ * adm_quota_list without a reserver (no API connection, so no version admitd wrote to prefer):
+ * each quota's lists from the parsed cache, status.used copied for the request (a check charges
+ * it in place), status.hard shared (only read).
+ */
+static int quota_list_parsed(adm_parsed_cache_t *parsed, adm_attrs_t *attrs, adm_quota_t **out, size_t *n)
+{
+    yyjson_val *const *items =
+        adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", attrs->req->namespace_, n);
+    adm_quota_t *q;
+
+    *out = NULL;
+    if (*n == 0) {
+        return 0;
+    }
+    q = adm_arena_calloc(attrs->arena, *n, sizeof(*q));
+    if (q == NULL) {
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < *n; i++) {
+        yyjson_val *meta = adm_json_get(items[i], "metadata");
+        const void *kept;
+        int err = adm_parsed_cache_get(parsed, attrs, items[i], &kept);
+
+        if (err == ADM_ENOMEM) {
+            return err;
+        }
+        q[i].obj = items[i];
+        q[i].name = adm_json_str(meta, "name");
+        q[i].rv = adm_json_str(meta, "resourceVersion");
+        q[i].usable = err == 0;
+        if (err == 0) {
+            const rq_parsed_t *p = kept;
+
+            q[i].hard = p->hard;
+            if (adm_rlist_copy(attrs->arena, &p->used, &q[i].used) != 0) {
+                return ADM_ENOMEM;
+            }
+        }
+    }
+    *out = q;
+    return 0;
+}
+
 static void free_owner(void *state)
 {
     rq_owner_t *o = state;
 
     if (o != NULL) {
+        adm_parsed_cache_free(o->parsed);
         adm_quota_reserver_free(o->reserver);
         adm_list_cache_free(o->live);
         yyjson_doc_free(o->st.doc);
@@ -537,11 +612,13 @@ static int configure(const adm_plugin_config_t *cfg, void **state, char *err, si
     const char *problem;
 
     *state = NULL;
-    if (cfg->config == NULL && !cfg->api) {
-        return 0;
-    }
     o = calloc(1, sizeof(*o));
     if (o == NULL) {
+        return ADM_ENOMEM;
+    }
+    o->parsed = adm_parsed_cache_create(quota_parse, RQ_PARSED_MAX);
+    if (o->parsed == NULL) {
+        free_owner(o);
         return ADM_ENOMEM;
     }
     if (cfg->api) {
@@ -1136,7 +1213,9 @@ static int evaluate(rq_owner_t *o, adm_attrs_t *attrs, adm_status_t *st, adm_asy
         adm_live_namespace_name(req->namespace_)) {
         return adm_quota_reserver_submit(o->reserver, attrs, async);
     }
-    if (adm_quota_list(o != NULL ? o->reserver : NULL, attrs, attrs->arena, &quotas, &n) != 0) {
+    if (o != NULL && o->reserver == NULL ? quota_list_parsed(o->parsed, attrs, &quotas, &n) != 0
+                                          : adm_quota_list(o != NULL ? o->reserver : NULL, attrs, attrs->arena,
+                                                           &quotas, &n) != 0) {
         return adm_status_nomem(st);
     }
     return check_request((void *)cfg, attrs, attrs->arena, quotas, n, st, &charged);

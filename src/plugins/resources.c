@@ -342,8 +342,7 @@ int adm_rlist_read_kept(adm_arena_t *a, yyjson_val *obj, const adm_rlist_t **out
     return err;
 }
 
-/* A copy of from whose arrays are its own (so the caller may change it). */
-static int rlist_copy(adm_arena_t *a, const adm_rlist_t *from, adm_rlist_t *out)
+int adm_rlist_copy(adm_arena_t *a, const adm_rlist_t *from, adm_rlist_t *out)
 {
     memset(out, 0, sizeof(*out));
     if (from->n == 0) {
@@ -377,7 +376,7 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
             memset(out, 0, sizeof(*out));
             return m->err[w];
         }
-        return rlist_copy(a, &m->total[w], out);
+        return adm_rlist_copy(a, &m->total[w], out);
     }
     err = pod_resource_total(a, pod, which, out, bad);
     if (err == ADM_ENOMEM || m == NULL) {
@@ -389,7 +388,7 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
     }
     m->err[w] = err;
     m->bad[w] = err != 0 ? *bad : NULL;
-    if (err == 0 && rlist_copy(a, out, &m->total[w]) != 0) {
+    if (err == 0 && adm_rlist_copy(a, out, &m->total[w]) != 0) {
         return err;
     }
     m->done[w] = true;

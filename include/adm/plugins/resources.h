@@ -32,6 +32,9 @@ int adm_rlist_set(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_qu
 /** Adds name with q at the end of l, which must not hold name yet. Returns 0 or ADM_ENOMEM. */
 int adm_rlist_append(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q);
 
+/** A copy of from whose arrays are its own, in a (so it may be changed). Returns 0 or ADM_ENOMEM. */
+int adm_rlist_copy(adm_arena_t *a, const adm_rlist_t *from, adm_rlist_t *out);
+
 /** addResourceList: into += from, a name seen first is copied. 0, ADM_ENOMEM, or ADM_ETOOBIG (a sum). */
 int adm_rlist_add(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from);
 
