@@ -14,8 +14,9 @@
 #include <string.h>
 
 typedef struct entry_s {
-    yyjson_val *obj;       /* the key; never dereferenced once the request that made it ends */
-    const char *uid, *rv;  /* copies, in arena */
+    uint64_t state;        /* the key: the cluster state's serial, */
+    yyjson_val *obj;       /* the object (never dereferenced once the request that made it ends), */
+    const char *uid, *rv;  /* its uid and resourceVersion, copies in arena */
     adm_arena_t *arena;    /* the parse and the copies */
     const void *value;     /* the parse */
     int err;               /* what the parse returned */
@@ -96,7 +97,8 @@ static int hold(adm_attrs_t *attrs, entry_t *e)
 }
 
 /* A new entry for obj, parsed; NULL when out of memory. */
-static entry_t *entry_make(adm_parsed_cache_t *c, yyjson_val *obj, const char *uid, const char *rv)
+static entry_t *entry_make(adm_parsed_cache_t *c, uint64_t state, yyjson_val *obj, const char *uid,
+                           const char *rv)
 {
     entry_t *e = calloc(1, sizeof(*e));
     void *value = NULL;
@@ -109,6 +111,7 @@ static entry_t *entry_make(adm_parsed_cache_t *c, yyjson_val *obj, const char *u
         free(e);
         return NULL;
     }
+    e->state = state;
     e->obj = obj;
     e->uid = adm_arena_strndup(e->arena, uid, strlen(uid));
     e->rv = adm_arena_strndup(e->arena, rv, strlen(rv));
@@ -142,15 +145,15 @@ static void make_room(adm_parsed_cache_t *c)
  * The request's cluster state comes from files alone: no API client (the informer's store, when
  * there is one, stops changing before its client goes).
  */
-static bool files_only(const adm_attrs_t *attrs)
+static bool files_only(const adm_cluster_state_t *cs)
 {
-    const adm_cluster_state_t *cs = adm_plugin_cluster(attrs);
-
-    return cs == NULL || adm_cluster_state_api(cs) == NULL;
+    return adm_cluster_state_api(cs) == NULL;
 }
 
 int adm_parsed_cache_get(adm_parsed_cache_t *c, adm_attrs_t *attrs, yyjson_val *obj, const void **out)
 {
+    const adm_cluster_state_t *cs = adm_plugin_cluster(attrs);
+    uint64_t state = cs != NULL ? adm_cluster_state_serial(cs) : 0;
     yyjson_val *meta = adm_json_get(obj, "metadata");
     const char *uid = adm_json_str(meta, "uid"), *rv = adm_json_str(meta, "resourceVersion");
     entry_t *e = NULL;
@@ -161,12 +164,12 @@ int adm_parsed_cache_get(adm_parsed_cache_t *c, adm_attrs_t *attrs, yyjson_val *
     for (size_t i = 0; i < c->n && e == NULL; i++) {
         entry_t *k = c->entries[i];
 
-        if (k->obj == obj && strcmp(k->rv, rv) == 0 && strcmp(k->uid, uid) == 0) {
+        if (k->obj == obj && k->state == state && strcmp(k->rv, rv) == 0 && strcmp(k->uid, uid) == 0) {
             e = k;
         }
     }
-    if (e == NULL && c->max > 0 && (*rv != '\0' || files_only(attrs))) {
-        e = entry_make(c, obj, uid, rv);
+    if (e == NULL && cs != NULL && c->max > 0 && (*rv != '\0' || files_only(cs))) {
+        e = entry_make(c, state, obj, uid, rv);
         if (e == NULL) {
             return ADM_ENOMEM;
         }

@@ -4,13 +4,14 @@
  * ResourceQuota's quotas are read at every request and change rarely, so each plugin keeps what
  * it made of an object (its ResourceLists, parsed) instead of parsing the object again.
  *
- * An entry answers for an object when it was made from the same pointer with the same
- * metadata.uid and metadata.resourceVersion. Where the objects come from files only (no API
- * client), they are immutable and live as long as the chain, whose plugin state holds the cache,
- * so the pointer alone names one content. Objects from the API server (informer caches, live
- * LISTs, a quota version admitd wrote) may be replaced and freed while the chain runs, and a new
- * object may then take the old one's address: there uid and resourceVersion, which the API server
- * changes with every write, must match too, and an object without a resourceVersion is not kept.
+ * An entry answers for an object when it was made from the same pointer, read through the same
+ * cluster state (its serial: a state loaded later may take a freed one's address, never its
+ * serial), with the same metadata.uid and metadata.resourceVersion. Where the state comes from
+ * files only (no API client), its objects are immutable and live as long as it does, so the
+ * pointer names one content. Objects from the API server (informer caches, live LISTs, a quota
+ * version admitd wrote) may be replaced and freed while the state is in use, and a new object may
+ * then take the old one's address: uid and resourceVersion, which the API server changes with
+ * every write, tell them apart, and an object without a resourceVersion is not kept.
  * A parse therefore copies everything it keeps (names, quantities' texts) into its entry's own
  * arena: it never points into the object.
  *
