@@ -31,6 +31,7 @@
 typedef struct lr_item_s {
     const char *type;
     adm_rlist_t min, max, def, def_request, ratio;
+    const char **def_text, **def_request_text; /* the defaults as Quantity.String(), or NULL */
 } lr_item_t;
 
 typedef struct lr_s {
@@ -79,6 +80,36 @@ static int lr_read(adm_arena_t *a, yyjson_val *obj, lr_t *out)
     return 0;
 }
 
+static const char *qstr(adm_arena_t *a, const adm_quantity_t *q)
+{
+    char buf[ADM_QTY_STR_MAX];
+    size_t n = adm_quantity_format(q, buf, sizeof(buf));
+    char *s;
+
+    if (n < sizeof(buf)) {
+        return adm_arena_strndup(a, buf, n);
+    }
+    s = adm_arena_alloc(a, n + 1);
+    if (s != NULL) {
+        adm_quantity_format(q, s, n + 1);
+    }
+    return s;
+}
+
+/* The texts of l's quantities (what a default is written into the pod as); NULL when out of memory. */
+static const char **texts_of(adm_arena_t *a, const adm_rlist_t *l)
+{
+    const char **t = adm_arena_alloc(a, (l->n + 1) * sizeof(*t));
+
+    for (size_t i = 0; t != NULL && i < l->n; i++) {
+        t[i] = qstr(a, &l->qs[i]);
+        if (t[i] == NULL) {
+            return NULL;
+        }
+    }
+    return t;
+}
+
 /* lr_read as the parse a cache keeps (parsed_cache.h): nothing of it points into obj. */
 static int lr_parse(adm_arena_t *a, yyjson_val *obj, void **out)
 {
@@ -106,6 +137,12 @@ static int lr_parse(adm_arena_t *a, yyjson_val *obj, void **out)
         }
         if (err == 0) {
             err = adm_rlist_own(a, &li->ratio);
+        }
+        /* a cached LimitRange's defaults are formatted once, not at every request */
+        if (err == 0) {
+            li->def_text = texts_of(a, &li->def);
+            li->def_request_text = texts_of(a, &li->def_request);
+            err = li->def_text == NULL || li->def_request_text == NULL ? ADM_ENOMEM : 0;
         }
     }
     return err;
@@ -192,22 +229,6 @@ static int lr_read_once(adm_attrs_t *attrs, yyjson_val *obj, lr_t *out)
         m->v[m->n++] = (lr_kept_t){obj, *out, err};
     }
     return err;
-}
-
-static const char *qstr(adm_arena_t *a, const adm_quantity_t *q)
-{
-    char buf[ADM_QTY_STR_MAX];
-    size_t n = adm_quantity_format(q, buf, sizeof(buf));
-    char *s;
-
-    if (n < sizeof(buf)) {
-        return adm_arena_strndup(a, buf, n);
-    }
-    s = adm_arena_alloc(a, n + 1);
-    if (s != NULL) {
-        adm_quantity_format(q, s, n + 1);
-    }
-    return s;
 }
 
 /* ---- the constraints (messages as kube's minConstraint, maxConstraint ...) ---- */
@@ -658,6 +679,23 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
         if (strcmp(lr->items[i].type, "Container") != 0) {
             continue;
         }
+        if (requests.list.n == 0 && limits.list.n == 0 && lr->items[i].def_text != NULL) {
+            /* the first Container item, formatted already: its lists as they are (only read) */
+            requests.list = lr->items[i].def_request;
+            requests.text = lr->items[i].def_request_text;
+            limits.list = lr->items[i].def;
+            limits.text = lr->items[i].def_text;
+            continue;
+        }
+        if (requests.text != NULL) {
+            /* a later Container item: merged into copies of the first's, formatted below */
+            adm_rlist_t req = requests.list, lim = limits.list;
+
+            if (adm_rlist_copy(a, &req, &requests.list) != 0 || adm_rlist_copy(a, &lim, &limits.list) != 0) {
+                return ADM_ENOMEM;
+            }
+            requests.text = limits.text = NULL;
+        }
         for (size_t k = 0; k < lr->items[i].def_request.n; k++) {
             if (adm_rlist_set(a, &requests.list, lr->items[i].def_request.names[k],
                               &lr->items[i].def_request.qs[k]) != 0) {
@@ -673,7 +711,8 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
     if (!defaults_missing(adm_attrs_object(attrs), &requests.list, &limits.list)) {
         return 0; /* nothing to set: no copy of the object, which later readers would pay for */
     }
-    if (defaults_text(a, &requests) != 0 || defaults_text(a, &limits) != 0) {
+    if ((requests.text == NULL && defaults_text(a, &requests) != 0) ||
+        (limits.text == NULL && defaults_text(a, &limits) != 0)) {
         return ADM_ENOMEM;
     }
     pod = adm_attrs_mutable_object(attrs);
