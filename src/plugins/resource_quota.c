@@ -114,24 +114,25 @@ static bool ev_tracks(const ev_t *ev, const char *name)
 static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_rlist_t *lim, adm_rlist_t *out)
 {
     /* the quota names of the three, fixed strings so that no request formats them */
-    static const char *const plain[3][3] = {
-        {"cpu", "requests.cpu", "limits.cpu"},
-        {"memory", "requests.memory", "limits.memory"},
-        {"ephemeral-storage", "requests.ephemeral-storage", "limits.ephemeral-storage"}};
+    static const adm_res_t plain[3][3] = {
+        {ADM_RES_CPU, ADM_RES_REQUESTS_CPU, ADM_RES_LIMITS_CPU},
+        {ADM_RES_MEMORY, ADM_RES_REQUESTS_MEMORY, ADM_RES_LIMITS_MEMORY},
+        {ADM_RES_EPHEMERAL_STORAGE, ADM_RES_REQUESTS_EPHEMERAL_STORAGE, ADM_RES_LIMITS_EPHEMERAL_STORAGE}};
     adm_quantity_t one = adm_quantity_scaled(1, 0, ADM_QTY_DECIMAL_SI);
-    int err = adm_rlist_append(a, out, "pods", &one);
+    int err = adm_rlist_append(a, out, adm_res(ADM_RES_PODS), &one);
 
     for (size_t i = 0; err == 0 && i < 3; i++) {
-        const adm_quantity_t *r = adm_rlist_find(req, plain[i][0]), *l = adm_rlist_find(lim, plain[i][0]);
+        const adm_quantity_t *r = adm_rlist_find(req, adm_res(plain[i][0]));
+        const adm_quantity_t *l = adm_rlist_find(lim, adm_res(plain[i][0]));
 
         if (r != NULL) {
-            err = adm_rlist_append(a, out, plain[i][0], r);
+            err = adm_rlist_append(a, out, adm_res(plain[i][0]), r);
             if (err == 0) {
-                err = adm_rlist_append(a, out, plain[i][1], r);
+                err = adm_rlist_append(a, out, adm_res(plain[i][1]), r);
             }
         }
         if (err == 0 && l != NULL) {
-            err = adm_rlist_append(a, out, plain[i][2], l);
+            err = adm_rlist_append(a, out, adm_res(plain[i][2]), l);
         }
     }
     for (size_t i = 0; err == 0 && i < req->n; i++) {
@@ -168,7 +169,7 @@ static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, adm_rlist_t
     case EV_POD: {
         adm_rlist_t req, lim;
 
-        err = rl_set_int(a, out, "count/pods", 1);
+        err = rl_set_int(a, out, adm_res(ADM_RES_COUNT_PODS), 1);
         if (err != 0 || pod_terminal(obj)) {
             return err;
         }
@@ -689,10 +690,14 @@ static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const adm_rl
 {
     /* the validation names, sorted, with the resource and the list (0 requests, 1 limits) giving each */
     static const struct {
-        const char *name, *resource;
+        adm_res_t name, resource;
         int list;
-    } validation[] = {{"cpu", "cpu", 0},           {"limits.cpu", "cpu", 1},       {"limits.memory", "memory", 1},
-                      {"memory", "memory", 0},     {"requests.cpu", "cpu", 0},     {"requests.memory", "memory", 0}};
+    } validation[] = {{ADM_RES_CPU, ADM_RES_CPU, 0},
+                      {ADM_RES_LIMITS_CPU, ADM_RES_CPU, 1},
+                      {ADM_RES_LIMITS_MEMORY, ADM_RES_MEMORY, 1},
+                      {ADM_RES_MEMORY, ADM_RES_MEMORY, 0},
+                      {ADM_RES_REQUESTS_CPU, ADM_RES_CPU, 0},
+                      {ADM_RES_REQUESTS_MEMORY, ADM_RES_MEMORY, 0}};
     static const char *const lists[] = {"containers", "initContainers"};
     size_t ncont = yyjson_arr_size(adm_json_path(pod, "spec", "containers", NULL)) +
                    yyjson_arr_size(adm_json_path(pod, "spec", "initContainers", NULL));
@@ -703,7 +708,7 @@ static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const adm_rl
     bool wanted[6], any = false;
 
     for (size_t k = 0; k < 6; k++) {
-        wanted[k] = adm_rlist_find(restricted, validation[k].name) != NULL;
+        wanted[k] = adm_rlist_find(restricted, adm_res(validation[k].name)) != NULL;
         any = any || wanted[k];
     }
     if (!any) {
@@ -748,13 +753,14 @@ static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const adm_rl
             continue;
         }
         for (size_t i = 0; i < nc; i++) {
-            if (adm_rlist_find(have[2 * i + (size_t)validation[k].list], validation[k].resource) == NULL) {
+            if (adm_rlist_find(have[2 * i + (size_t)validation[k].list], adm_res(validation[k].resource)) ==
+                NULL) {
                 names[n++] = cnames[i];
             }
         }
         if (n > 0) {
             const char *part =
-                adm_arena_printf(a, "%s for: %s", validation[k].name, sorted_join(a, names, n, ","));
+                adm_arena_printf(a, "%s for: %s", adm_res(validation[k].name), sorted_join(a, names, n, ","));
 
             text = text == NULL ? part : adm_arena_printf(a, "%s; %s", text, part);
         }

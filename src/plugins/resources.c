@@ -9,13 +9,92 @@
 #include "adm/base/error.h"
 #include "adm/base/json.h"
 
+#include <stdint.h>
 #include <string.h>
+
+const char adm_res_names[ADM_RES_COUNT][ADM_RES_NAME_MAX] = {
+    [ADM_RES_CPU] = "cpu",
+    [ADM_RES_MEMORY] = "memory",
+    [ADM_RES_EPHEMERAL_STORAGE] = "ephemeral-storage",
+    [ADM_RES_PODS] = "pods",
+    [ADM_RES_COUNT_PODS] = "count/pods",
+    [ADM_RES_REQUESTS_CPU] = "requests.cpu",
+    [ADM_RES_REQUESTS_MEMORY] = "requests.memory",
+    [ADM_RES_REQUESTS_EPHEMERAL_STORAGE] = "requests.ephemeral-storage",
+    [ADM_RES_LIMITS_CPU] = "limits.cpu",
+    [ADM_RES_LIMITS_MEMORY] = "limits.memory",
+    [ADM_RES_LIMITS_EPHEMERAL_STORAGE] = "limits.ephemeral-storage",
+    [ADM_RES_STORAGE] = "storage",
+    [ADM_RES_REQUESTS_STORAGE] = "requests.storage",
+};
+
+static bool interned(const char *name)
+{
+    return (uintptr_t)name - (uintptr_t)adm_res_names < sizeof(adm_res_names);
+}
+
+const char *adm_res_intern(const char *name)
+{
+    /* the few candidates of its first letter */
+    static const adm_res_t by_c[] = {ADM_RES_CPU, ADM_RES_COUNT_PODS};
+    static const adm_res_t by_r[] = {ADM_RES_REQUESTS_CPU, ADM_RES_REQUESTS_MEMORY,
+                                     ADM_RES_REQUESTS_EPHEMERAL_STORAGE, ADM_RES_REQUESTS_STORAGE};
+    static const adm_res_t by_l[] = {ADM_RES_LIMITS_CPU, ADM_RES_LIMITS_MEMORY, ADM_RES_LIMITS_EPHEMERAL_STORAGE};
+    static const adm_res_t by_m[] = {ADM_RES_MEMORY};
+    static const adm_res_t by_e[] = {ADM_RES_EPHEMERAL_STORAGE};
+    static const adm_res_t by_p[] = {ADM_RES_PODS};
+    static const adm_res_t by_s[] = {ADM_RES_STORAGE};
+    const adm_res_t *ids;
+    size_t n;
+
+    switch (name[0]) {
+    case 'c':
+        ids = by_c, n = 2;
+        break;
+    case 'r':
+        ids = by_r, n = 4;
+        break;
+    case 'l':
+        ids = by_l, n = 3;
+        break;
+    case 'm':
+        ids = by_m, n = 1;
+        break;
+    case 'e':
+        ids = by_e, n = 1;
+        break;
+    case 'p':
+        ids = by_p, n = 1;
+        break;
+    case 's':
+        ids = by_s, n = 1;
+        break;
+    default:
+        return name;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(adm_res_names[ids[i]], name) == 0) {
+            return adm_res_names[ids[i]];
+        }
+    }
+    return name;
+}
 
 adm_quantity_t *adm_rlist_find(const adm_rlist_t *l, const char *name)
 {
-    /* the first byte settles most comparisons ("cpu", "memory", "pods", "requests.cpu" ...) */
+    bool known = interned(name);
+
     for (size_t i = 0; i < l->n; i++) {
-        if (l->names[i][0] == name[0] && (l->names[i] == name || strcmp(l->names[i], name) == 0)) {
+        const char *have = l->names[i];
+
+        if (have == name) {
+            return &l->qs[i];
+        }
+        if (known && interned(have)) {
+            continue; /* two different interned names */
+        }
+        /* the first byte settles most comparisons ("cpu", "memory", "pods", "requests.cpu" ...) */
+        if (have[0] == name[0] && strcmp(have, name) == 0) {
             return &l->qs[i];
         }
     }
@@ -133,7 +212,7 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
     out->cap = n;
     yyjson_obj_iter_init(obj, &it);
     for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-        const char *name = yyjson_get_str(key);
+        const char *name = adm_res_intern(yyjson_get_str(key));
         adm_quantity_t q;
         size_t i = 0;
         int err = adm_json_read_quantity(a, yyjson_obj_iter_get_val(key), &q, bad);
@@ -141,7 +220,8 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
         if (err != 0) {
             return err == ADM_ENOMEM ? ADM_ENOMEM : ADM_EINVAL;
         }
-        while (i < out->n && (out->names[i][0] != name[0] || strcmp(out->names[i], name) != 0)) {
+        while (i < out->n && out->names[i] != name &&
+               (out->names[i][0] != name[0] || strcmp(out->names[i], name) != 0)) {
             i++;
         }
         if (i == out->n) {
@@ -155,9 +235,11 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
 int adm_rlist_own(adm_arena_t *a, adm_rlist_t *l)
 {
     for (size_t i = 0; i < l->n; i++) {
-        l->names[i] = adm_arena_strndup(a, l->names[i], strlen(l->names[i]));
-        if (l->names[i] == NULL) {
-            return ADM_ENOMEM;
+        if (!interned(l->names[i])) { /* static: kept as it is, interned */
+            l->names[i] = adm_arena_strndup(a, l->names[i], strlen(l->names[i]));
+            if (l->names[i] == NULL) {
+                return ADM_ENOMEM;
+            }
         }
         if (l->qs[i].verbatim != NULL) {
             l->qs[i].verbatim = adm_arena_strndup(a, l->qs[i].verbatim, l->qs[i].verbatim_len);

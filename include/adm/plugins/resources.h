@@ -23,6 +23,41 @@ typedef struct adm_rlist_s {
     size_t n, cap;
 } adm_rlist_t;
 
+/*
+ * The resource names the counting plugins look for, interned: adm_rlist_read gives a list these
+ * pointers for the names it knows, and looking one of them up in such a list is a comparison of
+ * pointers (two different interned names are different without a strcmp). Any other string of
+ * the same text still finds them, by strcmp.
+ */
+typedef enum adm_res_e {
+    ADM_RES_CPU,
+    ADM_RES_MEMORY,
+    ADM_RES_EPHEMERAL_STORAGE,
+    ADM_RES_PODS,
+    ADM_RES_COUNT_PODS,
+    ADM_RES_REQUESTS_CPU,
+    ADM_RES_REQUESTS_MEMORY,
+    ADM_RES_REQUESTS_EPHEMERAL_STORAGE,
+    ADM_RES_LIMITS_CPU,
+    ADM_RES_LIMITS_MEMORY,
+    ADM_RES_LIMITS_EPHEMERAL_STORAGE,
+    ADM_RES_STORAGE,
+    ADM_RES_REQUESTS_STORAGE,
+    ADM_RES_COUNT /* how many */
+} adm_res_t;
+
+#define ADM_RES_NAME_MAX 32
+extern const char adm_res_names[ADM_RES_COUNT][ADM_RES_NAME_MAX];
+
+/** The interned name id ("cpu" for ADM_RES_CPU). */
+static inline const char *adm_res(adm_res_t id)
+{
+    return adm_res_names[id];
+}
+
+/** name's interned pointer when it is one of adm_res_t's names, else name. */
+const char *adm_res_intern(const char *name);
+
 /** The quantity of name in l, or NULL. */
 adm_quantity_t *adm_rlist_find(const adm_rlist_t *l, const char *name);
 
@@ -49,7 +84,7 @@ int adm_rlist_max(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from);
 int adm_json_read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, const char **problem);
 
 /**
- * Reads a ResourceList object (NULL or absent: empty). Returns 0, ADM_ENOMEM, or ADM_EINVAL with
+ * Reads a ResourceList object (NULL or absent: empty), its known names interned. Returns 0, ADM_ENOMEM, or ADM_EINVAL with
  * *bad the reason a value is not a quantity (kube-apiserver would not have decoded the object).
  */
 int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad);
