@@ -240,7 +240,8 @@ static int lr_read_once(adm_attrs_t *attrs, yyjson_val *obj, lr_t *out)
  */
 static bool small_milli(const adm_quantity_t *q, int64_t *milli)
 {
-    static const int64_t pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+    static const int64_t pow10[] = {1,      10,      100,      1000,      10000,
+                                    100000, 1000000, 10000000, 100000000, 1000000000};
 
     if (q->dec || q->scale < ADM_QTY_MILLI || q->scale > 6 || q->unscaled > 1000000000 ||
         q->unscaled < -1000000000) {

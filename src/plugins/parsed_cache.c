@@ -14,15 +14,15 @@
 #include <string.h>
 
 typedef struct entry_s {
-    uint64_t state;        /* the key: the cluster state's serial, */
-    yyjson_val *obj;       /* the object (never dereferenced once the request that made it ends), */
-    const char *uid, *rv;  /* its uid and resourceVersion, copies in arena */
-    adm_arena_t *arena;    /* the parse and the copies */
-    const void *value;     /* the parse */
-    int err;               /* what the parse returned */
-    size_t refs;           /* requests holding it */
-    bool gone;             /* out of the cache: freed with its last holder */
-    uint64_t used;         /* the cache's tick when last given out */
+    uint64_t state;       /* the key: the cluster state's serial, */
+    yyjson_val *obj;      /* the object (never dereferenced once the request that made it ends), */
+    const char *uid, *rv; /* its uid and resourceVersion, copies in arena */
+    adm_arena_t *arena;   /* the parse and the copies */
+    const void *value;    /* the parse */
+    int err;              /* what the parse returned */
+    size_t refs;          /* requests holding it */
+    bool gone;            /* out of the cache: freed with its last holder */
+    uint64_t used;        /* the cache's tick when last given out */
 } entry_t;
 
 struct adm_parsed_cache_s {

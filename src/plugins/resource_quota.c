@@ -1219,9 +1219,9 @@ static int evaluate(rq_owner_t *o, adm_attrs_t *attrs, adm_status_t *st, adm_asy
         adm_live_namespace_name(req->namespace_)) {
         return adm_quota_reserver_submit(o->reserver, attrs, async);
     }
-    if (o != NULL && o->reserver == NULL ? quota_list_parsed(o->parsed, attrs, &quotas, &n) != 0
-                                          : adm_quota_list(o != NULL ? o->reserver : NULL, attrs, attrs->arena,
-                                                           &quotas, &n) != 0) {
+    if (o != NULL && o->reserver == NULL
+            ? quota_list_parsed(o->parsed, attrs, &quotas, &n) != 0
+            : adm_quota_list(o != NULL ? o->reserver : NULL, attrs, attrs->arena, &quotas, &n) != 0) {
         return adm_status_nomem(st);
     }
     return check_request((void *)cfg, attrs, attrs->arena, quotas, n, st, &charged);

@@ -35,46 +35,10 @@ static bool interned(const char *name)
 
 const char *adm_res_intern(const char *name)
 {
-    /* the few candidates of its first letter */
-    static const adm_res_t by_c[] = {ADM_RES_CPU, ADM_RES_COUNT_PODS};
-    static const adm_res_t by_r[] = {ADM_RES_REQUESTS_CPU, ADM_RES_REQUESTS_MEMORY,
-                                     ADM_RES_REQUESTS_EPHEMERAL_STORAGE, ADM_RES_REQUESTS_STORAGE};
-    static const adm_res_t by_l[] = {ADM_RES_LIMITS_CPU, ADM_RES_LIMITS_MEMORY, ADM_RES_LIMITS_EPHEMERAL_STORAGE};
-    static const adm_res_t by_m[] = {ADM_RES_MEMORY};
-    static const adm_res_t by_e[] = {ADM_RES_EPHEMERAL_STORAGE};
-    static const adm_res_t by_p[] = {ADM_RES_PODS};
-    static const adm_res_t by_s[] = {ADM_RES_STORAGE};
-    const adm_res_t *ids;
-    size_t n;
-
-    switch (name[0]) {
-    case 'c':
-        ids = by_c, n = 2;
-        break;
-    case 'r':
-        ids = by_r, n = 4;
-        break;
-    case 'l':
-        ids = by_l, n = 3;
-        break;
-    case 'm':
-        ids = by_m, n = 1;
-        break;
-    case 'e':
-        ids = by_e, n = 1;
-        break;
-    case 'p':
-        ids = by_p, n = 1;
-        break;
-    case 's':
-        ids = by_s, n = 1;
-        break;
-    default:
-        return name;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(adm_res_names[ids[i]], name) == 0) {
-            return adm_res_names[ids[i]];
+    /* the first byte settles all but the names of one family ("requests.cpu", "requests.memory") */
+    for (size_t i = 0; i < ADM_RES_COUNT; i++) {
+        if (adm_res_names[i][0] == name[0] && strcmp(adm_res_names[i], name) == 0) {
+            return adm_res_names[i];
         }
     }
     return name;

@@ -84,8 +84,9 @@ int adm_rlist_max(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from);
 int adm_json_read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, const char **problem);
 
 /**
- * Reads a ResourceList object (NULL or absent: empty), its known names interned. Returns 0, ADM_ENOMEM, or ADM_EINVAL with
- * *bad the reason a value is not a quantity (kube-apiserver would not have decoded the object).
+ * Reads a ResourceList object (NULL or absent: empty), its known names interned. Returns 0, ADM_ENOMEM, or
+ * ADM_EINVAL with *bad the reason a value is not a quantity (kube-apiserver would not have decoded the
+ * object).
  */
 int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad);
 

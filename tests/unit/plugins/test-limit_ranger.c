@@ -456,12 +456,9 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_container_items_merged),
-        cmocka_unit_test(test_pod_limit_func),
-        cmocka_unit_test(test_merge_defaults),
-        cmocka_unit_test(test_pvc),
-        cmocka_unit_test(test_skipped_requests),
-        cmocka_unit_test(test_several_ranges),
+        cmocka_unit_test(test_container_items_merged), cmocka_unit_test(test_pod_limit_func),
+        cmocka_unit_test(test_merge_defaults),         cmocka_unit_test(test_pvc),
+        cmocka_unit_test(test_skipped_requests),       cmocka_unit_test(test_several_ranges),
         cmocka_unit_test(test_numbers_and_bad_values),
     };
 
