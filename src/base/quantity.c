@@ -559,9 +559,12 @@ static int parse_uncached(const char *s, size_t len, adm_quantity_t *q, const ch
  * ResourceQuota's every phase, the LimitRanges' and quotas' own values at every request. A parse
  * depends on the text alone, so the last results are kept per thread by text (compared whole, so
  * two texts never share a slot's answer), with the input pointer put back where the result keeps
- * it. A hit costs a hash of a few bytes and a copy instead of the parse.
+ * it. A hit costs a hash of a few bytes and a copy instead of the parse. The table is 4-way set
+ * associative: a request reads some 30 texts, and with one slot per hash two of them sharing one
+ * would evict each other at every request.
  */
-#define MEMO_SLOTS 128
+#define MEMO_WAYS 4
+#define MEMO_SETS 64
 #define MEMO_TEXT_MAX 32
 
 typedef struct memo_slot_s {
@@ -573,12 +576,18 @@ typedef struct memo_slot_s {
     char text[MEMO_TEXT_MAX];
 } memo_slot_t;
 
-static _Thread_local memo_slot_t memo[MEMO_SLOTS];
+typedef struct memo_set_s {
+    memo_slot_t way[MEMO_WAYS];
+    unsigned next; /* the way the next miss replaces (round robin) */
+} memo_set_t;
+
+static _Thread_local memo_set_t memo[MEMO_SETS];
 
 int adm_quantity_parse(const char *s, size_t len, adm_quantity_t *q, const char **problem)
 {
     static const char *dummy;
     uint32_t h = 2166136261u;
+    memo_set_t *set;
     memo_slot_t *slot;
     int rc;
 
@@ -591,19 +600,24 @@ int adm_quantity_parse(const char *s, size_t len, adm_quantity_t *q, const char 
     for (size_t i = 0; i < len; i++) {
         h = (h ^ (uint8_t)s[i]) * 16777619u;
     }
-    slot = &memo[(h ^ (h >> 16)) & (MEMO_SLOTS - 1)];
-    if (slot->len == len && memcmp(slot->text, s, len) == 0) {
-        *q = slot->q;
-        if (slot->verbatim) {
-            q->verbatim = s;
-            q->verbatim_len = len;
+    set = &memo[(h ^ (h >> 16)) & (MEMO_SETS - 1)];
+    for (size_t w = 0; w < MEMO_WAYS; w++) {
+        slot = &set->way[w];
+        if (slot->len == len && memcmp(slot->text, s, len) == 0) {
+            *q = slot->q;
+            if (slot->verbatim) {
+                q->verbatim = s;
+                q->verbatim_len = len;
+            }
+            if (slot->rc != 0) {
+                *problem = slot->problem;
+            }
+            return slot->rc;
         }
-        if (slot->rc != 0) {
-            *problem = slot->problem;
-        }
-        return slot->rc;
     }
     rc = parse_uncached(s, len, q, problem);
+    slot = &set->way[set->next];
+    set->next = (set->next + 1) % MEMO_WAYS;
     slot->len = (uint8_t)len;
     memcpy(slot->text, s, len);
     slot->rc = rc;

@@ -61,6 +61,7 @@ struct adm_cluster_state_s {
     uint32_t *lslots;
     size_t nlslots;
     adm_cluster_store_t *store; /* borrowed: the informer caches, which win for the kinds they serve */
+    uint64_t serial;            /* adm_cluster_state_serial */
 };
 
 typedef struct loader_s {
@@ -600,6 +601,9 @@ static const char default_state[] =
     "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"default\",\"namespace\":"
     "\"kube-node-lease\"}}]}";
 
+/* The serial of the last state loaded in this process. */
+static uint64_t last_serial;
+
 int adm_cluster_state_load(const char *const *paths, size_t npaths, adm_cluster_state_t **out, char *err,
                            size_t err_len)
 {
@@ -618,6 +622,7 @@ int adm_cluster_state_load(const char *const *paths, size_t npaths, adm_cluster_
         free(cs);
         return ADM_ENOMEM;
     }
+    cs->serial = __atomic_add_fetch(&last_serial, 1, __ATOMIC_RELAXED);
     if (npaths == 0) {
         rc = load_text(&L, "built-in cluster state", default_state, sizeof(default_state) - 1);
     }
@@ -689,6 +694,11 @@ void adm_cluster_state_use_store(adm_cluster_state_t *cs, struct adm_cluster_sto
 struct adm_api_client_s *adm_cluster_state_api(const adm_cluster_state_t *cs)
 {
     return cs->store != NULL ? adm_cluster_store_api(cs->store) : NULL;
+}
+
+uint64_t adm_cluster_state_serial(const adm_cluster_state_t *cs)
+{
+    return cs->serial;
 }
 
 size_t adm_cluster_state_count(const adm_cluster_state_t *cs)

@@ -19,6 +19,7 @@
 #include "adm/cluster/cluster_state.h"
 #include "adm/plugins/list_cache.h"
 #include "adm/plugins/live_call.h"
+#include "adm/plugins/parsed_cache.h"
 #include "adm/plugins/resources.h"
 
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 typedef struct lr_item_s {
     const char *type;
     adm_rlist_t min, max, def, def_request, ratio;
+    const char **def_text, **def_request_text; /* the defaults as Quantity.String(), or NULL */
 } lr_item_t;
 
 typedef struct lr_s {
@@ -78,6 +80,83 @@ static int lr_read(adm_arena_t *a, yyjson_val *obj, lr_t *out)
     return 0;
 }
 
+static const char *qstr(adm_arena_t *a, const adm_quantity_t *q)
+{
+    char buf[ADM_QTY_STR_MAX];
+    size_t n = adm_quantity_format(q, buf, sizeof(buf));
+    char *s;
+
+    if (n < sizeof(buf)) {
+        return adm_arena_strndup(a, buf, n);
+    }
+    s = adm_arena_alloc(a, n + 1);
+    if (s != NULL) {
+        adm_quantity_format(q, s, n + 1);
+    }
+    return s;
+}
+
+/* The texts of l's quantities (what a default is written into the pod as); NULL when out of memory. */
+static const char **texts_of(adm_arena_t *a, const adm_rlist_t *l)
+{
+    const char **t = adm_arena_alloc(a, (l->n + 1) * sizeof(*t));
+
+    for (size_t i = 0; t != NULL && i < l->n; i++) {
+        t[i] = qstr(a, &l->qs[i]);
+        if (t[i] == NULL) {
+            return NULL;
+        }
+    }
+    return t;
+}
+
+/* lr_read as the parse a cache keeps (parsed_cache.h): nothing of it points into obj. */
+static int lr_parse(adm_arena_t *a, yyjson_val *obj, void **out)
+{
+    lr_t *lr = adm_arena_calloc(a, 1, sizeof(*lr));
+    int err;
+
+    if (lr == NULL) {
+        return ADM_ENOMEM;
+    }
+    *out = lr;
+    err = lr_read(a, obj, lr);
+    for (size_t i = 0; err == 0 && i < lr->n; i++) {
+        lr_item_t *li = &lr->items[i];
+
+        li->type = adm_arena_strndup(a, li->type, strlen(li->type));
+        err = li->type == NULL ? ADM_ENOMEM : adm_rlist_own(a, &li->min);
+        if (err == 0) {
+            err = adm_rlist_own(a, &li->max);
+        }
+        if (err == 0) {
+            err = adm_rlist_own(a, &li->def);
+        }
+        if (err == 0) {
+            err = adm_rlist_own(a, &li->def_request);
+        }
+        if (err == 0) {
+            err = adm_rlist_own(a, &li->ratio);
+        }
+        /* a cached LimitRange's defaults are formatted once, not at every request */
+        if (err == 0) {
+            li->def_text = texts_of(a, &li->def);
+            li->def_request_text = texts_of(a, &li->def_request);
+            err = li->def_text == NULL || li->def_request_text == NULL ? ADM_ENOMEM : 0;
+        }
+    }
+    return err;
+}
+
+/* The plugin's state: the LimitRanges' parses, and with an API connection the live LISTs. */
+typedef struct lr_state_s {
+    adm_parsed_cache_t *parsed;
+    adm_list_cache_t *live;
+} lr_state_t;
+
+/* LimitRanges kept parsed: a namespace or two's worth in a usual cluster, a few versions each. */
+#define LR_PARSED_MAX 64
+
 /*
  * The LimitRanges read in this request, kept in the plugin's request slot: admit reads them and
  * validate, in the same request, finds them here (the objects are pinned for the request, so the
@@ -90,6 +169,7 @@ typedef struct lr_kept_s {
 } lr_kept_t;
 
 typedef struct lr_memo_s {
+    adm_parsed_cache_t *parsed; /* the plugin's, set as a phase starts */
     lr_kept_t *v;
     size_t n, cap;
     bool listed;             /* the live LIST answered for this request: */
@@ -123,7 +203,16 @@ static int lr_read_once(adm_attrs_t *attrs, yyjson_val *obj, lr_t *out)
             return m->v[i].err;
         }
     }
-    err = lr_read(attrs->arena, obj, out);
+    if (m != NULL && m->parsed != NULL) {
+        const void *kept;
+
+        err = adm_parsed_cache_get(m->parsed, attrs, obj, &kept);
+        if (kept != NULL) {
+            *out = *(const lr_t *)kept;
+        }
+    } else {
+        err = lr_read(attrs->arena, obj, out);
+    }
     if (m == NULL || err == ADM_ENOMEM) {
         return err;
     }
@@ -142,28 +231,33 @@ static int lr_read_once(adm_attrs_t *attrs, yyjson_val *obj, lr_t *out)
     return err;
 }
 
-static const char *qstr(adm_arena_t *a, const adm_quantity_t *q)
-{
-    char buf[ADM_QTY_STR_MAX];
-    size_t n = adm_quantity_format(q, buf, sizeof(buf));
-    char *s;
-
-    if (n < sizeof(buf)) {
-        return adm_arena_strndup(a, buf, n);
-    }
-    s = adm_arena_alloc(a, n + 1);
-    if (s != NULL) {
-        adm_quantity_format(q, s, n + 1);
-    }
-    return s;
-}
-
 /* ---- the constraints (messages as kube's minConstraint, maxConstraint ...) ---- */
+
+/*
+ * q's MilliValue when q is an int64 amount small enough that its Value is far below
+ * ADM_QTY_MAX_MILLI_VALUE and its milli-units are exact (every quantity of a usual LimitRange or
+ * pod): then requestLimitEnforcedValues' answer needs neither Value nor ScaledValue.
+ */
+static bool small_milli(const adm_quantity_t *q, int64_t *milli)
+{
+    static const int64_t pow10[] = {1,      10,      100,      1000,      10000,
+                                    100000, 1000000, 10000000, 100000000, 1000000000};
+
+    if (q->dec || q->scale < ADM_QTY_MILLI || q->scale > 6 || q->unscaled > 1000000000 ||
+        q->unscaled < -1000000000) {
+        return false;
+    }
+    *milli = (int64_t)q->unscaled * pow10[q->scale - ADM_QTY_MILLI];
+    return true;
+}
 
 /* requestLimitEnforcedValues: milli-units when all three fit, else whole units. */
 static void common_values(const adm_quantity_t *req, const adm_quantity_t *lim, const adm_quantity_t *enf,
                           int64_t *r, int64_t *l, int64_t *e)
 {
+    if (small_milli(req, r) && small_milli(lim, l) && small_milli(enf, e)) {
+        return;
+    }
     *r = adm_quantity_value(req);
     *l = adm_quantity_value(lim);
     *e = adm_quantity_value(enf);
@@ -395,21 +489,37 @@ static int limit_ranges(adm_list_cache_t *live, adm_attrs_t *attrs, adm_async_t 
     return rc;
 }
 
-static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
-{
-    (void)err;
-    (void)err_len;
-    *state = NULL;
-    if (!cfg->api) {
-        return 0;
-    }
-    *state = adm_list_cache_create("limitranges", ADM_LIST_CACHE_MAX, ADM_LIST_CACHE_TTL_MS);
-    return *state != NULL ? 0 : ADM_ENOMEM;
-}
-
 static void free_state(void *state)
 {
-    adm_list_cache_free(state);
+    lr_state_t *s = state;
+
+    if (s != NULL) {
+        adm_parsed_cache_free(s->parsed);
+        adm_list_cache_free(s->live);
+        free(s);
+    }
+}
+
+static int configure(const adm_plugin_config_t *cfg, void **state, char *err, size_t err_len)
+{
+    lr_state_t *s = calloc(1, sizeof(*s));
+
+    (void)err;
+    (void)err_len;
+    *state = s;
+    if (s == NULL) {
+        return ADM_ENOMEM;
+    }
+    s->parsed = adm_parsed_cache_create(lr_parse, LR_PARSED_MAX);
+    if (cfg->api) {
+        s->live = adm_list_cache_create("limitranges", ADM_LIST_CACHE_MAX, ADM_LIST_CACHE_TTL_MS);
+    }
+    if (s->parsed == NULL || (cfg->api && s->live == NULL)) {
+        free_state(s);
+        *state = NULL;
+        return ADM_ENOMEM;
+    }
+    return 0;
 }
 
 static int bad_quantity(adm_status_t *st, adm_attrs_t *attrs, const char *problem)
@@ -424,24 +534,54 @@ static int cmp_str(const void *x, const void *y)
     return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
+/* The n strings of s one after another, in a (a concatenation: no printf for the annotation). */
+static const char *concat(adm_arena_t *a, const char *const *s, size_t n)
+{
+    size_t len = 0;
+    char *out, *at;
+
+    for (size_t i = 0; i < n; i++) {
+        len += strlen(s[i]);
+    }
+    out = adm_arena_alloc(a, len + 1);
+    if (out == NULL) {
+        return NULL;
+    }
+    at = out;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(s[i]);
+
+        memcpy(at, s[i], l);
+        at += l;
+    }
+    *at = '\0';
+    return out;
+}
+
+/* Defaults of one kind (requests or limits) with their values as Quantity.String() writes them. */
+typedef struct lr_defaults_s {
+    adm_rlist_t list;
+    const char **text; /* text[i]: list.qs[i] formatted, once per request */
+} lr_defaults_t;
+
 /* Sets into c.resources.<which> every default it lacks; appends "<names> <word> for <prefix> <name>". */
-static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const adm_rlist_t *defaults,
+static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const lr_defaults_t *defaults,
                           const char *which, const char *word, const char *prefix, const char **parts,
                           size_t *nparts)
 {
     adm_arena_t *a = attrs->arena;
     yyjson_mut_val *res, *list = NULL, *name = adm_mut_get(c, "name");
-    const char **set = adm_arena_alloc(a, (defaults->n + 1) * sizeof(*set));
+    yyjson_mut_val *have = adm_mut_get(adm_mut_get(c, "resources"), which);
+    const char **set = adm_arena_alloc(a, (2 * defaults->list.n + 6) * sizeof(*set));
     const char *text;
-    size_t nset = 0;
+    size_t nset = 0, npieces;
 
     if (set == NULL) {
         return ADM_ENOMEM;
     }
-    for (size_t i = 0; i < defaults->n; i++) {
-        const char *v;
-
-        if (adm_mut_get(adm_mut_get(adm_mut_get(c, "resources"), which), defaults->names[i]) != NULL) {
+    for (size_t i = 0; i < defaults->list.n; i++) {
+        /* defaults' names are distinct: one added here is never looked for again */
+        if (adm_mut_get(have, defaults->list.names[i]) != NULL) {
             continue;
         }
         if (list == NULL) {
@@ -451,23 +591,29 @@ static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const adm_rlist
                 return ADM_ENOMEM;
             }
         }
-        v = qstr(a, &defaults->qs[i]);
-        if (v == NULL || !yyjson_mut_obj_add_str(attrs->mdoc, list, defaults->names[i], v)) {
+        if (defaults->text[i] == NULL ||
+            !yyjson_mut_obj_add_str(attrs->mdoc, list, defaults->list.names[i], defaults->text[i])) {
             return ADM_ENOMEM;
         }
-        set[nset++] = defaults->names[i];
+        set[nset++] = defaults->list.names[i];
     }
     if (nset == 0) {
         return 0;
     }
     qsort(set, nset, sizeof(*set), cmp_str);
-    text = set[0];
-    for (size_t i = 1; i < nset && text != NULL; i++) {
-        text = adm_arena_printf(a, "%s, %s", text, set[i]);
+    /* "a, b word for prefix name": the sorted names spread out with their separators */
+    npieces = 2 * nset - 1;
+    for (size_t i = nset; i-- > 1;) {
+        set[2 * i] = set[i];
+        set[2 * i - 1] = ", ";
     }
-    text = text == NULL ? NULL
-                        : adm_arena_printf(a, "%s %s for %s %s", text, word, prefix,
-                                           yyjson_mut_is_str(name) ? yyjson_mut_get_str(name) : "");
+    set[npieces++] = " ";
+    set[npieces++] = word;
+    set[npieces++] = " for ";
+    set[npieces++] = prefix;
+    set[npieces++] = " ";
+    set[npieces++] = yyjson_mut_is_str(name) ? yyjson_mut_get_str(name) : "";
+    text = concat(a, set, npieces);
     if (text == NULL) {
         return ADM_ENOMEM;
     }
@@ -502,13 +648,26 @@ static bool defaults_missing(yyjson_val *pod, const adm_rlist_t *requests, const
     return false;
 }
 
+/* The formatted values of d's list (NULL entries when out of memory: merge_defaults says so). */
+static int defaults_text(adm_arena_t *a, lr_defaults_t *d)
+{
+    d->text = adm_arena_alloc(a, (d->list.n + 1) * sizeof(*d->text));
+    if (d->text == NULL) {
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < d->list.n; i++) {
+        d->text[i] = qstr(a, &d->list.qs[i]);
+    }
+    return 0;
+}
+
 /* PodMutateLimitFunc for one LimitRange: defaults from its Container items, then the annotation. */
 static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
 {
     static const char *const lists[] = {"containers", "initContainers"};
     static const char *const prefixes[] = {"container", "init container"};
     adm_arena_t *a = attrs->arena;
-    adm_rlist_t requests, limits;
+    lr_defaults_t requests, limits;
     yyjson_mut_val *pod, *meta, *annotations;
     const char **parts;
     size_t nparts = 0, ncontainers;
@@ -521,20 +680,41 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
         if (strcmp(lr->items[i].type, "Container") != 0) {
             continue;
         }
+        if (requests.list.n == 0 && limits.list.n == 0 && lr->items[i].def_text != NULL) {
+            /* the first Container item, formatted already: its lists as they are (only read) */
+            requests.list = lr->items[i].def_request;
+            requests.text = lr->items[i].def_request_text;
+            limits.list = lr->items[i].def;
+            limits.text = lr->items[i].def_text;
+            continue;
+        }
+        if (requests.text != NULL) {
+            /* a later Container item: merged into copies of the first's, formatted below */
+            adm_rlist_t req = requests.list, lim = limits.list;
+
+            if (adm_rlist_copy(a, &req, &requests.list) != 0 || adm_rlist_copy(a, &lim, &limits.list) != 0) {
+                return ADM_ENOMEM;
+            }
+            requests.text = limits.text = NULL;
+        }
         for (size_t k = 0; k < lr->items[i].def_request.n; k++) {
-            if (adm_rlist_set(a, &requests, lr->items[i].def_request.names[k],
+            if (adm_rlist_set(a, &requests.list, lr->items[i].def_request.names[k],
                               &lr->items[i].def_request.qs[k]) != 0) {
                 return ADM_ENOMEM;
             }
         }
         for (size_t k = 0; k < lr->items[i].def.n; k++) {
-            if (adm_rlist_set(a, &limits, lr->items[i].def.names[k], &lr->items[i].def.qs[k]) != 0) {
+            if (adm_rlist_set(a, &limits.list, lr->items[i].def.names[k], &lr->items[i].def.qs[k]) != 0) {
                 return ADM_ENOMEM;
             }
         }
     }
-    if (!defaults_missing(adm_attrs_object(attrs), &requests, &limits)) {
+    if (!defaults_missing(adm_attrs_object(attrs), &requests.list, &limits.list)) {
         return 0; /* nothing to set: no copy of the object, which later readers would pay for */
+    }
+    if ((requests.text == NULL && defaults_text(a, &requests) != 0) ||
+        (limits.text == NULL && defaults_text(a, &limits) != 0)) {
+        return ADM_ENOMEM;
     }
     pod = adm_attrs_mutable_object(attrs);
     if (pod == NULL) {
@@ -542,7 +722,8 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
     }
     ncontainers = yyjson_mut_arr_size(adm_mut_get(adm_mut_get(pod, "spec"), lists[0])) +
                   yyjson_mut_arr_size(adm_mut_get(adm_mut_get(pod, "spec"), lists[1]));
-    parts = adm_arena_alloc(a, (2 * ncontainers + 1) * sizeof(*parts));
+    /* room for the parts and the "; " between them, after the prefix */
+    parts = adm_arena_alloc(a, (4 * ncontainers + 2) * sizeof(*parts));
     if (parts == NULL) {
         return ADM_ENOMEM;
     }
@@ -568,10 +749,12 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
     if (nparts == 0) {
         return 0;
     }
-    text = "LimitRanger plugin set: ";
-    for (size_t i = 0; i < nparts && text != NULL; i++) {
-        text = adm_arena_printf(a, "%s%s%s", text, i > 0 ? "; " : "", parts[i]);
+    /* "LimitRanger plugin set: p0; p1; ...": the parts spread out with their separators */
+    for (size_t i = nparts; i-- > 0;) {
+        parts[2 * i + 1] = parts[i];
+        parts[2 * i] = i > 0 ? "; " : "LimitRanger plugin set: ";
     }
+    text = concat(a, parts, 2 * nparts);
     meta = adm_mut_ensure(attrs->mdoc, pod, "metadata", YYJSON_TYPE_OBJ);
     annotations = meta == NULL ? NULL : adm_mut_ensure(attrs->mdoc, meta, "annotations", YYJSON_TYPE_OBJ);
     if (text == NULL || annotations == NULL) {
@@ -608,9 +791,19 @@ static lr_phase_t admit_phase = {admit_with};
 /* A phase over the namespace's LimitRanges: at once when they are known, else once the LIST answers. */
 static int run_phase(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async, lr_phase_t *phase)
 {
+    lr_state_t *s = state;
     yyjson_val *const *ranges;
     size_t n;
-    int rc = limit_ranges(state, attrs, async, phase, &ranges, &n);
+    int rc;
+
+    if (s != NULL && s->parsed != NULL && !exempt(attrs)) {
+        lr_memo_t *m = memo(attrs);
+
+        if (m != NULL) {
+            m->parsed = s->parsed;
+        }
+    }
+    rc = limit_ranges(s != NULL ? s->live : NULL, attrs, async, phase, &ranges, &n);
 
     if (rc == ADM_ENOMEM) {
         return adm_status_nomem(st);
@@ -676,15 +869,17 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
                 yyjson_arr_iter_init(adm_json_get(adm_json_get(obj, "spec"), lists[l]), &it);
                 for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
                     yyjson_val *res = adm_json_get(c, "resources");
+                    const adm_rlist_t *creq, *clim;
 
-                    err = adm_rlist_read(a, adm_json_get(res, "requests"), &requests, bad);
+                    /* read once for the request: the pod's totals and ResourceQuota read them too */
+                    err = adm_rlist_read_kept(a, adm_json_get(res, "requests"), &creq, bad);
                     if (err == 0) {
-                        err = adm_rlist_read(a, adm_json_get(res, "limits"), &limits, bad);
+                        err = adm_rlist_read_kept(a, adm_json_get(res, "limits"), &clim, bad);
                     }
                     if (err != 0) {
                         return err;
                     }
-                    check_item(a, agg, li, &requests, &limits);
+                    check_item(a, agg, li, creq, clim);
                 }
             }
         } else if (strcmp(li->type, "Pod") == 0) {

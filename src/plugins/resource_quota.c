@@ -21,6 +21,7 @@
 #include "adm/cluster/cluster_state.h"
 #include "adm/plugins/list_cache.h"
 #include "adm/plugins/live_call.h"
+#include "adm/plugins/parsed_cache.h"
 #include "adm/plugins/quota_reserve.h"
 #include "adm/plugins/resources.h"
 
@@ -106,38 +107,45 @@ static bool ev_tracks(const ev_t *ev, const char *name)
     return false;
 }
 
-/* podComputeUsageHelper: requests and limits as the quota resource names. */
+/*
+ * podComputeUsageHelper: requests and limits as the quota resource names, added to out (which
+ * holds none of them yet: each name below comes from one distinct name of req or lim).
+ */
 static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_rlist_t *lim, adm_rlist_t *out)
 {
     /* the quota names of the three, fixed strings so that no request formats them */
-    static const char *const plain[3][3] = {
-        {"cpu", "requests.cpu", "limits.cpu"},
-        {"memory", "requests.memory", "limits.memory"},
-        {"ephemeral-storage", "requests.ephemeral-storage", "limits.ephemeral-storage"}};
-    int err = rl_set_int(a, out, "pods", 1);
+    static const adm_res_t plain[3][3] = {
+        {ADM_RES_CPU, ADM_RES_REQUESTS_CPU, ADM_RES_LIMITS_CPU},
+        {ADM_RES_MEMORY, ADM_RES_REQUESTS_MEMORY, ADM_RES_LIMITS_MEMORY},
+        {ADM_RES_EPHEMERAL_STORAGE, ADM_RES_REQUESTS_EPHEMERAL_STORAGE, ADM_RES_LIMITS_EPHEMERAL_STORAGE}};
+    adm_quantity_t one = adm_quantity_scaled(1, 0, ADM_QTY_DECIMAL_SI);
+    int err = adm_rlist_append(a, out, adm_res(ADM_RES_PODS), &one);
 
     for (size_t i = 0; err == 0 && i < 3; i++) {
-        const adm_quantity_t *r = adm_rlist_find(req, plain[i][0]), *l = adm_rlist_find(lim, plain[i][0]);
+        const adm_quantity_t *r = adm_rlist_find(req, adm_res(plain[i][0]));
+        const adm_quantity_t *l = adm_rlist_find(lim, adm_res(plain[i][0]));
 
         if (r != NULL) {
-            err = adm_rlist_set(a, out, plain[i][0], r);
+            err = adm_rlist_append(a, out, adm_res(plain[i][0]), r);
             if (err == 0) {
-                err = adm_rlist_set(a, out, plain[i][1], r);
+                err = adm_rlist_append(a, out, adm_res(plain[i][1]), r);
             }
         }
         if (err == 0 && l != NULL) {
-            err = adm_rlist_set(a, out, plain[i][2], l);
+            err = adm_rlist_append(a, out, adm_res(plain[i][2]), l);
         }
     }
     for (size_t i = 0; err == 0 && i < req->n; i++) {
         const char *name = req->names[i];
 
         if (starts_with(name, "hugepages-")) {
-            err = adm_rlist_set(a, out, name, &req->qs[i]);
+            err = adm_rlist_append(a, out, name, &req->qs[i]);
         }
         if (err == 0 &&
             (starts_with(name, "hugepages-") || (!is_native(name) && !starts_with(name, "requests.")))) {
-            err = adm_rlist_set(a, out, adm_arena_printf(a, "requests.%s", name), &req->qs[i]);
+            const char *requests = adm_arena_printf(a, "requests.%s", name);
+
+            err = requests == NULL ? ADM_ENOMEM : adm_rlist_append(a, out, requests, &req->qs[i]);
         }
     }
     return err;
@@ -161,7 +169,7 @@ static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, adm_rlist_t
     case EV_POD: {
         adm_rlist_t req, lim;
 
-        err = rl_set_int(a, out, "count/pods", 1);
+        err = rl_set_int(a, out, adm_res(ADM_RES_COUNT_PODS), 1);
         if (err != 0 || pod_terminal(obj)) {
             return err;
         }
@@ -487,6 +495,7 @@ static const char *read_config(adm_arena_t *a, yyjson_val *root, rq_state_t *s)
  */
 typedef struct rq_owner_s {
     rq_state_t st;
+    adm_parsed_cache_t *parsed; /* the quotas' status.hard and status.used, parsed (quota_parse) */
     adm_arena_t *arena;
     adm_quota_reserver_t *reserver; /* with an API connection: the batches that write status.used */
     adm_list_cache_t *live;         /* with an API connection: the live LISTs on an empty cache */
@@ -508,11 +517,84 @@ static yyjson_val *const *live_quotas(adm_attrs_t *attrs, size_t *n)
     return l != NULL ? l->items : NULL;
 }
 
+/* A quota's lists as the parsed cache keeps them (nothing points into the object). */
+typedef struct rq_parsed_s {
+    adm_rlist_t hard, used;
+} rq_parsed_t;
+
+/* Quotas kept parsed: a namespace or two's worth in a usual cluster, a few versions each. */
+#define RQ_PARSED_MAX 64
+
+static int quota_parse(adm_arena_t *a, yyjson_val *obj, void **out)
+{
+    rq_parsed_t *p = adm_arena_calloc(a, 1, sizeof(*p));
+    const char *bad;
+    int err;
+
+    if (p == NULL) {
+        return ADM_ENOMEM;
+    }
+    *out = p;
+    err = adm_rlist_read(a, adm_json_path(obj, "status", "hard", NULL), &p->hard, &bad);
+    if (err == 0) {
+        err = adm_rlist_read(a, adm_json_path(obj, "status", "used", NULL), &p->used, &bad);
+    }
+    if (err == 0) {
+        err = adm_rlist_own(a, &p->hard);
+    }
+    return err == 0 ? adm_rlist_own(a, &p->used) : err;
+}
+
+/*
+ * adm_quota_list without a reserver (no API connection, so no version admitd wrote to prefer):
+ * each quota's lists from the parsed cache, status.used copied for the request (a check charges
+ * it in place), status.hard shared (only read).
+ */
+static int quota_list_parsed(adm_parsed_cache_t *parsed, adm_attrs_t *attrs, adm_quota_t **out, size_t *n)
+{
+    yyjson_val *const *items =
+        adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", attrs->req->namespace_, n);
+    adm_quota_t *q;
+
+    *out = NULL;
+    if (*n == 0) {
+        return 0;
+    }
+    q = adm_arena_calloc(attrs->arena, *n, sizeof(*q));
+    if (q == NULL) {
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < *n; i++) {
+        yyjson_val *meta = adm_json_get(items[i], "metadata");
+        const void *kept;
+        int err = adm_parsed_cache_get(parsed, attrs, items[i], &kept);
+
+        if (err == ADM_ENOMEM) {
+            return err;
+        }
+        q[i].obj = items[i];
+        q[i].name = adm_json_str(meta, "name");
+        q[i].rv = adm_json_str(meta, "resourceVersion");
+        q[i].usable = err == 0;
+        if (err == 0) {
+            const rq_parsed_t *p = kept;
+
+            q[i].hard = p->hard;
+            if (adm_rlist_copy(attrs->arena, &p->used, &q[i].used) != 0) {
+                return ADM_ENOMEM;
+            }
+        }
+    }
+    *out = q;
+    return 0;
+}
+
 static void free_owner(void *state)
 {
     rq_owner_t *o = state;
 
     if (o != NULL) {
+        adm_parsed_cache_free(o->parsed);
         adm_quota_reserver_free(o->reserver);
         adm_list_cache_free(o->live);
         yyjson_doc_free(o->st.doc);
@@ -531,11 +613,13 @@ static int configure(const adm_plugin_config_t *cfg, void **state, char *err, si
     const char *problem;
 
     *state = NULL;
-    if (cfg->config == NULL && !cfg->api) {
-        return 0;
-    }
     o = calloc(1, sizeof(*o));
     if (o == NULL) {
+        return ADM_ENOMEM;
+    }
+    o->parsed = adm_parsed_cache_create(quota_parse, RQ_PARSED_MAX);
+    if (o->parsed == NULL) {
+        free_owner(o);
         return ADM_ENOMEM;
     }
     if (cfg->api) {
@@ -598,67 +682,85 @@ static const char *sorted_join(adm_arena_t *a, const char **names, size_t n, con
 /*
  * Constraints of the pod evaluator: a quota on cpu or memory needs every container to state them
  * (kube's backward-compatibility rule). Returns "" when satisfied, the error text, or NULL (memory).
+ * A container's usage (podComputeUsageHelper) has cpu and requests.cpu when its requests have cpu,
+ * limits.cpu when its limits do, and so for memory: those are what is looked at, in the lists the
+ * pod's totals and LimitRanger read too.
  */
 static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const adm_rlist_t *restricted)
 {
-    static const char *const validation[] = {"cpu",    "limits.cpu",   "limits.memory",
-                                             "memory", "requests.cpu", "requests.memory"};
+    /* the validation names, sorted, with the resource and the list (0 requests, 1 limits) giving each */
+    static const struct {
+        adm_res_t name, resource;
+        int list;
+    } validation[] = {{ADM_RES_CPU, ADM_RES_CPU, 0},
+                      {ADM_RES_LIMITS_CPU, ADM_RES_CPU, 1},
+                      {ADM_RES_LIMITS_MEMORY, ADM_RES_MEMORY, 1},
+                      {ADM_RES_MEMORY, ADM_RES_MEMORY, 0},
+                      {ADM_RES_REQUESTS_CPU, ADM_RES_CPU, 0},
+                      {ADM_RES_REQUESTS_MEMORY, ADM_RES_MEMORY, 0}};
     static const char *const lists[] = {"containers", "initContainers"};
     size_t ncont = yyjson_arr_size(adm_json_path(pod, "spec", "containers", NULL)) +
                    yyjson_arr_size(adm_json_path(pod, "spec", "initContainers", NULL));
-    const char **names = adm_arena_alloc(a, (ncont + 1) * sizeof(*names));
-    adm_rlist_t *usage = adm_arena_calloc(a, ncont + 1, sizeof(*usage));
-    const char **cnames = adm_arena_alloc(a, (ncont + 1) * sizeof(*cnames));
+    const char **names, **cnames;
+    const adm_rlist_t **have; /* per container: requests, limits */
     const char *text = NULL, *bad;
     size_t nc = 0;
-    bool wanted = false;
+    bool wanted[6], any = false;
 
-    if (names == NULL || usage == NULL || cnames == NULL) {
+    for (size_t k = 0; k < 6; k++) {
+        wanted[k] = adm_rlist_find(restricted, adm_res(validation[k].name)) != NULL;
+        any = any || wanted[k];
+    }
+    if (!any) {
+        return "";
+    }
+    names = adm_arena_alloc(a, (ncont + 1) * sizeof(*names));
+    cnames = adm_arena_alloc(a, (ncont + 1) * sizeof(*cnames));
+    have = adm_arena_alloc(a, 2 * (ncont + 1) * sizeof(*have));
+    if (names == NULL || cnames == NULL || have == NULL) {
         return NULL;
     }
-    for (size_t k = 0; k < 6; k++) {
-        wanted = wanted || adm_rlist_find(restricted, validation[k]) != NULL;
-    }
-    /* each container's usage once, in kube's order (containers, then init containers) */
-    for (size_t l = 0; wanted && l < 2; l++) {
+    /* each container once, in kube's order (containers, then init containers) */
+    for (size_t l = 0; l < 2; l++) {
         yyjson_arr_iter it;
         yyjson_val *c;
 
         yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
         for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-            adm_rlist_t req, lim;
+            yyjson_val *res = adm_json_get(c, "resources");
             int err;
 
             if (!yyjson_is_obj(c)) {
                 continue; /* not a container: kube-apiserver would not have decoded the pod */
             }
-            err = adm_rlist_read(a, adm_json_path(c, "resources", "requests", NULL), &req, &bad);
+            err = adm_rlist_read_kept(a, adm_json_get(res, "requests"), &have[2 * nc], &bad);
             if (err == 0) {
-                err = adm_rlist_read(a, adm_json_path(c, "resources", "limits", NULL), &lim, &bad);
+                err = adm_rlist_read_kept(a, adm_json_get(res, "limits"), &have[2 * nc + 1], &bad);
             }
             if (err == ADM_EINVAL) {
                 return ""; /* a malformed quantity: the pod's own decoding rejects it */
             }
-            if (err != 0 || pod_compute_usage(a, &req, &lim, &usage[nc]) != 0) {
+            if (err != 0) {
                 return NULL;
             }
             cnames[nc++] = adm_json_str(c, "name");
         }
     }
-    for (size_t k = 0; wanted && k < 6; k++) {
+    for (size_t k = 0; k < 6; k++) {
         size_t n = 0;
 
-        if (adm_rlist_find(restricted, validation[k]) == NULL) {
+        if (!wanted[k]) {
             continue;
         }
         for (size_t i = 0; i < nc; i++) {
-            if (adm_rlist_find(&usage[i], validation[k]) == NULL) {
+            if (adm_rlist_find(have[2 * i + (size_t)validation[k].list], adm_res(validation[k].resource)) ==
+                NULL) {
                 names[n++] = cnames[i];
             }
         }
         if (n > 0) {
             const char *part =
-                adm_arena_printf(a, "%s for: %s", validation[k], sorted_join(a, names, n, ","));
+                adm_arena_printf(a, "%s for: %s", adm_res(validation[k].name), sorted_join(a, names, n, ","));
 
             text = text == NULL ? part : adm_arena_printf(a, "%s; %s", text, part);
         }
@@ -837,7 +939,7 @@ static int requested_of(adm_arena_t *a, const adm_rlist_t *delta, const adm_rlis
     memset(out, 0, sizeof(*out));
     for (size_t k = 0; k < delta->n; k++) {
         if (!adm_quantity_is_zero(&delta->qs[k]) && adm_rlist_find(hard, delta->names[k]) != NULL &&
-            adm_rlist_set(a, out, delta->names[k], &delta->qs[k]) != 0) {
+            adm_rlist_append(a, out, delta->names[k], &delta->qs[k]) != 0) {
             return ADM_ENOMEM;
         }
     }
@@ -866,7 +968,7 @@ static int charge(adm_arena_t *a, adm_quota_t *q, const adm_rlist_t *requested)
         v.verbatim = NULL;
         v.verbatim_len = 0;
         name = adm_arena_strndup(a, requested->names[k], strlen(requested->names[k]));
-        if (name == NULL || adm_rlist_set(a, &q->used, name, &v) != 0) {
+        if (name == NULL || adm_rlist_append(a, &q->used, name, &v) != 0) {
             return ADM_ENOMEM;
         }
     }
@@ -940,7 +1042,7 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
             const char *name = quotas[i].hard.names[k];
 
             if (ev_tracks(&ev, name) &&
-                (adm_rlist_set(a, &restricted, name, &quotas[i].hard.qs[k]) != 0 ||
+                (adm_rlist_append(a, &restricted, name, &quotas[i].hard.qs[k]) != 0 ||
                  adm_rlist_set(a, &restricted_all, name, &quotas[i].hard.qs[k]) != 0)) {
                 return adm_status_nomem(st);
             }
@@ -1024,7 +1126,7 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
             if (was != NULL && adm_quantity_sub(&q, was) != 0) {
                 return adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
             }
-            if (adm_rlist_set(a, &sub, usage.names[k], adm_quantity_sign(&q) > 0 ? &q : &ZERO) != 0) {
+            if (adm_rlist_append(a, &sub, usage.names[k], adm_quantity_sign(&q) > 0 ? &q : &ZERO) != 0) {
                 return adm_status_nomem(st);
             }
         }
@@ -1117,7 +1219,9 @@ static int evaluate(rq_owner_t *o, adm_attrs_t *attrs, adm_status_t *st, adm_asy
         adm_live_namespace_name(req->namespace_)) {
         return adm_quota_reserver_submit(o->reserver, attrs, async);
     }
-    if (adm_quota_list(o != NULL ? o->reserver : NULL, attrs, attrs->arena, &quotas, &n) != 0) {
+    if (o != NULL && o->reserver == NULL
+            ? quota_list_parsed(o->parsed, attrs, &quotas, &n) != 0
+            : adm_quota_list(o != NULL ? o->reserver : NULL, attrs, attrs->arena, &quotas, &n) != 0) {
         return adm_status_nomem(st);
     }
     return check_request((void *)cfg, attrs, attrs->arena, quotas, n, st, &charged);

@@ -9,29 +9,67 @@
 #include "adm/base/error.h"
 #include "adm/base/json.h"
 
+#include <stdint.h>
 #include <string.h>
+
+const char adm_res_names[ADM_RES_COUNT][ADM_RES_NAME_MAX] = {
+    [ADM_RES_CPU] = "cpu",
+    [ADM_RES_MEMORY] = "memory",
+    [ADM_RES_EPHEMERAL_STORAGE] = "ephemeral-storage",
+    [ADM_RES_PODS] = "pods",
+    [ADM_RES_COUNT_PODS] = "count/pods",
+    [ADM_RES_REQUESTS_CPU] = "requests.cpu",
+    [ADM_RES_REQUESTS_MEMORY] = "requests.memory",
+    [ADM_RES_REQUESTS_EPHEMERAL_STORAGE] = "requests.ephemeral-storage",
+    [ADM_RES_LIMITS_CPU] = "limits.cpu",
+    [ADM_RES_LIMITS_MEMORY] = "limits.memory",
+    [ADM_RES_LIMITS_EPHEMERAL_STORAGE] = "limits.ephemeral-storage",
+    [ADM_RES_STORAGE] = "storage",
+    [ADM_RES_REQUESTS_STORAGE] = "requests.storage",
+};
+
+static bool interned(const char *name)
+{
+    return (uintptr_t)name - (uintptr_t)adm_res_names < sizeof(adm_res_names);
+}
+
+const char *adm_res_intern(const char *name)
+{
+    /* the first byte settles all but the names of one family ("requests.cpu", "requests.memory") */
+    for (size_t i = 0; i < ADM_RES_COUNT; i++) {
+        if (adm_res_names[i][0] == name[0] && strcmp(adm_res_names[i], name) == 0) {
+            return adm_res_names[i];
+        }
+    }
+    return name;
+}
 
 adm_quantity_t *adm_rlist_find(const adm_rlist_t *l, const char *name)
 {
-    /* the first byte settles most comparisons ("cpu", "memory", "pods", "requests.cpu" ...) */
+    bool known = interned(name);
+
     for (size_t i = 0; i < l->n; i++) {
-        if (l->names[i][0] == name[0] && (l->names[i] == name || strcmp(l->names[i], name) == 0)) {
+        const char *have = l->names[i];
+
+        if (have == name) {
+            return &l->qs[i];
+        }
+        if (known && interned(have)) {
+            continue; /* two different interned names */
+        }
+        /* the first byte settles most comparisons ("cpu", "memory", "pods", "requests.cpu" ...) */
+        if (have[0] == name[0] && strcmp(have, name) == 0) {
             return &l->qs[i];
         }
     }
     return NULL;
 }
 
-int adm_rlist_set(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q)
+int adm_rlist_append(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q)
 {
-    adm_quantity_t *found = adm_rlist_find(l, name);
-
-    if (found != NULL) {
-        *found = *q;
-        return 0;
-    }
     if (l->n == l->cap) {
-        size_t ncap = l->cap == 0 ? 4 : l->cap * 2;
+        /* 8 holds a pod's usage (pods, cpu, memory and their requests./limits. names) without growing */
+        size_t ncap = l->cap == 0 ? 8 : l->cap * 2;
         const char **names = adm_arena_realloc(a, l->names, l->cap * sizeof(*names), ncap * sizeof(*names));
         adm_quantity_t *qs = adm_arena_realloc(a, l->qs, l->cap * sizeof(*qs), ncap * sizeof(*qs));
 
@@ -48,13 +86,24 @@ int adm_rlist_set(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_qu
     return 0;
 }
 
+int adm_rlist_set(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q)
+{
+    adm_quantity_t *found = adm_rlist_find(l, name);
+
+    if (found != NULL) {
+        *found = *q;
+        return 0;
+    }
+    return adm_rlist_append(a, l, name, q);
+}
+
 int adm_rlist_add(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from)
 {
     for (size_t i = 0; i < from->n; i++) {
         adm_quantity_t *have = adm_rlist_find(into, from->names[i]);
 
         if (have == NULL) {
-            if (adm_rlist_set(a, into, from->names[i], &from->qs[i]) != 0) {
+            if (adm_rlist_append(a, into, from->names[i], &from->qs[i]) != 0) {
                 return ADM_ENOMEM;
             }
         } else if (adm_quantity_add(have, &from->qs[i]) != 0) {
@@ -70,7 +119,7 @@ int adm_rlist_max(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from)
         adm_quantity_t *have = adm_rlist_find(into, from->names[i]);
 
         if (have == NULL) {
-            if (adm_rlist_set(a, into, from->names[i], &from->qs[i]) != 0) {
+            if (adm_rlist_append(a, into, from->names[i], &from->qs[i]) != 0) {
                 return ADM_ENOMEM;
             }
         } else if (adm_quantity_cmp(&from->qs[i], have) > 0) {
@@ -127,7 +176,7 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
     out->cap = n;
     yyjson_obj_iter_init(obj, &it);
     for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-        const char *name = yyjson_get_str(key);
+        const char *name = adm_res_intern(yyjson_get_str(key));
         adm_quantity_t q;
         size_t i = 0;
         int err = adm_json_read_quantity(a, yyjson_obj_iter_get_val(key), &q, bad);
@@ -135,13 +184,33 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
         if (err != 0) {
             return err == ADM_ENOMEM ? ADM_ENOMEM : ADM_EINVAL;
         }
-        while (i < out->n && (out->names[i][0] != name[0] || strcmp(out->names[i], name) != 0)) {
+        while (i < out->n && out->names[i] != name &&
+               (out->names[i][0] != name[0] || strcmp(out->names[i], name) != 0)) {
             i++;
         }
         if (i == out->n) {
             out->names[out->n++] = name;
         }
         out->qs[i] = q;
+    }
+    return 0;
+}
+
+int adm_rlist_own(adm_arena_t *a, adm_rlist_t *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (!interned(l->names[i])) { /* static: kept as it is, interned */
+            l->names[i] = adm_arena_strndup(a, l->names[i], strlen(l->names[i]));
+            if (l->names[i] == NULL) {
+                return ADM_ENOMEM;
+            }
+        }
+        if (l->qs[i].verbatim != NULL) {
+            l->qs[i].verbatim = adm_arena_strndup(a, l->qs[i].verbatim, l->qs[i].verbatim_len);
+            if (l->qs[i].verbatim == NULL) {
+                return ADM_ENOMEM;
+            }
+        }
     }
     return 0;
 }
@@ -172,7 +241,8 @@ static int pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which
                               const char **bad)
 {
     yyjson_val *spec = adm_json_get(pod, "spec");
-    adm_rlist_t sidecars, init_max, one;
+    adm_rlist_t sidecars, init_max;
+    const adm_rlist_t *one;
     yyjson_arr_iter it;
     yyjson_val *c;
     int err;
@@ -182,9 +252,9 @@ static int pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which
     memset(&init_max, 0, sizeof(init_max));
     yyjson_arr_iter_init(adm_json_get(spec, "containers"), &it);
     for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = adm_rlist_read(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
+        err = adm_rlist_read_kept(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
         if (err == 0) {
-            err = adm_rlist_add(a, out, &one);
+            err = adm_rlist_add(a, out, one);
         }
         if (err != 0) {
             return err;
@@ -192,9 +262,9 @@ static int pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which
     }
     yyjson_arr_iter_init(adm_json_get(spec, "initContainers"), &it);
     for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = adm_rlist_read(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
+        err = adm_rlist_read_kept(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
         if (err == 0) {
-            err = add_init_container(a, c, &one, out, &sidecars, &init_max);
+            err = add_init_container(a, c, one, out, &sidecars, &init_max);
         }
         if (err != 0) {
             return err;
@@ -204,43 +274,121 @@ static int pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which
     if (err != 0) {
         return err;
     }
-    err = adm_rlist_read(a, adm_json_get(adm_json_get(spec, "resources"), which), &one, bad);
-    for (size_t i = 0; err == 0 && i < one.n; i++) {
-        if (strcmp(one.names[i], "cpu") == 0 || strcmp(one.names[i], "memory") == 0) {
-            err = adm_rlist_set(a, out, one.names[i], &one.qs[i]);
+    err = adm_rlist_read_kept(a, adm_json_get(adm_json_get(spec, "resources"), which), &one, bad);
+    for (size_t i = 0; err == 0 && i < one->n; i++) {
+        if (strcmp(one->names[i], "cpu") == 0 || strcmp(one->names[i], "memory") == 0) {
+            err = adm_rlist_set(a, out, one->names[i], &one->qs[i]);
         }
     }
     return err;
 }
 
 /*
- * A request's plugins ask for the same pod's totals again and again (LimitRanger's pod limits,
- * then ResourceQuota's usage, each requests and limits): the last pod's are kept, per thread, in
- * the arena they were computed in, and forgotten when that arena is reset or destroyed (its
- * cleanup). Within an arena's life a pointer cannot name another value (arena memory is not
- * reused, and the objects plugins read from outside it, the cluster state's, are pinned for the
- * request), so the pod pointer is the key. The caller gets its own copy of the list.
+ * A request's plugins read the same pod again and again: each container's requests and limits
+ * (LimitRanger's container limits, ResourceQuota's constraints, the pod's totals) and the pod's
+ * totals (LimitRanger's pod limits, then ResourceQuota's usage, each requests and limits). What
+ * was read is kept, per thread, in the arena it was read in, and forgotten when that arena is
+ * reset or destroyed (its cleanup). Within an arena's life a pointer cannot name another value
+ * (arena memory is not reused, and the objects plugins read from outside it, the request's own
+ * document and the cluster state's, live at least as long as the request's arena), so the JSON
+ * value's pointer is the key: a mutated pod is a new view in the arena, with new pointers for
+ * what changed.
  */
-typedef struct totals_memo_s {
+typedef struct kept_list_s {
+    yyjson_val *obj;
+    int err;
+    const char *bad;
+    adm_rlist_t list;
+} kept_list_t;
+
+typedef struct request_memo_s {
     adm_arena_t *arena;
-    yyjson_val *pod;
+    kept_list_t *lists; /* adm_rlist_read_kept's */
+    size_t nlists, caplists;
+    yyjson_val *pod; /* the pod whose totals these are */
     bool done[2];
     int err[2];
     const char *bad[2];
-    adm_rlist_t list[2]; /* requests, limits */
-} totals_memo_t;
+    adm_rlist_t total[2]; /* requests, limits */
+} request_memo_t;
 
-static _Thread_local totals_memo_t *totals_memo;
+static _Thread_local request_memo_t *request_memo;
 
-static void totals_memo_forget(void *memo)
+static void request_memo_forget(void *memo)
 {
-    if (totals_memo == memo) {
-        totals_memo = NULL;
+    if (request_memo == memo) {
+        request_memo = NULL;
     }
 }
 
-/* A copy of from whose arrays are its own (so the caller may change it). */
-static int rlist_copy(adm_arena_t *a, const adm_rlist_t *from, adm_rlist_t *out)
+/* The memo of arena a, created on first use; NULL when out of memory. */
+static request_memo_t *memo_of(adm_arena_t *a)
+{
+    request_memo_t *m = request_memo;
+
+    if (m != NULL && m->arena == a) {
+        return m;
+    }
+    m = adm_arena_calloc(a, 1, sizeof(*m));
+    if (m == NULL || adm_arena_on_free(a, request_memo_forget, m) != 0) {
+        return NULL;
+    }
+    m->arena = a;
+    request_memo = m;
+    return m;
+}
+
+int adm_rlist_read_kept(adm_arena_t *a, yyjson_val *obj, const adm_rlist_t **out, const char **bad)
+{
+    static const adm_rlist_t empty;
+    request_memo_t *m;
+    kept_list_t *k;
+    int err;
+
+    *out = &empty;
+    if (yyjson_obj_size(obj) == 0) {
+        return 0; /* absent, not an object, or empty: nothing to keep */
+    }
+    m = memo_of(a);
+    if (m == NULL) {
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < m->nlists; i++) {
+        if (m->lists[i].obj == obj) {
+            if (m->lists[i].err != 0) {
+                *bad = m->lists[i].bad;
+                return m->lists[i].err;
+            }
+            *out = &m->lists[i].list;
+            return 0;
+        }
+    }
+    if (m->nlists == m->caplists) {
+        size_t cap = m->caplists == 0 ? 8 : 2 * m->caplists;
+        kept_list_t *g = adm_arena_realloc(a, m->lists, m->caplists * sizeof(*g), cap * sizeof(*g));
+
+        if (g == NULL) {
+            return ADM_ENOMEM;
+        }
+        m->lists = g;
+        m->caplists = cap;
+    }
+    k = &m->lists[m->nlists];
+    err = adm_rlist_read(a, obj, &k->list, bad);
+    if (err == ADM_ENOMEM) {
+        return err;
+    }
+    k->obj = obj;
+    k->err = err;
+    k->bad = err != 0 ? *bad : NULL;
+    m->nlists++;
+    if (err == 0) {
+        *out = &k->list;
+    }
+    return err;
+}
+
+int adm_rlist_copy(adm_arena_t *a, const adm_rlist_t *from, adm_rlist_t *out)
 {
     memset(out, 0, sizeof(*out));
     if (from->n == 0) {
@@ -261,36 +409,32 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
                            const char **bad)
 {
     int w = strcmp(which, "requests") == 0 ? 0 : strcmp(which, "limits") == 0 ? 1 : -1;
-    totals_memo_t *m = totals_memo;
+    request_memo_t *m;
     int err;
 
     if (w < 0) {
         return pod_resource_total(a, pod, which, out, bad);
     }
-    if (m != NULL && m->arena == a && m->pod == pod && m->done[w]) {
+    m = memo_of(a);
+    if (m != NULL && m->pod == pod && m->done[w]) {
         if (m->err[w] != 0) {
             *bad = m->bad[w];
             memset(out, 0, sizeof(*out));
             return m->err[w];
         }
-        return rlist_copy(a, &m->list[w], out);
+        return adm_rlist_copy(a, &m->total[w], out);
     }
     err = pod_resource_total(a, pod, which, out, bad);
-    if (err == ADM_ENOMEM) {
+    if (err == ADM_ENOMEM || m == NULL) {
         return err;
     }
-    if (m == NULL || m->arena != a || m->pod != pod) {
-        m = adm_arena_calloc(a, 1, sizeof(*m));
-        if (m == NULL || adm_arena_on_free(a, totals_memo_forget, m) != 0) {
-            return err;
-        }
-        m->arena = a;
+    if (m->pod != pod) {
         m->pod = pod;
-        totals_memo = m;
+        m->done[0] = m->done[1] = false;
     }
     m->err[w] = err;
     m->bad[w] = err != 0 ? *bad : NULL;
-    if (err == 0 && rlist_copy(a, out, &m->list[w]) != 0) {
+    if (err == 0 && adm_rlist_copy(a, out, &m->total[w]) != 0) {
         return err;
     }
     m->done[w] = true;

@@ -66,6 +66,12 @@ void adm_cluster_state_use_store(adm_cluster_state_t *cs, struct adm_cluster_sto
 struct adm_api_client_s;
 struct adm_api_client_s *adm_cluster_state_api(const adm_cluster_state_t *cs);
 
+/**
+ * A number no other state loaded in this process has (a state loaded after cs was freed may get
+ * cs's address, never its serial): what a cache of objects' parses keys them with.
+ */
+uint64_t adm_cluster_state_serial(const adm_cluster_state_t *cs);
+
 /** How many objects cs holds. */
 size_t adm_cluster_state_count(const adm_cluster_state_t *cs);
 

@@ -23,11 +23,52 @@ typedef struct adm_rlist_s {
     size_t n, cap;
 } adm_rlist_t;
 
+/*
+ * The resource names the counting plugins look for, interned: adm_rlist_read gives a list these
+ * pointers for the names it knows, and looking one of them up in such a list is a comparison of
+ * pointers (two different interned names are different without a strcmp). Any other string of
+ * the same text still finds them, by strcmp.
+ */
+typedef enum adm_res_e {
+    ADM_RES_CPU,
+    ADM_RES_MEMORY,
+    ADM_RES_EPHEMERAL_STORAGE,
+    ADM_RES_PODS,
+    ADM_RES_COUNT_PODS,
+    ADM_RES_REQUESTS_CPU,
+    ADM_RES_REQUESTS_MEMORY,
+    ADM_RES_REQUESTS_EPHEMERAL_STORAGE,
+    ADM_RES_LIMITS_CPU,
+    ADM_RES_LIMITS_MEMORY,
+    ADM_RES_LIMITS_EPHEMERAL_STORAGE,
+    ADM_RES_STORAGE,
+    ADM_RES_REQUESTS_STORAGE,
+    ADM_RES_COUNT /* how many */
+} adm_res_t;
+
+#define ADM_RES_NAME_MAX 32
+extern const char adm_res_names[ADM_RES_COUNT][ADM_RES_NAME_MAX];
+
+/** The interned name id ("cpu" for ADM_RES_CPU). */
+static inline const char *adm_res(adm_res_t id)
+{
+    return adm_res_names[id];
+}
+
+/** name's interned pointer when it is one of adm_res_t's names, else name. */
+const char *adm_res_intern(const char *name);
+
 /** The quantity of name in l, or NULL. */
 adm_quantity_t *adm_rlist_find(const adm_rlist_t *l, const char *name);
 
 /** Sets name to q, replacing an entry of that name. Returns 0 or ADM_ENOMEM. */
 int adm_rlist_set(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q);
+
+/** Adds name with q at the end of l, which must not hold name yet. Returns 0 or ADM_ENOMEM. */
+int adm_rlist_append(adm_arena_t *a, adm_rlist_t *l, const char *name, const adm_quantity_t *q);
+
+/** A copy of from whose arrays are its own, in a (so it may be changed). Returns 0 or ADM_ENOMEM. */
+int adm_rlist_copy(adm_arena_t *a, const adm_rlist_t *from, adm_rlist_t *out);
 
 /** addResourceList: into += from, a name seen first is copied. 0, ADM_ENOMEM, or ADM_ETOOBIG (a sum). */
 int adm_rlist_add(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from);
@@ -43,10 +84,24 @@ int adm_rlist_max(adm_arena_t *a, adm_rlist_t *into, const adm_rlist_t *from);
 int adm_json_read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, const char **problem);
 
 /**
- * Reads a ResourceList object (NULL or absent: empty). Returns 0, ADM_ENOMEM, or ADM_EINVAL with
- * *bad the reason a value is not a quantity (kube-apiserver would not have decoded the object).
+ * Reads a ResourceList object (NULL or absent: empty), its known names interned. Returns 0, ADM_ENOMEM, or
+ * ADM_EINVAL with *bad the reason a value is not a quantity (kube-apiserver would not have decoded the
+ * object).
  */
 int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad);
+
+/**
+ * Makes l's names and quantities' texts copies in a (l's arrays must be a's already), so that l
+ * outlives the JSON it was read from. Returns 0 or ADM_ENOMEM.
+ */
+int adm_rlist_own(adm_arena_t *a, adm_rlist_t *l);
+
+/**
+ * adm_rlist_read of obj, read once in a's life: the list is shared by every caller in that life
+ * (obj must not change while a lives: parsed values never do), so it must not be changed. *out is
+ * an empty list for a NULL, absent or empty obj, and on an error.
+ */
+int adm_rlist_read_kept(adm_arena_t *a, yyjson_val *obj, const adm_rlist_t **out, const char **bad);
 
 /**
  * The pod's total `which` ("requests" or "limits") as component-helpers' PodRequests/PodLimits
@@ -56,7 +111,8 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
  * memory. Errors as adm_rlist_read and adm_rlist_add.
  *
  * The last pod's totals are remembered until its arena is reset (a request's plugins ask for the
- * same pod's several times), so pod must not change while a lives: parsed values never do.
+ * same pod's several times), so pod must not change while a lives: parsed values never do. Its
+ * containers' lists are read with adm_rlist_read_kept.
  */
 int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
                            const char **bad);

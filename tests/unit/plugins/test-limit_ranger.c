@@ -50,12 +50,19 @@ static const char *pod(const char *name, int n, const char *resources, const cha
         name, containers, init != NULL ? ",\"initContainers\":" : "", init != NULL ? init : "", "");
 }
 
+/*
+ * The plugin's state, configured once for all the tests as a chain does: its parsed LimitRanges
+ * are kept across the requests, and across the cluster states the tests load and free one after
+ * another (a new state may take a freed one's address and its LimitRange's).
+ */
+static void *lr_state;
+
 static pt_result_t run(char phase, const char *op, const char *resource, const char *kind, const char *obj,
                        const char *old)
 {
     pt_request_t r = pt_core_request(op, resource, kind, "test", obj, old);
 
-    return pt_run(pt_arena, &adm_plugin_limit_ranger, NULL, phase, &r);
+    return pt_run(pt_arena, &adm_plugin_limit_ranger, lr_state, phase, &r);
 }
 
 /* Mutate, then validate the mutated pod, as kube-apiserver runs the two phases. */
@@ -407,16 +414,53 @@ static void test_numbers_and_bad_values(void **state)
     adm_cluster_state_free(cs);
 }
 
+/* Several Container items: the later ones' defaults win, from the first request and the next. */
+static void test_container_items_merged(void **state)
+{
+    adm_cluster_state_t *cs =
+        ranges("[{\"type\":\"Container\",\"default\":{\"cpu\":\"75m\",\"memory\":\"10Mi\"},"
+               "\"defaultRequest\":{\"cpu\":\"50m\"}},"
+               "{\"type\":\"Container\",\"default\":{\"cpu\":\"100m\"},\"defaultRequest\":{\"memory\":"
+               "\"5Mi\"}}]");
+
+    (void)state;
+    pt_set_cluster(cs);
+    for (int i = 0; i < 2; i++) {
+        pt_result_t res = run('m', "CREATE", "pods", "Pod", pod("merged", 1, "{}", NULL), NULL);
+
+        assert_int_equal(res.rc, ADM_OK);
+        assert_non_null(strstr(res.object, "\"requests\":{\"cpu\":\"50m\",\"memory\":\"5Mi\"}"));
+        assert_non_null(strstr(res.object, "\"limits\":{\"cpu\":\"100m\",\"memory\":\"10Mi\"}"));
+        adm_arena_reset(pt_arena);
+    }
+    pt_set_cluster(NULL);
+    adm_cluster_state_free(cs);
+}
+
+static int setup(void **state)
+{
+    char err[256];
+
+    if (pt_group_setup(state) != 0) {
+        return -1;
+    }
+    return pt_configure(&adm_plugin_limit_ranger, NULL, NULL, &lr_state, err, sizeof(err));
+}
+
+static int teardown(void **state)
+{
+    adm_plugin_limit_ranger.free_state(lr_state);
+    return pt_group_teardown(state);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pod_limit_func),
-        cmocka_unit_test(test_merge_defaults),
-        cmocka_unit_test(test_pvc),
-        cmocka_unit_test(test_skipped_requests),
-        cmocka_unit_test(test_several_ranges),
+        cmocka_unit_test(test_container_items_merged), cmocka_unit_test(test_pod_limit_func),
+        cmocka_unit_test(test_merge_defaults),         cmocka_unit_test(test_pvc),
+        cmocka_unit_test(test_skipped_requests),       cmocka_unit_test(test_several_ranges),
         cmocka_unit_test(test_numbers_and_bad_values),
     };
 
-    return cmocka_run_group_tests(tests, pt_group_setup, pt_group_teardown);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -195,12 +195,67 @@ static void test_best_effort(void **state)
                                      "\"containers\":[{\"resources\":{\"limits\":{\"cpu\":\"1\"}}}]}}")));
 }
 
+/* Names read are interned; any string of the same text still finds them, and they find it. */
+static void test_interned_names(void **state)
+{
+    adm_rlist_t l, mine;
+    const char *bad = NULL;
+    char cpu[] = "cpu", memory[] = "memory";
+    adm_quantity_t q = adm_quantity_scaled(1, 0, ADM_QTY_DECIMAL_SI);
+
+    (void)state;
+    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\":\"1\",\"example.com/gpu\":\"2\"}"), &l, &bad),
+                     0);
+    assert_ptr_equal(l.names[0], adm_res(ADM_RES_CPU));
+    assert_string_equal(l.names[1], "example.com/gpu");
+    assert_ptr_equal(adm_res_intern("limits.memory"), adm_res(ADM_RES_LIMITS_MEMORY));
+    assert_ptr_equal(adm_res_intern(memory), adm_res(ADM_RES_MEMORY));
+    assert_string_equal(adm_res_intern("cpus"), "cpus");
+    assert_non_null(adm_rlist_find(&l, cpu));
+    assert_non_null(adm_rlist_find(&l, adm_res(ADM_RES_CPU)));
+    assert_null(adm_rlist_find(&l, adm_res(ADM_RES_MEMORY)));
+    assert_non_null(adm_rlist_find(&l, "example.com/gpu"));
+    /* a list of names not interned answers interned ones */
+    memset(&mine, 0, sizeof(mine));
+    assert_int_equal(adm_rlist_append(pt_arena, &mine, memory, &q), 0);
+    assert_non_null(adm_rlist_find(&mine, adm_res(ADM_RES_MEMORY)));
+    assert_null(adm_rlist_find(&mine, adm_res(ADM_RES_CPU)));
+    /* owned copies keep interned names as they are and copy the others */
+    assert_int_equal(adm_rlist_own(pt_arena, &l), 0);
+    assert_ptr_equal(l.names[0], adm_res(ADM_RES_CPU));
+    assert_string_equal(l.names[1], "example.com/gpu");
+}
+
+/* A list read kept is read once per arena life: the same list again, a fresh one after a reset. */
+static void test_read_kept(void **state)
+{
+    yyjson_val *obj = json("{\"cpu\":\"250m\"}");
+    yyjson_val *bad_obj = json("{\"cpu\":\"1x\"}");
+    const adm_rlist_t *one, *two;
+    const char *bad = NULL;
+
+    (void)state;
+    assert_int_equal(adm_rlist_read_kept(pt_arena, obj, &one, &bad), 0);
+    assert_int_equal(adm_rlist_read_kept(pt_arena, obj, &two, &bad), 0);
+    assert_ptr_equal(one, two);
+    assert_string_equal(qtext(one, "cpu"), "250m");
+    assert_int_equal(adm_rlist_read_kept(pt_arena, bad_obj, &one, &bad), ADM_EINVAL);
+    assert_non_null(bad);
+    bad = NULL;
+    assert_int_equal(adm_rlist_read_kept(pt_arena, bad_obj, &one, &bad), ADM_EINVAL);
+    assert_non_null(bad);
+    assert_int_equal(one->n, 0);
+    assert_int_equal(adm_rlist_read_kept(pt_arena, NULL, &one, &bad), 0);
+    assert_int_equal(one->n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read),        cmocka_unit_test(test_add_max),
         cmocka_unit_test(test_pod_total),   cmocka_unit_test(test_pod_total_remembered),
-        cmocka_unit_test(test_best_effort),
+        cmocka_unit_test(test_best_effort), cmocka_unit_test(test_interned_names),
+        cmocka_unit_test(test_read_kept),
     };
 
     return cmocka_run_group_tests(tests, pt_group_setup, pt_group_teardown);
