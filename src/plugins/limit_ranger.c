@@ -154,8 +154,11 @@ typedef struct lr_state_s {
     adm_list_cache_t *live;
 } lr_state_t;
 
-/* LimitRanges kept parsed: a namespace or two's worth in a usual cluster, a few versions each. */
-#define LR_PARSED_MAX 64
+/*
+ * LimitRanges kept parsed: requests come from every namespace, so room for as many namespaces as a
+ * large cluster has (about 1 KB each), the least recently used leaving first.
+ */
+#define LR_PARSED_MAX 4096
 
 /*
  * The LimitRanges read in this request, kept in the plugin's request slot: admit reads them and

@@ -6,6 +6,7 @@
 
 #include "adm/base/error.h"
 #include "adm/base/json.h"
+#include "adm/base/lru.h"
 #include "adm/cluster/cluster_state.h"
 
 #include <stdbool.h>
@@ -14,38 +15,51 @@
 #include <string.h>
 
 typedef struct entry_s {
-    uint64_t state;       /* the key: the cluster state's serial, */
-    yyjson_val *obj;      /* the object (never dereferenced once the request that made it ends), */
-    const char *uid, *rv; /* its uid and resourceVersion, copies in arena */
-    adm_arena_t *arena;   /* the parse and the copies */
-    const void *value;    /* the parse */
-    int err;              /* what the parse returned */
-    size_t refs;          /* requests holding it */
-    bool gone;            /* out of the cache: freed with its last holder */
-    uint64_t used;        /* the cache's tick when last given out */
+    uint64_t state;              /* the key: the cluster state's serial, */
+    yyjson_val *obj;             /* the object (never dereferenced once the request that made it ends), */
+    const char *uid, *rv;        /* its uid and resourceVersion, copies in arena */
+    adm_arena_t *arena;          /* the parse and the copies */
+    const void *value;           /* the parse */
+    int err;                     /* what the parse returned */
+    size_t refs;                 /* requests holding it */
+    bool gone;                   /* out of the cache: freed with its last holder */
+    struct entry_s *prev, *next; /* the cache's entries, for adm_parsed_cache_free */
 } entry_t;
+
+/* What the index maps a (state serial, object address) key to; NULL once its entry left. */
+typedef struct slot_s {
+    entry_t *entry;
+} slot_t;
+
+typedef struct key_s {
+    uint64_t state;
+    uintptr_t obj;
+} cache_key_t;
 
 struct adm_parsed_cache_s {
     adm_parse_fn parse;
-    entry_t **entries;
-    size_t n, max;
-    uint64_t tick;
+    adm_lru_t index; /* least recently used out, hashed: a cluster has thousands of namespaces */
+    entry_t *entries;
 };
 
 adm_parsed_cache_t *adm_parsed_cache_create(adm_parse_fn parse, size_t max)
 {
+    /* keys are addresses admitd chose, not client input: a fixed hash key is enough */
+    static const uint64_t seed[2] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full};
     adm_parsed_cache_t *c = calloc(1, sizeof(*c));
 
     if (c == NULL) {
         return NULL;
     }
-    c->entries = calloc(max == 0 ? 1 : max, sizeof(*c->entries));
-    if (c->entries == NULL) {
+    if (max > UINT32_MAX) {
+        max = UINT32_MAX;
+    }
+    if (adm_lru_init(&c->index, max == 0 ? 1 : (uint32_t)max, sizeof(slot_t), seed) != 0) {
+        adm_lru_dispose(&c->index);
         free(c);
         return NULL;
     }
     c->parse = parse;
-    c->max = max;
     return c;
 }
 
@@ -56,8 +70,16 @@ static void entry_free(entry_t *e)
 }
 
 /* Out of the cache: freed now, or by the last request that holds it. */
-static void entry_drop(entry_t *e)
+static void entry_drop(adm_parsed_cache_t *c, entry_t *e)
 {
+    if (e->prev != NULL) {
+        e->prev->next = e->next;
+    } else {
+        c->entries = e->next;
+    }
+    if (e->next != NULL) {
+        e->next->prev = e->prev;
+    }
     e->gone = true;
     if (e->refs == 0) {
         entry_free(e);
@@ -69,10 +91,10 @@ void adm_parsed_cache_free(adm_parsed_cache_t *c)
     if (c == NULL) {
         return;
     }
-    for (size_t i = 0; i < c->n; i++) {
-        entry_drop(c->entries[i]);
+    while (c->entries != NULL) {
+        entry_drop(c, c->entries);
     }
-    free(c->entries);
+    adm_lru_dispose(&c->index);
     free(c);
 }
 
@@ -121,24 +143,31 @@ static entry_t *entry_make(adm_parsed_cache_t *c, uint64_t state, yyjson_val *ob
         return NULL;
     }
     e->value = value;
+    e->next = c->entries;
+    if (c->entries != NULL) {
+        c->entries->prev = e;
+    }
+    c->entries = e;
     return e;
 }
 
-/* Room for one more entry: the least recently given out leaves when the cache is full. */
-static void make_room(adm_parsed_cache_t *c)
+/*
+ * The index's slot for key, the most recent now: found, or taken for it, the least recently used
+ * entry leaving first when the index is full. NULL when out of memory.
+ */
+static slot_t *slot_for(adm_parsed_cache_t *c, const cache_key_t *key)
 {
-    size_t oldest = 0;
+    slot_t *s = adm_lru_peek(&c->index, (const char *)key, sizeof(*key));
 
-    if (c->n < c->max) {
-        return;
-    }
-    for (size_t i = 1; i < c->n; i++) {
-        if (c->entries[i]->used < c->entries[oldest]->used) {
-            oldest = i;
+    if (s == NULL) {
+        slot_t *oldest = adm_lru_oldest(&c->index);
+
+        if (oldest != NULL && oldest->entry != NULL) {
+            entry_drop(c, oldest->entry);
+            oldest->entry = NULL;
         }
     }
-    entry_drop(c->entries[oldest]);
-    c->entries[oldest] = c->entries[--c->n];
+    return adm_lru_get(&c->index, (const char *)key, sizeof(*key));
 }
 
 /*
@@ -153,28 +182,34 @@ static bool files_only(const adm_cluster_state_t *cs)
 int adm_parsed_cache_get(adm_parsed_cache_t *c, adm_attrs_t *attrs, yyjson_val *obj, const void **out)
 {
     const adm_cluster_state_t *cs = adm_plugin_cluster(attrs);
-    uint64_t state = cs != NULL ? adm_cluster_state_serial(cs) : 0;
     yyjson_val *meta = adm_json_get(obj, "metadata");
     const char *uid = adm_json_str(meta, "uid"), *rv = adm_json_str(meta, "resourceVersion");
+    cache_key_t key;
+    slot_t *s = NULL;
     entry_t *e = NULL;
     void *value = NULL;
     int err;
 
     *out = NULL;
-    for (size_t i = 0; i < c->n && e == NULL; i++) {
-        entry_t *k = c->entries[i];
-
-        if (k->obj == obj && k->state == state && strcmp(k->rv, rv) == 0 && strcmp(k->uid, uid) == 0) {
-            e = k;
-        }
+    memset(&key, 0, sizeof(key)); /* no padding bytes in the hashed key */
+    key.state = cs != NULL ? adm_cluster_state_serial(cs) : 0;
+    key.obj = (uintptr_t)obj;
+    if (cs != NULL && (*rv != '\0' || files_only(cs))) {
+        s = slot_for(c, &key);
     }
-    if (e == NULL && cs != NULL && c->max > 0 && (*rv != '\0' || files_only(cs))) {
-        e = entry_make(c, state, obj, uid, rv);
-        if (e == NULL) {
-            return ADM_ENOMEM;
+    if (s != NULL) {
+        e = s->entry;
+        if (e != NULL && (strcmp(e->rv, rv) != 0 || strcmp(e->uid, uid) != 0)) {
+            /* another object at a freed one's address: the old parse goes */
+            entry_drop(c, e);
+            e = s->entry = NULL;
         }
-        make_room(c);
-        c->entries[c->n++] = e;
+        if (e == NULL) {
+            e = s->entry = entry_make(c, key.state, obj, uid, rv);
+            if (e == NULL) {
+                return ADM_ENOMEM;
+            }
+        }
     }
     if (e == NULL) {
         /* not to be kept: the request's own parse */
@@ -185,7 +220,6 @@ int adm_parsed_cache_get(adm_parsed_cache_t *c, adm_attrs_t *attrs, yyjson_val *
     if (hold(attrs, e) != 0) {
         return ADM_ENOMEM;
     }
-    e->used = ++c->tick;
     *out = e->value;
     return e->err;
 }

@@ -522,8 +522,11 @@ typedef struct rq_parsed_s {
     adm_rlist_t hard, used;
 } rq_parsed_t;
 
-/* Quotas kept parsed: a namespace or two's worth in a usual cluster, a few versions each. */
-#define RQ_PARSED_MAX 64
+/*
+ * Quotas kept parsed: requests come from every namespace, so room for as many namespaces as a
+ * large cluster has (about 1 KB each), the least recently used leaving first.
+ */
+#define RQ_PARSED_MAX 4096
 
 static int quota_parse(adm_arena_t *a, yyjson_val *obj, void **out)
 {

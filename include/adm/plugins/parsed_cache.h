@@ -37,7 +37,7 @@ typedef struct adm_parsed_cache_s adm_parsed_cache_t;
  */
 typedef int (*adm_parse_fn)(adm_arena_t *a, yyjson_val *obj, void **out);
 
-/** A cache of at most max parses made by parse. NULL when out of memory. */
+/** A cache of at most max parses made by parse, found by a hashed index. NULL when out of memory. */
 adm_parsed_cache_t *adm_parsed_cache_create(adm_parse_fn parse, size_t max);
 
 /** Frees c; the entries requests still hold go with the last of them. NULL is a no-op. */

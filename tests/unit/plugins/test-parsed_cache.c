@@ -2,8 +2,8 @@
 /*
  * The parses of cluster-state objects kept across requests (include/adm/plugins/parsed_cache.h):
  * one parse per object and state, a new state (even at a freed one's address) parsed afresh,
- * errors kept, and entries held by requests outliving their eviction and the cache (ASan and the
- * leak checker see to the memory).
+ * errors kept, the least recently used leaving a full cache first, and entries held by requests
+ * outliving their eviction and the cache (ASan and the leak checker see to the memory).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -174,6 +174,39 @@ static void test_held_entries_outlive_eviction_and_cache(void **state)
     adm_cluster_state_free(cs);
 }
 
+/* The least recently given out leaves first, and a full cache keeps working as objects come and go. */
+static void test_least_recent_leaves(void **state)
+{
+    adm_parsed_cache_t *c = adm_parsed_cache_create(parse_value, 2);
+    adm_cluster_state_t *cs = state_with("abcdefgh");
+    adm_arena_t *a = adm_arena_create(1024);
+    adm_attrs_t r = request(a, cs);
+
+    (void)state;
+    parses = 0;
+    get(c, &r, object(cs, 0), 0);
+    get(c, &r, object(cs, 1), 0);
+    get(c, &r, object(cs, 0), 0); /* a is the most recent now */
+    get(c, &r, object(cs, 2), 0); /* so b leaves */
+    assert_int_equal(parses, 3);
+    get(c, &r, object(cs, 0), 0);
+    assert_int_equal(parses, 3);
+    get(c, &r, object(cs, 1), 0);
+    assert_int_equal(parses, 4);
+    /* eight objects through two places, twice over: past a and b (cached now), each parsed again */
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < 8; i++) {
+            char want[2] = {(char)('a' + i), '\0'};
+
+            assert_string_equal(get(c, &r, object(cs, i), 0), want);
+        }
+    }
+    assert_int_equal(parses, 4 + 6 + 8);
+    adm_arena_destroy(a);
+    adm_parsed_cache_free(c);
+    adm_cluster_state_free(cs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +214,7 @@ int main(void)
         cmocka_unit_test(test_new_state_parsed_again),
         cmocka_unit_test(test_errors_kept),
         cmocka_unit_test(test_held_entries_outlive_eviction_and_cache),
+        cmocka_unit_test(test_least_recent_leaves),
     };
 
     return cmocka_run_group_tests(tests, pt_group_setup, pt_group_teardown);
