@@ -157,15 +157,13 @@ static entry_t *entry_make(adm_parsed_cache_t *c, uint64_t state, yyjson_val *ob
  */
 static slot_t *slot_for(adm_parsed_cache_t *c, const cache_key_t *key)
 {
-    slot_t *s = adm_lru_peek(&c->index, (const char *)key, sizeof(*key));
+    /* only a full index makes a new key take the least recent one's place */
+    slot_t *oldest = adm_lru_oldest(&c->index);
 
-    if (s == NULL) {
-        slot_t *oldest = adm_lru_oldest(&c->index);
-
-        if (oldest != NULL && oldest->entry != NULL) {
-            entry_drop(c, oldest->entry);
-            oldest->entry = NULL;
-        }
+    if (oldest != NULL && oldest->entry != NULL &&
+        adm_lru_peek(&c->index, (const char *)key, sizeof(*key)) == NULL) {
+        entry_drop(c, oldest->entry);
+        oldest->entry = NULL;
     }
     return adm_lru_get(&c->index, (const char *)key, sizeof(*key));
 }
