@@ -242,7 +242,7 @@ static int lr_read_once(adm_attrs_t *attrs, yyjson_val *obj, lr_t *out)
  * Value is then a thousandth of that, far below ADM_QTY_MAX_MILLI_VALUE, so
  * requestLimitEnforcedValues' answer needs neither Value nor ScaledValue.
  */
-static bool small_milli(const adm_quantity_t *q, int64_t *milli)
+static inline bool small_milli(const adm_quantity_t *q, int64_t *milli)
 {
     /* most[k]: the largest unscaled amount whose milli-units, unscaled * 10^k, stay within the bound */
     static const int64_t most[] = {
@@ -266,10 +266,10 @@ static bool small_milli(const adm_quantity_t *q, int64_t *milli)
         return false;
     }
     k = (size_t)(q->scale - ADM_QTY_MILLI);
-    if (q->unscaled > most[k] || q->unscaled < -most[k]) {
+    u = (int64_t)q->unscaled; /* an int64 amount's (not dec) fits */
+    if (u > most[k] || u < -most[k]) {
         return false;
     }
-    u = (int64_t)q->unscaled;
     *milli = u * pow10[k];
     return true;
 }

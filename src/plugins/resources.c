@@ -229,6 +229,10 @@ static int add_init_container(adm_arena_t *a, bool sidecar, const adm_rlist_t *o
         }
         return err == 0 ? adm_rlist_max(a, init_max, sidecars) : err;
     }
+    if (sidecars->n == 0) {
+        /* one alone: its names are distinct (a read list's are), so one + nothing is one, uncopied */
+        return adm_rlist_max(a, init_max, one);
+    }
     memset(&tmp, 0, sizeof(tmp));
     err = adm_rlist_add(a, &tmp, one);
     if (err == 0) {
