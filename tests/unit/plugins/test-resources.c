@@ -311,10 +311,14 @@ static void test_read_kept(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read),        cmocka_unit_test(test_add_max),
-        cmocka_unit_test(test_pod_total),   cmocka_unit_test(test_pod_total_remembered),
-        cmocka_unit_test(test_best_effort), cmocka_unit_test(test_interned_names),
-        cmocka_unit_test(test_read_kept),   cmocka_unit_test(test_pod_totals_both),
+        cmocka_unit_test(test_read),
+        cmocka_unit_test(test_add_max),
+        cmocka_unit_test(test_pod_total),
+        cmocka_unit_test(test_pod_total_remembered),
+        cmocka_unit_test(test_best_effort),
+        cmocka_unit_test(test_interned_names),
+        cmocka_unit_test(test_read_kept),
+        cmocka_unit_test(test_pod_totals_both),
         cmocka_unit_test(test_pod_total_init_order),
     };
 
