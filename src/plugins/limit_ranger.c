@@ -237,20 +237,40 @@ static int lr_read_once(adm_attrs_t *attrs, yyjson_val *obj, lr_t *out)
 /* ---- the constraints (messages as kube's minConstraint, maxConstraint ...) ---- */
 
 /*
- * q's MilliValue when q is an int64 amount small enough that its Value is far below
- * ADM_QTY_MAX_MILLI_VALUE and its milli-units are exact (every quantity of a usual LimitRange or
- * pod): then requestLimitEnforcedValues' answer needs neither Value nor ScaledValue.
+ * q's MilliValue when q is an int64 amount whose milli-units are exact and at most
+ * ADM_QTY_MAX_MILLI_VALUE in size (every quantity of a usual LimitRange or pod, 2Gi included): its
+ * Value is then a thousandth of that, far below ADM_QTY_MAX_MILLI_VALUE, so
+ * requestLimitEnforcedValues' answer needs neither Value nor ScaledValue.
  */
-static bool small_milli(const adm_quantity_t *q, int64_t *milli)
+static inline bool small_milli(const adm_quantity_t *q, int64_t *milli)
 {
+    /* most[k]: the largest unscaled amount whose milli-units, unscaled * 10^k, stay within the bound */
+    static const int64_t most[] = {
+        ADM_QTY_MAX_MILLI_VALUE,
+        ADM_QTY_MAX_MILLI_VALUE / 10,
+        ADM_QTY_MAX_MILLI_VALUE / 100,
+        ADM_QTY_MAX_MILLI_VALUE / 1000,
+        ADM_QTY_MAX_MILLI_VALUE / 10000,
+        ADM_QTY_MAX_MILLI_VALUE / 100000,
+        ADM_QTY_MAX_MILLI_VALUE / 1000000,
+        ADM_QTY_MAX_MILLI_VALUE / 10000000,
+        ADM_QTY_MAX_MILLI_VALUE / 100000000,
+        ADM_QTY_MAX_MILLI_VALUE / 1000000000,
+    };
     static const int64_t pow10[] = {1,      10,      100,      1000,      10000,
                                     100000, 1000000, 10000000, 100000000, 1000000000};
+    size_t k;
+    int64_t u;
 
-    if (q->dec || q->scale < ADM_QTY_MILLI || q->scale > 6 || q->unscaled > 1000000000 ||
-        q->unscaled < -1000000000) {
+    if (q->dec || q->scale < ADM_QTY_MILLI || q->scale > ADM_QTY_MILLI + 9) {
         return false;
     }
-    *milli = (int64_t)q->unscaled * pow10[q->scale - ADM_QTY_MILLI];
+    k = (size_t)(q->scale - ADM_QTY_MILLI);
+    u = (int64_t)q->unscaled; /* an int64 amount's (not dec) fits */
+    if (u > most[k] || u < -most[k]) {
+        return false;
+    }
+    *milli = u * pow10[k];
     return true;
 }
 
@@ -360,10 +380,16 @@ static const char *ratio_constraint(adm_arena_t *a, const char *type, const char
     }
     observed = (double)l / (double)r;
     shown = observed;
-    max = (double)adm_quantity_value(enf);
-    if (adm_quantity_value(enf) <= ADM_QTY_MAX_MILLI_VALUE) {
+    if (small_milli(enf, &e)) {
+        /* its Value is within ADM_QTY_MAX_MILLI_VALUE: compared in milli-units, e already */
         observed *= 1000;
-        max = (double)adm_quantity_milli_value(enf);
+        max = (double)e;
+    } else {
+        max = (double)adm_quantity_value(enf);
+        if (adm_quantity_value(enf) <= ADM_QTY_MAX_MILLI_VALUE) {
+            observed *= 1000;
+            max = (double)adm_quantity_milli_value(enf);
+        }
     }
     if (observed > max) {
         return adm_arena_printf(a, "%s max limit to request ratio per %s is %s, but provided ratio is %f",
@@ -830,7 +856,7 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
 {
     static const char *const lists[] = {"containers", "initContainers"};
     adm_arena_t *a = attrs->arena;
-    adm_rlist_t requests, limits, none;
+    adm_rlist_t requests, none;
     int err;
 
     memset(&none, 0, sizeof(none));
@@ -886,14 +912,14 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
                 }
             }
         } else if (strcmp(li->type, "Pod") == 0) {
-            err = adm_pod_resource_total(a, obj, "requests", &requests, bad);
-            if (err == 0) {
-                err = adm_pod_resource_total(a, obj, "limits", &limits, bad);
-            }
+            const adm_rlist_t *preq, *plim;
+
+            /* only read: the request's kept totals, not copies */
+            err = adm_pod_resource_totals_kept(a, obj, &preq, &plim, bad);
             if (err != 0) {
                 return err;
             }
-            check_item(a, agg, li, &requests, &limits);
+            check_item(a, agg, li, preq, plim);
         }
     }
     return 0;

@@ -216,18 +216,22 @@ int adm_rlist_own(adm_arena_t *a, adm_rlist_t *l)
 }
 
 /* One init container: a sidecar joins the pod's total; any other runs with the sidecars before it. */
-static int add_init_container(adm_arena_t *a, yyjson_val *c, const adm_rlist_t *one, adm_rlist_t *out,
+static int add_init_container(adm_arena_t *a, bool sidecar, const adm_rlist_t *one, adm_rlist_t *out,
                               adm_rlist_t *sidecars, adm_rlist_t *init_max)
 {
     adm_rlist_t tmp;
     int err;
 
-    if (strcmp(adm_json_str(c, "restartPolicy"), "Always") == 0) {
+    if (sidecar) {
         err = adm_rlist_add(a, out, one);
         if (err == 0) {
             err = adm_rlist_add(a, sidecars, one);
         }
         return err == 0 ? adm_rlist_max(a, init_max, sidecars) : err;
+    }
+    if (sidecars->n == 0) {
+        /* one alone: its names are distinct (a read list's are), so one + nothing is one, uncopied */
+        return adm_rlist_max(a, init_max, one);
     }
     memset(&tmp, 0, sizeof(tmp));
     err = adm_rlist_add(a, &tmp, one);
@@ -237,50 +241,72 @@ static int add_init_container(adm_arena_t *a, yyjson_val *c, const adm_rlist_t *
     return err == 0 ? adm_rlist_max(a, init_max, &tmp) : err;
 }
 
-static int pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
-                              const char **bad)
+/* The most lists one walk of pod_resource_totals sums (requests and limits). */
+#define TOTALS_MAX 2
+
+/*
+ * The pod's totals of nw lists at once (which[w]: "requests", "limits"), in one walk of its
+ * containers: out[w], err[w] and bad[w] are what a walk for which[w] alone would give (a list's
+ * first error stops that list only; adm_rlist_read_kept keeps each container list's own answer,
+ * so the order the lists are read in changes nothing).
+ */
+static void pod_resource_totals(adm_arena_t *a, yyjson_val *pod, size_t nw, const char *const *which,
+                                adm_rlist_t *out, int *err, const char **bad)
 {
-    yyjson_val *spec = adm_json_get(pod, "spec");
-    adm_rlist_t sidecars, init_max;
+    yyjson_val *spec = adm_json_get(pod, "spec"), *spec_res;
+    adm_rlist_t sidecars[TOTALS_MAX], init_max[TOTALS_MAX];
     const adm_rlist_t *one;
     yyjson_arr_iter it;
     yyjson_val *c;
-    int err;
 
-    memset(out, 0, sizeof(*out));
-    memset(&sidecars, 0, sizeof(sidecars));
-    memset(&init_max, 0, sizeof(init_max));
+    memset(sidecars, 0, sizeof(sidecars));
+    memset(init_max, 0, sizeof(init_max));
+    for (size_t w = 0; w < nw; w++) {
+        memset(&out[w], 0, sizeof(out[w]));
+        err[w] = 0;
+    }
     yyjson_arr_iter_init(adm_json_get(spec, "containers"), &it);
     for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = adm_rlist_read_kept(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
-        if (err == 0) {
-            err = adm_rlist_add(a, out, one);
-        }
-        if (err != 0) {
-            return err;
+        yyjson_val *res = adm_json_get(c, "resources");
+
+        for (size_t w = 0; w < nw; w++) {
+            if (err[w] == 0) {
+                err[w] = adm_rlist_read_kept(a, adm_json_get(res, which[w]), &one, &bad[w]);
+            }
+            if (err[w] == 0) {
+                err[w] = adm_rlist_add(a, &out[w], one);
+            }
         }
     }
     yyjson_arr_iter_init(adm_json_get(spec, "initContainers"), &it);
     for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-        err = adm_rlist_read_kept(a, adm_json_get(adm_json_get(c, "resources"), which), &one, bad);
-        if (err == 0) {
-            err = add_init_container(a, c, one, out, &sidecars, &init_max);
-        }
-        if (err != 0) {
-            return err;
-        }
-    }
-    err = adm_rlist_max(a, out, &init_max);
-    if (err != 0) {
-        return err;
-    }
-    err = adm_rlist_read_kept(a, adm_json_get(adm_json_get(spec, "resources"), which), &one, bad);
-    for (size_t i = 0; err == 0 && i < one->n; i++) {
-        if (strcmp(one->names[i], "cpu") == 0 || strcmp(one->names[i], "memory") == 0) {
-            err = adm_rlist_set(a, out, one->names[i], &one->qs[i]);
+        yyjson_val *res = adm_json_get(c, "resources");
+        bool sidecar = strcmp(adm_json_str(c, "restartPolicy"), "Always") == 0;
+
+        for (size_t w = 0; w < nw; w++) {
+            if (err[w] == 0) {
+                err[w] = adm_rlist_read_kept(a, adm_json_get(res, which[w]), &one, &bad[w]);
+            }
+            if (err[w] == 0) {
+                err[w] = add_init_container(a, sidecar, one, &out[w], &sidecars[w], &init_max[w]);
+            }
         }
     }
-    return err;
+    spec_res = adm_json_get(spec, "resources");
+    for (size_t w = 0; w < nw; w++) {
+        if (err[w] == 0) {
+            err[w] = adm_rlist_max(a, &out[w], &init_max[w]);
+        }
+        if (err[w] == 0) {
+            err[w] = adm_rlist_read_kept(a, adm_json_get(spec_res, which[w]), &one, &bad[w]);
+        }
+        /* read lists hold the interned names: cpu and memory are found by their pointers */
+        for (size_t i = 0; err[w] == 0 && i < one->n; i++) {
+            if (one->names[i] == adm_res(ADM_RES_CPU) || one->names[i] == adm_res(ADM_RES_MEMORY)) {
+                err[w] = adm_rlist_set(a, &out[w], one->names[i], &one->qs[i]);
+            }
+        }
+    }
 }
 
 /*
@@ -405,40 +431,78 @@ int adm_rlist_copy(adm_arena_t *a, const adm_rlist_t *from, adm_rlist_t *out)
     return 0;
 }
 
+static const char *const totals_which[TOTALS_MAX] = {"requests", "limits"};
+
+/*
+ * The memo holding pod's totals (both: a request asks for both, LimitRanger's Pod items and
+ * ResourceQuota's usage, and one walk sums both), computed when it holds another pod's; NULL when
+ * out of memory.
+ */
+static request_memo_t *memo_totals(adm_arena_t *a, yyjson_val *pod)
+{
+    request_memo_t *m = memo_of(a);
+    adm_rlist_t total[TOTALS_MAX];
+    const char *why[TOTALS_MAX] = {NULL, NULL};
+    int err[TOTALS_MAX];
+
+    if (m == NULL) {
+        return NULL;
+    }
+    if (m->pod == pod && m->done[0] && m->done[1]) {
+        return m;
+    }
+    pod_resource_totals(a, pod, TOTALS_MAX, totals_which, total, err, why);
+    m->pod = pod;
+    for (size_t k = 0; k < TOTALS_MAX; k++) {
+        m->done[k] = err[k] != ADM_ENOMEM; /* running out of memory is not the pod's answer */
+        m->err[k] = err[k];
+        m->bad[k] = err[k] != 0 ? why[k] : NULL;
+        m->total[k] = total[k];
+    }
+    return m->done[0] && m->done[1] ? m : NULL;
+}
+
 int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, adm_rlist_t *out,
                            const char **bad)
 {
-    int w = strcmp(which, "requests") == 0 ? 0 : strcmp(which, "limits") == 0 ? 1 : -1;
+    int w = strcmp(which, totals_which[0]) == 0 ? 0 : strcmp(which, totals_which[1]) == 0 ? 1 : -1;
     request_memo_t *m;
     int err;
 
     if (w < 0) {
-        return pod_resource_total(a, pod, which, out, bad);
+        pod_resource_totals(a, pod, 1, &which, out, &err, bad);
+        return err;
     }
-    m = memo_of(a);
-    if (m != NULL && m->pod == pod && m->done[w]) {
+    m = memo_totals(a, pod);
+    memset(out, 0, sizeof(*out));
+    if (m == NULL) {
+        return ADM_ENOMEM;
+    }
+    if (m->err[w] != 0) {
+        *bad = m->bad[w];
+        return m->err[w];
+    }
+    /* the caller's own arrays: it may change its list, the kept one stays as it was */
+    return adm_rlist_copy(a, &m->total[w], out);
+}
+
+int adm_pod_resource_totals_kept(adm_arena_t *a, yyjson_val *pod, const adm_rlist_t **requests,
+                                 const adm_rlist_t **limits, const char **bad)
+{
+    request_memo_t *m = memo_totals(a, pod);
+
+    if (m == NULL) {
+        return ADM_ENOMEM;
+    }
+    for (size_t w = 0; w < TOTALS_MAX; w++) {
         if (m->err[w] != 0) {
             *bad = m->bad[w];
-            memset(out, 0, sizeof(*out));
             return m->err[w];
         }
-        return adm_rlist_copy(a, &m->total[w], out);
     }
-    err = pod_resource_total(a, pod, which, out, bad);
-    if (err == ADM_ENOMEM || m == NULL) {
-        return err;
-    }
-    if (m->pod != pod) {
-        m->pod = pod;
-        m->done[0] = m->done[1] = false;
-    }
-    m->err[w] = err;
-    m->bad[w] = err != 0 ? *bad : NULL;
-    if (err == 0 && adm_rlist_copy(a, out, &m->total[w]) != 0) {
-        return err;
-    }
-    m->done[w] = true;
-    return err;
+    *requests = &m->total[0];
+    *limits = &m->total[1];
+    return 0;
 }
 
 /* A cpu or memory entry of the ResourceList above zero (processResourceList keeps only those). */

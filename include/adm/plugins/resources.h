@@ -118,6 +118,13 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
                            const char **bad);
 
 /**
+ * adm_pod_resource_total's requests and limits at once, as the request keeps them (no copies: they
+ * must not be changed, and live as long as a). Returns the requests' error, else the limits'.
+ */
+int adm_pod_resource_totals_kept(adm_arena_t *a, yyjson_val *pod, const adm_rlist_t **requests,
+                                 const adm_rlist_t **limits, const char **bad);
+
+/**
  * component-helpers' IsPodLevelResourcesSet: spec.resources' requests or limits name cpu, memory or
  * a hugepages-* resource. Where PodLevelResources is on (1.34+), such a pod's totals are its
  * pod-level ones for those names.

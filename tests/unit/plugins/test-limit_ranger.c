@@ -126,6 +126,17 @@ static const struct lr_case {
      ITEM("Container", "min", EPH("50Mi")), ""},
     {"pod-max-local-ephemeral-storage-ratio", 3, RES(EPH("300Mi"), EPH("450Mi")), NULL,
      "[{\"type\":\"Pod\",\"max\":" EPH("2Gi") ",\"maxLimitRequestRatio\":" EPH("1.5") "}]", ""},
+    /* at the edge of the milli-units: compared in milli-units, then in whole units rounded up */
+    {"ctr-max-mem-milli-edge", 1, RES(NONE, MEM("9223372036854775m")), NULL,
+     ITEM("Container", "max", MEM("9223372036854775m")), ""},
+    {"ctr-max-mem-whole-units-round-up", 1, RES(NONE, MEM("9223372036854776")), NULL,
+     ITEM("Container", "max", MEM("9223372036854775.5")), ""},
+    {"ctr-max-mem-milli-edge-over", 1, RES(NONE, MEM("9223372036854776m")), NULL,
+     ITEM("Container", "max", MEM("9223372036854775m")),
+     "maximum memory usage per Container is 9223372036854775m, but limit is 9223372036854776m"},
+    {"ctr-max-mem-whole-units-over", 1, RES(NONE, MEM("9223372036854777")), NULL,
+     ITEM("Container", "max", MEM("9223372036854776")),
+     "maximum memory usage per Container is 9223372036854776, but limit is 9223372036854777"},
     /* TestPodLimitFunc errorCases, with the messages kube's constraints print */
     {"ctr-min-cpu-request", 1, RES(CPU("40m"), NONE), NULL, ITEM("Container", "min", CPU("50m")),
      "minimum cpu usage per Container is 50m, but request is 40m"},

@@ -164,6 +164,65 @@ static void test_pod_total_remembered(void **state)
     assert_string_equal(qtext(&t, "cpu"), "5");
 }
 
+/*
+ * Requests and limits are summed in one walk, each keeping its own answer: a bad limit does not
+ * spoil the requests, and the kept pair (not copies: the same lists at every call) reports the
+ * requests' error first, else the limits'.
+ */
+static void test_pod_totals_both(void **state)
+{
+    adm_rlist_t t;
+    const adm_rlist_t *req, *lim, *req2, *lim2;
+    const char *bad = NULL;
+    yyjson_val *pod;
+
+    (void)state;
+    adm_arena_reset(pt_arena);
+    pod = json("{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"},\"limits\":"
+               "{\"cpu\":\"1x\"}}},{\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}");
+    assert_int_equal(adm_pod_resource_total(pt_arena, pod, "limits", &t, &bad), ADM_EINVAL);
+    assert_non_null(bad);
+    assert_int_equal(adm_pod_resource_total(pt_arena, pod, "requests", &t, &bad), 0);
+    assert_string_equal(qtext(&t, "cpu"), "3");
+    bad = NULL;
+    assert_int_equal(adm_pod_resource_totals_kept(pt_arena, pod, &req, &lim, &bad), ADM_EINVAL);
+    assert_non_null(bad);
+    pod = json("{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1y\"},\"limits\":"
+               "{\"cpu\":true}}}]}}");
+    bad = NULL;
+    assert_int_equal(adm_pod_resource_totals_kept(pt_arena, pod, &req, &lim, &bad), ADM_EINVAL);
+    assert_non_null(bad);
+    assert_string_equal(bad, "quantities must match the regular expression "
+                             "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    pod = json("{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"},\"limits\":"
+               "{\"cpu\":\"2\",\"memory\":\"1Gi\"}}}],\"initContainers\":[{\"resources\":{\"limits\":"
+               "{\"memory\":\"3Gi\"}}}]}}");
+    assert_int_equal(adm_pod_resource_totals_kept(pt_arena, pod, &req, &lim, &bad), 0);
+    assert_string_equal(qtext(req, "cpu"), "1");
+    assert_string_equal(qtext(lim, "cpu"), "2");
+    assert_string_equal(qtext(lim, "memory"), "3Gi");
+    assert_int_equal(adm_pod_resource_totals_kept(pt_arena, pod, &req2, &lim2, &bad), 0);
+    assert_ptr_equal(req, req2);
+    assert_ptr_equal(lim, lim2);
+}
+
+/* A plain init container before any sidecar counts alone; one after a sidecar runs with it. */
+static void test_pod_total_init_order(void **state)
+{
+    adm_rlist_t t;
+    const char *bad;
+    yyjson_val *pod = json("{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+                           "\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"2\",\"memory\":"
+                           "\"1Gi\"}}},{\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"cpu\":"
+                           "\"500m\"}}},{\"resources\":{\"requests\":{\"cpu\":\"1800m\"}}}]}}");
+
+    (void)state;
+    assert_int_equal(adm_pod_resource_total(pt_arena, pod, "requests", &t, &bad), 0);
+    /* containers 1 + sidecar 500m = 1500m; first init 2; last init 1800m + 500m = 2300m */
+    assert_string_equal(qtext(&t, "cpu"), "2300m");
+    assert_string_equal(qtext(&t, "memory"), "1Gi");
+}
+
 static void test_best_effort(void **state)
 {
     (void)state;
@@ -252,10 +311,15 @@ static void test_read_kept(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read),        cmocka_unit_test(test_add_max),
-        cmocka_unit_test(test_pod_total),   cmocka_unit_test(test_pod_total_remembered),
-        cmocka_unit_test(test_best_effort), cmocka_unit_test(test_interned_names),
+        cmocka_unit_test(test_read),
+        cmocka_unit_test(test_add_max),
+        cmocka_unit_test(test_pod_total),
+        cmocka_unit_test(test_pod_total_remembered),
+        cmocka_unit_test(test_best_effort),
+        cmocka_unit_test(test_interned_names),
         cmocka_unit_test(test_read_kept),
+        cmocka_unit_test(test_pod_totals_both),
+        cmocka_unit_test(test_pod_total_init_order),
     };
 
     return cmocka_run_group_tests(tests, pt_group_setup, pt_group_teardown);
