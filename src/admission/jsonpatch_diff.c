@@ -338,14 +338,21 @@ static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
     }
 }
 
+/*
+ * True when the member values a and b are left as copied, so diff_value would find nothing. Most
+ * members of a changed object are: the callers ask this first, so only the others enter the
+ * recursive path and its frame.
+ */
+static inline bool unchanged(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+{
+    return a != NULL && b != NULL && left_as_copied(d, a, b) && has_no_duplicates(d, a);
+}
+
+/* The diff of a member that may have changed (not unchanged()). */
 static void diff_member(diff_ctx_t *d, const char *key, size_t len, yyjson_val *a, yyjson_mut_val *b)
 {
-    size_t saved;
+    size_t saved = push_token(d, key, len);
 
-    if (a != NULL && b != NULL && left_as_copied(d, a, b) && has_no_duplicates(d, a)) {
-        return; /* what diff_value would find: nothing */
-    }
-    saved = push_token(d, key, len);
     if (a == NULL) {
         emit(d, "add", b);
     } else if (b == NULL) {
@@ -415,8 +422,11 @@ static void diff_object_rest(diff_ctx_t *d, yyjson_obj_iter ia, yyjson_mut_obj_i
         const char *k = yyjson_get_str(key);
         size_t len = yyjson_get_len(key);
         yyjson_mut_val *other = indexed ? adm__key_index_find(&xb, k, len) : find_mut(b_start, k, len);
+        yyjson_val *mine = yyjson_obj_iter_get_val(key);
 
-        diff_member(d, k, len, yyjson_obj_iter_get_val(key), other);
+        if (!unchanged(d, mine, other)) {
+            diff_member(d, k, len, mine, other);
+        }
     }
     for (mkey = yyjson_mut_obj_iter_next(&ib); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&ib)) {
         const char *k = yyjson_mut_get_str(mkey);
@@ -458,8 +468,10 @@ static void diff_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
             diff_object_rest(d, at, bt, na, nb);
             return;
         }
-        diff_member(d, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key),
-                    yyjson_mut_obj_iter_get_val(mkey));
+        if (!unchanged(d, yyjson_obj_iter_get_val(key), yyjson_mut_obj_iter_get_val(mkey))) {
+            diff_member(d, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key),
+                        yyjson_mut_obj_iter_get_val(mkey));
+        }
         na--;
         nb--;
     }
