@@ -292,10 +292,29 @@ static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
     }
 }
 
+/* Pushes v on has_no_duplicates' worklist; false when the arena is exhausted. */
+static bool push_work(diff_ctx_t *d, size_t *top, yyjson_val *v)
+{
+    if (*top == d->work_cap) {
+        size_t cap = d->work_cap == 0 ? 32 : 2 * d->work_cap;
+        yyjson_val **g = adm_arena_realloc(d->arena, d->work, d->work_cap * sizeof(*g), cap * sizeof(*g));
+
+        if (g == NULL) {
+            return false;
+        }
+        d->work = g;
+        d->work_cap = cap;
+    }
+    d->work[(*top)++] = v;
+    return true;
+}
+
 /*
  * What the diff of a value against an equal one checks: the objects it reaches through object
  * members alone (it compares arrays element by element and stops there) have no key twice; one
- * that has would be replaced whole. Walks those objects with a worklist.
+ * that has would be replaced whole. Walks those objects with a worklist. An object of up to 32
+ * keys is checked and its object members pushed in one walk of the flat layout, as
+ * has_duplicate_keys walks it; a larger one takes has_duplicate_keys and a second walk.
  */
 static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
 {
@@ -305,31 +324,50 @@ static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
         return true;
     }
     for (;;) {
-        yyjson_obj_iter it;
-        yyjson_val *key;
+        size_t n = yyjson_obj_size(a);
 
-        if (has_duplicate_keys(d, a)) {
-            return false;
-        }
-        yyjson_obj_iter_init(a, &it);
-        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-            yyjson_val *v = yyjson_obj_iter_get_val(key);
+        if (n > 32) {
+            yyjson_obj_iter it;
+            yyjson_val *key;
 
-            if (!yyjson_is_obj(v) || yyjson_get_len(v) == 0) {
-                continue;
+            if (has_duplicate_keys(d, a)) {
+                return false;
             }
-            if (top == d->work_cap) {
-                size_t cap = d->work_cap == 0 ? 32 : 2 * d->work_cap;
-                yyjson_val **g =
-                    adm_arena_realloc(d->arena, d->work, d->work_cap * sizeof(*g), cap * sizeof(*g));
+            yyjson_obj_iter_init(a, &it);
+            for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+                yyjson_val *v = yyjson_obj_iter_get_val(key);
 
-                if (g == NULL) {
+                if (yyjson_is_obj(v) && yyjson_get_len(v) != 0 && !push_work(d, &top, v)) {
                     return false; /* the slow path will say so */
                 }
-                d->work = g;
-                d->work_cap = cap;
             }
-            d->work[top++] = v;
+        } else {
+            const char *strs[32];
+            size_t lens[32];
+            uint64_t seen = 0;
+            yyjson_val *key = unsafe_yyjson_get_first(a);
+
+            for (size_t i = 0; i < n; i++) {
+                const char *str = yyjson_get_str(key);
+                size_t len = yyjson_get_len(key);
+                uint64_t bit = UINT64_C(1) << (len & 63);
+                yyjson_val *v = key + 1;
+
+                if ((seen & bit) != 0) {
+                    for (size_t j = 0; j < i; j++) {
+                        if (lens[j] == len && adm__same_key(strs[j], len, str, len)) {
+                            return false;
+                        }
+                    }
+                }
+                seen |= bit;
+                strs[i] = str;
+                lens[i] = len;
+                if (yyjson_is_obj(v) && yyjson_get_len(v) != 0 && !push_work(d, &top, v)) {
+                    return false; /* the slow path will say so */
+                }
+                key = unsafe_yyjson_get_next(v);
+            }
         }
         if (top == 0) {
             return true;
