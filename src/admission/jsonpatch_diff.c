@@ -292,10 +292,29 @@ static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
     }
 }
 
+/* Pushes v on has_no_duplicates' worklist; false when the arena is exhausted. */
+static bool push_work(diff_ctx_t *d, size_t *top, yyjson_val *v)
+{
+    if (*top == d->work_cap) {
+        size_t cap = d->work_cap == 0 ? 32 : 2 * d->work_cap;
+        yyjson_val **g = adm_arena_realloc(d->arena, d->work, d->work_cap * sizeof(*g), cap * sizeof(*g));
+
+        if (g == NULL) {
+            return false;
+        }
+        d->work = g;
+        d->work_cap = cap;
+    }
+    d->work[(*top)++] = v;
+    return true;
+}
+
 /*
  * What the diff of a value against an equal one checks: the objects it reaches through object
  * members alone (it compares arrays element by element and stops there) have no key twice; one
- * that has would be replaced whole. Walks those objects with a worklist.
+ * that has would be replaced whole. Walks those objects with a worklist. An object of up to 32
+ * keys is checked and its object members pushed in one walk of the flat layout, as
+ * has_duplicate_keys walks it; a larger one takes has_duplicate_keys and a second walk.
  */
 static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
 {
@@ -305,31 +324,50 @@ static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
         return true;
     }
     for (;;) {
-        yyjson_obj_iter it;
-        yyjson_val *key;
+        size_t n = yyjson_obj_size(a);
 
-        if (has_duplicate_keys(d, a)) {
-            return false;
-        }
-        yyjson_obj_iter_init(a, &it);
-        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-            yyjson_val *v = yyjson_obj_iter_get_val(key);
+        if (n > 32) {
+            yyjson_obj_iter it;
+            yyjson_val *key;
 
-            if (!yyjson_is_obj(v) || yyjson_get_len(v) == 0) {
-                continue;
+            if (has_duplicate_keys(d, a)) {
+                return false;
             }
-            if (top == d->work_cap) {
-                size_t cap = d->work_cap == 0 ? 32 : 2 * d->work_cap;
-                yyjson_val **g =
-                    adm_arena_realloc(d->arena, d->work, d->work_cap * sizeof(*g), cap * sizeof(*g));
+            yyjson_obj_iter_init(a, &it);
+            for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
+                yyjson_val *v = yyjson_obj_iter_get_val(key);
 
-                if (g == NULL) {
+                if (yyjson_is_obj(v) && yyjson_get_len(v) != 0 && !push_work(d, &top, v)) {
                     return false; /* the slow path will say so */
                 }
-                d->work = g;
-                d->work_cap = cap;
             }
-            d->work[top++] = v;
+        } else {
+            const char *strs[32];
+            size_t lens[32];
+            uint64_t seen = 0;
+            yyjson_val *key = unsafe_yyjson_get_first(a);
+
+            for (size_t i = 0; i < n; i++) {
+                const char *str = yyjson_get_str(key);
+                size_t len = yyjson_get_len(key);
+                uint64_t bit = UINT64_C(1) << (len & 63);
+                yyjson_val *v = key + 1;
+
+                if ((seen & bit) != 0) {
+                    for (size_t j = 0; j < i; j++) {
+                        if (lens[j] == len && adm__same_key(strs[j], len, str, len)) {
+                            return false;
+                        }
+                    }
+                }
+                seen |= bit;
+                strs[i] = str;
+                lens[i] = len;
+                if (yyjson_is_obj(v) && yyjson_get_len(v) != 0 && !push_work(d, &top, v)) {
+                    return false; /* the slow path will say so */
+                }
+                key = unsafe_yyjson_get_next(v);
+            }
         }
         if (top == 0) {
             return true;
@@ -338,14 +376,21 @@ static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
     }
 }
 
+/*
+ * True when the member values a and b are left as copied, so diff_value would find nothing. Most
+ * members of a changed object are: the callers ask this first, so only the others enter the
+ * recursive path and its frame.
+ */
+static inline bool unchanged(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+{
+    return a != NULL && b != NULL && left_as_copied(d, a, b) && has_no_duplicates(d, a);
+}
+
+/* The diff of a member that may have changed (not unchanged()). */
 static void diff_member(diff_ctx_t *d, const char *key, size_t len, yyjson_val *a, yyjson_mut_val *b)
 {
-    size_t saved;
+    size_t saved = push_token(d, key, len);
 
-    if (a != NULL && b != NULL && left_as_copied(d, a, b) && has_no_duplicates(d, a)) {
-        return; /* what diff_value would find: nothing */
-    }
-    saved = push_token(d, key, len);
     if (a == NULL) {
         emit(d, "add", b);
     } else if (b == NULL) {
@@ -415,8 +460,11 @@ static void diff_object_rest(diff_ctx_t *d, yyjson_obj_iter ia, yyjson_mut_obj_i
         const char *k = yyjson_get_str(key);
         size_t len = yyjson_get_len(key);
         yyjson_mut_val *other = indexed ? adm__key_index_find(&xb, k, len) : find_mut(b_start, k, len);
+        yyjson_val *mine = yyjson_obj_iter_get_val(key);
 
-        diff_member(d, k, len, yyjson_obj_iter_get_val(key), other);
+        if (!unchanged(d, mine, other)) {
+            diff_member(d, k, len, mine, other);
+        }
     }
     for (mkey = yyjson_mut_obj_iter_next(&ib); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&ib)) {
         const char *k = yyjson_mut_get_str(mkey);
@@ -458,8 +506,10 @@ static void diff_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
             diff_object_rest(d, at, bt, na, nb);
             return;
         }
-        diff_member(d, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key),
-                    yyjson_mut_obj_iter_get_val(mkey));
+        if (!unchanged(d, yyjson_obj_iter_get_val(key), yyjson_mut_obj_iter_get_val(mkey))) {
+            diff_member(d, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key),
+                        yyjson_mut_obj_iter_get_val(mkey));
+        }
         na--;
         nb--;
     }
