@@ -702,6 +702,22 @@ static void test_diff_property(void **state)
     assert_true(total_ops > 5000);
 }
 
+/* The diff of a to b is want, in nops operations; a and b are freed. */
+static void assert_diff_frees(yyjson_doc *a, yyjson_mut_doc *b, const char *want, size_t want_nops)
+{
+    const char *text;
+    size_t len, nops;
+
+    adm_arena_reset(arena);
+    assert_int_equal(
+        adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &text, &len, &nops), 0);
+    assert_int_equal(nops, want_nops);
+    assert_int_equal(len, strlen(want));
+    assert_memory_equal(text, want, len);
+    yyjson_doc_free(a);
+    yyjson_mut_doc_free(b);
+}
+
 static void test_diff_is_small(void **state)
 {
     const char *a_json = "{\"metadata\":{\"name\":\"web\",\"labels\":{\"app\":\"web\"}},"
@@ -710,8 +726,6 @@ static void test_diff_is_small(void **state)
     yyjson_mut_doc *b = yyjson_doc_mut_copy(a, NULL);
     yyjson_mut_val *labels = yyjson_mut_doc_ptr_get(b, "/metadata/labels");
     yyjson_mut_val *containers = yyjson_mut_doc_ptr_get(b, "/spec/containers");
-    const char *text;
-    size_t len, nops;
     const char *want = "[{\"op\":\"add\",\"path\":\"/metadata/labels/team~1owner\",\"value\":\"web\"},"
                        "{\"op\":\"replace\",\"path\":\"/spec/containers/0/image\",\"value\":\"x:2\"},"
                        "{\"op\":\"add\",\"path\":\"/spec/containers/2\",\"value\":{\"name\":\"sidecar\"}}]";
@@ -725,14 +739,7 @@ static void test_diff_is_small(void **state)
         yyjson_mut_obj_add_str(b, sidecar, "name", "sidecar");
         yyjson_mut_arr_append(containers, sidecar);
     }
-    adm_arena_reset(arena);
-    assert_int_equal(
-        adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &text, &len, &nops), 0);
-    assert_int_equal(nops, 3);
-    assert_int_equal(len, strlen(want));
-    assert_memory_equal(text, want, len);
-    yyjson_doc_free(a);
-    yyjson_mut_doc_free(b);
+    assert_diff_frees(a, b, want, 3);
 }
 
 /* Keys longer than eight bytes: the path is copied a word at a time, '~' and '/' found wherever they are. */
@@ -742,8 +749,6 @@ static void test_diff_escapes_long_keys(void **state)
     yyjson_doc *a = yyjson_read(a_json, strlen(a_json), 0);
     yyjson_mut_doc *b = yyjson_doc_mut_copy(a, NULL);
     yyjson_mut_val *ann = yyjson_mut_doc_ptr_get(b, "/metadata/annotations");
-    const char *text;
-    size_t len, nops;
     const char *want =
         "[{\"op\":\"add\",\"path\":\"/metadata/annotations/kubernetes.io~1limit-ranger\",\"value\":\"x\"},"
         "{\"op\":\"add\",\"path\":\"/metadata/annotations/abcdefghijklmnop\",\"value\":1},"
@@ -756,14 +761,7 @@ static void test_diff_escapes_long_keys(void **state)
     yyjson_mut_obj_add_int(b, ann, "abcdefgh~ijklmnopq/r", -2);
     yyjson_mut_obj_add_null(b, ann, "//~~//~~/");
     yyjson_mut_obj_add_val(b, ann, "quoted \"key\" here", yyjson_mut_arr(b));
-    adm_arena_reset(arena);
-    assert_int_equal(
-        adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena, &text, &len, &nops), 0);
-    assert_int_equal(nops, 5);
-    assert_int_equal(len, strlen(want));
-    assert_memory_equal(text, want, len);
-    yyjson_doc_free(a);
-    yyjson_mut_doc_free(b);
+    assert_diff_frees(a, b, want, 5);
 }
 
 /* Large objects diff through a hash index: linear, and the same ops as the small path would give. */
