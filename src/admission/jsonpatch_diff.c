@@ -237,6 +237,31 @@ static yyjson_mut_val **mut_elements(diff_ctx_t *d, yyjson_mut_val *arr, size_t 
 static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b);
 
 /*
+ * Key i of an object of up to 32 keys (the first i in strs and lens) repeats an earlier one. It is
+ * compared only with the earlier keys of its length, and only when the mask of the lengths seen so
+ * far (modulo 64) says there may be one: an object's keys mostly differ in length. Records key i.
+ */
+static inline bool repeats_earlier_key(yyjson_val *key, size_t i, const char **strs, size_t *lens,
+                                       uint64_t *seen)
+{
+    const char *str = yyjson_get_str(key);
+    size_t len = yyjson_get_len(key);
+    uint64_t bit = UINT64_C(1) << (len & 63);
+
+    if ((*seen & bit) != 0) {
+        for (size_t j = 0; j < i; j++) {
+            if (lens[j] == len && adm__same_key(strs[j], len, str, len)) {
+                return true;
+            }
+        }
+    }
+    *seen |= bit;
+    strs[i] = str;
+    lens[i] = len;
+    return false;
+}
+
+/*
  * True when a key appears twice in a. Only the received side is checked: the object diffed against
  * it is a copy the plugins and patches changed through lookups, which never add a second key.
  */
@@ -261,10 +286,8 @@ static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
         return false;
     }
     {
-        /* Up to 32 keys: each is compared only with the earlier keys of its length, and only when
-           a mask of the lengths seen so far (modulo 64) says there may be one: keys of one object
-           mostly differ in length, so most keys cost no comparison at all. The keys are walked in
-           the flat layout: a key's value follows it, and the next key follows the value's subtree. */
+        /* Up to 32 keys, walked in the flat layout: a key's value follows it, and the next key
+           follows the value's subtree. */
         const char *strs[32];
         size_t lens[32];
         uint64_t seen = 0;
@@ -272,20 +295,9 @@ static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
 
         key = unsafe_yyjson_get_first(a);
         for (size_t i = 0; i < n; i++) {
-            const char *str = yyjson_get_str(key);
-            size_t len = yyjson_get_len(key);
-            uint64_t bit = UINT64_C(1) << (len & 63);
-
-            if ((seen & bit) != 0) {
-                for (size_t j = 0; j < i; j++) {
-                    if (lens[j] == len && adm__same_key(strs[j], len, str, len)) {
-                        return true;
-                    }
-                }
+            if (repeats_earlier_key(key, i, strs, lens, &seen)) {
+                return true;
             }
-            seen |= bit;
-            strs[i] = str;
-            lens[i] = len;
             key = unsafe_yyjson_get_next(key + 1);
         }
         return false;
@@ -348,21 +360,11 @@ static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
             yyjson_val *key = unsafe_yyjson_get_first(a);
 
             for (size_t i = 0; i < n; i++) {
-                const char *str = yyjson_get_str(key);
-                size_t len = yyjson_get_len(key);
-                uint64_t bit = UINT64_C(1) << (len & 63);
                 yyjson_val *v = key + 1;
 
-                if ((seen & bit) != 0) {
-                    for (size_t j = 0; j < i; j++) {
-                        if (lens[j] == len && adm__same_key(strs[j], len, str, len)) {
-                            return false;
-                        }
-                    }
+                if (repeats_earlier_key(key, i, strs, lens, &seen)) {
+                    return false;
                 }
-                seen |= bit;
-                strs[i] = str;
-                lens[i] = len;
                 if (yyjson_is_obj(v) && yyjson_get_len(v) != 0 && !push_work(d, &top, v)) {
                     return false; /* the slow path will say so */
                 }
