@@ -122,6 +122,29 @@ static bool ev_tracks(const ev_t *ev, const char *name)
     return false;
 }
 
+/*
+ * A usage (or what an update adds), with where each adm_res_t name is in its list: a quota's
+ * tracked entries find their value by index instead of searching the list by name.
+ */
+typedef struct usage_s {
+    adm_rlist_t l;
+    int32_t at[ADM_RES_COUNT]; /* index in l, -1 when absent */
+} usage_t;
+
+static void usage_index(usage_t *u)
+{
+    for (size_t r = 0; r < ADM_RES_COUNT; r++) {
+        u->at[r] = -1;
+    }
+    for (size_t k = 0; k < u->l.n; k++) {
+        int r = res_of(u->l.names[k]);
+
+        if (r >= 0 && u->at[r] < 0) {
+            u->at[r] = (int32_t)k;
+        }
+    }
+}
+
 /* The entry appended to l, whose arrays have room (usage lists are sized before they are filled). */
 static void put(adm_rlist_t *l, const char *name, const adm_quantity_t *q)
 {
@@ -129,21 +152,34 @@ static void put(adm_rlist_t *l, const char *name, const adm_quantity_t *q)
     l->qs[l->n++] = *q;
 }
 
+/* put, for an adm_res_t name: u->at says where it is. */
+static void put_res(usage_t *u, adm_res_t r, const adm_quantity_t *q)
+{
+    u->at[r] = (int32_t)u->l.n;
+    put(&u->l, adm_res(r), q);
+}
+
 /*
  * The pod evaluator's Usage: count/pods, then podComputeUsageHelper's requests and limits as the
  * quota resource names (pods, cpu, requests.cpu, limits.cpu, ... then hugepages and extended
  * resources in the order of the pod's requests). The list is sized once: every name comes from
- * one distinct name of req or lim, so it holds at most 2 + 3 * 3 + 2 * req->n entries.
+ * one distinct name of req or lim, so it holds at most 2 + 3 * 3 + 2 * req->n entries. The
+ * hugepages and extended resources' names are none of adm_res_t's, so u->at is filled as the
+ * names are put.
  */
-static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_rlist_t *lim, adm_rlist_t *out)
+static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_rlist_t *lim, usage_t *u)
 {
-    /* the quota names of the three, fixed strings so that no request formats them */
+    /* the quota names of the three (the bare name is the resource's own), in kube's order */
     static const adm_res_t plain[3][3] = {
         {ADM_RES_CPU, ADM_RES_REQUESTS_CPU, ADM_RES_LIMITS_CPU},
         {ADM_RES_MEMORY, ADM_RES_REQUESTS_MEMORY, ADM_RES_LIMITS_MEMORY},
         {ADM_RES_EPHEMERAL_STORAGE, ADM_RES_REQUESTS_EPHEMERAL_STORAGE, ADM_RES_LIMITS_EPHEMERAL_STORAGE}};
     adm_quantity_t one = adm_quantity_scaled(1, 0, ADM_QTY_DECIMAL_SI);
+    const adm_quantity_t *found[2][3] = {{NULL, NULL, NULL}, {NULL, NULL, NULL}}; /* requests, limits */
+    const adm_rlist_t *lists[2] = {req, lim};
     size_t cap = 2 + 3 * 3 + 2 * req->n;
+    bool others = false; /* req names something beyond adm_res_t's */
+    adm_rlist_t *out = &u->l;
 
     out->names = adm_arena_alloc(a, cap * sizeof(*out->names));
     out->qs = adm_arena_alloc(a, cap * sizeof(*out->qs));
@@ -152,21 +188,32 @@ static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_r
     }
     out->cap = cap;
     out->n = 0;
-    put(out, adm_res(ADM_RES_COUNT_PODS), &one);
-    put(out, adm_res(ADM_RES_PODS), &one);
-    for (size_t i = 0; i < 3; i++) {
-        const adm_quantity_t *r = adm_rlist_find(req, adm_res(plain[i][0]));
-        const adm_quantity_t *l = adm_rlist_find(lim, adm_res(plain[i][0]));
+    for (size_t k = 0; k < ADM_RES_COUNT; k++) {
+        u->at[k] = -1;
+    }
+    /* each list's cpu, memory and ephemeral-storage in one pass (a list holds a name once) */
+    for (size_t w = 0; w < 2; w++) {
+        for (size_t k = 0; k < lists[w]->n; k++) {
+            int res = res_of(lists[w]->names[k]);
 
-        if (r != NULL) {
-            put(out, adm_res(plain[i][0]), r);
-            put(out, adm_res(plain[i][1]), r);
-        }
-        if (l != NULL) {
-            put(out, adm_res(plain[i][2]), l);
+            for (size_t i = 0; i < 3; i++) {
+                found[w][i] = res == (int)plain[i][0] ? &lists[w]->qs[k] : found[w][i];
+            }
+            others = others || (w == 0 && res < 0);
         }
     }
-    for (size_t i = 0; i < req->n; i++) {
+    put_res(u, ADM_RES_COUNT_PODS, &one);
+    put_res(u, ADM_RES_PODS, &one);
+    for (size_t i = 0; i < 3; i++) {
+        if (found[0][i] != NULL) {
+            put_res(u, plain[i][0], found[0][i]);
+            put_res(u, plain[i][1], found[0][i]);
+        }
+        if (found[1][i] != NULL) {
+            put_res(u, plain[i][2], found[1][i]);
+        }
+    }
+    for (size_t i = 0; others && i < req->n; i++) {
         const char *name = req->names[i];
         bool huge;
 
@@ -196,23 +243,15 @@ static bool pod_terminal(yyjson_val *pod)
     return strcmp(phase, "Failed") == 0 || strcmp(phase, "Succeeded") == 0;
 }
 
-/* The evaluator's Usage of obj. */
-static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, adm_rlist_t *out)
+/* The evaluator's Usage of obj as a list; a pod's only when it is terminal (ev_usage). */
+static int ev_usage_list(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, adm_rlist_t *out)
 {
     const char *bad; /* the object's own decoding reports a malformed quantity */
     int err = 0;
 
     memset(out, 0, sizeof(*out));
     switch (ev->kind) {
-    case EV_POD: {
-        const adm_rlist_t *req, *lim;
-
-        if (pod_terminal(obj)) {
-            return rl_set_int(a, out, adm_res(ADM_RES_COUNT_PODS), 1);
-        }
-        err = adm_pod_resource_totals_kept(a, obj, &req, &lim, &bad);
-        return err == 0 ? pod_compute_usage(a, req, lim, out) : err;
-    }
+    case EV_POD: return rl_set_int(a, out, adm_res(ADM_RES_COUNT_PODS), 1);
     case EV_PVC: {
         yyjson_val *storage = adm_json_path(obj, "spec", "resources", "requests", "storage", NULL);
         const char *cls = adm_json_str(adm_json_path(obj, "metadata", "annotations", NULL),
@@ -281,6 +320,26 @@ static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, adm_rlist_t
         return err;
     }
     return 0;
+}
+
+/* The evaluator's Usage of obj, indexed. */
+static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, usage_t *u)
+{
+    int err;
+
+    if (ev->kind == EV_POD && !pod_terminal(obj)) {
+        const adm_rlist_t *req, *lim;
+        const char *bad; /* the object's own decoding reports a malformed quantity */
+
+        memset(&u->l, 0, sizeof(u->l));
+        err = adm_pod_resource_totals_kept(a, obj, &req, &lim, &bad);
+        return err == 0 ? pod_compute_usage(a, req, lim, u) : err;
+    }
+    err = ev_usage_list(a, ev, obj, &u->l);
+    if (err == 0) {
+        usage_index(u);
+    }
+    return err;
 }
 
 /* ---- the quota as an evaluator sees it, and the usage found by name ---- */
@@ -361,29 +420,6 @@ static bool view_has(const view_t *v, const char *name)
         }
     }
     return false;
-}
-
-/*
- * A usage (or what an update adds), with where each adm_res_t name is in its list: a quota's
- * tracked entries find their value by index instead of searching the list by name.
- */
-typedef struct usage_s {
-    adm_rlist_t l;
-    int32_t at[ADM_RES_COUNT]; /* index in l, -1 when absent */
-} usage_t;
-
-static void usage_index(usage_t *u)
-{
-    for (size_t r = 0; r < ADM_RES_COUNT; r++) {
-        u->at[r] = -1;
-    }
-    for (size_t k = 0; k < u->l.n; k++) {
-        int r = res_of(u->l.names[k]);
-
-        if (r >= 0 && u->at[r] < 0) {
-            u->at[r] = (int32_t)k;
-        }
-    }
 }
 
 /* The usage of t's name, or NULL. */
@@ -740,25 +776,25 @@ static int quota_parse(adm_arena_t *a, yyjson_val *obj, void **out)
 }
 
 /*
- * adm_quota_list without a reserver (no API connection, so no version admitd wrote to prefer):
- * each quota's lists and prep from the parsed cache, shared, not copied: the check of such a
- * request charges nothing (check_quotas without charge), so it only reads them.
+ * adm_quota_list without a reserver (no API connection, so no version admitd wrote to prefer) for
+ * items[0..n), the cluster state's quotas of the namespace: each quota's lists and prep from the
+ * parsed cache, shared, not copied: the check of such a request charges nothing (check_quotas
+ * without charge), so it only reads them.
  */
-static int quota_list_parsed(adm_parsed_cache_t *parsed, adm_attrs_t *attrs, adm_quota_t **out, size_t *n)
+static int quota_list_parsed(adm_parsed_cache_t *parsed, adm_attrs_t *attrs, yyjson_val *const *items,
+                             size_t n, adm_quota_t **out)
 {
-    yyjson_val *const *items =
-        adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", attrs->req->namespace_, n);
     adm_quota_t *q;
 
     *out = NULL;
-    if (*n == 0) {
+    if (n == 0) {
         return 0;
     }
-    q = adm_arena_calloc(attrs->arena, *n, sizeof(*q));
+    q = adm_arena_calloc(attrs->arena, n, sizeof(*q));
     if (q == NULL) {
         return ADM_ENOMEM;
     }
-    for (size_t i = 0; i < *n; i++) {
+    for (size_t i = 0; i < n; i++) {
         yyjson_val *meta = adm_json_get(items[i], "metadata");
         const void *kept;
         int err = adm_parsed_cache_get(parsed, attrs, items[i], &kept);
@@ -882,9 +918,9 @@ static const char *sorted_join(adm_arena_t *a, const char **names, size_t n, con
  */
 static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, unsigned wanted)
 {
-    static const char *const lists[] = {"containers", "initContainers"};
-    size_t ncont = yyjson_arr_size(adm_json_path(pod, "spec", "containers", NULL)) +
-                   yyjson_arr_size(adm_json_path(pod, "spec", "initContainers", NULL));
+    yyjson_val *spec = adm_json_get(pod, "spec");
+    yyjson_val *lists[2] = {adm_json_get(spec, "containers"), adm_json_get(spec, "initContainers")};
+    size_t ncont = yyjson_arr_size(lists[0]) + yyjson_arr_size(lists[1]);
     const char **names, **cnames;
     unsigned *has; /* per container: bit 2 * list + (0 cpu, 1 memory) when that list states it */
     const char *text = NULL, *bad;
@@ -904,7 +940,7 @@ static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, unsigned wan
         yyjson_arr_iter it;
         yyjson_val *c;
 
-        yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
+        yyjson_arr_iter_init(lists[l], &it);
         for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
             yyjson_val *res = adm_json_get(c, "resources");
             const adm_rlist_t *have[2];
@@ -1155,70 +1191,129 @@ static int charge(adm_arena_t *a, adm_quota_t *q, const adm_rlist_t *requested)
 /* The names of usage's negative entries, sorted, or "" (NULL: out of memory). */
 static const char *negative_names(adm_arena_t *a, const adm_rlist_t *usage)
 {
-    const char **neg = adm_arena_alloc(a, (usage->n + 1) * sizeof(*neg));
+    const char **neg;
     size_t nneg = 0;
 
+    for (size_t k = 0; k < usage->n; k++) {
+        nneg += adm_quantity_sign(&usage->qs[k]) < 0;
+    }
+    if (nneg == 0) {
+        return "";
+    }
+    neg = adm_arena_alloc(a, nneg * sizeof(*neg));
     if (neg == NULL) {
         return NULL;
     }
+    nneg = 0;
     for (size_t k = 0; k < usage->n; k++) {
         if (adm_quantity_sign(&usage->qs[k]) < 0) {
             neg[nneg++] = usage->names[k];
         }
     }
-    return nneg == 0 ? "" : sorted_join(a, neg, nneg, ",");
+    return sorted_join(a, neg, nneg, ",");
+}
+
+/* What a check holds for each quota it charges (all empty for the others). */
+typedef struct charge_s {
+    const view_t *view;    /* what the evaluator tracks of the quota */
+    const usage_t *delta;  /* what the request adds to it */
+    adm_rlist_t requested; /* delta masked by the tracked names, zeros dropped (only to charge) */
+} charge_t;
+
+/*
+ * The entries of requested (quota.Mask(quota.RemoveZeros(delta), hard names)) the quota cannot
+ * take: their names into keys, their requested values into *over (sized when the first one
+ * comes), or ADM_ENOMEM; when charge_them, c->requested too (every name of a usage is one its
+ * evaluator tracks, so the tracked names of status.hard are all that can match).
+ */
+static int exceeded_of(adm_arena_t *a, const adm_quota_t *q, charge_t *c, bool charge_them,
+                       const char ***keys, adm_rlist_t *over)
+{
+    const view_t *v = c->view;
+
+    if (charge_them) {
+        c->requested.names = adm_arena_alloc(a, (v->n + 1) * sizeof(*c->requested.names));
+        c->requested.qs = adm_arena_alloc(a, (v->n + 1) * sizeof(*c->requested.qs));
+        if (c->requested.names == NULL || c->requested.qs == NULL) {
+            return ADM_ENOMEM;
+        }
+        c->requested.cap = v->n + 1;
+    }
+    memset(over, 0, sizeof(*over));
+    for (size_t k = 0; k < v->n; k++) {
+        const tracked_t *t = &v->t[k];
+        const adm_quantity_t *d = usage_of(c->delta, t);
+        adm_quantity_t now;
+
+        if (d == NULL || adm_quantity_is_zero(d)) {
+            continue;
+        }
+        if (charge_them) {
+            put(&c->requested, t->name, d);
+        }
+        now = t->used >= 0 ? q->used.qs[t->used] : ZERO;
+        if (adm_quantity_add(&now, d) == 0 && adm_quantity_cmp(&now, t->hard) <= 0) {
+            continue;
+        }
+        if (over->names == NULL) {
+            over->names = adm_arena_alloc(a, v->n * sizeof(*over->names));
+            over->qs = adm_arena_alloc(a, v->n * sizeof(*over->qs));
+            *keys = adm_arena_alloc(a, v->n * sizeof(**keys));
+            if (over->names == NULL || over->qs == NULL || *keys == NULL) {
+                return ADM_ENOMEM;
+            }
+            over->cap = v->n;
+        }
+        (*keys)[over->n] = t->name;
+        put(over, t->name, d);
+    }
+    return 0;
 }
 
 /*
- * kube's CheckRequest against quotas[0..n): the quotas that match the object and track what it
- * uses, their constraints and usage stats, the object's usage (on an update what it adds to each
- * quota the old object matched too, else all of it), the limited resources and scopes of the
- * configuration, then each quota's hard limit; on success, when charge_them, the usage is added to
- * the quotas it charges (else the quotas are only read). cfg may be NULL.
+ * kube's CheckRequest against quotas[0..n) for the object ev evaluates: the quotas that match the
+ * object and track what it uses, their constraints and usage stats, the object's usage (on an
+ * update what it adds to each quota the old object matched too, else all of it), the limited
+ * resources and scopes of the configuration, then each quota's hard limit; on success, when
+ * charge_them, the usage is added to the quotas it charges (else the quotas are only read). cfg
+ * may be NULL.
  */
-static int check_quotas(const rq_state_t *cfg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quota_t *quotas,
-                        size_t n, bool charge_them, adm_status_t *st, bool *charged)
+static int check_quotas(const rq_state_t *cfg, adm_attrs_t *attrs, const ev_t *ev, adm_arena_t *qa,
+                        adm_quota_t *quotas, size_t n, bool charge_them, adm_status_t *st, bool *charged)
 {
     adm_arena_t *a = attrs->arena;
     yyjson_val *obj, *old;
-    usage_t usage, sub;
-    adm_rlist_t prev, *requested;
-    const usage_t **delta, *delta_none;
-    const view_t **views; /* per quota charged: what its evaluator tracks */
-    const char **keys, *uncovered, *neg;
+    usage_t usage, prev, sub;
+    charge_t *ch;
+    const usage_t *delta_none;
+    const char *uncovered, *neg;
     const char *limited_text = NULL;
-    size_t nmatch = 0, nlimited, nuncovered = 0;
+    size_t nmatch = 0;
     bool have_sub = false, any = false;
-    ev_t ev;
     int err;
 
     *charged = false;
-    if (!pick_evaluator(attrs, &ev)) {
-        return ADM_OK;
-    }
     if (n == 0 && (cfg == NULL || cfg->nlimited == 0)) {
         return ADM_OK;
     }
     obj = adm_attrs_object(attrs);
-    delta = adm_arena_calloc(a, n + 1, sizeof(*delta));
-    views = adm_arena_calloc(a, n + 1, sizeof(*views));
-    requested = adm_arena_calloc(a, n + 1, sizeof(*requested));
-    if (obj == NULL || delta == NULL || views == NULL || requested == NULL) {
+    ch = adm_arena_calloc(a, n + 1, sizeof(*ch));
+    if (obj == NULL || ch == NULL) {
         return adm_status_nomem(st);
     }
     for (size_t i = 0; i < n; i++) {
         const rq_prep_t *prep = quotas[i].usable ? quotas[i].prepared : NULL;
         const view_t *v;
 
-        if (!quotas[i].usable || !quota_matches(&ev, &quotas[i], prep, obj)) {
+        if (!quotas[i].usable || !quota_matches(ev, &quotas[i], prep, obj)) {
             continue;
         }
-        if (prep != NULL && ev.kind != EV_COUNT) {
-            v = &prep->views[ev.kind];
+        if (prep != NULL && ev->kind != EV_COUNT) {
+            v = &prep->views[ev->kind];
         } else {
             view_t *own = adm_arena_alloc(a, sizeof(*own));
 
-            if (own == NULL || view_make(a, &ev, &quotas[i].hard, &quotas[i].used, own) != 0) {
+            if (own == NULL || view_make(a, ev, &quotas[i].hard, &quotas[i].used, own) != 0) {
                 return adm_status_nomem(st);
             }
             v = own;
@@ -1226,7 +1321,7 @@ static int check_quotas(const rq_state_t *cfg, adm_attrs_t *attrs, adm_arena_t *
         if (v->n == 0) {
             continue;
         }
-        if (ev.kind == EV_POD) {
+        if (ev->kind == EV_POD) {
             const char *why = pod_constraints(a, obj, v->validation);
 
             if (why == NULL) {
@@ -1248,11 +1343,11 @@ static int check_quotas(const rq_state_t *cfg, adm_attrs_t *attrs, adm_arena_t *
             return adm_status_forbidden(st, attrs, "status unknown for quota: %s, resources: %s",
                                         quotas[i].name, sorted_join(a, missing, v->n, ","));
         }
-        views[i] = v;
-        delta[i] = &usage; /* interesting: charged the object's usage unless an update says less */
+        ch[i].view = v;
+        ch[i].delta = &usage; /* interesting: charged the object's usage unless an update says less */
         nmatch++;
     }
-    err = ev_usage(a, &ev, obj, &usage.l);
+    err = ev_usage(a, ev, obj, &usage);
     if (err == ADM_EINVAL) {
         return ADM_OK; /* a malformed quantity: the object's own decoding rejects it */
     }
@@ -1261,27 +1356,30 @@ static int check_quotas(const rq_state_t *cfg, adm_attrs_t *attrs, adm_arena_t *
                    ? adm_status_nomem(st)
                    : adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
     }
-    usage_index(&usage);
-    keys = adm_arena_alloc(a, (usage.l.n + 1) * sizeof(*keys));
-    if (keys == NULL) {
-        return adm_status_nomem(st);
-    }
     /* hasNoCoveringQuota, from the object's whole usage: a quota charged covers what it tracks */
-    nlimited = limited_names(cfg, attrs, &usage.l, keys);
-    for (size_t k = 0; k < nlimited; k++) {
-        bool covered = false;
+    if (cfg != NULL && cfg->nlimited > 0) {
+        const char **keys = adm_arena_alloc(a, (usage.l.n + 1) * sizeof(*keys));
+        size_t nlimited, nuncovered = 0;
 
-        for (size_t i = 0; i < n && !covered; i++) {
-            covered = views[i] != NULL && view_has(views[i], keys[k]);
-        }
-        if (!covered) {
-            keys[nuncovered++] = keys[k];
-        }
-    }
-    if (nuncovered > 0) {
-        limited_text = sorted_join(a, keys, nuncovered, ",");
-        if (limited_text == NULL) {
+        if (keys == NULL) {
             return adm_status_nomem(st);
+        }
+        nlimited = limited_names(cfg, attrs, &usage.l, keys);
+        for (size_t k = 0; k < nlimited; k++) {
+            bool covered = false;
+
+            for (size_t i = 0; i < n && !covered; i++) {
+                covered = ch[i].view != NULL && view_has(ch[i].view, keys[k]);
+            }
+            if (!covered) {
+                keys[nuncovered++] = keys[k];
+            }
+        }
+        if (nuncovered > 0) {
+            limited_text = sorted_join(a, keys, nuncovered, ",");
+            if (limited_text == NULL) {
+                return adm_status_nomem(st);
+            }
         }
     }
     neg = negative_names(a, &usage.l);
@@ -1299,11 +1397,11 @@ static int check_quotas(const rq_state_t *cfg, adm_attrs_t *attrs, adm_arena_t *
     /* an old object without a resourceVersion is an update that creates: charged in full */
     if (attrs->req->operation == ADM_OP_UPDATE &&
         *adm_json_str(adm_json_get(old, "metadata"), "resourceVersion") != '\0' &&
-        ev_usage(a, &ev, old, &prev) == 0) {
+        ev_usage(a, ev, old, &prev) == 0) {
         /* SubtractWithNonNegativeResult: what the update adds, never less than nothing */
         memset(&sub, 0, sizeof(sub));
         for (size_t k = 0; k < usage.l.n; k++) {
-            const adm_quantity_t *was = adm_rlist_find(&prev, usage.l.names[k]);
+            const adm_quantity_t *was = adm_rlist_find(&prev.l, usage.l.names[k]);
             adm_quantity_t q = usage.l.qs[k];
 
             if (was != NULL && adm_quantity_sub(&q, was) != 0) {
@@ -1317,14 +1415,14 @@ static int check_quotas(const rq_state_t *cfg, adm_attrs_t *attrs, adm_arena_t *
         have_sub = true;
         /* only the quotas the old object was charged to: the others get all of it */
         for (size_t i = 0; i < n; i++) {
-            if (delta[i] != NULL && quota_matches(&ev, &quotas[i], quotas[i].prepared, old)) {
-                delta[i] = &sub;
+            if (ch[i].delta != NULL && quota_matches(ev, &quotas[i], quotas[i].prepared, old)) {
+                ch[i].delta = &sub;
             }
         }
     }
     delta_none = have_sub ? &sub : &usage;
     for (size_t i = 0; i < n; i++) {
-        any = any || (delta[i] != NULL && !all_zero(&delta[i]->l));
+        any = any || (ch[i].delta != NULL && !all_zero(&ch[i].delta->l));
     }
     if (nmatch > 0 ? !any : all_zero(&delta_none->l)) {
         return ADM_OK; /* no remaining non-zero usage */
@@ -1332,7 +1430,7 @@ static int check_quotas(const rq_state_t *cfg, adm_attrs_t *attrs, adm_arena_t *
     if (limited_text != NULL) {
         return adm_status_forbidden(st, attrs, "insufficient quota to consume: %s", limited_text);
     }
-    uncovered = uncovered_scopes(a, cfg, &ev, obj, quotas, n);
+    uncovered = uncovered_scopes(a, cfg, ev, obj, quotas, n);
     if (uncovered == NULL) {
         return adm_status_nomem(st);
     }
@@ -1344,40 +1442,19 @@ static int check_quotas(const rq_state_t *cfg, adm_attrs_t *attrs, adm_arena_t *
         return ADM_OK;
     }
     for (size_t i = 0; i < n; i++) {
-        const view_t *v = views[i];
-        size_t nexceeded = 0;
+        const char **keys = NULL;
+        adm_rlist_t over;
 
-        if (delta[i] == NULL) {
+        if (ch[i].delta == NULL) {
             continue;
         }
-        /*
-         * quota.Mask(quota.RemoveZeros(delta), hard names): every name of a usage is one its
-         * evaluator tracks, so the tracked names of status.hard are all that can match.
-         */
-        requested[i].names = adm_arena_alloc(a, (v->n + 1) * sizeof(*requested[i].names));
-        requested[i].qs = adm_arena_alloc(a, (v->n + 1) * sizeof(*requested[i].qs));
-        if (requested[i].names == NULL || requested[i].qs == NULL) {
+        if (exceeded_of(a, &quotas[i], &ch[i], charge_them, &keys, &over) != 0) {
             return adm_status_nomem(st);
         }
-        requested[i].cap = v->n + 1;
-        for (size_t k = 0; k < v->n; k++) {
-            const tracked_t *t = &v->t[k];
-            const adm_quantity_t *d = usage_of(delta[i], t);
-            adm_quantity_t now;
-
-            if (d == NULL || adm_quantity_is_zero(d)) {
-                continue;
-            }
-            put(&requested[i], t->name, d);
-            now = t->used >= 0 ? quotas[i].used.qs[t->used] : ZERO;
-            if (adm_quantity_add(&now, d) != 0 || adm_quantity_cmp(&now, t->hard) > 0) {
-                keys[nexceeded++] = t->name;
-            }
-        }
-        if (nexceeded > 0) {
-            const char *want = pretty(a, &requested[i], keys, nexceeded);
-            const char *was = pretty(a, &quotas[i].used, keys, nexceeded);
-            const char *limited = pretty(a, &quotas[i].hard, keys, nexceeded);
+        if (over.n > 0) {
+            const char *want = pretty(a, &over, keys, over.n);
+            const char *was = pretty(a, &quotas[i].used, keys, over.n);
+            const char *limited = pretty(a, &quotas[i].hard, keys, over.n);
 
             if (want == NULL || was == NULL || limited == NULL) {
                 return adm_status_nomem(st);
@@ -1388,8 +1465,8 @@ static int check_quotas(const rq_state_t *cfg, adm_attrs_t *attrs, adm_arena_t *
     }
     /* the request fits every quota: its usage goes into each one it charges */
     for (size_t i = 0; charge_them && i < n; i++) {
-        if (delta[i] != NULL && requested[i].n > 0) {
-            err = charge(qa, &quotas[i], &requested[i]);
+        if (ch[i].delta != NULL && ch[i].requested.n > 0) {
+            err = charge(qa, &quotas[i], &ch[i].requested);
             if (err != 0) {
                 return err == ADM_ENOMEM
                            ? adm_status_nomem(st)
@@ -1408,11 +1485,21 @@ static int check_quotas(const rq_state_t *cfg, adm_attrs_t *attrs, adm_arena_t *
 static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quota_t *quotas, size_t n,
                          adm_status_t *st, bool *charged)
 {
-    return check_quotas(arg, attrs, qa, quotas, n, true, st, charged);
+    ev_t ev;
+
+    *charged = false;
+    if (!pick_evaluator(attrs, &ev)) {
+        return ADM_OK;
+    }
+    return check_quotas(arg, attrs, &ev, qa, quotas, n, true, st, charged);
 }
 
-/* The check of a request against its n quotas (cached or live), or its wait in the batch. */
-static int evaluate(rq_owner_t *o, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async, size_t n)
+/*
+ * The check of a request (of the object ev evaluates) against its n quotas, items (the cluster
+ * state's or the live LIST's), or its wait in the batch.
+ */
+static int evaluate(rq_owner_t *o, adm_attrs_t *attrs, const ev_t *ev, adm_status_t *st, adm_async_t *async,
+                    yyjson_val *const *items, size_t n)
 {
     const rq_state_t *cfg = o != NULL ? &o->st : NULL;
     const adm_review_request_t *req = attrs->req;
@@ -1427,12 +1514,12 @@ static int evaluate(rq_owner_t *o, adm_attrs_t *attrs, adm_status_t *st, adm_asy
         return adm_quota_reserver_submit(o->reserver, attrs, async);
     }
     if (o != NULL && o->reserver == NULL
-            ? quota_list_parsed(o->parsed, attrs, &quotas, &n) != 0
+            ? quota_list_parsed(o->parsed, attrs, items, n, &quotas) != 0
             : adm_quota_list(o != NULL ? o->reserver : NULL, attrs, attrs->arena, &quotas, &n) != 0) {
         return adm_status_nomem(st);
     }
     /* nothing is written for this request: the check only reads the quotas (shared, from the cache) */
-    return check_quotas(cfg, attrs, attrs->arena, quotas, n, false, st, &charged);
+    return check_quotas(cfg, attrs, ev, attrs->arena, quotas, n, false, st, &charged);
 }
 
 static void remember_live(adm_attrs_t *attrs, yyjson_val *const *items, size_t n)
@@ -1452,11 +1539,13 @@ static void on_live_quotas(adm_attrs_t *attrs, adm_async_t *async, int rc, yyjso
                            const adm_call_result_t *res, yyjson_val *body, const char *err, void *arg)
 {
     adm_status_t st;
+    ev_t ev;
 
     memset(&st, 0, sizeof(st));
     if (rc == ADM_OK) {
         remember_live(attrs, items, n);
-        rc = evaluate(arg, attrs, &st, async, n);
+        (void)pick_evaluator(attrs, &ev); /* validate_async asked: it handles the request */
+        rc = evaluate(arg, attrs, &ev, &st, async, items, n);
         if (rc == ADM_AGAIN) {
             return; /* waiting in its namespace's batch now */
         }
@@ -1487,7 +1576,7 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
     if (req->namespace_[0] == '\0' || !pick_evaluator(attrs, &ev)) {
         return ADM_OK;
     }
-    (void)adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", req->namespace_, &n);
+    items = adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", req->namespace_, &n);
     if (n == 0 && o != NULL && o->live != NULL && async != NULL && adm_live_call_possible(attrs) &&
         adm_live_namespace_name(req->namespace_)) {
         rc = adm_list_cache_get(o->live, attrs, async, &items, &n, on_live_quotas, o);
@@ -1496,7 +1585,7 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
         }
         remember_live(attrs, items, n);
     }
-    return evaluate(o, attrs, st, async, n);
+    return evaluate(o, attrs, &ev, st, async, items, n);
 }
 
 /* Without a chain to resume (unit tests): the check alone. */
