@@ -396,6 +396,50 @@ static void test_pod_resources(void **st)
                   pod("p", 1, RES(CPU("1"), NONE), "")));
 }
 
+/* A stored pod p of one container with resources, as the old object of an update. */
+static const char *stored_pod(const char *resources, const char *extra)
+{
+    return adm_arena_printf(
+        pt_arena,
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+        "\"test\",\"resourceVersion\":\"1\"},\"spec\":{\"containers\":[{\"name\":\"c0\","
+        "\"image\":\"foo:V0\",\"resources\":%s}]%s}}",
+        resources, extra);
+}
+
+/*
+ * A pod's resize is charged what it adds over the old pod (pods and what did not grow: nothing), to
+ * the quotas the old pod matched too; in full without an old version or to a quota the old pod
+ * did not match.
+ */
+static void test_pod_resize(void **st)
+{
+    (void)st;
+    state(quota("quota", "", "{\"cpu\":\"3\",\"requests.cpu\":\"3\",\"memory\":\"10Gi\",\"pods\":\"5\"}",
+                "{\"pods\":\"5\",\"requests.cpu\":\"2\",\"memory\":\"1Gi\",\"cpu\":\"2\"}"));
+    expect_ok(run_full("UPDATE", "pods", "resize", "Pod", "", pod("p", 1, RES(CM("2", "1Gi"), NONE), ""),
+                       stored_pod(RES(CM("1", "1Gi"), NONE), "")));
+    expect_denied(run_full("UPDATE", "pods", "resize", "Pod", "", pod("p", 1, RES(CM("3", "1Gi"), NONE), ""),
+                           stored_pod(RES(CM("1", "1Gi"), NONE), "")),
+                  "pods \"p\" is forbidden: exceeded quota: quota, requested: cpu=2,requests.cpu=2, used: "
+                  "cpu=2,requests.cpu=2, limited: cpu=3,requests.cpu=3");
+    expect_denied(
+        run_full("UPDATE", "pods", "resize", "Pod", "", pod("p", 1, RES(CM("3", "1Gi"), NONE), ""),
+                 pod("p", 1, RES(CM("1", "1Gi"), NONE), "")),
+        "pods \"p\" is forbidden: exceeded quota: quota, requested: cpu=3,pods=1,requests.cpu=3, used: "
+        "cpu=2,pods=5,requests.cpu=2, limited: cpu=3,pods=5,requests.cpu=3");
+    state(quota("terminating", "\"scopes\":[\"Terminating\"]", "{\"pods\":\"5\",\"cpu\":\"10\"}",
+                "{\"pods\":\"5\",\"cpu\":\"0\"}"));
+    expect_denied(run_full("UPDATE", "pods", "resize", "Pod", "",
+                           pod("p", 1, RES(CM("2", "1Gi"), NONE), ",\"activeDeadlineSeconds\":60"),
+                           stored_pod(RES(CM("1", "1Gi"), NONE), "")),
+                  "pods \"p\" is forbidden: exceeded quota: terminating, requested: pods=1, used: pods=5, "
+                  "limited: pods=5");
+    expect_ok(run_full("UPDATE", "pods", "resize", "Pod", "",
+                       pod("p", 1, RES(CM("2", "1Gi"), NONE), ",\"activeDeadlineSeconds\":60"),
+                       stored_pod(RES(CM("1", "1Gi"), NONE), ",\"activeDeadlineSeconds\":60")));
+}
+
 #define CONFIG(limited)                                                                                      \
     "{\"apiVersion\":\"resourcequota.admission.k8s.io/"                                                      \
     "v1beta1\",\"kind\":\"Configuration\",\"limitedResources\":" limited "}"
@@ -792,6 +836,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_services, pt_group_setup, teardown),
         cmocka_unit_test_setup_teardown(test_object_counts, pt_group_setup, teardown),
         cmocka_unit_test_setup_teardown(test_pod_resources, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_resize, pt_group_setup, teardown),
         cmocka_unit_test_setup_teardown(test_limited_scopes, pt_group_setup, teardown),
         cmocka_unit_test_setup_teardown(test_limited_resources, pt_group_setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_config, pt_group_setup, teardown),
