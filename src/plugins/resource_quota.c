@@ -159,13 +159,23 @@ static void put_res(usage_t *u, adm_res_t r, const adm_quantity_t *q)
     put(&u->l, adm_res(r), q);
 }
 
+/* put, for any name: u->at says where it is when it is an adm_res_t name. */
+static void put_any(usage_t *u, const char *name, const adm_quantity_t *q)
+{
+    int r = res_of(name);
+
+    if (r >= 0 && u->at[r] < 0) {
+        u->at[r] = (int32_t)u->l.n;
+    }
+    put(&u->l, name, q);
+}
+
 /*
  * The pod evaluator's Usage: count/pods, then podComputeUsageHelper's requests and limits as the
  * quota resource names (pods, cpu, requests.cpu, limits.cpu, ... then hugepages and extended
  * resources in the order of the pod's requests). The list is sized once: every name comes from
- * one distinct name of req or lim, so it holds at most 2 + 3 * 3 + 2 * req->n entries. The
- * hugepages and extended resources' names are none of adm_res_t's, so u->at is filled as the
- * names are put.
+ * one distinct name of req or lim, so it holds at most 2 + 3 * 3 + 2 * req->n entries; u->at
+ * is filled as the names are put.
  */
 static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_rlist_t *lim, usage_t *u)
 {
@@ -178,7 +188,7 @@ static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_r
     const adm_quantity_t *found[2][3] = {{NULL, NULL, NULL}, {NULL, NULL, NULL}}; /* requests, limits */
     const adm_rlist_t *lists[2] = {req, lim};
     size_t cap = 2 + 3 * 3 + 2 * req->n;
-    bool others = false; /* req names something beyond adm_res_t's */
+    bool others; /* req names something besides cpu, memory and ephemeral-storage */
     adm_rlist_t *out = &u->l;
 
     out->names = adm_arena_alloc(a, cap * sizeof(*out->names));
@@ -199,9 +209,9 @@ static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_r
             for (size_t i = 0; i < 3; i++) {
                 found[w][i] = res == (int)plain[i][0] ? &lists[w]->qs[k] : found[w][i];
             }
-            others = others || (w == 0 && res < 0);
         }
     }
+    others = req->n > (size_t)(found[0][0] != NULL) + (found[0][1] != NULL) + (found[0][2] != NULL);
     put_res(u, ADM_RES_COUNT_PODS, &one);
     put_res(u, ADM_RES_PODS, &one);
     for (size_t i = 0; i < 3; i++) {
@@ -217,12 +227,12 @@ static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_r
         const char *name = req->names[i];
         bool huge;
 
-        if (res_of(name) >= 0) {
-            continue; /* cpu, memory, storage ...: no hugepages and no domain, handled above or not counted */
+        if (&req->qs[i] == found[0][0] || &req->qs[i] == found[0][1] || &req->qs[i] == found[0][2]) {
+            continue; /* cpu, memory, ephemeral-storage: put above */
         }
         huge = starts_with(name, "hugepages-");
         if (huge) {
-            put(out, name, &req->qs[i]);
+            put_any(u, name, &req->qs[i]);
         }
         if (huge || (!is_native(name) && !starts_with(name, "requests."))) {
             const char *requests = adm_arena_printf(a, "requests.%s", name);
@@ -230,7 +240,7 @@ static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_r
             if (requests == NULL) {
                 return ADM_ENOMEM;
             }
-            put(out, requests, &req->qs[i]);
+            put_any(u, requests, &req->qs[i]);
         }
     }
     return 0;
