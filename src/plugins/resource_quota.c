@@ -25,6 +25,7 @@
 #include "adm/plugins/quota_reserve.h"
 #include "adm/plugins/resources.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,20 @@ static bool ends_with(const char *s, const char *suffix)
 static bool is_native(const char *name)
 {
     return strchr(name, '/') == NULL || strstr(name, "kubernetes.io/") != NULL;
+}
+
+/*
+ * name's adm_res_t, or -1 when it is none of those names. Lists adm_rlist_read made hold the
+ * interned pointers (resources.h), found by their address; any other text is interned first.
+ */
+static int res_of(const char *name)
+{
+    uintptr_t off = (uintptr_t)name - (uintptr_t)adm_res_names;
+
+    if (off >= sizeof(adm_res_names)) {
+        off = (uintptr_t)adm_res_intern(name) - (uintptr_t)adm_res_names;
+    }
+    return off < sizeof(adm_res_names) && off % ADM_RES_NAME_MAX == 0 ? (int)(off / ADM_RES_NAME_MAX) : -1;
 }
 
 /* ---- the evaluators ---- */
@@ -108,47 +123,127 @@ static bool ev_tracks(const ev_t *ev, const char *name)
 }
 
 /*
- * podComputeUsageHelper: requests and limits as the quota resource names, added to out (which
- * holds none of them yet: each name below comes from one distinct name of req or lim).
+ * A usage (or what an update adds), with where each adm_res_t name is in its list: a quota's
+ * tracked entries find their value by index instead of searching the list by name.
  */
-static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_rlist_t *lim, adm_rlist_t *out)
+typedef struct usage_s {
+    adm_rlist_t l;
+    int32_t at[ADM_RES_COUNT]; /* index in l, -1 when absent */
+} usage_t;
+
+static void usage_index(usage_t *u)
 {
-    /* the quota names of the three, fixed strings so that no request formats them */
+    for (size_t r = 0; r < ADM_RES_COUNT; r++) {
+        u->at[r] = -1;
+    }
+    for (size_t k = 0; k < u->l.n; k++) {
+        int r = res_of(u->l.names[k]);
+
+        if (r >= 0 && u->at[r] < 0) {
+            u->at[r] = (int32_t)k;
+        }
+    }
+}
+
+/* The entry appended to l, whose arrays have room (usage lists are sized before they are filled). */
+static void put(adm_rlist_t *l, const char *name, const adm_quantity_t *q)
+{
+    l->names[l->n] = name;
+    l->qs[l->n++] = *q;
+}
+
+/* put, for an adm_res_t name: u->at says where it is. */
+static void put_res(usage_t *u, adm_res_t r, const adm_quantity_t *q)
+{
+    u->at[r] = (int32_t)u->l.n;
+    put(&u->l, adm_res(r), q);
+}
+
+/* put, for any name: u->at says where it is when it is an adm_res_t name. */
+static void put_any(usage_t *u, const char *name, const adm_quantity_t *q)
+{
+    int r = res_of(name);
+
+    if (r >= 0 && u->at[r] < 0) {
+        u->at[r] = (int32_t)u->l.n;
+    }
+    put(&u->l, name, q);
+}
+
+/*
+ * The pod evaluator's Usage: count/pods, then podComputeUsageHelper's requests and limits as the
+ * quota resource names (pods, cpu, requests.cpu, limits.cpu, ... then hugepages and extended
+ * resources in the order of the pod's requests). The list is sized once: every name comes from
+ * one distinct name of req or lim, so it holds at most 2 + 3 * 3 + 2 * req->n entries; u->at
+ * is filled as the names are put.
+ */
+static int pod_compute_usage(adm_arena_t *a, const adm_rlist_t *req, const adm_rlist_t *lim, usage_t *u)
+{
+    /* the quota names of the three (the bare name is the resource's own), in kube's order */
     static const adm_res_t plain[3][3] = {
         {ADM_RES_CPU, ADM_RES_REQUESTS_CPU, ADM_RES_LIMITS_CPU},
         {ADM_RES_MEMORY, ADM_RES_REQUESTS_MEMORY, ADM_RES_LIMITS_MEMORY},
         {ADM_RES_EPHEMERAL_STORAGE, ADM_RES_REQUESTS_EPHEMERAL_STORAGE, ADM_RES_LIMITS_EPHEMERAL_STORAGE}};
     adm_quantity_t one = adm_quantity_scaled(1, 0, ADM_QTY_DECIMAL_SI);
-    int err = adm_rlist_append(a, out, adm_res(ADM_RES_PODS), &one);
+    const adm_quantity_t *found[2][3] = {{NULL, NULL, NULL}, {NULL, NULL, NULL}}; /* requests, limits */
+    const adm_rlist_t *lists[2] = {req, lim};
+    size_t cap = 2 + 3 * 3 + 2 * req->n;
+    bool others; /* req names something besides cpu, memory and ephemeral-storage */
+    adm_rlist_t *out = &u->l;
 
-    for (size_t i = 0; err == 0 && i < 3; i++) {
-        const adm_quantity_t *r = adm_rlist_find(req, adm_res(plain[i][0]));
-        const adm_quantity_t *l = adm_rlist_find(lim, adm_res(plain[i][0]));
+    out->names = adm_arena_alloc(a, cap * sizeof(*out->names));
+    out->qs = adm_arena_alloc(a, cap * sizeof(*out->qs));
+    if (out->names == NULL || out->qs == NULL) {
+        return ADM_ENOMEM;
+    }
+    out->cap = cap;
+    out->n = 0;
+    for (size_t k = 0; k < ADM_RES_COUNT; k++) {
+        u->at[k] = -1;
+    }
+    /* each list's cpu, memory and ephemeral-storage in one pass (a list holds a name once) */
+    for (size_t w = 0; w < 2; w++) {
+        for (size_t k = 0; k < lists[w]->n; k++) {
+            int res = res_of(lists[w]->names[k]);
 
-        if (r != NULL) {
-            err = adm_rlist_append(a, out, adm_res(plain[i][0]), r);
-            if (err == 0) {
-                err = adm_rlist_append(a, out, adm_res(plain[i][1]), r);
+            for (size_t i = 0; i < 3; i++) {
+                found[w][i] = res == (int)plain[i][0] ? &lists[w]->qs[k] : found[w][i];
             }
         }
-        if (err == 0 && l != NULL) {
-            err = adm_rlist_append(a, out, adm_res(plain[i][2]), l);
+    }
+    others = req->n > (size_t)(found[0][0] != NULL) + (found[0][1] != NULL) + (found[0][2] != NULL);
+    put_res(u, ADM_RES_COUNT_PODS, &one);
+    put_res(u, ADM_RES_PODS, &one);
+    for (size_t i = 0; i < 3; i++) {
+        if (found[0][i] != NULL) {
+            put_res(u, plain[i][0], found[0][i]);
+            put_res(u, plain[i][1], found[0][i]);
+        }
+        if (found[1][i] != NULL) {
+            put_res(u, plain[i][2], found[1][i]);
         }
     }
-    for (size_t i = 0; err == 0 && i < req->n; i++) {
+    for (size_t i = 0; others && i < req->n; i++) {
         const char *name = req->names[i];
+        bool huge;
 
-        if (starts_with(name, "hugepages-")) {
-            err = adm_rlist_append(a, out, name, &req->qs[i]);
+        if (&req->qs[i] == found[0][0] || &req->qs[i] == found[0][1] || &req->qs[i] == found[0][2]) {
+            continue; /* cpu, memory, ephemeral-storage: put above */
         }
-        if (err == 0 &&
-            (starts_with(name, "hugepages-") || (!is_native(name) && !starts_with(name, "requests.")))) {
+        huge = starts_with(name, "hugepages-");
+        if (huge) {
+            put_any(u, name, &req->qs[i]);
+        }
+        if (huge || (!is_native(name) && !starts_with(name, "requests."))) {
             const char *requests = adm_arena_printf(a, "requests.%s", name);
 
-            err = requests == NULL ? ADM_ENOMEM : adm_rlist_append(a, out, requests, &req->qs[i]);
+            if (requests == NULL) {
+                return ADM_ENOMEM;
+            }
+            put_any(u, requests, &req->qs[i]);
         }
     }
-    return err;
+    return 0;
 }
 
 static bool pod_terminal(yyjson_val *pod)
@@ -158,27 +253,15 @@ static bool pod_terminal(yyjson_val *pod)
     return strcmp(phase, "Failed") == 0 || strcmp(phase, "Succeeded") == 0;
 }
 
-/* The evaluator's Usage of obj. */
-static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, adm_rlist_t *out)
+/* The evaluator's Usage of obj as a list; a pod's only when it is terminal (ev_usage). */
+static int ev_usage_list(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, adm_rlist_t *out)
 {
     const char *bad; /* the object's own decoding reports a malformed quantity */
     int err = 0;
 
     memset(out, 0, sizeof(*out));
     switch (ev->kind) {
-    case EV_POD: {
-        adm_rlist_t req, lim;
-
-        err = rl_set_int(a, out, adm_res(ADM_RES_COUNT_PODS), 1);
-        if (err != 0 || pod_terminal(obj)) {
-            return err;
-        }
-        err = adm_pod_resource_total(a, obj, "requests", &req, &bad);
-        if (err == 0) {
-            err = adm_pod_resource_total(a, obj, "limits", &lim, &bad);
-        }
-        return err == 0 ? pod_compute_usage(a, &req, &lim, out) : err;
-    }
+    case EV_POD: return rl_set_int(a, out, adm_res(ADM_RES_COUNT_PODS), 1);
     case EV_PVC: {
         yyjson_val *storage = adm_json_path(obj, "spec", "resources", "requests", "storage", NULL);
         const char *cls = adm_json_str(adm_json_path(obj, "metadata", "annotations", NULL),
@@ -247,6 +330,115 @@ static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, adm_rlist_t
         return err;
     }
     return 0;
+}
+
+/* The evaluator's Usage of obj, indexed. */
+static int ev_usage(adm_arena_t *a, const ev_t *ev, yyjson_val *obj, usage_t *u)
+{
+    int err;
+
+    if (ev->kind == EV_POD && !pod_terminal(obj)) {
+        const adm_rlist_t *req, *lim;
+        const char *bad; /* the object's own decoding reports a malformed quantity */
+
+        memset(&u->l, 0, sizeof(u->l));
+        err = adm_pod_resource_totals_kept(a, obj, &req, &lim, &bad);
+        return err == 0 ? pod_compute_usage(a, req, lim, u) : err;
+    }
+    err = ev_usage_list(a, ev, obj, &u->l);
+    if (err == 0) {
+        usage_index(u);
+    }
+    return err;
+}
+
+/* ---- the quota as an evaluator sees it, and the usage found by name ---- */
+
+/*
+ * The names pod_constraints validates, sorted, with the resource and the list (0 requests, 1
+ * limits) a container must state for each.
+ */
+static const struct {
+    adm_res_t name, resource;
+    int list;
+} POD_VALIDATION[] = {{ADM_RES_CPU, ADM_RES_CPU, 0},
+                      {ADM_RES_LIMITS_CPU, ADM_RES_CPU, 1},
+                      {ADM_RES_LIMITS_MEMORY, ADM_RES_MEMORY, 1},
+                      {ADM_RES_MEMORY, ADM_RES_MEMORY, 0},
+                      {ADM_RES_REQUESTS_CPU, ADM_RES_CPU, 0},
+                      {ADM_RES_REQUESTS_MEMORY, ADM_RES_MEMORY, 0}};
+#define POD_NVALIDATION (sizeof(POD_VALIDATION) / sizeof(POD_VALIDATION[0]))
+
+/* One status.hard entry the evaluator tracks, with its status.used entry found. */
+typedef struct tracked_s {
+    const char *name;           /* as status.hard has it */
+    const adm_quantity_t *hard; /* its limit, in status.hard's array */
+    ptrdiff_t used;             /* its index in status.used, or -1 when there is none */
+    int res;                    /* its adm_res_t, or -1 */
+} tracked_t;
+
+/*
+ * A quota as one evaluator sees it: the status.hard entries it tracks (MatchingResources), in
+ * status.hard's order. Its indexes point into the lists it was made from, so it is only used with
+ * those, unchanged but for quantities added in place (a batch's charge never adds a name: every
+ * name a check charges is tracked, and one missing from status.used refuses the request).
+ */
+typedef struct view_s {
+    const tracked_t *t;
+    size_t n;
+    size_t nmissing;     /* tracked entries status.used lacks */
+    unsigned validation; /* pod evaluator: bit k when POD_VALIDATION[k]'s name is tracked */
+} view_t;
+
+static int view_make(adm_arena_t *a, const ev_t *ev, const adm_rlist_t *hard, const adm_rlist_t *used,
+                     view_t *v)
+{
+    tracked_t *t = adm_arena_alloc(a, (hard->n + 1) * sizeof(*t));
+
+    memset(v, 0, sizeof(*v));
+    if (t == NULL) {
+        return ADM_ENOMEM;
+    }
+    for (size_t k = 0; k < hard->n; k++) {
+        const adm_quantity_t *u;
+        tracked_t *e = &t[v->n];
+
+        if (!ev_tracks(ev, hard->names[k])) {
+            continue;
+        }
+        u = adm_rlist_find(used, hard->names[k]);
+        e->name = hard->names[k];
+        e->hard = &hard->qs[k];
+        e->used = u != NULL ? u - used->qs : -1;
+        e->res = res_of(e->name);
+        v->nmissing += u == NULL;
+        for (size_t j = 0; ev->kind == EV_POD && j < POD_NVALIDATION; j++) {
+            v->validation |= e->res == (int)POD_VALIDATION[j].name ? 1u << j : 0;
+        }
+        v->n++;
+    }
+    v->t = t;
+    return 0;
+}
+
+/* Whether v tracks name (its text). */
+static bool view_has(const view_t *v, const char *name)
+{
+    for (size_t k = 0; k < v->n; k++) {
+        if (v->t[k].name == name || strcmp(v->t[k].name, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The usage of t's name, or NULL. */
+static const adm_quantity_t *usage_of(const usage_t *u, const tracked_t *t)
+{
+    if (t->res >= 0) {
+        return u->at[t->res] >= 0 ? &u->l.qs[u->at[t->res]] : NULL;
+    }
+    return adm_rlist_find(&u->l, t->name); /* hugepages, extended resources, storage classes ... */
 }
 
 /* ---- scopes ---- */
@@ -363,6 +555,47 @@ static bool quota_scopes_match(const ev_t *ev, yyjson_val *quota, yyjson_val *ob
         }
     }
     return true;
+}
+
+/* Whether the quota names a scope at all: one that does not matches every object. */
+static bool quota_scoped(yyjson_val *quota)
+{
+    return yyjson_arr_size(adm_json_path(quota, "spec", "scopes", NULL)) > 0 ||
+           yyjson_arr_size(adm_json_path(quota, "spec", "scopeSelector", "matchExpressions", NULL)) > 0;
+}
+
+/*
+ * What a check needs of a quota beyond its lists, worked out when the quota is parsed: whether it
+ * has scopes, and the views of the evaluators whose tracked names are fixed (an object count's
+ * depend on the request's resource). Kept with the parse (parsed_cache.h), so it goes when the
+ * quota changes; a quota read otherwise (a batch's) has none, and each check works it out.
+ */
+typedef struct rq_prep_s {
+    bool scoped;
+    view_t views[EV_SERVICE + 1]; /* by ev_kind_t: EV_POD, EV_PVC, EV_SERVICE */
+} rq_prep_t;
+
+static int prep_make(adm_arena_t *a, yyjson_val *quota, const adm_rlist_t *hard, const adm_rlist_t *used,
+                     rq_prep_t *p)
+{
+    int err = 0;
+
+    p->scoped = quota_scoped(quota);
+    for (int k = EV_POD; err == 0 && k <= EV_SERVICE; k++) {
+        ev_t ev = {.kind = (ev_kind_t)k};
+
+        err = view_make(a, &ev, hard, used, &p->views[k]);
+    }
+    return err;
+}
+
+/* generic.Matches' scope half, skipped for a quota without scopes (prep may be NULL). */
+static bool quota_matches(const ev_t *ev, const adm_quota_t *q, const rq_prep_t *prep, yyjson_val *obj)
+{
+    if (prep != NULL ? !prep->scoped : !quota_scoped(q->obj)) {
+        return true;
+    }
+    return quota_scopes_match(ev, q->obj, obj);
 }
 
 /* ---- limitedResources (the plugin's Configuration) ---- */
@@ -520,6 +753,7 @@ static yyjson_val *const *live_quotas(adm_attrs_t *attrs, size_t *n)
 /* A quota's lists as the parsed cache keeps them (nothing points into the object). */
 typedef struct rq_parsed_s {
     adm_rlist_t hard, used;
+    rq_prep_t prep; /* made from the two lists above, and the object's spec */
 } rq_parsed_t;
 
 /*
@@ -545,29 +779,32 @@ static int quota_parse(adm_arena_t *a, yyjson_val *obj, void **out)
     if (err == 0) {
         err = adm_rlist_own(a, &p->hard);
     }
-    return err == 0 ? adm_rlist_own(a, &p->used) : err;
+    if (err == 0) {
+        err = adm_rlist_own(a, &p->used);
+    }
+    return err == 0 ? prep_make(a, obj, &p->hard, &p->used, &p->prep) : err;
 }
 
 /*
- * adm_quota_list without a reserver (no API connection, so no version admitd wrote to prefer):
- * each quota's lists from the parsed cache, status.used copied for the request (a check charges
- * it in place), status.hard shared (only read).
+ * adm_quota_list without a reserver (no API connection, so no version admitd wrote to prefer) for
+ * items[0..n), the cluster state's quotas of the namespace: each quota's lists and prep from the
+ * parsed cache, shared, not copied: the check of such a request charges nothing (check_quotas
+ * without charge), so it only reads them.
  */
-static int quota_list_parsed(adm_parsed_cache_t *parsed, adm_attrs_t *attrs, adm_quota_t **out, size_t *n)
+static int quota_list_parsed(adm_parsed_cache_t *parsed, adm_attrs_t *attrs, yyjson_val *const *items,
+                             size_t n, adm_quota_t **out)
 {
-    yyjson_val *const *items =
-        adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", attrs->req->namespace_, n);
     adm_quota_t *q;
 
     *out = NULL;
-    if (*n == 0) {
+    if (n == 0) {
         return 0;
     }
-    q = adm_arena_calloc(attrs->arena, *n, sizeof(*q));
+    q = adm_arena_calloc(attrs->arena, n, sizeof(*q));
     if (q == NULL) {
         return ADM_ENOMEM;
     }
-    for (size_t i = 0; i < *n; i++) {
+    for (size_t i = 0; i < n; i++) {
         yyjson_val *meta = adm_json_get(items[i], "metadata");
         const void *kept;
         int err = adm_parsed_cache_get(parsed, attrs, items[i], &kept);
@@ -583,9 +820,8 @@ static int quota_list_parsed(adm_parsed_cache_t *parsed, adm_attrs_t *attrs, adm
             const rq_parsed_t *p = kept;
 
             q[i].hard = p->hard;
-            if (adm_rlist_copy(attrs->arena, &p->used, &q[i].used) != 0) {
-                return ADM_ENOMEM;
-            }
+            q[i].used = p->used;
+            q[i].prepared = &p->prep;
         }
     }
     *out = q;
@@ -684,43 +920,29 @@ static const char *sorted_join(adm_arena_t *a, const char **names, size_t n, con
 
 /*
  * Constraints of the pod evaluator: a quota on cpu or memory needs every container to state them
- * (kube's backward-compatibility rule). Returns "" when satisfied, the error text, or NULL (memory).
- * A container's usage (podComputeUsageHelper) has cpu and requests.cpu when its requests have cpu,
- * limits.cpu when its limits do, and so for memory: those are what is looked at, in the lists the
- * pod's totals and LimitRanger read too.
+ * (kube's backward-compatibility rule); wanted has bit k when the quota tracks POD_VALIDATION[k]'s
+ * name. Returns "" when satisfied, the error text, or NULL (memory). A container's usage
+ * (podComputeUsageHelper) has cpu and requests.cpu when its requests have cpu, limits.cpu when its
+ * limits do, and so for memory: those are what is looked at, in the lists the pod's totals and
+ * LimitRanger read too.
  */
-static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const adm_rlist_t *restricted)
+static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, unsigned wanted)
 {
-    /* the validation names, sorted, with the resource and the list (0 requests, 1 limits) giving each */
-    static const struct {
-        adm_res_t name, resource;
-        int list;
-    } validation[] = {{ADM_RES_CPU, ADM_RES_CPU, 0},
-                      {ADM_RES_LIMITS_CPU, ADM_RES_CPU, 1},
-                      {ADM_RES_LIMITS_MEMORY, ADM_RES_MEMORY, 1},
-                      {ADM_RES_MEMORY, ADM_RES_MEMORY, 0},
-                      {ADM_RES_REQUESTS_CPU, ADM_RES_CPU, 0},
-                      {ADM_RES_REQUESTS_MEMORY, ADM_RES_MEMORY, 0}};
-    static const char *const lists[] = {"containers", "initContainers"};
-    size_t ncont = yyjson_arr_size(adm_json_path(pod, "spec", "containers", NULL)) +
-                   yyjson_arr_size(adm_json_path(pod, "spec", "initContainers", NULL));
+    yyjson_val *spec = adm_json_get(pod, "spec");
+    yyjson_val *lists[2] = {adm_json_get(spec, "containers"), adm_json_get(spec, "initContainers")};
+    size_t ncont = yyjson_arr_size(lists[0]) + yyjson_arr_size(lists[1]);
     const char **names, **cnames;
-    const adm_rlist_t **have; /* per container: requests, limits */
+    unsigned *has; /* per container: bit 2 * list + (0 cpu, 1 memory) when that list states it */
     const char *text = NULL, *bad;
     size_t nc = 0;
-    bool wanted[6], any = false;
 
-    for (size_t k = 0; k < 6; k++) {
-        wanted[k] = adm_rlist_find(restricted, adm_res(validation[k].name)) != NULL;
-        any = any || wanted[k];
-    }
-    if (!any) {
+    if (wanted == 0) {
         return "";
     }
     names = adm_arena_alloc(a, (ncont + 1) * sizeof(*names));
     cnames = adm_arena_alloc(a, (ncont + 1) * sizeof(*cnames));
-    have = adm_arena_alloc(a, 2 * (ncont + 1) * sizeof(*have));
-    if (names == NULL || cnames == NULL || have == NULL) {
+    has = adm_arena_alloc(a, (ncont + 1) * sizeof(*has));
+    if (names == NULL || cnames == NULL || has == NULL) {
         return NULL;
     }
     /* each container once, in kube's order (containers, then init containers) */
@@ -728,17 +950,18 @@ static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const adm_rl
         yyjson_arr_iter it;
         yyjson_val *c;
 
-        yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
+        yyjson_arr_iter_init(lists[l], &it);
         for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
             yyjson_val *res = adm_json_get(c, "resources");
+            const adm_rlist_t *have[2];
             int err;
 
             if (!yyjson_is_obj(c)) {
                 continue; /* not a container: kube-apiserver would not have decoded the pod */
             }
-            err = adm_rlist_read_kept(a, adm_json_get(res, "requests"), &have[2 * nc], &bad);
+            err = adm_rlist_read_kept(a, adm_json_get(res, "requests"), &have[0], &bad);
             if (err == 0) {
-                err = adm_rlist_read_kept(a, adm_json_get(res, "limits"), &have[2 * nc + 1], &bad);
+                err = adm_rlist_read_kept(a, adm_json_get(res, "limits"), &have[1], &bad);
             }
             if (err == ADM_EINVAL) {
                 return ""; /* a malformed quantity: the pod's own decoding rejects it */
@@ -746,24 +969,33 @@ static const char *pod_constraints(adm_arena_t *a, yyjson_val *pod, const adm_rl
             if (err != 0) {
                 return NULL;
             }
+            /* read lists hold the interned names: cpu and memory are found by their pointers */
+            has[nc] = 0;
+            for (size_t w = 0; w < 2; w++) {
+                for (size_t i = 0; i < have[w]->n; i++) {
+                    has[nc] |= have[w]->names[i] == adm_res(ADM_RES_CPU)      ? 1u << (2 * w)
+                               : have[w]->names[i] == adm_res(ADM_RES_MEMORY) ? 1u << (2 * w + 1)
+                                                                              : 0;
+                }
+            }
             cnames[nc++] = adm_json_str(c, "name");
         }
     }
-    for (size_t k = 0; k < 6; k++) {
+    for (size_t k = 0; k < POD_NVALIDATION; k++) {
+        unsigned need = 1u << (2 * POD_VALIDATION[k].list + (POD_VALIDATION[k].resource == ADM_RES_MEMORY));
         size_t n = 0;
 
-        if (!wanted[k]) {
+        if ((wanted & 1u << k) == 0) {
             continue;
         }
         for (size_t i = 0; i < nc; i++) {
-            if (adm_rlist_find(have[2 * i + (size_t)validation[k].list], adm_res(validation[k].resource)) ==
-                NULL) {
+            if ((has[i] & need) == 0) {
                 names[n++] = cnames[i];
             }
         }
         if (n > 0) {
-            const char *part =
-                adm_arena_printf(a, "%s for: %s", adm_res(validation[k].name), sorted_join(a, names, n, ","));
+            const char *part = adm_arena_printf(a, "%s for: %s", adm_res(POD_VALIDATION[k].name),
+                                                sorted_join(a, names, n, ","));
 
             text = text == NULL ? part : adm_arena_printf(a, "%s; %s", text, part);
         }
@@ -936,19 +1168,6 @@ static bool all_zero(const adm_rlist_t *l)
     return true;
 }
 
-/* quota.Mask(quota.RemoveZeros(delta), hard names): what the request adds to a quota. */
-static int requested_of(adm_arena_t *a, const adm_rlist_t *delta, const adm_rlist_t *hard, adm_rlist_t *out)
-{
-    memset(out, 0, sizeof(*out));
-    for (size_t k = 0; k < delta->n; k++) {
-        if (!adm_quantity_is_zero(&delta->qs[k]) && adm_rlist_find(hard, delta->names[k]) != NULL &&
-            adm_rlist_append(a, out, delta->names[k], &delta->qs[k]) != 0) {
-            return ADM_ENOMEM;
-        }
-    }
-    return 0;
-}
-
 /*
  * quota.Add(used, requested) into the quota's status.used, in a (the running quotas outlive the
  * request: a name new to the list is copied, and no quantity keeps the request's text).
@@ -982,79 +1201,138 @@ static int charge(adm_arena_t *a, adm_quota_t *q, const adm_rlist_t *requested)
 /* The names of usage's negative entries, sorted, or "" (NULL: out of memory). */
 static const char *negative_names(adm_arena_t *a, const adm_rlist_t *usage)
 {
-    const char **neg = adm_arena_alloc(a, (usage->n + 1) * sizeof(*neg));
+    const char **neg;
     size_t nneg = 0;
 
+    for (size_t k = 0; k < usage->n; k++) {
+        nneg += adm_quantity_sign(&usage->qs[k]) < 0;
+    }
+    if (nneg == 0) {
+        return "";
+    }
+    neg = adm_arena_alloc(a, nneg * sizeof(*neg));
     if (neg == NULL) {
         return NULL;
     }
+    nneg = 0;
     for (size_t k = 0; k < usage->n; k++) {
         if (adm_quantity_sign(&usage->qs[k]) < 0) {
             neg[nneg++] = usage->names[k];
         }
     }
-    return nneg == 0 ? "" : sorted_join(a, neg, nneg, ",");
+    return sorted_join(a, neg, nneg, ",");
+}
+
+/* What a check holds for each quota it charges (all empty for the others). */
+typedef struct charge_s {
+    const view_t *view;    /* what the evaluator tracks of the quota */
+    const usage_t *delta;  /* what the request adds to it */
+    adm_rlist_t requested; /* delta masked by the tracked names, zeros dropped (only to charge) */
+} charge_t;
+
+/*
+ * The entries of requested (quota.Mask(quota.RemoveZeros(delta), hard names)) the quota cannot
+ * take: their names into keys, their requested values into *over (sized when the first one
+ * comes), or ADM_ENOMEM; when charge_them, c->requested too (every name of a usage is one its
+ * evaluator tracks, so the tracked names of status.hard are all that can match).
+ */
+static int exceeded_of(adm_arena_t *a, const adm_quota_t *q, charge_t *c, bool charge_them,
+                       const char ***keys, adm_rlist_t *over)
+{
+    const view_t *v = c->view;
+
+    if (charge_them) {
+        c->requested.names = adm_arena_alloc(a, (v->n + 1) * sizeof(*c->requested.names));
+        c->requested.qs = adm_arena_alloc(a, (v->n + 1) * sizeof(*c->requested.qs));
+        if (c->requested.names == NULL || c->requested.qs == NULL) {
+            return ADM_ENOMEM;
+        }
+        c->requested.cap = v->n + 1;
+    }
+    memset(over, 0, sizeof(*over));
+    for (size_t k = 0; k < v->n; k++) {
+        const tracked_t *t = &v->t[k];
+        const adm_quantity_t *d = usage_of(c->delta, t);
+        adm_quantity_t now;
+
+        if (d == NULL || adm_quantity_is_zero(d)) {
+            continue;
+        }
+        if (charge_them) {
+            put(&c->requested, t->name, d);
+        }
+        now = t->used >= 0 ? q->used.qs[t->used] : ZERO;
+        if (adm_quantity_add(&now, d) == 0 && adm_quantity_cmp(&now, t->hard) <= 0) {
+            continue;
+        }
+        if (over->names == NULL) {
+            over->names = adm_arena_alloc(a, v->n * sizeof(*over->names));
+            over->qs = adm_arena_alloc(a, v->n * sizeof(*over->qs));
+            *keys = adm_arena_alloc(a, v->n * sizeof(**keys));
+            if (over->names == NULL || over->qs == NULL || *keys == NULL) {
+                return ADM_ENOMEM;
+            }
+            over->cap = v->n;
+        }
+        (*keys)[over->n] = t->name;
+        put(over, t->name, d);
+    }
+    return 0;
 }
 
 /*
- * kube's CheckRequest against quotas[0..n) (quota_reserve.h's adm_quota_check_fn): the quotas that
- * match the object and track what it uses, their constraints and usage stats, the object's usage
- * (on an update what it adds to each quota the old object matched too, else all of it), the
- * limited resources and scopes of the configuration, then each quota's hard limit; on success the
- * usage is added to the quotas it charges. arg is the configuration (rq_state_t, may be NULL).
+ * kube's CheckRequest against quotas[0..n) for the object ev evaluates: the quotas that match the
+ * object and track what it uses, their constraints and usage stats, the object's usage (on an
+ * update what it adds to each quota the old object matched too, else all of it), the limited
+ * resources and scopes of the configuration, then each quota's hard limit; on success, when
+ * charge_them, the usage is added to the quotas it charges (else the quotas are only read). cfg
+ * may be NULL.
  */
-static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quota_t *quotas, size_t n,
-                         adm_status_t *st, bool *charged)
+static int check_quotas(const rq_state_t *cfg, adm_attrs_t *attrs, const ev_t *ev, adm_arena_t *qa,
+                        adm_quota_t *quotas, size_t n, bool charge_them, adm_status_t *st, bool *charged)
 {
-    const rq_state_t *cfg = arg;
     adm_arena_t *a = attrs->arena;
     yyjson_val *obj, *old;
-    adm_rlist_t usage, prev, sub, restricted_all, *requested;
-    const adm_rlist_t **delta, *delta_none;
-    const char **keys, *uncovered, *neg;
+    usage_t usage, prev, sub;
+    charge_t *ch;
+    const usage_t *delta_none;
+    const char *uncovered, *neg;
     const char *limited_text = NULL;
-    size_t nmatch = 0, nlimited, nuncovered = 0;
+    size_t nmatch = 0;
     bool have_sub = false, any = false;
-    ev_t ev;
     int err;
 
     *charged = false;
-    if (!pick_evaluator(attrs, &ev)) {
-        return ADM_OK;
-    }
     if (n == 0 && (cfg == NULL || cfg->nlimited == 0)) {
         return ADM_OK;
     }
     obj = adm_attrs_object(attrs);
-    delta = adm_arena_calloc(a, n + 1, sizeof(*delta));
-    requested = adm_arena_calloc(a, n + 1, sizeof(*requested));
-    if (obj == NULL || delta == NULL || requested == NULL) {
+    ch = adm_arena_calloc(a, n + 1, sizeof(*ch));
+    if (obj == NULL || ch == NULL) {
         return adm_status_nomem(st);
     }
-    memset(&restricted_all, 0, sizeof(restricted_all));
     for (size_t i = 0; i < n; i++) {
-        adm_rlist_t restricted;
-        const char **missing;
-        size_t nmissing = 0;
+        const rq_prep_t *prep = quotas[i].usable ? quotas[i].prepared : NULL;
+        const view_t *v;
 
-        if (!quotas[i].usable || !quota_scopes_match(&ev, quotas[i].obj, obj)) {
+        if (!quotas[i].usable || !quota_matches(ev, &quotas[i], prep, obj)) {
             continue;
         }
-        memset(&restricted, 0, sizeof(restricted));
-        for (size_t k = 0; k < quotas[i].hard.n; k++) {
-            const char *name = quotas[i].hard.names[k];
+        if (prep != NULL && ev->kind != EV_COUNT) {
+            v = &prep->views[ev->kind];
+        } else {
+            view_t *own = adm_arena_alloc(a, sizeof(*own));
 
-            if (ev_tracks(&ev, name) &&
-                (adm_rlist_append(a, &restricted, name, &quotas[i].hard.qs[k]) != 0 ||
-                 adm_rlist_set(a, &restricted_all, name, &quotas[i].hard.qs[k]) != 0)) {
+            if (own == NULL || view_make(a, ev, &quotas[i].hard, &quotas[i].used, own) != 0) {
                 return adm_status_nomem(st);
             }
+            v = own;
         }
-        if (restricted.n == 0) {
+        if (v->n == 0) {
             continue;
         }
-        if (ev.kind == EV_POD) {
-            const char *why = pod_constraints(a, obj, &restricted);
+        if (ev->kind == EV_POD) {
+            const char *why = pod_constraints(a, obj, v->validation);
 
             if (why == NULL) {
                 return adm_status_nomem(st);
@@ -1063,22 +1341,23 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
                 return adm_status_forbidden(st, attrs, "failed quota: %s: %s", quotas[i].name, why);
             }
         }
-        missing = adm_arena_alloc(a, restricted.n * sizeof(*missing));
-        if (missing == NULL) {
-            return adm_status_nomem(st);
-        }
-        for (size_t k = 0; k < restricted.n; k++) {
-            missing[k] = restricted.names[k];
-            nmissing += adm_rlist_find(&quotas[i].used, restricted.names[k]) == NULL;
-        }
-        if (nmissing > 0) {
+        if (v->nmissing > 0) {
+            const char **missing = adm_arena_alloc(a, v->n * sizeof(*missing));
+
+            if (missing == NULL) {
+                return adm_status_nomem(st);
+            }
+            for (size_t k = 0; k < v->n; k++) {
+                missing[k] = v->t[k].name;
+            }
             return adm_status_forbidden(st, attrs, "status unknown for quota: %s, resources: %s",
-                                        quotas[i].name, sorted_join(a, missing, restricted.n, ","));
+                                        quotas[i].name, sorted_join(a, missing, v->n, ","));
         }
-        delta[i] = &usage; /* interesting: charged the object's usage unless an update says less */
+        ch[i].view = v;
+        ch[i].delta = &usage; /* interesting: charged the object's usage unless an update says less */
         nmatch++;
     }
-    err = ev_usage(a, &ev, obj, &usage);
+    err = ev_usage(a, ev, obj, &usage);
     if (err == ADM_EINVAL) {
         return ADM_OK; /* a malformed quantity: the object's own decoding rejects it */
     }
@@ -1087,24 +1366,33 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
                    ? adm_status_nomem(st)
                    : adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
     }
-    keys = adm_arena_alloc(a, (usage.n + 1) * sizeof(*keys));
-    if (keys == NULL) {
-        return adm_status_nomem(st);
-    }
-    /* hasNoCoveringQuota, from the object's whole usage */
-    nlimited = limited_names(cfg, attrs, &usage, keys);
-    for (size_t k = 0; k < nlimited; k++) {
-        if (adm_rlist_find(&restricted_all, keys[k]) == NULL) {
-            keys[nuncovered++] = keys[k];
-        }
-    }
-    if (nuncovered > 0) {
-        limited_text = sorted_join(a, keys, nuncovered, ",");
-        if (limited_text == NULL) {
+    /* hasNoCoveringQuota, from the object's whole usage: a quota charged covers what it tracks */
+    if (cfg != NULL && cfg->nlimited > 0) {
+        const char **keys = adm_arena_alloc(a, (usage.l.n + 1) * sizeof(*keys));
+        size_t nlimited, nuncovered = 0;
+
+        if (keys == NULL) {
             return adm_status_nomem(st);
         }
+        nlimited = limited_names(cfg, attrs, &usage.l, keys);
+        for (size_t k = 0; k < nlimited; k++) {
+            bool covered = false;
+
+            for (size_t i = 0; i < n && !covered; i++) {
+                covered = ch[i].view != NULL && view_has(ch[i].view, keys[k]);
+            }
+            if (!covered) {
+                keys[nuncovered++] = keys[k];
+            }
+        }
+        if (nuncovered > 0) {
+            limited_text = sorted_join(a, keys, nuncovered, ",");
+            if (limited_text == NULL) {
+                return adm_status_nomem(st);
+            }
+        }
     }
-    neg = negative_names(a, &usage);
+    neg = negative_names(a, &usage.l);
     if (neg == NULL) {
         return adm_status_nomem(st);
     }
@@ -1119,39 +1407,40 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
     /* an old object without a resourceVersion is an update that creates: charged in full */
     if (attrs->req->operation == ADM_OP_UPDATE &&
         *adm_json_str(adm_json_get(old, "metadata"), "resourceVersion") != '\0' &&
-        ev_usage(a, &ev, old, &prev) == 0) {
+        ev_usage(a, ev, old, &prev) == 0) {
         /* SubtractWithNonNegativeResult: what the update adds, never less than nothing */
         memset(&sub, 0, sizeof(sub));
-        for (size_t k = 0; k < usage.n; k++) {
-            const adm_quantity_t *was = adm_rlist_find(&prev, usage.names[k]);
-            adm_quantity_t q = usage.qs[k];
+        for (size_t k = 0; k < usage.l.n; k++) {
+            const adm_quantity_t *was = adm_rlist_find(&prev.l, usage.l.names[k]);
+            adm_quantity_t q = usage.l.qs[k];
 
             if (was != NULL && adm_quantity_sub(&q, was) != 0) {
                 return adm_status_forbidden(st, attrs, "resource totals exceed what admitd can add up");
             }
-            if (adm_rlist_append(a, &sub, usage.names[k], adm_quantity_sign(&q) > 0 ? &q : &ZERO) != 0) {
+            if (adm_rlist_append(a, &sub.l, usage.l.names[k], adm_quantity_sign(&q) > 0 ? &q : &ZERO) != 0) {
                 return adm_status_nomem(st);
             }
         }
+        memcpy(sub.at, usage.at, sizeof(sub.at)); /* the same names at the same places */
         have_sub = true;
         /* only the quotas the old object was charged to: the others get all of it */
         for (size_t i = 0; i < n; i++) {
-            if (delta[i] != NULL && quota_scopes_match(&ev, quotas[i].obj, old)) {
-                delta[i] = &sub;
+            if (ch[i].delta != NULL && quota_matches(ev, &quotas[i], quotas[i].prepared, old)) {
+                ch[i].delta = &sub;
             }
         }
     }
     delta_none = have_sub ? &sub : &usage;
     for (size_t i = 0; i < n; i++) {
-        any = any || (delta[i] != NULL && !all_zero(delta[i]));
+        any = any || (ch[i].delta != NULL && !all_zero(&ch[i].delta->l));
     }
-    if (nmatch > 0 ? !any : all_zero(delta_none)) {
+    if (nmatch > 0 ? !any : all_zero(&delta_none->l)) {
         return ADM_OK; /* no remaining non-zero usage */
     }
     if (limited_text != NULL) {
         return adm_status_forbidden(st, attrs, "insufficient quota to consume: %s", limited_text);
     }
-    uncovered = uncovered_scopes(a, cfg, &ev, obj, quotas, n);
+    uncovered = uncovered_scopes(a, cfg, ev, obj, quotas, n);
     if (uncovered == NULL) {
         return adm_status_nomem(st);
     }
@@ -1163,27 +1452,19 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
         return ADM_OK;
     }
     for (size_t i = 0; i < n; i++) {
-        size_t nexceeded = 0;
+        const char **keys = NULL;
+        adm_rlist_t over;
 
-        if (delta[i] == NULL) {
+        if (ch[i].delta == NULL) {
             continue;
         }
-        if (requested_of(a, delta[i], &quotas[i].hard, &requested[i]) != 0) {
+        if (exceeded_of(a, &quotas[i], &ch[i], charge_them, &keys, &over) != 0) {
             return adm_status_nomem(st);
         }
-        for (size_t k = 0; k < requested[i].n; k++) {
-            const adm_quantity_t *limit = adm_rlist_find(&quotas[i].hard, requested[i].names[k]),
-                                 *was = adm_rlist_find(&quotas[i].used, requested[i].names[k]);
-            adm_quantity_t now = was != NULL ? *was : ZERO;
-
-            if (adm_quantity_add(&now, &requested[i].qs[k]) != 0 || adm_quantity_cmp(&now, limit) > 0) {
-                keys[nexceeded++] = requested[i].names[k];
-            }
-        }
-        if (nexceeded > 0) {
-            const char *want = pretty(a, &requested[i], keys, nexceeded);
-            const char *was = pretty(a, &quotas[i].used, keys, nexceeded);
-            const char *limited = pretty(a, &quotas[i].hard, keys, nexceeded);
+        if (over.n > 0) {
+            const char *want = pretty(a, &over, keys, over.n);
+            const char *was = pretty(a, &quotas[i].used, keys, over.n);
+            const char *limited = pretty(a, &quotas[i].hard, keys, over.n);
 
             if (want == NULL || was == NULL || limited == NULL) {
                 return adm_status_nomem(st);
@@ -1193,9 +1474,9 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
         }
     }
     /* the request fits every quota: its usage goes into each one it charges */
-    for (size_t i = 0; i < n; i++) {
-        if (delta[i] != NULL && requested[i].n > 0) {
-            err = charge(qa, &quotas[i], &requested[i]);
+    for (size_t i = 0; charge_them && i < n; i++) {
+        if (ch[i].delta != NULL && ch[i].requested.n > 0) {
+            err = charge(qa, &quotas[i], &ch[i].requested);
             if (err != 0) {
                 return err == ADM_ENOMEM
                            ? adm_status_nomem(st)
@@ -1207,8 +1488,28 @@ static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quo
     return ADM_OK;
 }
 
-/* The check of a request against its n quotas (cached or live), or its wait in the batch. */
-static int evaluate(rq_owner_t *o, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async, size_t n)
+/*
+ * kube's CheckRequest as a batch runs it (quota_reserve.h's adm_quota_check_fn): the usage is
+ * charged to the quotas the batch holds. arg is the configuration (rq_state_t, may be NULL).
+ */
+static int check_request(void *arg, adm_attrs_t *attrs, adm_arena_t *qa, adm_quota_t *quotas, size_t n,
+                         adm_status_t *st, bool *charged)
+{
+    ev_t ev;
+
+    *charged = false;
+    if (!pick_evaluator(attrs, &ev)) {
+        return ADM_OK;
+    }
+    return check_quotas(arg, attrs, &ev, qa, quotas, n, true, st, charged);
+}
+
+/*
+ * The check of a request (of the object ev evaluates) against its n quotas, items (the cluster
+ * state's or the live LIST's), or its wait in the batch.
+ */
+static int evaluate(rq_owner_t *o, adm_attrs_t *attrs, const ev_t *ev, adm_status_t *st, adm_async_t *async,
+                    yyjson_val *const *items, size_t n)
 {
     const rq_state_t *cfg = o != NULL ? &o->st : NULL;
     const adm_review_request_t *req = attrs->req;
@@ -1223,11 +1524,12 @@ static int evaluate(rq_owner_t *o, adm_attrs_t *attrs, adm_status_t *st, adm_asy
         return adm_quota_reserver_submit(o->reserver, attrs, async);
     }
     if (o != NULL && o->reserver == NULL
-            ? quota_list_parsed(o->parsed, attrs, &quotas, &n) != 0
+            ? quota_list_parsed(o->parsed, attrs, items, n, &quotas) != 0
             : adm_quota_list(o != NULL ? o->reserver : NULL, attrs, attrs->arena, &quotas, &n) != 0) {
         return adm_status_nomem(st);
     }
-    return check_request((void *)cfg, attrs, attrs->arena, quotas, n, st, &charged);
+    /* nothing is written for this request: the check only reads the quotas (shared, from the cache) */
+    return check_quotas(cfg, attrs, ev, attrs->arena, quotas, n, false, st, &charged);
 }
 
 static void remember_live(adm_attrs_t *attrs, yyjson_val *const *items, size_t n)
@@ -1247,11 +1549,13 @@ static void on_live_quotas(adm_attrs_t *attrs, adm_async_t *async, int rc, yyjso
                            const adm_call_result_t *res, yyjson_val *body, const char *err, void *arg)
 {
     adm_status_t st;
+    ev_t ev;
 
     memset(&st, 0, sizeof(st));
     if (rc == ADM_OK) {
         remember_live(attrs, items, n);
-        rc = evaluate(arg, attrs, &st, async, n);
+        (void)pick_evaluator(attrs, &ev); /* validate_async asked: it handles the request */
+        rc = evaluate(arg, attrs, &ev, &st, async, items, n);
         if (rc == ADM_AGAIN) {
             return; /* waiting in its namespace's batch now */
         }
@@ -1282,7 +1586,7 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
     if (req->namespace_[0] == '\0' || !pick_evaluator(attrs, &ev)) {
         return ADM_OK;
     }
-    (void)adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", req->namespace_, &n);
+    items = adm_cluster_state_list(adm_plugin_cluster(attrs), "", "ResourceQuota", req->namespace_, &n);
     if (n == 0 && o != NULL && o->live != NULL && async != NULL && adm_live_call_possible(attrs) &&
         adm_live_namespace_name(req->namespace_)) {
         rc = adm_list_cache_get(o->live, attrs, async, &items, &n, on_live_quotas, o);
@@ -1291,7 +1595,7 @@ static int validate_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm
         }
         remember_live(attrs, items, n);
     }
-    return evaluate(o, attrs, st, async, n);
+    return evaluate(o, attrs, &ev, st, async, items, n);
 }
 
 /* Without a chain to resume (unit tests): the check alone. */

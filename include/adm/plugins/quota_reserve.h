@@ -47,6 +47,7 @@ typedef struct adm_quota_s {
     adm_rlist_t hard, used; /* status.hard, status.used */
     bool usable;            /* both lists parse: kube-apiserver could not hold one that does not */
     bool changed;           /* the check charged it: status.used is no longer what was read */
+    const void *prepared;   /* the plugin's own reading of obj kept with its parse, or NULL */
 } adm_quota_t;
 
 /** Reads obj into q (names and quantities point into obj). Returns 0 or ADM_ENOMEM. */

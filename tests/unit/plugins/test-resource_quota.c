@@ -23,6 +23,14 @@
 
 static adm_cluster_state_t *cluster;
 
+/*
+ * The plugin as admitd configures it without an API connection: its quotas parsed once into its
+ * parsed cache with what a check needs prepared (the tracked names of each evaluator, the scopes),
+ * and reused by the next request. run_full checks each request through it too (twice: parsed,
+ * then from the cache) against the plugin without a state, which reads its quotas itself.
+ */
+static void *cached;
+
 /* After each test (pt_group_setup before it): pt_group_teardown, and the test's cluster state freed. */
 static int teardown(void **state)
 {
@@ -30,6 +38,8 @@ static int teardown(void **state)
 
     adm_cluster_state_free(cluster);
     cluster = NULL;
+    adm_plugin_resource_quota.free_state(cached);
+    cached = NULL;
     return rc;
 }
 
@@ -74,9 +84,23 @@ static pt_result_t run_full(const char *op, const char *resource, const char *su
 {
     pt_request_t r = pt_core_request(op, resource, kind, "test", obj, old);
 
+    pt_result_t plain, kept;
+    char err[256];
+
     r.group = group;
     r.sub_resource = sub;
-    return pt_run(pt_arena, &adm_plugin_resource_quota, NULL, 'v', &r);
+    plain = pt_run(pt_arena, &adm_plugin_resource_quota, NULL, 'v', &r);
+    if (cached == NULL) {
+        assert_int_equal(pt_configure(&adm_plugin_resource_quota, NULL, NULL, &cached, err, sizeof(err)), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        kept = pt_run(pt_arena, &adm_plugin_resource_quota, cached, 'v', &r);
+        assert_int_equal(kept.rc, plain.rc);
+        assert_int_equal(kept.status.code, plain.status.code);
+        assert_string_equal(kept.status.message != NULL ? kept.status.message : "",
+                            plain.status.message != NULL ? plain.status.message : "");
+    }
+    return plain;
 }
 
 static pt_result_t run(const char *op, const char *resource, const char *kind, const char *obj,
@@ -370,6 +394,50 @@ static void test_pod_resources(void **st)
     /* pod updates other than resize are not charged */
     expect_ok(run("UPDATE", "pods", "Pod", pod("p", 1, RES(CPU("1"), NONE), ""),
                   pod("p", 1, RES(CPU("1"), NONE), "")));
+}
+
+/* A stored pod p of one container with resources, as the old object of an update. */
+static const char *stored_pod(const char *resources, const char *extra)
+{
+    return adm_arena_printf(
+        pt_arena,
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+        "\"test\",\"resourceVersion\":\"1\"},\"spec\":{\"containers\":[{\"name\":\"c0\","
+        "\"image\":\"foo:V0\",\"resources\":%s}]%s}}",
+        resources, extra);
+}
+
+/*
+ * A pod's resize is charged what it adds over the old pod (pods and what did not grow: nothing), to
+ * the quotas the old pod matched too; in full without an old version or to a quota the old pod
+ * did not match.
+ */
+static void test_pod_resize(void **st)
+{
+    (void)st;
+    state(quota("quota", "", "{\"cpu\":\"3\",\"requests.cpu\":\"3\",\"memory\":\"10Gi\",\"pods\":\"5\"}",
+                "{\"pods\":\"5\",\"requests.cpu\":\"2\",\"memory\":\"1Gi\",\"cpu\":\"2\"}"));
+    expect_ok(run_full("UPDATE", "pods", "resize", "Pod", "", pod("p", 1, RES(CM("2", "1Gi"), NONE), ""),
+                       stored_pod(RES(CM("1", "1Gi"), NONE), "")));
+    expect_denied(run_full("UPDATE", "pods", "resize", "Pod", "", pod("p", 1, RES(CM("3", "1Gi"), NONE), ""),
+                           stored_pod(RES(CM("1", "1Gi"), NONE), "")),
+                  "pods \"p\" is forbidden: exceeded quota: quota, requested: cpu=2,requests.cpu=2, used: "
+                  "cpu=2,requests.cpu=2, limited: cpu=3,requests.cpu=3");
+    expect_denied(
+        run_full("UPDATE", "pods", "resize", "Pod", "", pod("p", 1, RES(CM("3", "1Gi"), NONE), ""),
+                 pod("p", 1, RES(CM("1", "1Gi"), NONE), "")),
+        "pods \"p\" is forbidden: exceeded quota: quota, requested: cpu=3,pods=1,requests.cpu=3, used: "
+        "cpu=2,pods=5,requests.cpu=2, limited: cpu=3,pods=5,requests.cpu=3");
+    state(quota("terminating", "\"scopes\":[\"Terminating\"]", "{\"pods\":\"5\",\"cpu\":\"10\"}",
+                "{\"pods\":\"5\",\"cpu\":\"0\"}"));
+    expect_denied(run_full("UPDATE", "pods", "resize", "Pod", "",
+                           pod("p", 1, RES(CM("2", "1Gi"), NONE), ",\"activeDeadlineSeconds\":60"),
+                           stored_pod(RES(CM("1", "1Gi"), NONE), "")),
+                  "pods \"p\" is forbidden: exceeded quota: terminating, requested: pods=1, used: pods=5, "
+                  "limited: pods=5");
+    expect_ok(run_full("UPDATE", "pods", "resize", "Pod", "",
+                       pod("p", 1, RES(CM("2", "1Gi"), NONE), ",\"activeDeadlineSeconds\":60"),
+                       stored_pod(RES(CM("1", "1Gi"), NONE), ",\"activeDeadlineSeconds\":60")));
 }
 
 #define CONFIG(limited)                                                                                      \
@@ -689,6 +757,73 @@ static void test_reserved_updates(void **st)
     expect_used("quota", "persistentvolumeclaims=1,requests.storage=15Gi", true);
 }
 
+/*
+ * A quota's names in any order and form: bare and requests. names, limits., hugepages, extended
+ * resources and names the pod evaluator does not track, each found in the pod's usage whatever its
+ * place there; a quota whose scopes the pod does not match is not looked at, one with an empty
+ * scope list is.
+ */
+static void test_tracked_names_any_order(void **st)
+{
+    static const char *const hard =
+        "{\"configmaps\":\"1\",\"requests.example.com/gpu\":\"2\",\"limits.memory\":\"1Gi\","
+        "\"hugepages-2Mi\":\"4Mi\",\"count/pods\":\"10\",\"example.com/fpga\":\"1\","
+        "\"requests.hugepages-2Mi\":\"4Mi\",\"ephemeral-storage\":\"1Gi\",\"requests.cpu\":\"1\","
+        "\"cpu\":\"1\",\"limits.ephemeral-storage\":\"1Gi\"}";
+    static const char *const used =
+        "{\"cpu\":\"0\",\"limits.ephemeral-storage\":\"0\",\"requests.cpu\":\"0\","
+        "\"ephemeral-storage\":\"0\",\"requests.hugepages-2Mi\":\"2Mi\",\"count/pods\":\"1\","
+        "\"hugepages-2Mi\":\"2Mi\",\"limits.memory\":\"0\",\"requests.example.com/gpu\":\"1\"}";
+    const char *full = quota("full", "\"scopeSelector\":{\"matchExpressions\":[" PC_IN "]}",
+                             "{\"pods\":\"1\"}", "{\"pods\":\"1\"}");
+    const char *fits = RES("{\"example.com/gpu\":\"1\",\"ephemeral-storage\":\"1Gi\",\"cpu\":\"500m\","
+                           "\"hugepages-2Mi\":\"2Mi\"}",
+                           "{\"hugepages-2Mi\":\"2Mi\",\"ephemeral-storage\":\"1Gi\",\"memory\":\"512Mi\"}");
+
+    (void)st;
+    state(adm_arena_printf(pt_arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}", full,
+                           quota("quota", "\"scopes\":[]", hard, used)));
+    expect_ok(run("CREATE", "pods", "Pod", pod("p", 1, fits, ""), NULL));
+    expect_denied(
+        run("CREATE", "pods", "Pod", pod("p", 2, fits, ""), NULL),
+        "pods \"p\" is forbidden: exceeded quota: quota, requested: ephemeral-storage=2Gi,"
+        "hugepages-2Mi=4Mi,limits.ephemeral-storage=2Gi,requests.example.com/gpu=2,"
+        "requests.hugepages-2Mi=4Mi, used: ephemeral-storage=0,hugepages-2Mi=2Mi,"
+        "limits.ephemeral-storage=0,requests.example.com/gpu=1,requests.hugepages-2Mi=2Mi, limited: "
+        "ephemeral-storage=1Gi,hugepages-2Mi=4Mi,limits.ephemeral-storage=1Gi,"
+        "requests.example.com/gpu=2,requests.hugepages-2Mi=4Mi");
+    /* the constraints follow the tracked names: requests.cpu and limits.memory */
+    expect_denied(
+        run("CREATE", "pods", "Pod", pod("p", 1, RES(NONE, NONE), ""), NULL),
+        "pods \"p\" is forbidden: failed quota: quota: must specify cpu for: c0; limits.memory for: "
+        "c0; requests.cpu for: c0");
+    /* the one tracked name status.used lacks (requests.ephemeral-storage) makes it unknown */
+    state(quota("quota", "",
+                "{\"requests.ephemeral-storage\":\"1Gi\",\"count/pods\":\"10\",\"requests.storage\":\"1\"}",
+                "{\"count/pods\":\"1\",\"requests.storage\":\"0\"}"));
+    expect_denied(run("CREATE", "pods", "Pod", pod("p", 1, fits, ""), NULL),
+                  "pods \"p\" is forbidden: status unknown for quota: quota, resources: "
+                  "count/pods,requests.ephemeral-storage");
+    /* the same quota in a batch, charged */
+    hold(adm_arena_printf(pt_arena, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,%s]}", full,
+                          quota("quota", "\"scopes\":[]", hard, used)));
+    expect_ok(charge_run("CREATE", "pods", "Pod", pod("p", 1, fits, ""), NULL));
+    expect_used("quota",
+                "count/pods=2,cpu=500m,ephemeral-storage=1Gi,hugepages-2Mi=4Mi,limits.ephemeral-storage=1Gi,"
+                "limits.memory=512Mi,requests.cpu=500m,requests.example.com/gpu=2,requests.hugepages-2Mi=4Mi",
+                true);
+    expect_used("full", "pods=1", false);
+    expect_denied(
+        charge_run("CREATE", "pods", "Pod", pod("q", 1, fits, ""), NULL),
+        "pods \"q\" is forbidden: exceeded quota: quota, requested: ephemeral-storage=1Gi,"
+        "hugepages-2Mi=2Mi,limits.ephemeral-storage=1Gi,requests.example.com/gpu=1,"
+        "requests.hugepages-2Mi=2Mi, used: ephemeral-storage=1Gi,hugepages-2Mi=4Mi,"
+        "limits.ephemeral-storage=1Gi,requests.example.com/gpu=2,requests.hugepages-2Mi=4Mi, limited: "
+        "ephemeral-storage=1Gi,hugepages-2Mi=4Mi,limits.ephemeral-storage=1Gi,"
+        "requests.example.com/gpu=2,requests.hugepages-2Mi=4Mi");
+    assert_false(charged);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -701,6 +836,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_services, pt_group_setup, teardown),
         cmocka_unit_test_setup_teardown(test_object_counts, pt_group_setup, teardown),
         cmocka_unit_test_setup_teardown(test_pod_resources, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_resize, pt_group_setup, teardown),
         cmocka_unit_test_setup_teardown(test_limited_scopes, pt_group_setup, teardown),
         cmocka_unit_test_setup_teardown(test_limited_resources, pt_group_setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_config, pt_group_setup, teardown),
@@ -709,6 +845,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reserved_masked, pt_group_setup, teardown),
         cmocka_unit_test_setup_teardown(test_reserved_scopes, pt_group_setup, teardown),
         cmocka_unit_test_setup_teardown(test_reserved_updates, pt_group_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tracked_names_any_order, pt_group_setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
