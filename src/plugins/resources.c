@@ -279,14 +279,26 @@ int adm_rlist_own(adm_arena_t *a, adm_rlist_t *l)
 
 /*
  * A list being summed (a pod's totals): an adm_rlist_t whose cpu, memory and ephemeral-storage
- * entries are also found by their slot, so that the names nearly every container has cost no scan.
+ * entries are also found by their slot, so that the names nearly every container has cost no scan,
+ * and whose first entries live in the sum itself (no allocation while a pod's few names fit).
  * Its entries come from read lists only, whose names are interned: a name spelling one of the
  * slots' is that slot's pointer, and the list keeps the order in which names were first added.
+ * A sum points into itself: it is set up in place (sum_init) and never copied.
  */
+#define SUM_INLINE 8
+
 typedef struct sum_s {
     adm_rlist_t l;
     size_t at[ADM_RES_SLOTS]; /* 1 + where the slot's name sits in l; 0: not there */
+    const char *names[SUM_INLINE];
+    adm_quantity_t qs[SUM_INLINE];
 } sum_t;
+
+static void sum_init(sum_t *s)
+{
+    s->l = (adm_rlist_t){s->names, s->qs, 0, SUM_INLINE};
+    memset(s->at, 0, sizeof(s->at));
+}
 
 static adm_quantity_t *sum_find(const sum_t *s, const char *name)
 {
@@ -302,9 +314,24 @@ static int sum_append(adm_arena_t *a, sum_t *s, const char *name, const adm_quan
 {
     int k = adm_res_slot(name);
 
-    if (adm_rlist_append(a, &s->l, name, q) != 0) {
-        return ADM_ENOMEM;
+    if (s->l.n == s->l.cap) {
+        /* past the inline room: arrays of a, never grown in place (they may still be the sum's own) */
+        size_t cap = 2 * s->l.cap;
+        const char **names = adm_arena_alloc(a, cap * sizeof(*names));
+        adm_quantity_t *qs = adm_arena_alloc(a, cap * sizeof(*qs));
+
+        if (names == NULL || qs == NULL) {
+            return ADM_ENOMEM;
+        }
+        memcpy(names, s->l.names, s->l.n * sizeof(*names));
+        memcpy(qs, s->l.qs, s->l.n * sizeof(*qs));
+        s->l.names = names;
+        s->l.qs = qs;
+        s->l.cap = cap;
     }
+    s->l.names[s->l.n] = name;
+    s->l.qs[s->l.n] = *q;
+    s->l.n++;
     if (k >= 0) {
         s->at[k] = s->l.n;
     }
@@ -363,7 +390,7 @@ static int add_init_container(adm_arena_t *a, bool sidecar, const adm_rlist_t *o
         /* one alone: its names are distinct (a read list's are), so one + nothing is one, uncopied */
         return sum_max(a, init_max, one);
     }
-    memset(&tmp, 0, sizeof(tmp));
+    sum_init(&tmp);
     err = sum_add(a, &tmp, one);
     if (err == 0) {
         err = sum_add(a, &tmp, &sidecars->l);
@@ -414,10 +441,10 @@ static void pod_resource_totals(adm_arena_t *a, yyjson_val *pod, size_t nw, cons
     yyjson_val *c;
     size_t nc = 0;
 
-    memset(total, 0, sizeof(total));
-    memset(sidecars, 0, sizeof(sidecars));
-    memset(init_max, 0, sizeof(init_max));
     for (size_t w = 0; w < nw; w++) {
+        sum_init(&total[w]);
+        sum_init(&sidecars[w]);
+        sum_init(&init_max[w]);
         err[w] = 0;
     }
     if (views != NULL) {
@@ -476,7 +503,10 @@ static void pod_resource_totals(adm_arena_t *a, yyjson_val *pod, size_t nw, cons
                 }
             }
         }
-        out[w] = total[w].l;
+        /* the total outlives the walk: its own copy in a */
+        if (adm_rlist_copy(a, &total[w].l, &out[w]) != 0 && err[w] == 0) {
+            err[w] = ADM_ENOMEM;
+        }
     }
 }
 
