@@ -220,7 +220,7 @@ static inline const char *intern_key(const char *name, size_t len)
  * before it only to catch a key given twice (the later value wins in its first place, as
  * adm_rlist_set keeps it): no growth and no lookup by strcmp per member.
  */
-int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad)
+static int rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad, bool fixed)
 {
     size_t n = yyjson_obj_size(obj);
     yyjson_obj_iter it;
@@ -230,8 +230,18 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
     if (n == 0) {
         return 0;
     }
-    out->names = adm_arena_alloc(a, n * sizeof(*out->names));
-    out->qs = adm_arena_alloc(a, n * sizeof(*out->qs));
+    if (fixed) {
+        /*
+         * a list that never grows (adm_rlist_read_kept's): both arrays in one block, the quantities
+         * first (their alignment is the arena's); a list that may grow needs two, or growing the
+         * first in place would run over the second
+         */
+        out->qs = adm_arena_alloc(a, n * (sizeof(*out->qs) + sizeof(*out->names)));
+        out->names = out->qs == NULL ? NULL : (const char **)(void *)(out->qs + n);
+    } else {
+        out->names = adm_arena_alloc(a, n * sizeof(*out->names));
+        out->qs = adm_arena_alloc(a, n * sizeof(*out->qs));
+    }
     if (out->names == NULL || out->qs == NULL) {
         return ADM_ENOMEM;
     }
@@ -256,6 +266,11 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
         out->qs[i] = q;
     }
     return 0;
+}
+
+int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad)
+{
+    return rlist_read(a, obj, out, bad, false);
 }
 
 int adm_rlist_own(adm_arena_t *a, adm_rlist_t *l)
@@ -401,6 +416,17 @@ static int add_init_container(adm_arena_t *a, bool sidecar, const adm_rlist_t *o
 /* The most lists one walk of pod_resource_totals sums (requests and limits). */
 #define TOTALS_MAX 2
 
+static const char *const totals_which[TOTALS_MAX] = {"requests", "limits"};
+
+/* res[which[w]], the usual pair by their literal names (lengths known: no strlen, no memcmp call). */
+static inline yyjson_val *member(yyjson_val *res, const char *const *which, size_t w)
+{
+    if (which == totals_which) {
+        return w == 0 ? adm_json_get(res, "requests") : adm_json_get(res, "limits");
+    }
+    return adm_json_get(res, which[w]);
+}
+
 /*
  * One container list of the walk: read (kept), recorded in the view when there is one, and summed
  * by add unless the walk's list w has failed already. Returns add's error or the read's.
@@ -434,7 +460,8 @@ static void pod_resource_totals(adm_arena_t *a, yyjson_val *pod, size_t nw, cons
 {
     yyjson_val *spec = adm_json_get(pod, "spec"), *spec_res;
     yyjson_val *containers = adm_json_get(spec, "containers"), *inits = adm_json_get(spec, "initContainers");
-    sum_t total[TOTALS_MAX], sidecars[TOTALS_MAX], init_max[TOTALS_MAX];
+    sum_t *total = adm_arena_alloc(a, TOTALS_MAX * sizeof(*total)); /* the totals outlive the walk */
+    sum_t sidecars[TOTALS_MAX], init_max[TOTALS_MAX];
     adm_kept_rlist_t *view = NULL;
     const adm_rlist_t *one;
     yyjson_arr_iter it;
@@ -442,10 +469,14 @@ static void pod_resource_totals(adm_arena_t *a, yyjson_val *pod, size_t nw, cons
     size_t nc = 0;
 
     for (size_t w = 0; w < nw; w++) {
+        memset(&out[w], 0, sizeof(out[w]));
+        err[w] = total == NULL ? ADM_ENOMEM : 0;
+        if (total == NULL) {
+            continue;
+        }
         sum_init(&total[w]);
         sum_init(&sidecars[w]);
         sum_init(&init_max[w]);
-        err[w] = 0;
     }
     if (views != NULL) {
         *nviews = nw * (yyjson_arr_size(containers) + yyjson_arr_size(inits));
@@ -460,7 +491,7 @@ static void pod_resource_totals(adm_arena_t *a, yyjson_val *pod, size_t nw, cons
 
         for (size_t w = 0; w < nw; w++) {
             if (err[w] == 0 || view != NULL) {
-                int e = walk_list(a, adm_json_get(res, which[w]), view != NULL ? &view[nw * nc + w] : NULL,
+                int e = walk_list(a, member(res, which, w), view != NULL ? &view[nw * nc + w] : NULL,
                                   err[w], &bad[w], &one);
 
                 err[w] = e == 0 ? sum_add(a, &total[w], one) : e;
@@ -475,7 +506,7 @@ static void pod_resource_totals(adm_arena_t *a, yyjson_val *pod, size_t nw, cons
 
         for (size_t w = 0; w < nw; w++) {
             if (err[w] == 0 || view != NULL) {
-                int e = walk_list(a, adm_json_get(res, which[w]), view != NULL ? &view[nw * nc + w] : NULL,
+                int e = walk_list(a, member(res, which, w), view != NULL ? &view[nw * nc + w] : NULL,
                                   err[w], &bad[w], &one);
 
                 err[w] = e == 0 ? add_init_container(a, sidecar, one, &total[w], &sidecars[w], &init_max[w]) : e;
@@ -489,7 +520,7 @@ static void pod_resource_totals(adm_arena_t *a, yyjson_val *pod, size_t nw, cons
             err[w] = sum_max(a, &total[w], &init_max[w].l);
         }
         if (err[w] == 0) {
-            err[w] = adm_rlist_read_kept(a, adm_json_get(spec_res, which[w]), &one, &bad[w]);
+            err[w] = adm_rlist_read_kept(a, member(spec_res, which, w), &one, &bad[w]);
         }
         /* read lists hold the interned names: cpu and memory are found by their pointers */
         for (size_t i = 0; err[w] == 0 && i < one->n; i++) {
@@ -503,9 +534,8 @@ static void pod_resource_totals(adm_arena_t *a, yyjson_val *pod, size_t nw, cons
                 }
             }
         }
-        /* the total outlives the walk: its own copy in a */
-        if (adm_rlist_copy(a, &total[w].l, &out[w]) != 0 && err[w] == 0) {
-            err[w] = ADM_ENOMEM;
+        if (total != NULL) {
+            out[w] = total[w].l; /* its arrays are the sum's, in a */
         }
     }
 }
@@ -603,7 +633,7 @@ int adm_rlist_read_kept(adm_arena_t *a, yyjson_val *obj, const adm_rlist_t **out
         m->caplists = cap;
     }
     k = &m->lists[m->nlists];
-    err = adm_rlist_read(a, obj, &k->list, bad);
+    err = rlist_read(a, obj, &k->list, bad, true);
     if (err == ADM_ENOMEM) {
         return err;
     }
@@ -634,7 +664,6 @@ int adm_rlist_copy(adm_arena_t *a, const adm_rlist_t *from, adm_rlist_t *out)
     return 0;
 }
 
-static const char *const totals_which[TOTALS_MAX] = {"requests", "limits"};
 
 /*
  * The memo holding pod's totals (both: a request asks for both, LimitRanger's Pod items and
