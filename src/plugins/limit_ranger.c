@@ -43,7 +43,7 @@ typedef struct lr_item_s {
     const char *type;
     adm_rlist_t min, max, def, def_request, ratio;
     const char **def_text, **def_request_text; /* the defaults as Quantity.String(), or NULL */
-    lr_bound_t *min_b, *max_b, *ratio_b;        /* [k]: of min, max, ratio's entry k */
+    lr_bound_t *min_b, *max_b, *ratio_b;       /* [k]: of min, max, ratio's entry k */
 } lr_item_t;
 
 static inline bool small_milli(const adm_quantity_t *q, int64_t *milli);

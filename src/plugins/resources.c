@@ -64,25 +64,18 @@ const char *adm_res_intern(const char *name)
     static const adm_res_t s[] = {ADM_RES_STORAGE};
     static const adm_res_t r[] = {ADM_RES_REQUESTS_CPU, ADM_RES_REQUESTS_MEMORY,
                                   ADM_RES_REQUESTS_EPHEMERAL_STORAGE, ADM_RES_REQUESTS_STORAGE};
-    static const adm_res_t l[] = {ADM_RES_LIMITS_CPU, ADM_RES_LIMITS_MEMORY, ADM_RES_LIMITS_EPHEMERAL_STORAGE};
+    static const adm_res_t l[] = {ADM_RES_LIMITS_CPU, ADM_RES_LIMITS_MEMORY,
+                                  ADM_RES_LIMITS_EPHEMERAL_STORAGE};
 
     switch (name[0]) {
-    case 'c':
-        return intern_among(name, c, sizeof(c) / sizeof(c[0]));
-    case 'm':
-        return intern_among(name, m, 1);
-    case 'e':
-        return intern_among(name, e, 1);
-    case 'p':
-        return intern_among(name, p, 1);
-    case 's':
-        return intern_among(name, s, 1);
-    case 'r':
-        return intern_among(name, r, sizeof(r) / sizeof(r[0]));
-    case 'l':
-        return intern_among(name, l, sizeof(l) / sizeof(l[0]));
-    default:
-        return name;
+    case 'c': return intern_among(name, c, sizeof(c) / sizeof(c[0]));
+    case 'm': return intern_among(name, m, 1);
+    case 'e': return intern_among(name, e, 1);
+    case 'p': return intern_among(name, p, 1);
+    case 's': return intern_among(name, s, 1);
+    case 'r': return intern_among(name, r, sizeof(r) / sizeof(r[0]));
+    case 'l': return intern_among(name, l, sizeof(l) / sizeof(l[0]));
+    default: return name;
     }
 }
 
@@ -203,15 +196,12 @@ int adm_json_read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, con
 static inline const char *intern_key(const char *name, size_t len)
 {
     switch (len) {
-    case 3:
-        return memcmp(name, "cpu", 3) == 0 ? adm_res(ADM_RES_CPU) : adm_res_intern(name);
-    case 6:
-        return memcmp(name, "memory", 6) == 0 ? adm_res(ADM_RES_MEMORY) : adm_res_intern(name);
+    case 3: return memcmp(name, "cpu", 3) == 0 ? adm_res(ADM_RES_CPU) : adm_res_intern(name);
+    case 6: return memcmp(name, "memory", 6) == 0 ? adm_res(ADM_RES_MEMORY) : adm_res_intern(name);
     case 17:
         return memcmp(name, "ephemeral-storage", 17) == 0 ? adm_res(ADM_RES_EPHEMERAL_STORAGE)
-                                                           : adm_res_intern(name);
-    default:
-        return adm_res_intern(name);
+                                                          : adm_res_intern(name);
+    default: return adm_res_intern(name);
     }
 }
 
@@ -388,8 +378,8 @@ static int sum_max(adm_arena_t *a, sum_t *into, const adm_rlist_t *from)
 }
 
 /* One init container: a sidecar joins the pod's total; any other runs with the sidecars before it. */
-static int add_init_container(adm_arena_t *a, bool sidecar, const adm_rlist_t *one, sum_t *out, sum_t *sidecars,
-                              sum_t *init_max)
+static int add_init_container(adm_arena_t *a, bool sidecar, const adm_rlist_t *one, sum_t *out,
+                              sum_t *sidecars, sum_t *init_max)
 {
     sum_t tmp;
     int err;
@@ -491,8 +481,8 @@ static void pod_resource_totals(adm_arena_t *a, yyjson_val *pod, size_t nw, cons
 
         for (size_t w = 0; w < nw; w++) {
             if (err[w] == 0 || view != NULL) {
-                int e = walk_list(a, member(res, which, w), view != NULL ? &view[nw * nc + w] : NULL,
-                                  err[w], &bad[w], &one);
+                int e = walk_list(a, member(res, which, w), view != NULL ? &view[nw * nc + w] : NULL, err[w],
+                                  &bad[w], &one);
 
                 err[w] = e == 0 ? sum_add(a, &total[w], one) : e;
             }
@@ -506,10 +496,11 @@ static void pod_resource_totals(adm_arena_t *a, yyjson_val *pod, size_t nw, cons
 
         for (size_t w = 0; w < nw; w++) {
             if (err[w] == 0 || view != NULL) {
-                int e = walk_list(a, member(res, which, w), view != NULL ? &view[nw * nc + w] : NULL,
-                                  err[w], &bad[w], &one);
+                int e = walk_list(a, member(res, which, w), view != NULL ? &view[nw * nc + w] : NULL, err[w],
+                                  &bad[w], &one);
 
-                err[w] = e == 0 ? add_init_container(a, sidecar, one, &total[w], &sidecars[w], &init_max[w]) : e;
+                err[w] =
+                    e == 0 ? add_init_container(a, sidecar, one, &total[w], &sidecars[w], &init_max[w]) : e;
             }
         }
         nc++;
@@ -566,7 +557,7 @@ typedef struct request_memo_s {
     bool done[2];
     int err[2];
     const char *bad[2];
-    adm_rlist_t total[2];      /* requests, limits */
+    adm_rlist_t total[2];       /* requests, limits */
     adm_kept_rlist_t *lists_of; /* its containers' requests and limits, as they were read */
     size_t nlists_of;
 } request_memo_t;
@@ -663,7 +654,6 @@ int adm_rlist_copy(adm_arena_t *a, const adm_rlist_t *from, adm_rlist_t *out)
     out->n = out->cap = from->n;
     return 0;
 }
-
 
 /*
  * The memo holding pod's totals (both: a request asks for both, LimitRanger's Pod items and

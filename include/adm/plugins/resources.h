@@ -68,8 +68,9 @@ static inline int adm_res_slot(const char *name)
 {
     uintptr_t off = (uintptr_t)name - (uintptr_t)adm_res_names[0];
 
-    return off < ADM_RES_SLOTS * ADM_RES_NAME_MAX && off % ADM_RES_NAME_MAX == 0 ? (int)(off / ADM_RES_NAME_MAX)
-                                                                                   : -1;
+    return off < ADM_RES_SLOTS * ADM_RES_NAME_MAX && off % ADM_RES_NAME_MAX == 0
+               ? (int)(off / ADM_RES_NAME_MAX)
+               : -1;
 }
 
 /** name's interned pointer when it is one of adm_res_t's names, else name. */

@@ -196,12 +196,13 @@ static const struct lr_case {
      "minimum cpu usage per Container is 50m, but limit is 40m"},
     {"ctr-min-negative", 1, RES(CPU("-1"), NONE), NULL, ITEM("Container", "min", CPU("0")),
      "minimum cpu usage per Container is 0, but request is -1"},
-    {"ctr-max-request-over-no-limit", 1, RES(MEM("2Gi"), MEM("1Gi")), NULL, ITEM("Container", "max", MEM("1Gi")),
-     "maximum memory usage per Container is 1Gi, but request is 2Gi"},
+    {"ctr-max-request-over-no-limit", 1, RES(MEM("2Gi"), MEM("1Gi")), NULL,
+     ITEM("Container", "max", MEM("1Gi")), "maximum memory usage per Container is 1Gi, but request is 2Gi"},
     {"ctr-ratio-just-over", 1, RES(CPU("1"), CPU("1501m")), NULL,
      ITEM("Container", "maxLimitRequestRatio", CPU("1.5")),
      "cpu max limit to request ratio per Container is 1500m, but provided ratio is 1.501000"},
-    {"ctr-ratio-zero-request", 1, RES(CPU("0"), CPU("1")), NULL, ITEM("Container", "maxLimitRequestRatio", CPU("2")),
+    {"ctr-ratio-zero-request", 1, RES(CPU("0"), CPU("1")), NULL,
+     ITEM("Container", "maxLimitRequestRatio", CPU("2")),
      "cpu max limit to request ratio per Container is 2, but no request is specified or request is 0"},
     {"ctr-extended-min-ok", 1, RES("{\"example.com/gpu\":\"2\"}", NONE), NULL,
      ITEM("Container", "min", "{\"example.com/gpu\":\"1\"}"), ""},
@@ -212,8 +213,10 @@ static const struct lr_case {
      ITEM("Container", "max", "{\"requests.cpu\":\"2\"}"),
      "maximum requests.cpu usage per Container is 2, but limit is 3"},
     {"ctr-max-huge-request", 1, RES(CPU("9223372036854776"), CPU("9223372036854776")), NULL,
-     ITEM("Container", "max", CPU("2")), "maximum cpu usage per Container is 2, but limit is 9223372036854776"},
-    {"ctr-max-huge-request-only", 1, RES(CPU("9223372036854776"), CPU("1")), NULL, ITEM("Container", "max", CPU("2")),
+     ITEM("Container", "max", CPU("2")),
+     "maximum cpu usage per Container is 2, but limit is 9223372036854776"},
+    {"ctr-max-huge-request-only", 1, RES(CPU("9223372036854776"), CPU("1")), NULL,
+     ITEM("Container", "max", CPU("2")),
      "maximum cpu usage per Container is 2, but request is 9223372036854776"},
     {"ctr-min-huge-bound", 1, RES(CPU("2"), NONE), NULL, ITEM("Container", "min", CPU("9223372036854776")),
      "minimum cpu usage per Container is 9223372036854776, but request is 2"},
@@ -462,10 +465,11 @@ static void test_numbers_and_bad_values(void **state)
 /* A pod of the given containers (a JSON array) in namespace test. */
 static const char *pod_of(const char *containers)
 {
-    return adm_arena_printf(pt_arena,
-                            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
-                            "\"test\"},\"spec\":{\"containers\":%s}}",
-                            containers);
+    return adm_arena_printf(
+        pt_arena,
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+        "\"test\"},\"spec\":{\"containers\":%s}}",
+        containers);
 }
 
 /*
@@ -479,10 +483,12 @@ static void test_container_lists_in_order(void **state)
     static const char format[] = "Pod in version \"v1\" cannot be handled as a Pod: "
                                  "quantities must match the regular expression "
                                  "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
-    static const char suffix[] = "Pod in version \"v1\" cannot be handled as a Pod: unable to parse quantity's suffix";
+    static const char suffix[] =
+        "Pod in version \"v1\" cannot be handled as a Pod: unable to parse quantity's suffix";
     /* 1e30 + 1n needs 40 digits */
-    static const char sum_too_big[] = "[{\"name\":\"a\",\"resources\":{\"limits\":{\"cpu\":\"1\",\"memory\":\"1e30\"}}},"
-                                      "{\"name\":\"b\",\"resources\":{\"limits\":{\"cpu\":\"1\",\"memory\":\"1n\"}}}]";
+    static const char sum_too_big[] =
+        "[{\"name\":\"a\",\"resources\":{\"limits\":{\"cpu\":\"1\",\"memory\":\"1e30\"}}},"
+        "{\"name\":\"b\",\"resources\":{\"limits\":{\"cpu\":\"1\",\"memory\":\"1n\"}}}]";
     adm_cluster_state_t *cs = ranges(ITEM("Container", "max", CPU("2")));
     pt_result_t res;
 

@@ -354,8 +354,8 @@ static void test_slot_names(void **state)
     assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\\u0000x\":\"1\"}"), &l, &bad), 0);
     assert_ptr_equal(l.names[0], adm_res(ADM_RES_CPU));
     /* a key given twice: one entry, the later value */
-    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\":\"1\",\"memory\":\"1Gi\",\"cpu\":\"2\"}"), &l, &bad),
-                     0);
+    assert_int_equal(
+        adm_rlist_read(pt_arena, json("{\"cpu\":\"1\",\"memory\":\"1Gi\",\"cpu\":\"2\"}"), &l, &bad), 0);
     assert_int_equal(l.n, 2);
     assert_string_equal(qtext(&l, "cpu"), "2");
 }
@@ -366,16 +366,27 @@ static void test_slot_names(void **state)
  */
 static void test_pod_totals_order_and_growth(void **state)
 {
-    yyjson_val *pod = json(
-        "{\"spec\":{\"containers\":["
-        "{\"resources\":{\"requests\":{\"example.com/gpu\":\"1\",\"cpu\":\"1\"}}},"
-        "{\"resources\":{\"requests\":{\"memory\":\"1Gi\",\"cpu\":\"2\",\"ephemeral-storage\":\"1Gi\","
-        "\"x/a\":\"1\",\"x/b\":\"1\",\"x/c\":\"1\",\"x/d\":\"1\",\"x/e\":\"1\",\"x/f\":\"1\"}}}],"
-        "\"initContainers\":["
-        "{\"name\":\"s\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"x/g\":\"1\",\"cpu\":\"1\"}}},"
-        "{\"name\":\"i\",\"resources\":{\"requests\":{\"hugepages-2Mi\":\"2Mi\",\"cpu\":\"5\"}}}]}}");
-    static const char *const want[] = {"example.com/gpu", "cpu", "memory", "ephemeral-storage", "x/a", "x/b",
-                                       "x/c", "x/d", "x/e", "x/f", "x/g", "hugepages-2Mi"};
+    yyjson_val *pod =
+        json("{\"spec\":{\"containers\":["
+             "{\"resources\":{\"requests\":{\"example.com/gpu\":\"1\",\"cpu\":\"1\"}}},"
+             "{\"resources\":{\"requests\":{\"memory\":\"1Gi\",\"cpu\":\"2\",\"ephemeral-storage\":\"1Gi\","
+             "\"x/a\":\"1\",\"x/b\":\"1\",\"x/c\":\"1\",\"x/d\":\"1\",\"x/e\":\"1\",\"x/f\":\"1\"}}}],"
+             "\"initContainers\":["
+             "{\"name\":\"s\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"x/"
+             "g\":\"1\",\"cpu\":\"1\"}}},"
+             "{\"name\":\"i\",\"resources\":{\"requests\":{\"hugepages-2Mi\":\"2Mi\",\"cpu\":\"5\"}}}]}}");
+    static const char *const want[] = {"example.com/gpu",
+                                       "cpu",
+                                       "memory",
+                                       "ephemeral-storage",
+                                       "x/a",
+                                       "x/b",
+                                       "x/c",
+                                       "x/d",
+                                       "x/e",
+                                       "x/f",
+                                       "x/g",
+                                       "hugepages-2Mi"};
     adm_rlist_t total;
     const char *bad = NULL;
 
@@ -399,7 +410,8 @@ static void test_pod_totals_order_and_growth(void **state)
  * each with its own answer (a list after a malformed one is still read), while the totals keep
  * the first error of each kind.
  */
-#define FORMAT_WRONG "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+#define FORMAT_WRONG                                                                                         \
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 static void test_container_lists_kept(void **state)
 {
@@ -433,7 +445,8 @@ static void test_container_lists_kept(void **state)
     assert_int_equal(lists[7].err, 0);          /* a bare number, as YAML writes it */
     assert_string_equal(qtext(lists[7].list, "memory"), "1");
     /* the same lists as adm_rlist_read_kept keeps, and the same answer again */
-    assert_int_equal(adm_rlist_read_kept(pt_arena, adm_json_path(c0, "resources", "limits", NULL), &lim, &bad), 0);
+    assert_int_equal(
+        adm_rlist_read_kept(pt_arena, adm_json_path(c0, "resources", "limits", NULL), &lim, &bad), 0);
     assert_ptr_equal(lim, lists[1].list);
     assert_int_equal(adm_pod_container_lists_kept(pt_arena, pod, &again, &n2), 0);
     assert_ptr_equal(again, lists);
