@@ -27,12 +27,38 @@
 
 #define ANNOTATION "kubernetes.io/limit-ranger"
 
+/*
+ * What the validate checks need of one bound (an entry of min, max or maxLimitRequestRatio),
+ * worked out when the LimitRange is read (and kept with its parse): its name's slot (adm_res_slot,
+ * -1 for a name without one) and, when small_milli holds for its quantity, its milli-units.
+ */
+typedef struct lr_bound_s {
+    int slot;
+    bool small;
+    int64_t milli;
+} lr_bound_t;
+
 /* One item of spec.limits, parsed. */
 typedef struct lr_item_s {
     const char *type;
     adm_rlist_t min, max, def, def_request, ratio;
     const char **def_text, **def_request_text; /* the defaults as Quantity.String(), or NULL */
+    lr_bound_t *min_b, *max_b, *ratio_b;       /* [k]: of min, max, ratio's entry k */
 } lr_item_t;
+
+static inline bool small_milli(const adm_quantity_t *q, int64_t *milli);
+
+/* The bounds of l's entries, in a; NULL when out of memory. */
+static lr_bound_t *bounds_of(adm_arena_t *a, const adm_rlist_t *l)
+{
+    lr_bound_t *b = adm_arena_alloc(a, (l->n + 1) * sizeof(*b));
+
+    for (size_t i = 0; b != NULL && i < l->n; i++) {
+        b[i].slot = adm_res_slot(l->names[i]);
+        b[i].small = small_milli(&l->qs[i], &b[i].milli);
+    }
+    return b;
+}
 
 typedef struct lr_s {
     lr_item_t *items;
@@ -74,6 +100,12 @@ static int lr_read(adm_arena_t *a, yyjson_val *obj, lr_t *out)
         }
         if (err != 0) {
             return err;
+        }
+        li->min_b = bounds_of(a, &li->min);
+        li->max_b = bounds_of(a, &li->max);
+        li->ratio_b = bounds_of(a, &li->ratio);
+        if (li->min_b == NULL || li->max_b == NULL || li->ratio_b == NULL) {
+            return ADM_ENOMEM;
         }
     }
     out->n = i;
@@ -293,11 +325,97 @@ static void common_values(const adm_quantity_t *req, const adm_quantity_t *lim, 
 
 static const adm_quantity_t ZERO; /* what a missing entry reads as (Quantity{}) */
 
-static const char *min_constraint(adm_arena_t *a, const char *type, const char *res,
-                                  const adm_quantity_t *enf, const adm_rlist_t *requests,
-                                  const adm_rlist_t *limits)
+/*
+ * A container's (or the pod's) requests and limits as the constraints look them up: the entries
+ * of cpu, memory and ephemeral-storage found once, in one pass over each list, so that the bounds
+ * of a LimitRange (whose names are interned as the lists' are: adm_res_slot tells them) find them
+ * without a scan; any other name is looked for in the lists.
+ */
+typedef struct lr_slot_s {
+    const adm_quantity_t *q; /* NULL: not in the list */
+    bool small;              /* small_milli(q) holds (a missing entry, Quantity{}, is 0) */
+    int64_t milli;           /* its milli-units then */
+} lr_slot_t;
+
+typedef struct lr_have_s {
+    const adm_rlist_t *requests, *limits;
+    lr_slot_t req[ADM_RES_SLOTS], lim[ADM_RES_SLOTS];
+} lr_have_t;
+
+static void slots_of(const adm_rlist_t *l, lr_slot_t *slot)
 {
-    const adm_quantity_t *req = adm_rlist_find(requests, res), *lim = adm_rlist_find(limits, res);
+    for (size_t k = 0; k < ADM_RES_SLOTS; k++) {
+        slot[k] = (lr_slot_t){NULL, true, 0};
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        int k = adm_res_slot(l->names[i]);
+
+        if (k >= 0) {
+            slot[k].q = &l->qs[i];
+            slot[k].small = small_milli(&l->qs[i], &slot[k].milli);
+        }
+    }
+}
+
+static void have_init(lr_have_t *h, const adm_rlist_t *requests, const adm_rlist_t *limits)
+{
+    h->requests = requests;
+    h->limits = limits;
+    slots_of(requests, h->req);
+    slots_of(limits, h->lim);
+}
+
+/*
+ * The checks' answer where it is a plain comparison: the resource has a slot and request, limit
+ * and bound are all small_milli amounts, so requestLimitEnforcedValues compares their milli-units
+ * (what common_values would give). True when the constraint holds for certain; false when it may
+ * not, and the full check (with its message) decides.
+ */
+static inline bool min_holds(const lr_have_t *h, const lr_bound_t *b)
+{
+    int k = b->slot;
+
+    return k >= 0 && b->small && h->req[k].q != NULL && h->req[k].small && h->lim[k].small &&
+           h->req[k].milli >= b->milli && (h->lim[k].q == NULL || h->lim[k].milli >= b->milli);
+}
+
+static inline bool max_holds(const lr_have_t *h, const lr_bound_t *b)
+{
+    int k = b->slot;
+
+    return k >= 0 && b->small && h->lim[k].q != NULL && h->req[k].small && h->lim[k].small &&
+           h->lim[k].milli <= b->milli && (h->req[k].q == NULL || h->req[k].milli <= b->milli);
+}
+
+static inline bool ratio_holds(const lr_have_t *h, const lr_bound_t *b)
+{
+    int k = b->slot;
+
+    /* as ratio_constraint: the observed ratio of milli-units, times 1000 against the bound's */
+    return k >= 0 && b->small && h->req[k].q != NULL && h->lim[k].q != NULL && h->req[k].small &&
+           h->lim[k].small && h->req[k].milli != 0 && h->lim[k].milli != 0 &&
+           !((double)h->lim[k].milli / (double)h->req[k].milli * 1000 > (double)b->milli);
+}
+
+/* The request (limit) of res in h, or NULL. */
+static const adm_quantity_t *have_req(const lr_have_t *h, const char *res)
+{
+    int k = adm_res_slot(res);
+
+    return k >= 0 ? h->req[k].q : adm_rlist_find(h->requests, res);
+}
+
+static const adm_quantity_t *have_lim(const lr_have_t *h, const char *res)
+{
+    int k = adm_res_slot(res);
+
+    return k >= 0 ? h->lim[k].q : adm_rlist_find(h->limits, res);
+}
+
+static const char *min_constraint(adm_arena_t *a, const char *type, const char *res,
+                                  const adm_quantity_t *enf, const lr_have_t *h)
+{
+    const adm_quantity_t *req = have_req(h, res), *lim = have_lim(h, res);
     int64_t r, l, e;
 
     common_values(req != NULL ? req : &ZERO, lim != NULL ? lim : &ZERO, enf, &r, &l, &e);
@@ -317,9 +435,9 @@ static const char *min_constraint(adm_arena_t *a, const char *type, const char *
 }
 
 static const char *max_request_constraint(adm_arena_t *a, const char *type, const char *res,
-                                          const adm_quantity_t *enf, const adm_rlist_t *requests)
+                                          const adm_quantity_t *enf, const lr_have_t *h)
 {
-    const adm_quantity_t *req = adm_rlist_find(requests, res);
+    const adm_quantity_t *req = have_req(h, res);
     int64_t r, l, e;
 
     common_values(req != NULL ? req : &ZERO, &ZERO, enf, &r, &l, &e);
@@ -335,10 +453,9 @@ static const char *max_request_constraint(adm_arena_t *a, const char *type, cons
 }
 
 static const char *max_constraint(adm_arena_t *a, const char *type, const char *res,
-                                  const adm_quantity_t *enf, const adm_rlist_t *requests,
-                                  const adm_rlist_t *limits)
+                                  const adm_quantity_t *enf, const lr_have_t *h)
 {
-    const adm_quantity_t *req = adm_rlist_find(requests, res), *lim = adm_rlist_find(limits, res);
+    const adm_quantity_t *req = have_req(h, res), *lim = have_lim(h, res);
     int64_t r, l, e;
 
     common_values(req != NULL ? req : &ZERO, lim != NULL ? lim : &ZERO, enf, &r, &l, &e);
@@ -358,10 +475,9 @@ static const char *max_constraint(adm_arena_t *a, const char *type, const char *
 }
 
 static const char *ratio_constraint(adm_arena_t *a, const char *type, const char *res,
-                                    const adm_quantity_t *enf, const adm_rlist_t *requests,
-                                    const adm_rlist_t *limits)
+                                    const adm_quantity_t *enf, const lr_have_t *h)
 {
-    const adm_quantity_t *req = adm_rlist_find(requests, res), *lim = adm_rlist_find(limits, res);
+    const adm_quantity_t *req = have_req(h, res), *lim = have_lim(h, res);
     int64_t r, l, e;
     double observed, shown, max;
 
@@ -402,23 +518,38 @@ static const char *ratio_constraint(adm_arena_t *a, const char *type, const char
 static void check_item(adm_arena_t *a, adm_aggregate_t *agg, const lr_item_t *li, const adm_rlist_t *requests,
                        const adm_rlist_t *limits)
 {
-    for (size_t k = 0; k < li->min.n; k++) {
-        const char *m = min_constraint(a, li->type, li->min.names[k], &li->min.qs[k], requests, limits);
+    lr_have_t h;
 
+    have_init(&h, requests, limits);
+    for (size_t k = 0; k < li->min.n; k++) {
+        const char *m;
+
+        if (min_holds(&h, &li->min_b[k])) {
+            continue;
+        }
+        m = min_constraint(a, li->type, li->min.names[k], &li->min.qs[k], &h);
         if (m == NULL || *m != '\0') {
             adm_aggregate_add(agg, m);
         }
     }
     for (size_t k = 0; k < li->max.n; k++) {
-        const char *m = max_constraint(a, li->type, li->max.names[k], &li->max.qs[k], requests, limits);
+        const char *m;
 
+        if (max_holds(&h, &li->max_b[k])) {
+            continue;
+        }
+        m = max_constraint(a, li->type, li->max.names[k], &li->max.qs[k], &h);
         if (m == NULL || *m != '\0') {
             adm_aggregate_add(agg, m);
         }
     }
     for (size_t k = 0; k < li->ratio.n; k++) {
-        const char *m = ratio_constraint(a, li->type, li->ratio.names[k], &li->ratio.qs[k], requests, limits);
+        const char *m;
 
+        if (ratio_holds(&h, &li->ratio_b[k])) {
+            continue;
+        }
+        m = ratio_constraint(a, li->type, li->ratio.names[k], &li->ratio.qs[k], &h);
         if (m == NULL || *m != '\0') {
             adm_aggregate_add(agg, m);
         }
@@ -854,9 +985,9 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
 static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const lr_t *lr, adm_aggregate_t *agg,
                        const char **bad)
 {
-    static const char *const lists[] = {"containers", "initContainers"};
     adm_arena_t *a = attrs->arena;
     adm_rlist_t requests, none;
+    lr_have_t h;
     int err;
 
     memset(&none, 0, sizeof(none));
@@ -872,17 +1003,16 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
             if (err != 0) {
                 return err;
             }
+            have_init(&h, &requests, &none);
             for (size_t k = 0; k < li->min.n; k++) {
-                const char *m =
-                    min_constraint(a, li->type, li->min.names[k], &li->min.qs[k], &requests, &none);
+                const char *m = min_constraint(a, li->type, li->min.names[k], &li->min.qs[k], &h);
 
                 if (m == NULL || *m != '\0') {
                     adm_aggregate_add(agg, m);
                 }
             }
             for (size_t k = 0; k < li->max.n; k++) {
-                const char *m =
-                    max_request_constraint(a, li->type, li->max.names[k], &li->max.qs[k], &requests);
+                const char *m = max_request_constraint(a, li->type, li->max.names[k], &li->max.qs[k], &h);
 
                 if (m == NULL || *m != '\0') {
                     adm_aggregate_add(agg, m);
@@ -891,25 +1021,25 @@ static int check_range(adm_attrs_t *attrs, yyjson_val *obj, bool is_pod, const l
             continue;
         }
         if (strcmp(li->type, "Container") == 0) {
-            for (size_t l = 0; l < 2; l++) {
-                yyjson_arr_iter it;
-                yyjson_val *c;
+            const adm_kept_rlist_t *lists;
+            size_t nc;
 
-                yyjson_arr_iter_init(adm_json_get(adm_json_get(obj, "spec"), lists[l]), &it);
-                for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-                    yyjson_val *res = adm_json_get(c, "resources");
-                    const adm_rlist_t *creq, *clim;
-
-                    /* read once for the request: the pod's totals and ResourceQuota read them too */
-                    err = adm_rlist_read_kept(a, adm_json_get(res, "requests"), &creq, bad);
-                    if (err == 0) {
-                        err = adm_rlist_read_kept(a, adm_json_get(res, "limits"), &clim, bad);
+            /*
+             * containers then init containers, read once for the request in the walk that sums the
+             * pod's totals (which Pod items and ResourceQuota read); the first list (requests before
+             * limits) that is not a ResourceList ends the check, as reading them in turn would
+             */
+            if (adm_pod_container_lists_kept(a, obj, &lists, &nc) != 0) {
+                return ADM_ENOMEM;
+            }
+            for (size_t c = 0; c < nc; c++) {
+                for (size_t w = 0; w < 2; w++) {
+                    if (lists[2 * c + w].err != 0) {
+                        *bad = lists[2 * c + w].bad;
+                        return lists[2 * c + w].err;
                     }
-                    if (err != 0) {
-                        return err;
-                    }
-                    check_item(a, agg, li, creq, clim);
                 }
+                check_item(a, agg, li, lists[2 * c].list, lists[2 * c + 1].list);
             }
         } else if (strcmp(li->type, "Pod") == 0) {
             const adm_rlist_t *preq, *plim;

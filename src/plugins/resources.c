@@ -33,15 +33,50 @@ static bool interned(const char *name)
     return (uintptr_t)name - (uintptr_t)adm_res_names < sizeof(adm_res_names);
 }
 
-const char *adm_res_intern(const char *name)
+/* a and b are the same C string (the names compared here are short: no call to strcmp) */
+static inline bool same_str(const char *a, const char *b)
 {
-    /* the first byte settles all but the names of one family ("requests.cpu", "requests.memory") */
-    for (size_t i = 0; i < ADM_RES_COUNT; i++) {
-        if (adm_res_names[i][0] == name[0] && strcmp(adm_res_names[i], name) == 0) {
-            return adm_res_names[i];
+    while (*a == *b && *a != '\0') {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+/* The interned name among ids[0..n) that name spells, else name. */
+static inline const char *intern_among(const char *name, const adm_res_t *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (same_str(adm_res_names[ids[i]], name)) {
+            return adm_res_names[ids[i]];
         }
     }
     return name;
+}
+
+const char *adm_res_intern(const char *name)
+{
+    /* the first byte leaves at most four candidates: every list read interns each of its names */
+    static const adm_res_t c[] = {ADM_RES_CPU, ADM_RES_COUNT_PODS};
+    static const adm_res_t m[] = {ADM_RES_MEMORY};
+    static const adm_res_t e[] = {ADM_RES_EPHEMERAL_STORAGE};
+    static const adm_res_t p[] = {ADM_RES_PODS};
+    static const adm_res_t s[] = {ADM_RES_STORAGE};
+    static const adm_res_t r[] = {ADM_RES_REQUESTS_CPU, ADM_RES_REQUESTS_MEMORY,
+                                  ADM_RES_REQUESTS_EPHEMERAL_STORAGE, ADM_RES_REQUESTS_STORAGE};
+    static const adm_res_t l[] = {ADM_RES_LIMITS_CPU, ADM_RES_LIMITS_MEMORY,
+                                  ADM_RES_LIMITS_EPHEMERAL_STORAGE};
+
+    switch (name[0]) {
+    case 'c': return intern_among(name, c, sizeof(c) / sizeof(c[0]));
+    case 'm': return intern_among(name, m, 1);
+    case 'e': return intern_among(name, e, 1);
+    case 'p': return intern_among(name, p, 1);
+    case 's': return intern_among(name, s, 1);
+    case 'r': return intern_among(name, r, sizeof(r) / sizeof(r[0]));
+    case 'l': return intern_among(name, l, sizeof(l) / sizeof(l[0]));
+    default: return name;
+    }
 }
 
 adm_quantity_t *adm_rlist_find(const adm_rlist_t *l, const char *name)
@@ -154,11 +189,28 @@ int adm_json_read_quantity(adm_arena_t *a, yyjson_val *v, adm_quantity_t *q, con
 }
 
 /*
+ * adm_res_intern of a JSON key of len bytes: cpu, memory and ephemeral-storage, a container list's
+ * usual names, by their length and one comparison of fixed size; anything else as adm_res_intern
+ * (the same answer for every string, one with a NUL inside included).
+ */
+static inline const char *intern_key(const char *name, size_t len)
+{
+    switch (len) {
+    case 3: return memcmp(name, "cpu", 3) == 0 ? adm_res(ADM_RES_CPU) : adm_res_intern(name);
+    case 6: return memcmp(name, "memory", 6) == 0 ? adm_res(ADM_RES_MEMORY) : adm_res_intern(name);
+    case 17:
+        return memcmp(name, "ephemeral-storage", 17) == 0 ? adm_res(ADM_RES_EPHEMERAL_STORAGE)
+                                                          : adm_res_intern(name);
+    default: return adm_res_intern(name);
+    }
+}
+
+/*
  * The list is sized once from the object's member count, and a name is looked for among those
  * before it only to catch a key given twice (the later value wins in its first place, as
  * adm_rlist_set keeps it): no growth and no lookup by strcmp per member.
  */
-int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad)
+static int rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad, bool fixed)
 {
     size_t n = yyjson_obj_size(obj);
     yyjson_obj_iter it;
@@ -168,15 +220,25 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
     if (n == 0) {
         return 0;
     }
-    out->names = adm_arena_alloc(a, n * sizeof(*out->names));
-    out->qs = adm_arena_alloc(a, n * sizeof(*out->qs));
+    if (fixed) {
+        /*
+         * a list that never grows (adm_rlist_read_kept's): both arrays in one block, the quantities
+         * first (their alignment is the arena's); a list that may grow needs two, or growing the
+         * first in place would run over the second
+         */
+        out->qs = adm_arena_alloc(a, n * (sizeof(*out->qs) + sizeof(*out->names)));
+        out->names = out->qs == NULL ? NULL : (const char **)(void *)(out->qs + n);
+    } else {
+        out->names = adm_arena_alloc(a, n * sizeof(*out->names));
+        out->qs = adm_arena_alloc(a, n * sizeof(*out->qs));
+    }
     if (out->names == NULL || out->qs == NULL) {
         return ADM_ENOMEM;
     }
     out->cap = n;
     yyjson_obj_iter_init(obj, &it);
     for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-        const char *name = adm_res_intern(yyjson_get_str(key));
+        const char *name = intern_key(yyjson_get_str(key), yyjson_get_len(key));
         adm_quantity_t q;
         size_t i = 0;
         int err = adm_json_read_quantity(a, yyjson_obj_iter_get_val(key), &q, bad);
@@ -194,6 +256,11 @@ int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char
         out->qs[i] = q;
     }
     return 0;
+}
+
+int adm_rlist_read(adm_arena_t *a, yyjson_val *obj, adm_rlist_t *out, const char **bad)
+{
+    return rlist_read(a, obj, out, bad, false);
 }
 
 int adm_rlist_own(adm_arena_t *a, adm_rlist_t *l)
@@ -215,96 +282,251 @@ int adm_rlist_own(adm_arena_t *a, adm_rlist_t *l)
     return 0;
 }
 
-/* One init container: a sidecar joins the pod's total; any other runs with the sidecars before it. */
-static int add_init_container(adm_arena_t *a, bool sidecar, const adm_rlist_t *one, adm_rlist_t *out,
-                              adm_rlist_t *sidecars, adm_rlist_t *init_max)
+/*
+ * A list being summed (a pod's totals): an adm_rlist_t whose cpu, memory and ephemeral-storage
+ * entries are also found by their slot, so that the names nearly every container has cost no scan,
+ * and whose first entries live in the sum itself (no allocation while a pod's few names fit).
+ * Its entries come from read lists only, whose names are interned: a name spelling one of the
+ * slots' is that slot's pointer, and the list keeps the order in which names were first added.
+ * A sum points into itself: it is set up in place (sum_init) and never copied.
+ */
+#define SUM_INLINE 8
+
+typedef struct sum_s {
+    adm_rlist_t l;
+    size_t at[ADM_RES_SLOTS]; /* 1 + where the slot's name sits in l; 0: not there */
+    const char *names[SUM_INLINE];
+    adm_quantity_t qs[SUM_INLINE];
+} sum_t;
+
+static void sum_init(sum_t *s)
 {
-    adm_rlist_t tmp;
+    s->l = (adm_rlist_t){s->names, s->qs, 0, SUM_INLINE};
+    memset(s->at, 0, sizeof(s->at));
+}
+
+static adm_quantity_t *sum_find(const sum_t *s, const char *name)
+{
+    int k = adm_res_slot(name);
+
+    if (k >= 0) {
+        return s->at[k] != 0 ? &s->l.qs[s->at[k] - 1] : NULL;
+    }
+    return adm_rlist_find(&s->l, name);
+}
+
+static int sum_append(adm_arena_t *a, sum_t *s, const char *name, const adm_quantity_t *q)
+{
+    int k = adm_res_slot(name);
+
+    if (s->l.n == s->l.cap) {
+        /* past the inline room: arrays of a, never grown in place (they may still be the sum's own) */
+        size_t cap = 2 * s->l.cap;
+        const char **names = adm_arena_alloc(a, cap * sizeof(*names));
+        adm_quantity_t *qs = adm_arena_alloc(a, cap * sizeof(*qs));
+
+        if (names == NULL || qs == NULL) {
+            return ADM_ENOMEM;
+        }
+        memcpy(names, s->l.names, s->l.n * sizeof(*names));
+        memcpy(qs, s->l.qs, s->l.n * sizeof(*qs));
+        s->l.names = names;
+        s->l.qs = qs;
+        s->l.cap = cap;
+    }
+    s->l.names[s->l.n] = name;
+    s->l.qs[s->l.n] = *q;
+    s->l.n++;
+    if (k >= 0) {
+        s->at[k] = s->l.n;
+    }
+    return 0;
+}
+
+/* adm_rlist_add into a sum. */
+static int sum_add(adm_arena_t *a, sum_t *into, const adm_rlist_t *from)
+{
+    for (size_t i = 0; i < from->n; i++) {
+        adm_quantity_t *have = sum_find(into, from->names[i]);
+
+        if (have == NULL) {
+            if (sum_append(a, into, from->names[i], &from->qs[i]) != 0) {
+                return ADM_ENOMEM;
+            }
+        } else if (adm_quantity_add(have, &from->qs[i]) != 0) {
+            return ADM_ETOOBIG;
+        }
+    }
+    return 0;
+}
+
+/* adm_rlist_max into a sum. */
+static int sum_max(adm_arena_t *a, sum_t *into, const adm_rlist_t *from)
+{
+    for (size_t i = 0; i < from->n; i++) {
+        adm_quantity_t *have = sum_find(into, from->names[i]);
+
+        if (have == NULL) {
+            if (sum_append(a, into, from->names[i], &from->qs[i]) != 0) {
+                return ADM_ENOMEM;
+            }
+        } else if (adm_quantity_cmp(&from->qs[i], have) > 0) {
+            *have = from->qs[i];
+        }
+    }
+    return 0;
+}
+
+/* One init container: a sidecar joins the pod's total; any other runs with the sidecars before it. */
+static int add_init_container(adm_arena_t *a, bool sidecar, const adm_rlist_t *one, sum_t *out,
+                              sum_t *sidecars, sum_t *init_max)
+{
+    sum_t tmp;
     int err;
 
     if (sidecar) {
-        err = adm_rlist_add(a, out, one);
+        err = sum_add(a, out, one);
         if (err == 0) {
-            err = adm_rlist_add(a, sidecars, one);
+            err = sum_add(a, sidecars, one);
         }
-        return err == 0 ? adm_rlist_max(a, init_max, sidecars) : err;
+        return err == 0 ? sum_max(a, init_max, &sidecars->l) : err;
     }
-    if (sidecars->n == 0) {
+    if (sidecars->l.n == 0) {
         /* one alone: its names are distinct (a read list's are), so one + nothing is one, uncopied */
-        return adm_rlist_max(a, init_max, one);
+        return sum_max(a, init_max, one);
     }
-    memset(&tmp, 0, sizeof(tmp));
-    err = adm_rlist_add(a, &tmp, one);
+    sum_init(&tmp);
+    err = sum_add(a, &tmp, one);
     if (err == 0) {
-        err = adm_rlist_add(a, &tmp, sidecars);
+        err = sum_add(a, &tmp, &sidecars->l);
     }
-    return err == 0 ? adm_rlist_max(a, init_max, &tmp) : err;
+    return err == 0 ? sum_max(a, init_max, &tmp.l) : err;
 }
 
 /* The most lists one walk of pod_resource_totals sums (requests and limits). */
 #define TOTALS_MAX 2
 
+static const char *const totals_which[TOTALS_MAX] = {"requests", "limits"};
+
+/* res[which[w]], the usual pair by their literal names (lengths known: no strlen, no memcmp call). */
+static inline yyjson_val *member(yyjson_val *res, const char *const *which, size_t w)
+{
+    if (which == totals_which) {
+        return w == 0 ? adm_json_get(res, "requests") : adm_json_get(res, "limits");
+    }
+    return adm_json_get(res, which[w]);
+}
+
+/*
+ * One container list of the walk: read (kept), recorded in the view when there is one, and summed
+ * by add unless the walk's list w has failed already. Returns add's error or the read's.
+ */
+static int walk_list(adm_arena_t *a, yyjson_val *obj, adm_kept_rlist_t *view, int err, const char **bad,
+                     const adm_rlist_t **one)
+{
+    const char *why = NULL;
+    int e = adm_rlist_read_kept(a, obj, one, &why);
+
+    if (view != NULL) {
+        *view = (adm_kept_rlist_t){*one, e, e != 0 ? why : NULL};
+    }
+    if (err == 0 && e != 0) {
+        *bad = why;
+    }
+    return err != 0 ? err : e;
+}
+
 /*
  * The pod's totals of nw lists at once (which[w]: "requests", "limits"), in one walk of its
  * containers: out[w], err[w] and bad[w] are what a walk for which[w] alone would give (a list's
- * first error stops that list only; adm_rlist_read_kept keeps each container list's own answer,
- * so the order the lists are read in changes nothing).
+ * first error stops that list's sum only; adm_rlist_read_kept keeps each container list's own
+ * answer, so the order the lists are read in changes nothing). With views, every container's lists
+ * (spec.containers then spec.initContainers) are read, and *views (in a) has *nviews entries:
+ * (*views)[nw * i + w] is container i's which[w].
  */
 static void pod_resource_totals(adm_arena_t *a, yyjson_val *pod, size_t nw, const char *const *which,
-                                adm_rlist_t *out, int *err, const char **bad)
+                                adm_rlist_t *out, int *err, const char **bad, adm_kept_rlist_t **views,
+                                size_t *nviews)
 {
     yyjson_val *spec = adm_json_get(pod, "spec"), *spec_res;
-    adm_rlist_t sidecars[TOTALS_MAX], init_max[TOTALS_MAX];
+    yyjson_val *containers = adm_json_get(spec, "containers"), *inits = adm_json_get(spec, "initContainers");
+    sum_t *total = adm_arena_alloc(a, TOTALS_MAX * sizeof(*total)); /* the totals outlive the walk */
+    sum_t sidecars[TOTALS_MAX], init_max[TOTALS_MAX];
+    adm_kept_rlist_t *view = NULL;
     const adm_rlist_t *one;
     yyjson_arr_iter it;
     yyjson_val *c;
+    size_t nc = 0;
 
-    memset(sidecars, 0, sizeof(sidecars));
-    memset(init_max, 0, sizeof(init_max));
     for (size_t w = 0; w < nw; w++) {
         memset(&out[w], 0, sizeof(out[w]));
-        err[w] = 0;
+        err[w] = total == NULL ? ADM_ENOMEM : 0;
+        if (total == NULL) {
+            continue;
+        }
+        sum_init(&total[w]);
+        sum_init(&sidecars[w]);
+        sum_init(&init_max[w]);
     }
-    yyjson_arr_iter_init(adm_json_get(spec, "containers"), &it);
+    if (views != NULL) {
+        *nviews = nw * (yyjson_arr_size(containers) + yyjson_arr_size(inits));
+        view = *views = adm_arena_alloc(a, (*nviews + 1) * sizeof(*view));
+        for (size_t w = 0; view == NULL && w < nw; w++) {
+            err[w] = ADM_ENOMEM;
+        }
+    }
+    yyjson_arr_iter_init(containers, &it);
     for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
         yyjson_val *res = adm_json_get(c, "resources");
 
         for (size_t w = 0; w < nw; w++) {
-            if (err[w] == 0) {
-                err[w] = adm_rlist_read_kept(a, adm_json_get(res, which[w]), &one, &bad[w]);
-            }
-            if (err[w] == 0) {
-                err[w] = adm_rlist_add(a, &out[w], one);
+            if (err[w] == 0 || view != NULL) {
+                int e = walk_list(a, member(res, which, w), view != NULL ? &view[nw * nc + w] : NULL, err[w],
+                                  &bad[w], &one);
+
+                err[w] = e == 0 ? sum_add(a, &total[w], one) : e;
             }
         }
+        nc++;
     }
-    yyjson_arr_iter_init(adm_json_get(spec, "initContainers"), &it);
+    yyjson_arr_iter_init(inits, &it);
     for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
         yyjson_val *res = adm_json_get(c, "resources");
         bool sidecar = strcmp(adm_json_str(c, "restartPolicy"), "Always") == 0;
 
         for (size_t w = 0; w < nw; w++) {
-            if (err[w] == 0) {
-                err[w] = adm_rlist_read_kept(a, adm_json_get(res, which[w]), &one, &bad[w]);
-            }
-            if (err[w] == 0) {
-                err[w] = add_init_container(a, sidecar, one, &out[w], &sidecars[w], &init_max[w]);
+            if (err[w] == 0 || view != NULL) {
+                int e = walk_list(a, member(res, which, w), view != NULL ? &view[nw * nc + w] : NULL, err[w],
+                                  &bad[w], &one);
+
+                err[w] =
+                    e == 0 ? add_init_container(a, sidecar, one, &total[w], &sidecars[w], &init_max[w]) : e;
             }
         }
+        nc++;
     }
     spec_res = adm_json_get(spec, "resources");
     for (size_t w = 0; w < nw; w++) {
         if (err[w] == 0) {
-            err[w] = adm_rlist_max(a, &out[w], &init_max[w]);
+            err[w] = sum_max(a, &total[w], &init_max[w].l);
         }
         if (err[w] == 0) {
-            err[w] = adm_rlist_read_kept(a, adm_json_get(spec_res, which[w]), &one, &bad[w]);
+            err[w] = adm_rlist_read_kept(a, member(spec_res, which, w), &one, &bad[w]);
         }
         /* read lists hold the interned names: cpu and memory are found by their pointers */
         for (size_t i = 0; err[w] == 0 && i < one->n; i++) {
             if (one->names[i] == adm_res(ADM_RES_CPU) || one->names[i] == adm_res(ADM_RES_MEMORY)) {
-                err[w] = adm_rlist_set(a, &out[w], one->names[i], &one->qs[i]);
+                adm_quantity_t *have = sum_find(&total[w], one->names[i]);
+
+                if (have != NULL) {
+                    *have = one->qs[i];
+                } else {
+                    err[w] = sum_append(a, &total[w], one->names[i], &one->qs[i]);
+                }
             }
+        }
+        if (total != NULL) {
+            out[w] = total[w].l; /* its arrays are the sum's, in a */
         }
     }
 }
@@ -335,7 +557,9 @@ typedef struct request_memo_s {
     bool done[2];
     int err[2];
     const char *bad[2];
-    adm_rlist_t total[2]; /* requests, limits */
+    adm_rlist_t total[2];       /* requests, limits */
+    adm_kept_rlist_t *lists_of; /* its containers' requests and limits, as they were read */
+    size_t nlists_of;
 } request_memo_t;
 
 static _Thread_local request_memo_t *request_memo;
@@ -400,7 +624,7 @@ int adm_rlist_read_kept(adm_arena_t *a, yyjson_val *obj, const adm_rlist_t **out
         m->caplists = cap;
     }
     k = &m->lists[m->nlists];
-    err = adm_rlist_read(a, obj, &k->list, bad);
+    err = rlist_read(a, obj, &k->list, bad, true);
     if (err == ADM_ENOMEM) {
         return err;
     }
@@ -431,8 +655,6 @@ int adm_rlist_copy(adm_arena_t *a, const adm_rlist_t *from, adm_rlist_t *out)
     return 0;
 }
 
-static const char *const totals_which[TOTALS_MAX] = {"requests", "limits"};
-
 /*
  * The memo holding pod's totals (both: a request asks for both, LimitRanger's Pod items and
  * ResourceQuota's usage, and one walk sums both), computed when it holds another pod's; NULL when
@@ -451,7 +673,7 @@ static request_memo_t *memo_totals(adm_arena_t *a, yyjson_val *pod)
     if (m->pod == pod && m->done[0] && m->done[1]) {
         return m;
     }
-    pod_resource_totals(a, pod, TOTALS_MAX, totals_which, total, err, why);
+    pod_resource_totals(a, pod, TOTALS_MAX, totals_which, total, err, why, &m->lists_of, &m->nlists_of);
     m->pod = pod;
     for (size_t k = 0; k < TOTALS_MAX; k++) {
         m->done[k] = err[k] != ADM_ENOMEM; /* running out of memory is not the pod's answer */
@@ -470,7 +692,7 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
     int err;
 
     if (w < 0) {
-        pod_resource_totals(a, pod, 1, &which, out, &err, bad);
+        pod_resource_totals(a, pod, 1, &which, out, &err, bad, NULL, NULL);
         return err;
     }
     m = memo_totals(a, pod);
@@ -502,6 +724,20 @@ int adm_pod_resource_totals_kept(adm_arena_t *a, yyjson_val *pod, const adm_rlis
     }
     *requests = &m->total[0];
     *limits = &m->total[1];
+    return 0;
+}
+
+int adm_pod_container_lists_kept(adm_arena_t *a, yyjson_val *pod, const adm_kept_rlist_t **lists, size_t *n)
+{
+    request_memo_t *m = memo_totals(a, pod);
+
+    *lists = NULL;
+    *n = 0;
+    if (m == NULL) {
+        return ADM_ENOMEM;
+    }
+    *lists = m->lists_of;
+    *n = m->nlists_of / TOTALS_MAX;
     return 0;
 }
 

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <yyjson.h>
 
 /* A ResourceList: names in the JSON object's order (Go iterates its map in random order). */
@@ -53,6 +54,23 @@ extern const char adm_res_names[ADM_RES_COUNT][ADM_RES_NAME_MAX];
 static inline const char *adm_res(adm_res_t id)
 {
     return adm_res_names[id];
+}
+
+/*
+ * The names nearly every ResourceList holds, ADM_RES_CPU, ADM_RES_MEMORY and
+ * ADM_RES_EPHEMERAL_STORAGE (the first ids), kept in fixed slots by the code that reads the same
+ * lists many times: its slot is the id.
+ */
+#define ADM_RES_SLOTS 3
+
+/** The slot (its adm_res_t) of an interned cpu, memory or ephemeral-storage pointer, else -1. */
+static inline int adm_res_slot(const char *name)
+{
+    uintptr_t off = (uintptr_t)name - (uintptr_t)adm_res_names[0];
+
+    return off < ADM_RES_SLOTS * ADM_RES_NAME_MAX && off % ADM_RES_NAME_MAX == 0
+               ? (int)(off / ADM_RES_NAME_MAX)
+               : -1;
 }
 
 /** name's interned pointer when it is one of adm_res_t's names, else name. */
@@ -123,6 +141,21 @@ int adm_pod_resource_total(adm_arena_t *a, yyjson_val *pod, const char *which, a
  */
 int adm_pod_resource_totals_kept(adm_arena_t *a, yyjson_val *pod, const adm_rlist_t **requests,
                                  const adm_rlist_t **limits, const char **bad);
+
+/** A list as the request read it (adm_rlist_read_kept's answer). */
+typedef struct adm_kept_rlist_s {
+    const adm_rlist_t *list; /* empty after an error */
+    int err;                 /* 0, ADM_ENOMEM or ADM_EINVAL */
+    const char *bad;         /* the reason when err is ADM_EINVAL */
+} adm_kept_rlist_t;
+
+/**
+ * The requests and limits of pod's containers (spec.containers then spec.initContainers, in their
+ * order), read in the walk that sums the pod's totals and kept with them (the same pod needs no
+ * lookup per list, nor a second walk): (*lists)[2 * i] is container i's requests, [2 * i + 1] its
+ * limits, each list with its own answer; *n is the number of containers. Returns 0 or ADM_ENOMEM.
+ */
+int adm_pod_container_lists_kept(adm_arena_t *a, yyjson_val *pod, const adm_kept_rlist_t **lists, size_t *n);
 
 /**
  * component-helpers' IsPodLevelResourcesSet: spec.resources' requests or limits name cpu, memory or

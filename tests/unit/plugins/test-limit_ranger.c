@@ -186,6 +186,43 @@ static const struct lr_case {
      "[minimum cpu usage per Container is 50m, but request is 40m, maximum cpu usage per Container is 2, but "
      "limit "
      "is 3]"},
+    /*
+     * The plain comparisons of small milli amounts (cpu, memory and ephemeral-storage in their
+     * slots) and the full checks (other names, amounts past the milli-units) give kube's answers
+     * at their edges alike.
+     */
+    {"ctr-min-equal", 1, RES(CPU("50m"), CPU("50m")), NULL, ITEM("Container", "min", CPU("0.05")), ""},
+    {"ctr-min-limit-below", 1, RES(CPU("60m"), CPU("40m")), NULL, ITEM("Container", "min", CPU("50m")),
+     "minimum cpu usage per Container is 50m, but limit is 40m"},
+    {"ctr-min-negative", 1, RES(CPU("-1"), NONE), NULL, ITEM("Container", "min", CPU("0")),
+     "minimum cpu usage per Container is 0, but request is -1"},
+    {"ctr-max-request-over-no-limit", 1, RES(MEM("2Gi"), MEM("1Gi")), NULL,
+     ITEM("Container", "max", MEM("1Gi")), "maximum memory usage per Container is 1Gi, but request is 2Gi"},
+    {"ctr-ratio-just-over", 1, RES(CPU("1"), CPU("1501m")), NULL,
+     ITEM("Container", "maxLimitRequestRatio", CPU("1.5")),
+     "cpu max limit to request ratio per Container is 1500m, but provided ratio is 1.501000"},
+    {"ctr-ratio-zero-request", 1, RES(CPU("0"), CPU("1")), NULL,
+     ITEM("Container", "maxLimitRequestRatio", CPU("2")),
+     "cpu max limit to request ratio per Container is 2, but no request is specified or request is 0"},
+    {"ctr-extended-min-ok", 1, RES("{\"example.com/gpu\":\"2\"}", NONE), NULL,
+     ITEM("Container", "min", "{\"example.com/gpu\":\"1\"}"), ""},
+    {"ctr-extended-min-missing", 1, RES(CPU("1"), NONE), NULL,
+     ITEM("Container", "min", "{\"example.com/gpu\":\"1\"}"),
+     "minimum example.com/gpu usage per Container is 1.  No request is specified"},
+    {"ctr-storage-not-a-slot", 1, RES(NONE, "{\"requests.cpu\":\"3\"}"), NULL,
+     ITEM("Container", "max", "{\"requests.cpu\":\"2\"}"),
+     "maximum requests.cpu usage per Container is 2, but limit is 3"},
+    {"ctr-max-huge-request", 1, RES(CPU("9223372036854776"), CPU("9223372036854776")), NULL,
+     ITEM("Container", "max", CPU("2")),
+     "maximum cpu usage per Container is 2, but limit is 9223372036854776"},
+    {"ctr-max-huge-request-only", 1, RES(CPU("9223372036854776"), CPU("1")), NULL,
+     ITEM("Container", "max", CPU("2")),
+     "maximum cpu usage per Container is 2, but request is 9223372036854776"},
+    {"ctr-min-huge-bound", 1, RES(CPU("2"), NONE), NULL, ITEM("Container", "min", CPU("9223372036854776")),
+     "minimum cpu usage per Container is 9223372036854776, but request is 2"},
+    {"pod-hugepages-sum", 2, RES(NONE, "{\"hugepages-2Mi\":\"2Mi\",\"cpu\":\"1\"}"), NULL,
+     ITEM("Pod", "max", "{\"hugepages-2Mi\":\"3Mi\"}"),
+     "maximum hugepages-2Mi usage per Pod is 3Mi, but limit is 4Mi"},
     /* Sidecars (restartPolicy Always) add to the regular containers. */
     {"sidecar-sum", 1, RES(NONE, CPU("1")),
      "[{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":" RES(NONE, CPU("1500m")) "}]",
@@ -425,6 +462,69 @@ static void test_numbers_and_bad_values(void **state)
     adm_cluster_state_free(cs);
 }
 
+/* A pod of the given containers (a JSON array) in namespace test. */
+static const char *pod_of(const char *containers)
+{
+    return adm_arena_printf(
+        pt_arena,
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+        "\"test\"},\"spec\":{\"containers\":%s}}",
+        containers);
+}
+
+/*
+ * Container items read the containers' lists in order, requests before limits, and the first one
+ * that is not a ResourceList answers (kube-apiserver's decoding of the pod would have failed on
+ * it); a pod whose totals do not add up is still checked by Container items alone, which need no
+ * totals (they are summed in the same walk that reads the lists).
+ */
+static void test_container_lists_in_order(void **state)
+{
+    static const char format[] = "Pod in version \"v1\" cannot be handled as a Pod: "
+                                 "quantities must match the regular expression "
+                                 "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+    static const char suffix[] =
+        "Pod in version \"v1\" cannot be handled as a Pod: unable to parse quantity's suffix";
+    /* 1e30 + 1n needs 40 digits */
+    static const char sum_too_big[] =
+        "[{\"name\":\"a\",\"resources\":{\"limits\":{\"cpu\":\"1\",\"memory\":\"1e30\"}}},"
+        "{\"name\":\"b\",\"resources\":{\"limits\":{\"cpu\":\"1\",\"memory\":\"1n\"}}}]";
+    adm_cluster_state_t *cs = ranges(ITEM("Container", "max", CPU("2")));
+    pt_result_t res;
+
+    (void)state;
+    pt_set_cluster(cs);
+    /* the first container's limits come before the second's requests */
+    res = run('v', "CREATE", "pods", "Pod",
+              pod_of("[{\"name\":\"a\",\"resources\":{\"limits\":{\"memory\":\"2i\"}}},"
+                     "{\"name\":\"b\",\"resources\":{\"requests\":{\"memory\":\"abc\"}}}]"),
+              NULL);
+    assert_int_equal(res.status.code, 400);
+    assert_string_equal(res.status.message, suffix);
+    /* within a container, its requests before its limits */
+    res = run('v', "CREATE", "pods", "Pod",
+              pod_of("[{\"name\":\"a\",\"resources\":{\"limits\":{\"memory\":\"2i\"},"
+                     "\"requests\":{\"memory\":\"abc\"}}}]"),
+              NULL);
+    assert_int_equal(res.status.code, 400);
+    assert_string_equal(res.status.message, format);
+    /* two limits whose sum leaves the 128-bit form: no Pod item, no totals needed */
+    res = run('v', "CREATE", "pods", "Pod", pod_of(sum_too_big), NULL);
+    assert_int_equal(res.rc, ADM_OK);
+    pt_set_cluster(NULL);
+    adm_cluster_state_free(cs);
+    /* with a Pod item the same pod's totals are refused */
+    cs = ranges("[{\"type\":\"Container\",\"max\":" CPU("2") "},{\"type\":\"Pod\",\"max\":" CPU("4") "}]");
+    pt_set_cluster(cs);
+    res = run('v', "CREATE", "pods", "Pod", pod_of(sum_too_big), NULL);
+    assert_int_equal(res.rc, ADM_DECLINED);
+    assert_string_equal(res.status.message,
+                        "pods \"p\" is forbidden: resource totals exceed what admitd can add up");
+    pt_set_cluster(NULL);
+    adm_cluster_state_free(cs);
+    adm_arena_reset(pt_arena);
+}
+
 /* Several Container items: the later ones' defaults win, from the first request and the next. */
 static void test_container_items_merged(void **state)
 {
@@ -470,7 +570,7 @@ int main(void)
         cmocka_unit_test(test_container_items_merged), cmocka_unit_test(test_pod_limit_func),
         cmocka_unit_test(test_merge_defaults),         cmocka_unit_test(test_pvc),
         cmocka_unit_test(test_skipped_requests),       cmocka_unit_test(test_several_ranges),
-        cmocka_unit_test(test_numbers_and_bad_values),
+        cmocka_unit_test(test_numbers_and_bad_values), cmocka_unit_test(test_container_lists_in_order),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "adm/admission/admission.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
 #include "adm/plugins/resources.h"
@@ -308,6 +309,158 @@ static void test_read_kept(void **state)
     assert_int_equal(one->n, 0);
 }
 
+/*
+ * cpu, memory and ephemeral-storage have slots (their interned pointers); names of the same length
+ * or first letter, the other interned names and a key with a NUL after "cpu" are told apart as
+ * adm_res_intern tells them (by the C string).
+ */
+static void test_slot_names(void **state)
+{
+    adm_rlist_t l;
+    const char *bad = NULL;
+
+    (void)state;
+    assert_int_equal(adm_rlist_read(pt_arena,
+                                    json("{\"cpx\":\"1\",\"memorz\":\"2\",\"ephemeral-storage\":\"3\","
+                                         "\"requests.cpu\":\"4\",\"count/pods\":\"5\",\"memory\":\"6\","
+                                         "\"cpu\":\"7\",\"c\":\"8\",\"\":\"9\"}"),
+                                    &l, &bad),
+                     0);
+    assert_int_equal(l.n, 9);
+    assert_string_equal(l.names[0], "cpx");
+    assert_int_equal(adm_res_slot(l.names[0]), -1);
+    assert_string_equal(l.names[1], "memorz");
+    assert_int_equal(adm_res_slot(l.names[1]), -1);
+    assert_ptr_equal(l.names[2], adm_res(ADM_RES_EPHEMERAL_STORAGE));
+    assert_int_equal(adm_res_slot(l.names[2]), ADM_RES_EPHEMERAL_STORAGE);
+    assert_ptr_equal(l.names[3], adm_res(ADM_RES_REQUESTS_CPU));
+    assert_int_equal(adm_res_slot(l.names[3]), -1);
+    assert_ptr_equal(l.names[4], adm_res(ADM_RES_COUNT_PODS));
+    assert_ptr_equal(l.names[5], adm_res(ADM_RES_MEMORY));
+    assert_int_equal(adm_res_slot(l.names[5]), ADM_RES_MEMORY);
+    assert_ptr_equal(l.names[6], adm_res(ADM_RES_CPU));
+    assert_int_equal(adm_res_slot(l.names[6]), ADM_RES_CPU);
+    assert_string_equal(l.names[7], "c");
+    assert_string_equal(l.names[8], "");
+    assert_int_equal(adm_res_slot("cpu"), -1); /* the text, not the interned pointer */
+    assert_int_equal(adm_res_slot(adm_res(ADM_RES_PODS)), -1);
+    assert_int_equal(adm_res_slot(adm_res(ADM_RES_CPU) + 1), -1);
+    assert_ptr_equal(adm_res_intern("requests.storage"), adm_res(ADM_RES_REQUESTS_STORAGE));
+    assert_ptr_equal(adm_res_intern("limits.ephemeral-storage"), adm_res(ADM_RES_LIMITS_EPHEMERAL_STORAGE));
+    assert_ptr_equal(adm_res_intern("storage"), adm_res(ADM_RES_STORAGE));
+    assert_ptr_equal(adm_res_intern("pods"), adm_res(ADM_RES_PODS));
+    assert_string_equal(adm_res_intern("limits.cpus"), "limits.cpus");
+    /* a key with a NUL inside reads as its C string, as before: "cpu" */
+    assert_int_equal(adm_rlist_read(pt_arena, json("{\"cpu\\u0000x\":\"1\"}"), &l, &bad), 0);
+    assert_ptr_equal(l.names[0], adm_res(ADM_RES_CPU));
+    /* a key given twice: one entry, the later value */
+    assert_int_equal(
+        adm_rlist_read(pt_arena, json("{\"cpu\":\"1\",\"memory\":\"1Gi\",\"cpu\":\"2\"}"), &l, &bad), 0);
+    assert_int_equal(l.n, 2);
+    assert_string_equal(qtext(&l, "cpu"), "2");
+}
+
+/*
+ * Totals keep the order in which names first appear, whether a name has a slot or not, and grow
+ * past the room a sum starts with; init containers and sidecars as before.
+ */
+static void test_pod_totals_order_and_growth(void **state)
+{
+    yyjson_val *pod =
+        json("{\"spec\":{\"containers\":["
+             "{\"resources\":{\"requests\":{\"example.com/gpu\":\"1\",\"cpu\":\"1\"}}},"
+             "{\"resources\":{\"requests\":{\"memory\":\"1Gi\",\"cpu\":\"2\",\"ephemeral-storage\":\"1Gi\","
+             "\"x/a\":\"1\",\"x/b\":\"1\",\"x/c\":\"1\",\"x/d\":\"1\",\"x/e\":\"1\",\"x/f\":\"1\"}}}],"
+             "\"initContainers\":["
+             "{\"name\":\"s\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"x/"
+             "g\":\"1\",\"cpu\":\"1\"}}},"
+             "{\"name\":\"i\",\"resources\":{\"requests\":{\"hugepages-2Mi\":\"2Mi\",\"cpu\":\"5\"}}}]}}");
+    static const char *const want[] = {"example.com/gpu",
+                                       "cpu",
+                                       "memory",
+                                       "ephemeral-storage",
+                                       "x/a",
+                                       "x/b",
+                                       "x/c",
+                                       "x/d",
+                                       "x/e",
+                                       "x/f",
+                                       "x/g",
+                                       "hugepages-2Mi"};
+    adm_rlist_t total;
+    const char *bad = NULL;
+
+    (void)state;
+    assert_int_equal(adm_pod_resource_total(pt_arena, pod, "requests", &total, &bad), 0);
+    assert_int_equal(total.n, sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < total.n; i++) {
+        assert_string_equal(total.names[i], want[i]);
+    }
+    /* cpu: 1 + 2 + the sidecar's 1, against the init container's 5 with the sidecar's 1 */
+    assert_string_equal(qtext(&total, "cpu"), "6");
+    assert_string_equal(qtext(&total, "x/g"), "1");
+    assert_string_equal(qtext(&total, "hugepages-2Mi"), "2Mi");
+    /* the caller's copy may grow */
+    assert_int_equal(adm_rlist_append(pt_arena, &total, "x/h", &total.qs[0]), 0);
+    adm_arena_reset(pt_arena);
+}
+
+/*
+ * The containers' lists kept with the totals: every container's requests and limits in order,
+ * each with its own answer (a list after a malformed one is still read), while the totals keep
+ * the first error of each kind.
+ */
+#define FORMAT_WRONG                                                                                         \
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+static void test_container_lists_kept(void **state)
+{
+    yyjson_val *pod = json("{\"spec\":{\"containers\":["
+                           "{\"resources\":{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"cpu\":\"2\"}}},"
+                           "{\"resources\":{\"requests\":{\"cpu\":\"1x\"}}},"
+                           "\"not a container\"],"
+                           "\"initContainers\":[{\"resources\":{\"requests\":{\"memory\":\"abc\"},"
+                           "\"limits\":{\"memory\":1}}}]}}");
+    yyjson_val *c0 = yyjson_arr_get(adm_json_path(pod, "spec", "containers", NULL), 0);
+    const adm_kept_rlist_t *lists, *again;
+    const adm_rlist_t *req, *lim;
+    adm_rlist_t total;
+    const char *bad = NULL;
+    size_t n, n2;
+
+    (void)state;
+    assert_int_equal(adm_pod_container_lists_kept(pt_arena, pod, &lists, &n), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(lists[0].err, 0);
+    assert_string_equal(qtext(lists[0].list, "cpu"), "1");
+    assert_string_equal(qtext(lists[1].list, "cpu"), "2");
+    assert_int_equal(lists[2].err, ADM_EINVAL);
+    assert_string_equal(lists[2].bad, FORMAT_WRONG);
+    assert_int_equal(lists[2].list->n, 0);
+    assert_int_equal(lists[3].err, 0);
+    assert_int_equal(lists[3].list->n, 0);
+    assert_int_equal(lists[4].err, 0); /* a string where a container should be: nothing */
+    assert_int_equal(lists[5].list->n, 0);
+    assert_int_equal(lists[6].err, ADM_EINVAL); /* read though requests failed before */
+    assert_int_equal(lists[7].err, 0);          /* a bare number, as YAML writes it */
+    assert_string_equal(qtext(lists[7].list, "memory"), "1");
+    /* the same lists as adm_rlist_read_kept keeps, and the same answer again */
+    assert_int_equal(
+        adm_rlist_read_kept(pt_arena, adm_json_path(c0, "resources", "limits", NULL), &lim, &bad), 0);
+    assert_ptr_equal(lim, lists[1].list);
+    assert_int_equal(adm_pod_container_lists_kept(pt_arena, pod, &again, &n2), 0);
+    assert_ptr_equal(again, lists);
+    assert_int_equal(n2, n);
+    /* the totals: requests fail at the first malformed list, limits add up */
+    assert_int_equal(adm_pod_resource_totals_kept(pt_arena, pod, &req, &lim, &bad), ADM_EINVAL);
+    assert_string_equal(bad, FORMAT_WRONG);
+    assert_int_equal(adm_pod_resource_total(pt_arena, pod, "limits", &total, &bad), 0);
+    assert_int_equal(total.n, 2);
+    assert_string_equal(qtext(&total, "cpu"), "2");
+    assert_string_equal(qtext(&total, "memory"), "1");
+    adm_arena_reset(pt_arena);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +473,9 @@ int main(void)
         cmocka_unit_test(test_read_kept),
         cmocka_unit_test(test_pod_totals_both),
         cmocka_unit_test(test_pod_total_init_order),
+        cmocka_unit_test(test_slot_names),
+        cmocka_unit_test(test_pod_totals_order_and_growth),
+        cmocka_unit_test(test_container_lists_kept),
     };
 
     return cmocka_run_group_tests(tests, pt_group_setup, pt_group_teardown);
