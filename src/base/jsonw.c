@@ -69,6 +69,37 @@ static char *put_control(char *w, unsigned char c, const char *hex)
 
 #define ONES UINT64_C(0x0101010101010101)
 #define HIGHS UINT64_C(0x8080808080808080)
+#define ONES32 UINT32_C(0x01010101)
+#define HIGHS32 UINT32_C(0x80808080)
+
+/*
+ * Whether eight (four) bytes are all plain: copied as they are. A byte needs care when it is a
+ * control byte (x - 0x20 borrows into the high bit), a quote or a backslash (x ^ q is zero, so
+ * x ^ q - 1 borrows) or has its high bit set. Borrows can only mark more bytes, never hide one, and
+ * a marked byte goes to the byte-at-a-time code, which decides exactly. marks8 gives the mark of
+ * each byte (its high bit), plain8 whether there is none.
+ */
+static inline uint64_t marks8(const unsigned char *p)
+{
+    uint64_t x;
+
+    memcpy(&x, p, sizeof(x));
+    return ((x - ONES * 0x20) | ((x ^ (ONES * '"')) - ONES) | ((x ^ (ONES * '\\')) - ONES) | x) & HIGHS;
+}
+
+static inline bool plain8(const unsigned char *p)
+{
+    return marks8(p) == 0;
+}
+
+static inline bool plain4(const unsigned char *p)
+{
+    uint32_t x;
+
+    memcpy(&x, p, sizeof(x));
+    return (((x - ONES32 * 0x20) | ((x ^ (ONES32 * '"')) - ONES32) | ((x ^ (ONES32 * '\\')) - ONES32) | x) &
+            HIGHS32) == 0;
+}
 
 /*
  * The string writer, in two forms the compiler specialises: admitd's own (lower-case hex, each
@@ -81,21 +112,46 @@ static inline char *put_string_as(char *w, const char *s, size_t n, const char *
     const unsigned char *end = p + n;
 
     *w++ = '"';
+    /* Most strings are plain throughout (names, keys, paths): copied in words, the last few bytes
+       as one more word that overlaps the bytes already copied (which came out as they went in),
+       and a string of four to seven bytes as two overlapping halves. */
+    if (n >= 8) {
+        while (end - p >= 8 && plain8(p)) {
+            memcpy(w, p, 8);
+            w += 8;
+            p += 8;
+        }
+        if (end - p < 8 && plain8(end - 8)) {
+            memcpy(w + (end - p) - 8, end - 8, 8);
+            w += end - p;
+            *w++ = '"';
+            return w;
+        }
+    } else if (n >= 4 && plain4(p) && plain4(end - 4)) {
+        memcpy(w, p, 4);
+        memcpy(w + n - 4, end - 4, 4);
+        w += n;
+        *w++ = '"';
+        return w;
+    }
     for (;;) {
         unsigned char c;
         size_t len;
 
-        /* Eight plain bytes at a time. A byte needs care when it is a control byte (x - 0x20
-           borrows into the high bit), a quote or a backslash (x ^ q is zero, so x ^ q - 1 borrows)
-           or has its high bit set. Borrows can only mark more bytes, never hide one, and a marked
-           word goes to the byte-at-a-time code below, which decides exactly. */
+        /* eight plain bytes at a time between the words that need care */
         while (end - p >= 8) {
-            uint64_t x;
-            uint64_t marked;
+            uint64_t marked = marks8(p);
 
-            memcpy(&x, p, sizeof(x));
-            marked = (x - ONES * 0x20) | ((x ^ (ONES * '"')) - ONES) | ((x ^ (ONES * '\\')) - ONES) | x;
-            if ((marked & HIGHS) != 0) {
+            if (marked != 0) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                /* The bytes below the first marked one are plain: copied at once (the word is
+                   copied whole, in bound, and what follows overwrites the rest). */
+                size_t plain = (size_t)__builtin_ctzll(marked) / 8;
+
+                memcpy(w, p, 8);
+                w += plain;
+                p += plain;
+#endif
                 break;
             }
             memcpy(w, p, 8);
