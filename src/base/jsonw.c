@@ -449,8 +449,7 @@ static bool put_scalar(adm_jsonw_t *w, yyjson_mut_val *v, bool key_place)
         memcpy(p, yyjson_mut_get_type(v) == YYJSON_TYPE_OBJ ? "{}," : "[],", 3);
         p += 3;
         break;
-    default:
-        return false;
+    default: return false;
     }
     w->len = (size_t)(p - w->data);
     return true;

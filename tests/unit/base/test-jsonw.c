@@ -235,7 +235,8 @@ static void expect_all_like_yyjson(yyjson_mut_val *root, bool clear_noesc)
         }
         if (yyjson_mut_is_arr(v)) {
             yyjson_mut_arr_iter_init(v, &it);
-            while ((child = yyjson_mut_arr_iter_next(&it)) != NULL) {
+            for (child = yyjson_mut_arr_iter_next(&it); child != NULL;
+                 child = yyjson_mut_arr_iter_next(&it)) {
                 if (n == cap) {
                     cap *= 2;
                     todo = realloc(todo, cap * sizeof(*todo));
@@ -245,7 +246,8 @@ static void expect_all_like_yyjson(yyjson_mut_val *root, bool clear_noesc)
             }
         } else if (yyjson_mut_is_obj(v)) {
             yyjson_mut_obj_iter_init(v, &oit);
-            while ((child = yyjson_mut_obj_iter_next(&oit)) != NULL) {
+            for (child = yyjson_mut_obj_iter_next(&oit); child != NULL;
+                 child = yyjson_mut_obj_iter_next(&oit)) {
                 if (n + 2 > cap) {
                     cap *= 2;
                     todo = realloc(todo, cap * sizeof(*todo));
@@ -294,7 +296,7 @@ static int expect_dir_like_yyjson(const char *dir)
     if (d == NULL) {
         return 0;
     }
-    while ((e = readdir(d)) != NULL) {
+    for (e = readdir(d); e != NULL; e = readdir(d)) {
         size_t len = strlen(e->d_name);
         char path[1024];
 
@@ -376,8 +378,9 @@ static void test_mut_value_strings(void **state)
         "/", "a/b", "\xe2\x80\xa8", "\xe2\x80\xa9", "\xc3\xa9t\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
         "\xef\xbf\xbf", "\xf4\x8f\xbf\xbf", "\x7f", "q\"b\\s",
         /* invalid: lone continuation, overlong, surrogate, past U+10FFFF, 0xff, F5, cut sequences */
-        "\x80", "\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf0\x80\x80\xaf", "\xf4\x90\x80\x80",
-        "\xff", "\xf5\x80\x80\x80", "ok\xc3", "ok\xe2\x82", "0123456789abcdef\xf0\x9f\x98"};
+        "\x80", "\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf0\x80\x80\xaf",
+        "\xf4\x90\x80\x80", "\xff", "\xf5\x80\x80\x80", "ok\xc3", "ok\xe2\x82",
+        "0123456789abcdef\xf0\x9f\x98"};
     char buf[64];
     uint32_t seed = 777;
 
@@ -411,16 +414,54 @@ static void test_mut_value_strings(void **state)
 
 static void test_mut_value_numbers(void **state)
 {
-    static const uint64_t uints[] = {0, 1, 9, 10, 99, 100, 12345678, 99999999, 100000000, 4294967295u,
-                                     4294967296u, 9007199254740991u, 9007199254740993u, 999999999999999999u,
-                                     1000000000000000000u, 9223372036854775807u, 9223372036854775808u,
+    static const uint64_t uints[] = {0,
+                                     1,
+                                     9,
+                                     10,
+                                     99,
+                                     100,
+                                     12345678,
+                                     99999999,
+                                     100000000,
+                                     4294967295u,
+                                     4294967296u,
+                                     9007199254740991u,
+                                     9007199254740993u,
+                                     999999999999999999u,
+                                     1000000000000000000u,
+                                     9223372036854775807u,
+                                     9223372036854775808u,
                                      18446744073709551615u};
-    static const int64_t sints[] = {0, 1, -1, -9, -10, 42, -100000000, INT32_MIN, INT64_MAX, INT64_MIN + 1,
-                                    INT64_MIN};
-    static const double reals[] = {0.0, -0.0, 1.0, -1.0, 2.0, 10.0, 123456789.0, 0.5, 0.1, -1.5, 1e-7,
-                                   1e21, 1e22, 1e300, -1e300, 5e-324, 2.2250738585072014e-308,
-                                   9007199254740991.0, 9007199254740992.0, 9007199254740994.0, -9007199254740991.0,
-                                   1.7976931348623157e308, 3.14159, 100.25, 0.999999999999, 1e15, 1e16, 1e17,
+    static const int64_t sints[] = {
+        0, 1, -1, -9, -10, 42, -100000000, INT32_MIN, INT64_MAX, INT64_MIN + 1, INT64_MIN};
+    static const double reals[] = {0.0,
+                                   -0.0,
+                                   1.0,
+                                   -1.0,
+                                   2.0,
+                                   10.0,
+                                   123456789.0,
+                                   0.5,
+                                   0.1,
+                                   -1.5,
+                                   1e-7,
+                                   1e21,
+                                   1e22,
+                                   1e300,
+                                   -1e300,
+                                   5e-324,
+                                   2.2250738585072014e-308,
+                                   9007199254740991.0,
+                                   9007199254740992.0,
+                                   9007199254740994.0,
+                                   -9007199254740991.0,
+                                   1.7976931348623157e308,
+                                   3.14159,
+                                   100.25,
+                                   0.999999999999,
+                                   1e15,
+                                   1e16,
+                                   1e17,
                                    1234567.0e10};
     yyjson_mut_doc *doc = yyjson_mut_doc_new(NULL);
     yyjson_mut_val *arr = yyjson_mut_arr(doc);
@@ -462,10 +503,17 @@ static void test_mut_value_numbers(void **state)
 
 static void test_mut_value_containers(void **state)
 {
-    static const char *const texts[] = {
-        "[]", "{}", "[[]]", "[{}]", "{\"a\":{}}", "{\"a\":[]}", "[[],{},[[]],{\"b\":[{}]}]",
-        "[true,false,null,0,-1,1.5,\"s\"]", "{\"k\":true,\"l\":null,\"m\":[1,[2,[3,{}]]],\"n\":\"\"}",
-        "[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]", "{\"\":\"\",\"\\u0000\":\"\\u001f\"}"};
+    static const char *const texts[] = {"[]",
+                                        "{}",
+                                        "[[]]",
+                                        "[{}]",
+                                        "{\"a\":{}}",
+                                        "{\"a\":[]}",
+                                        "[[],{},[[]],{\"b\":[{}]}]",
+                                        "[true,false,null,0,-1,1.5,\"s\"]",
+                                        "{\"k\":true,\"l\":null,\"m\":[1,[2,[3,{}]]],\"n\":\"\"}",
+                                        "[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]",
+                                        "{\"\":\"\",\"\\u0000\":\"\\u001f\"}"};
     yyjson_mut_doc *doc = yyjson_mut_doc_new(NULL);
     yyjson_mut_val *v;
     adm_arena_t *a = adm_arena_create(64);
@@ -531,14 +579,10 @@ static void test_mut_value_containers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_same_as_yyjson),
-        cmocka_unit_test(test_exact),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_growing_writer),
-        cmocka_unit_test(test_mut_value_corpora),
-        cmocka_unit_test(test_mut_value_strings),
-        cmocka_unit_test(test_mut_value_numbers),
-        cmocka_unit_test(test_mut_value_containers),
+        cmocka_unit_test(test_same_as_yyjson),    cmocka_unit_test(test_exact),
+        cmocka_unit_test(test_round_trip),        cmocka_unit_test(test_growing_writer),
+        cmocka_unit_test(test_mut_value_corpora), cmocka_unit_test(test_mut_value_strings),
+        cmocka_unit_test(test_mut_value_numbers), cmocka_unit_test(test_mut_value_containers),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
