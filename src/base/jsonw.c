@@ -42,11 +42,14 @@ static size_t utf8_sequence(const unsigned char *p, size_t left)
     return 0;
 }
 
-/* A control byte as JSON's short escape where there is one, else \u00XX. */
-static char *put_control(char *w, unsigned char c)
-{
-    static const char hex[] = "0123456789abcdef";
+/* Hex digits of \u00XX: admitd's own strings write them in lower case, as Go's encoder does; the
+   values of adm_jsonw_mut_value in upper case, as yyjson's writer does. */
+static const char hex_lower[] = "0123456789abcdef";
+static const char hex_upper[] = "0123456789ABCDEF";
 
+/* A control byte as JSON's short escape where there is one, else \u00XX. */
+static char *put_control(char *w, unsigned char c, const char *hex)
+{
     *w++ = '\\';
     switch (c) {
     case '\b': *w++ = 'b'; break;
@@ -66,28 +69,89 @@ static char *put_control(char *w, unsigned char c)
 
 #define ONES UINT64_C(0x0101010101010101)
 #define HIGHS UINT64_C(0x8080808080808080)
+#define ONES32 UINT32_C(0x01010101)
+#define HIGHS32 UINT32_C(0x80808080)
 
-char *adm_jsonw_put_string(char *w, const char *s, size_t n)
+/*
+ * Whether eight (four) bytes are all plain: copied as they are. A byte needs care when it is a
+ * control byte (x - 0x20 borrows into the high bit), a quote or a backslash (x ^ q is zero, so
+ * x ^ q - 1 borrows) or has its high bit set. Borrows can only mark more bytes, never hide one, and
+ * a marked byte goes to the byte-at-a-time code, which decides exactly. marks8 gives the mark of
+ * each byte (its high bit), plain8 whether there is none.
+ */
+static inline uint64_t marks8(const unsigned char *p)
+{
+    uint64_t x;
+
+    memcpy(&x, p, sizeof(x));
+    return ((x - ONES * 0x20) | ((x ^ (ONES * '"')) - ONES) | ((x ^ (ONES * '\\')) - ONES) | x) & HIGHS;
+}
+
+static inline bool plain8(const unsigned char *p)
+{
+    return marks8(p) == 0;
+}
+
+static inline bool plain4(const unsigned char *p)
+{
+    uint32_t x;
+
+    memcpy(&x, p, sizeof(x));
+    return (((x - ONES32 * 0x20) | ((x ^ (ONES32 * '"')) - ONES32) | ((x ^ (ONES32 * '\\')) - ONES32) | x) &
+            HIGHS32) == 0;
+}
+
+/*
+ * The string writer, in two forms the compiler specialises: admitd's own (lower-case hex, each
+ * invalid byte as U+FFFD) and yyjson's (upper-case hex, NULL on invalid UTF-8, as yyjson's writer
+ * fails on it without YYJSON_WRITE_ALLOW_INVALID_UNICODE).
+ */
+static inline char *put_string_as(char *w, const char *s, size_t n, const char *hex, bool strict)
 {
     const unsigned char *p = (const unsigned char *)s;
     const unsigned char *end = p + n;
 
     *w++ = '"';
+    /* Most strings are plain throughout (names, keys, paths): copied in words, the last few bytes
+       as one more word that overlaps the bytes already copied (which came out as they went in),
+       and a string of four to seven bytes as two overlapping halves. */
+    if (n >= 8) {
+        while (end - p >= 8 && plain8(p)) {
+            memcpy(w, p, 8);
+            w += 8;
+            p += 8;
+        }
+        if (end - p < 8 && plain8(end - 8)) {
+            memcpy(w + (end - p) - 8, end - 8, 8);
+            w += end - p;
+            *w++ = '"';
+            return w;
+        }
+    } else if (n >= 4 && plain4(p) && plain4(end - 4)) {
+        memcpy(w, p, 4);
+        memcpy(w + n - 4, end - 4, 4);
+        w += n;
+        *w++ = '"';
+        return w;
+    }
     for (;;) {
         unsigned char c;
         size_t len;
 
-        /* Eight plain bytes at a time. A byte needs care when it is a control byte (x - 0x20
-           borrows into the high bit), a quote or a backslash (x ^ q is zero, so x ^ q - 1 borrows)
-           or has its high bit set. Borrows can only mark more bytes, never hide one, and a marked
-           word goes to the byte-at-a-time code below, which decides exactly. */
+        /* eight plain bytes at a time between the words that need care */
         while (end - p >= 8) {
-            uint64_t x;
-            uint64_t marked;
+            uint64_t marked = marks8(p);
 
-            memcpy(&x, p, sizeof(x));
-            marked = (x - ONES * 0x20) | ((x ^ (ONES * '"')) - ONES) | ((x ^ (ONES * '\\')) - ONES) | x;
-            if ((marked & HIGHS) != 0) {
+            if (marked != 0) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                /* The bytes below the first marked one are plain: copied at once (the word is
+                   copied whole, in bound, and what follows overwrites the rest). */
+                size_t plain = (size_t)__builtin_ctzll(marked) / 8;
+
+                memcpy(w, p, 8);
+                w += plain;
+                p += plain;
+#endif
                 break;
             }
             memcpy(w, p, 8);
@@ -106,10 +170,13 @@ char *adm_jsonw_put_string(char *w, const char *s, size_t n)
             *w++ = (char)c;
             p++;
         } else if (c < 0x20) {
-            w = put_control(w, c); /* NUL included: s may hold one */
+            w = put_control(w, c, hex); /* NUL included: s may hold one */
             p++;
         } else {
             len = utf8_sequence(p, (size_t)(end - p));
+            if (len == 0 && strict) {
+                return NULL;
+            }
             if (len == 0) {
                 /* As Go's encoder does: each invalid byte becomes U+FFFD (3 bytes, in bound). */
                 memcpy(w, "\xef\xbf\xbd", 3);
@@ -124,6 +191,11 @@ char *adm_jsonw_put_string(char *w, const char *s, size_t n)
     }
     *w++ = '"';
     return w;
+}
+
+char *adm_jsonw_put_string(char *w, const char *s, size_t n)
+{
+    return put_string_as(w, s, n, hex_lower, false);
 }
 
 void adm_jsonw_init(adm_jsonw_t *w, adm_arena_t *a)
@@ -153,14 +225,6 @@ bool adm_jsonw_reserve(adm_jsonw_t *w, size_t extra)
     return true;
 }
 
-void adm_jsonw_raw(adm_jsonw_t *w, const char *s, size_t n)
-{
-    if (adm_jsonw_reserve(w, n)) {
-        memcpy(w->data + w->len, s, n);
-        w->len += n;
-    }
-}
-
 void adm_jsonw_string(adm_jsonw_t *w, const char *s, size_t n)
 {
     if (n > (SIZE_MAX - 2) / 6) {
@@ -173,7 +237,104 @@ void adm_jsonw_string(adm_jsonw_t *w, const char *s, size_t n)
     w->len = (size_t)(adm_jsonw_put_string(w->data + w->len, s, n) - w->data);
 }
 
-void adm_jsonw_mut_value(adm_jsonw_t *w, yyjson_mut_val *v)
+/* Room for extra more bytes: the common case inline, the growth in adm_jsonw_reserve. */
+static inline bool room(adm_jsonw_t *w, size_t extra)
+{
+    return w->len + extra <= w->cap || adm_jsonw_reserve(w, extra);
+}
+
+/* n bytes from s at w, the short ones (names, mostly) in two overlapping moves instead of a call. */
+static inline char *put_bytes(char *w, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        memcpy(w, s, 8);
+        memcpy(w + n - 8, s + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+        memcpy(w, s, 4);
+        memcpy(w + n - 4, s + n - 4, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++) {
+            w[i] = s[i];
+        }
+    } else {
+        memcpy(w, s, n);
+    }
+    return w + n;
+}
+
+/* u in decimal. */
+static char *put_u64(char *w, uint64_t u)
+{
+    char digits[20];
+    size_t n = 0;
+
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    while (n > 0) {
+        *w++ = digits[--n];
+    }
+    return w;
+}
+
+/*
+ * The reals yyjson writes by a rule simple enough to repeat here: zero as 0.0 (or -0.0), and an
+ * integer from 1 to 2^53 - 1 as its digits and .0. NULL for every other real (NaN and infinities
+ * included), which real_by_yyjson writes.
+ */
+static char *put_simple_real(char *w, double d)
+{
+    uint64_t raw;
+    bool negative;
+    double mag;
+
+    memcpy(&raw, &d, sizeof(raw));
+    negative = raw >> 63 != 0; /* -0.0 included: yyjson keeps its sign */
+    mag = negative ? -d : d;
+    if (mag != 0 && !(mag >= 1 && mag < 9007199254740992.0 && mag == (double)(uint64_t)mag)) {
+        return NULL; /* NaN fails every comparison and lands here too */
+    }
+    if (negative) {
+        *w++ = '-';
+    }
+    if (mag == 0) {
+        memcpy(w, "0.0", 3);
+        return w + 3;
+    }
+    w = put_u64(w, (uint64_t)mag);
+    memcpy(w, ".0", 2);
+    return w + 2;
+}
+
+/*
+ * Any other real, by yyjson's own shortest round-trip writer (at most 32 bytes at w), from a pool
+ * on the stack: no arena allocation between the growing writer's. NULL for NaN and infinities,
+ * which yyjson refuses without YYJSON_WRITE_ALLOW_INF_AND_NAN.
+ */
+static char *real_by_yyjson(char *w, yyjson_mut_val *v)
+{
+    union {
+        uint64_t align;
+        char bytes[512];
+    } pool;
+    yyjson_alc alc;
+    size_t n = 0;
+    char *text;
+
+    if (!yyjson_alc_pool_init(&alc, pool.bytes, sizeof(pool.bytes))) {
+        return NULL;
+    }
+    text = yyjson_mut_val_write_opts(v, YYJSON_WRITE_NOFLAG, &alc, &n, NULL);
+    if (text == NULL || n > 32) {
+        return NULL;
+    }
+    memcpy(w, text, n);
+    return w + n;
+}
+
+/* The whole value by yyjson's writer: for values nested deeper than write_mut's stack. */
+static void mut_value_by_yyjson(adm_jsonw_t *w, yyjson_mut_val *v)
 {
     yyjson_alc alc;
     size_t n = 0;
@@ -186,4 +347,191 @@ void adm_jsonw_mut_value(adm_jsonw_t *w, yyjson_mut_val *v)
         return;
     }
     adm_jsonw_raw(w, text, n);
+}
+
+/* Containers write_mut opens inside one another; a value nested deeper goes to yyjson's writer. */
+#define MUT_DEPTH_MAX 64
+
+/* What write_mut made of a value. */
+typedef enum { MUT_WRITTEN, MUT_FAILED, MUT_TOO_DEEP } mut_result_t;
+
+/* An open container: its value, how many of its values (keys count) are left, whether an object. */
+typedef struct mut_frame_s {
+    yyjson_mut_val *ctn;
+    size_t left;
+    bool obj;
+} mut_frame_t;
+
+/*
+ * A scalar or an empty container with its separator: ':' after a string in a key's place, else
+ * ','. Fails where yyjson's writer fails (invalid UTF-8 in a string not marked NOESC, NaN or
+ * infinity, a value of no type).
+ */
+static bool put_scalar(adm_jsonw_t *w, yyjson_mut_val *v, bool key_place)
+{
+    size_t len = unsafe_yyjson_get_len(v);
+    char *p;
+
+    switch (yyjson_mut_get_type(v)) {
+    case YYJSON_TYPE_STR:
+        if (len > (SIZE_MAX - 8) / 6 || !room(w, ADM_JSONW_STRING_MAX(len) + 1)) {
+            return false;
+        }
+        p = w->data + w->len;
+        if (yyjson_mut_get_subtype(v) != 0) {
+            /* Marked as needing no escape (by yyjson's reader or yyjson_mut_str): yyjson copies
+               it as it is, unchecked, and so does this. */
+            *p++ = '"';
+            p = put_bytes(p, v->uni.str, len);
+            *p++ = '"';
+        } else {
+            p = put_string_as(p, v->uni.str, len, hex_upper, true);
+            if (p == NULL) {
+                return false;
+            }
+        }
+        *p++ = key_place ? ':' : ',';
+        break;
+    case YYJSON_TYPE_NUM:
+        if (!room(w, 33)) {
+            return false;
+        }
+        p = w->data + w->len;
+        if (yyjson_mut_get_subtype(v) == YYJSON_SUBTYPE_REAL) {
+            char *end = put_simple_real(p, v->uni.f64);
+
+            p = end != NULL ? end : real_by_yyjson(p, v);
+            if (p == NULL) {
+                return false;
+            }
+        } else if (yyjson_mut_get_subtype(v) == YYJSON_SUBTYPE_SINT && v->uni.i64 < 0) {
+            *p++ = '-';
+            p = put_u64(p, 0 - v->uni.u64);
+        } else {
+            p = put_u64(p, v->uni.u64);
+        }
+        *p++ = ',';
+        break;
+    case YYJSON_TYPE_BOOL:
+        if (!room(w, 6)) {
+            return false;
+        }
+        p = w->data + w->len;
+        if (yyjson_mut_get_bool(v)) {
+            memcpy(p, "true,", 5);
+            p += 5;
+        } else {
+            memcpy(p, "false,", 6);
+            p += 6;
+        }
+        break;
+    case YYJSON_TYPE_NULL:
+        if (!room(w, 5)) {
+            return false;
+        }
+        p = w->data + w->len;
+        memcpy(p, "null,", 5);
+        p += 5;
+        break;
+    case YYJSON_TYPE_RAW:
+        if (len > SIZE_MAX - 8 || !room(w, len + 1)) {
+            return false;
+        }
+        p = put_bytes(w->data + w->len, v->uni.str, len);
+        *p++ = ',';
+        break;
+    case YYJSON_TYPE_ARR:
+    case YYJSON_TYPE_OBJ: /* empty: write_mut opens the others */
+        if (!room(w, 3)) {
+            return false;
+        }
+        p = w->data + w->len;
+        memcpy(p, yyjson_mut_get_type(v) == YYJSON_TYPE_OBJ ? "{}," : "[],", 3);
+        p += 3;
+        break;
+    default: return false;
+    }
+    w->len = (size_t)(p - w->data);
+    return true;
+}
+
+/*
+ * v as compact JSON, byte for byte what yyjson_mut_val_write_opts writes with
+ * YYJSON_WRITE_NOFLAG, in one walk with an explicit stack. As yyjson's writer does, every value
+ * is followed by its separator, and closing a container overwrites the separator of its last
+ * value; the root's own separator is dropped at the end. A mutable container points at its last
+ * child, whose next is the first (for an object: the last key, whose value's next is the first
+ * key).
+ */
+static mut_result_t write_mut(adm_jsonw_t *w, yyjson_mut_val *v)
+{
+    mut_frame_t stack[MUT_DEPTH_MAX];
+    size_t depth = 0;
+    yyjson_mut_val *ctn = NULL; /* the open container; NULL at the root */
+    size_t left = 1;            /* values left in it, v included */
+    bool obj = false;
+
+    for (;;) {
+        yyjson_type type = yyjson_mut_get_type(v);
+        size_t len = unsafe_yyjson_get_len(v);
+
+        if ((type == YYJSON_TYPE_ARR || type == YYJSON_TYPE_OBJ) && len > 0) {
+            if (depth == MUT_DEPTH_MAX) {
+                return MUT_TOO_DEEP;
+            }
+            if (!room(w, 1)) {
+                return MUT_FAILED;
+            }
+            stack[depth++] = (mut_frame_t){ctn, left, obj};
+            obj = type == YYJSON_TYPE_OBJ;
+            w->data[w->len++] = obj ? '{' : '[';
+            ctn = v;
+            left = obj ? len * 2 : len;
+            v = ((yyjson_mut_val *)v->uni.ptr)->next;
+            if (obj) {
+                v = v->next;
+            }
+            continue;
+        }
+        if (!put_scalar(w, v, obj && left % 2 == 0)) {
+            return MUT_FAILED;
+        }
+        while (--left == 0) {
+            if (ctn == NULL) {
+                w->len--; /* the root's separator */
+                return MUT_WRITTEN;
+            }
+            if (!room(w, 1)) {
+                return MUT_FAILED;
+            }
+            w->data[w->len - 1] = obj ? '}' : ']';
+            w->data[w->len++] = ',';
+            v = ctn;
+            depth--;
+            ctn = stack[depth].ctn;
+            left = stack[depth].left;
+            obj = stack[depth].obj;
+        }
+        v = v->next;
+    }
+}
+
+void adm_jsonw_mut_value(adm_jsonw_t *w, yyjson_mut_val *v)
+{
+    size_t start = w->len;
+
+    if (v == NULL) {
+        w->failed = true; /* as yyjson fails on it */
+    }
+    if (w->failed) {
+        return;
+    }
+    switch (write_mut(w, v)) {
+    case MUT_WRITTEN: break;
+    case MUT_TOO_DEEP:
+        w->len = start;
+        mut_value_by_yyjson(w, v);
+        break;
+    case MUT_FAILED: w->failed = true; break;
+    }
 }

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <yyjson.h>
 
 typedef struct adm_jsonw_s {
@@ -43,8 +44,17 @@ void adm_jsonw_init(adm_jsonw_t *w, adm_arena_t *a);
  */
 bool adm_jsonw_reserve(adm_jsonw_t *w, size_t extra);
 
-/** Appends bytes as they are. */
-void adm_jsonw_raw(adm_jsonw_t *w, const char *s, size_t n);
+/**
+ * Appends bytes as they are. Inline: most calls append a literal of a byte or two (the commas and
+ * brackets of a JSON Patch) into room already reserved, where a call would cost more than the copy.
+ */
+static inline void adm_jsonw_raw(adm_jsonw_t *w, const char *s, size_t n)
+{
+    if (n > 0 && ((!w->failed && n <= w->cap - w->len) || adm_jsonw_reserve(w, n))) {
+        memcpy(w->data + w->len, s, n);
+        w->len += n;
+    }
+}
 
 /** Appends a string literal as it is. */
 #define ADM_JSONW_LIT(w, lit) adm_jsonw_raw((w), (lit), sizeof(lit) - 1)
