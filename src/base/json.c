@@ -396,100 +396,74 @@ static inline size_t subtree_size(const yyjson_val *v)
     return (v->tag & YYJSON_TYPE_ARR) == YYJSON_TYPE_ARR ? v->uni.ofs / sizeof(yyjson_val) : 1;
 }
 
-/* A container of adm_json_mut_share's copy still taking children: where its subtree ends, its
-   first child, and its last child so far (the container itself while it has none). */
-typedef struct share_frame_s {
-    size_t end, first, last;
-    bool is_obj;
-} share_frame_t;
-
-#define SHARE_FIRST_FRAMES 32
-
 /*
  * The immutable document lays v's subtree out flat, in the order a writer prints it (keys before
  * their values), so the copy is one array of as many mutable values, value i for value i, made
- * in one pass. The innermost container still open lives in locals (the rest on a stack): it is
- * the parent of the value at hand, so each value is linked after its previous sibling as it is
- * written, and a container's circular list is closed when the pass reaches its end. No
- * allocation per value; the stack is on the C stack unless the nesting is deeper than
- * SHARE_FIRST_FRAMES.
+ * in two passes over it and no allocation per value:
+ * - the first copies each value and links it to the value after its subtree, which is its next
+ *   sibling for every child but a container's last (a key's next is its value, which follows it);
+ *   it lists the non-empty containers as it goes;
+ * - the second closes each listed container's circular list: it follows the first pass's links
+ *   from the first child to the one that points at the container's end (the last child; for an
+ *   object, the last key's value), links that one back to the first child, and points the
+ *   container at it (at an object's last key).
+ * The second pass follows links instead of keeping a stack of open containers: each value is
+ * some container's child, so it visits each value once, and nothing depends on the nesting.
  */
 yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v)
 {
-    size_t n = subtree_size(v), top = 0, fcap = SHARE_FIRST_FRAMES;
-    share_frame_t first[SHARE_FIRST_FRAMES];
-    share_frame_t *frames = first;
-    share_frame_t c = {.end = SIZE_MAX}; /* the innermost open container; none yet */
+    size_t n = subtree_size(v), nctn = 0;
     yyjson_mut_val *m = doc->alc.malloc(doc->alc.ctx, n * sizeof(*m));
+    /* the non-empty containers' indexes (room for all n: nested ones can be all but one) */
+    size_t *ctn = m != NULL ? doc->alc.malloc(doc->alc.ctx, n * sizeof(*ctn)) : NULL;
 
-    if (m == NULL) {
+    if (ctn == NULL) {
+        if (m != NULL) {
+            doc->alc.free(doc->alc.ctx, m);
+        }
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        const yyjson_val *src = v + i;
-        yyjson_mut_val *dst = m + i;
-        uint64_t tag = src->tag;
+        uint64_t tag = v[i].tag;
         size_t type = tag & YYJSON_TYPE_MASK;
+        size_t size = 1;
 
-        while (i == c.end) {
-            /* the children's circular list is reached from the last one (of an object, its last
-               key: the value before the last one) */
-            m[c.last].next = &m[c.first];
-            m[c.first - 1].uni.ptr = &m[c.is_obj ? c.last - 1 : c.last];
-            c = top > 0 ? frames[--top] : (share_frame_t){.end = SIZE_MAX};
-        }
-        /* after the previous sibling (for a first child, into its parent's next, which the
-           parent's own next sibling or end sets later) */
-        m[c.last].next = dst;
-        c.last = i;
+        m[i].uni = v[i].uni;
         if (type == YYJSON_TYPE_STR) {
             /* as yyjson_mut_strn makes it: no subtype, the text where it is */
-            dst->tag = (tag & ~(uint64_t)YYJSON_TAG_MASK) | YYJSON_TYPE_STR;
-            dst->uni.str = src->uni.str;
+            tag = (tag & ~(uint64_t)YYJSON_TAG_MASK) | YYJSON_TYPE_STR;
         } else if (type == YYJSON_TYPE_ARR || type == YYJSON_TYPE_OBJ) {
-            size_t end = i + src->uni.ofs / sizeof(yyjson_val);
-
-            dst->tag = tag;
-            dst->uni.ptr = NULL;
-            if (end == i + 1) {
-                continue; /* empty */
+            size = v[i].uni.ofs / sizeof(yyjson_val);
+            m[i].uni.ptr = NULL; /* an empty one stays so; the second pass sets the others */
+            if (size > 1) {
+                ctn[nctn++] = i;
             }
-            if (top == fcap) {
-                share_frame_t *g = doc->alc.malloc(doc->alc.ctx, 2 * fcap * sizeof(*g));
-
-                if (g == NULL) {
-                    if (frames != first) {
-                        doc->alc.free(doc->alc.ctx, frames);
-                    }
-                    doc->alc.free(doc->alc.ctx, m);
-                    return NULL;
-                }
-                memcpy(g, frames, top * sizeof(*g));
-                if (frames != first) {
-                    doc->alc.free(doc->alc.ctx, frames);
-                }
-                frames = g;
-                fcap *= 2;
-            }
-            frames[top++] = c;
-            c.end = end;
-            c.first = i + 1;
-            c.last = i;
-            c.is_obj = type == YYJSON_TYPE_OBJ;
-        } else { /* null, booleans and numbers carry no pointers */
-            dst->tag = tag;
-            dst->uni = src->uni;
         }
+        m[i].tag = tag;
+        m[i].next = &m[i + size]; /* one past the array for the root: cleared below */
     }
-    while (c.end == n) {
-        m[c.last].next = &m[c.first];
-        m[c.first - 1].uni.ptr = &m[c.is_obj ? c.last - 1 : c.last];
-        c = top > 0 ? frames[--top] : (share_frame_t){.end = SIZE_MAX};
+    m[0].next = NULL;
+    for (size_t k = 0; k < nctn; k++) {
+        size_t i = ctn[k];
+        yyjson_mut_val *first = &m[i + 1];
+        yyjson_mut_val *end = &m[i + v[i].uni.ofs / sizeof(yyjson_val)];
+        yyjson_mut_val *last = first;
+
+        if ((m[i].tag & YYJSON_TYPE_MASK) == YYJSON_TYPE_OBJ) {
+            while (last->next->next != end) {
+                last = last->next->next; /* key, its value, the next key */
+            }
+            m[i].uni.ptr = last;
+            last = last->next;
+        } else {
+            while (last->next != end) {
+                last = last->next;
+            }
+            m[i].uni.ptr = last;
+        }
+        last->next = first;
     }
-    m[0].next = NULL; /* the first child's link went into it */
-    if (frames != first) {
-        doc->alc.free(doc->alc.ctx, frames);
-    }
+    doc->alc.free(doc->alc.ctx, ctn);
     return m;
 }
 
