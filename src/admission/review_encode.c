@@ -37,21 +37,10 @@ static char *put_lit(char *w, const char *lit, size_t n)
 
 static char *put_int(char *w, int32_t v)
 {
-    char digits[10];
-    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
-    size_t n = 0;
-
     if (v < 0) {
         *w++ = '-';
     }
-    do {
-        digits[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
-    while (n > 0) {
-        *w++ = digits[--n];
-    }
-    return w;
+    return adm_jsonw_put_u64(w, v < 0 ? 0u - (uint32_t)v : (uint32_t)v);
 }
 
 #define BASE64_LEN(n) (((n) + 2) / 3 * 4)

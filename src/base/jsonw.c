@@ -262,8 +262,7 @@ static inline char *put_bytes(char *w, const char *s, size_t n)
     return w + n;
 }
 
-/* u in decimal. */
-static char *put_u64(char *w, uint64_t u)
+char *adm_jsonw_put_u64(char *w, uint64_t u)
 {
     char digits[20];
     size_t n = 0;
@@ -302,7 +301,7 @@ static char *put_simple_real(char *w, double d)
         memcpy(w, "0.0", 3);
         return w + 3;
     }
-    w = put_u64(w, (uint64_t)mag);
+    w = adm_jsonw_put_u64(w, (uint64_t)mag);
     memcpy(w, ".0", 2);
     return w + 2;
 }
@@ -406,9 +405,9 @@ static bool put_scalar(adm_jsonw_t *w, yyjson_mut_val *v, bool key_place)
             }
         } else if (yyjson_mut_get_subtype(v) == YYJSON_SUBTYPE_SINT && v->uni.i64 < 0) {
             *p++ = '-';
-            p = put_u64(p, 0 - v->uni.u64);
+            p = adm_jsonw_put_u64(p, 0 - v->uni.u64);
         } else {
-            p = put_u64(p, v->uni.u64);
+            p = adm_jsonw_put_u64(p, v->uni.u64);
         }
         *p++ = ',';
         break;

@@ -343,8 +343,8 @@ static int sum_append(adm_arena_t *a, sum_t *s, const char *name, const adm_quan
     return 0;
 }
 
-/* adm_rlist_add into a sum. */
-static int sum_add(adm_arena_t *a, sum_t *into, const adm_rlist_t *from)
+/* adm_rlist_add (max false) or adm_rlist_max (max true) into a sum. */
+static int sum_merge(adm_arena_t *a, sum_t *into, const adm_rlist_t *from, bool max)
 {
     for (size_t i = 0; i < from->n; i++) {
         adm_quantity_t *have = sum_find(into, from->names[i]);
@@ -353,28 +353,25 @@ static int sum_add(adm_arena_t *a, sum_t *into, const adm_rlist_t *from)
             if (sum_append(a, into, from->names[i], &from->qs[i]) != 0) {
                 return ADM_ENOMEM;
             }
-        } else if (adm_quantity_add(have, &from->qs[i]) != 0) {
-            return ADM_ETOOBIG;
-        }
-    }
-    return 0;
-}
-
-/* adm_rlist_max into a sum. */
-static int sum_max(adm_arena_t *a, sum_t *into, const adm_rlist_t *from)
-{
-    for (size_t i = 0; i < from->n; i++) {
-        adm_quantity_t *have = sum_find(into, from->names[i]);
-
-        if (have == NULL) {
-            if (sum_append(a, into, from->names[i], &from->qs[i]) != 0) {
-                return ADM_ENOMEM;
+        } else if (!max) {
+            if (adm_quantity_add(have, &from->qs[i]) != 0) {
+                return ADM_ETOOBIG;
             }
         } else if (adm_quantity_cmp(&from->qs[i], have) > 0) {
             *have = from->qs[i];
         }
     }
     return 0;
+}
+
+static int sum_add(adm_arena_t *a, sum_t *into, const adm_rlist_t *from)
+{
+    return sum_merge(a, into, from, false);
+}
+
+static int sum_max(adm_arena_t *a, sum_t *into, const adm_rlist_t *from)
+{
+    return sum_merge(a, into, from, true);
 }
 
 /* One init container: a sidecar joins the pod's total; any other runs with the sidecars before it. */

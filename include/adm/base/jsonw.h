@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <yyjson.h>
 
@@ -34,6 +35,9 @@ typedef struct adm_jsonw_s {
  * whatever s holds.
  */
 char *adm_jsonw_put_string(char *w, const char *s, size_t n);
+
+/** Writes u in decimal at w (room for 20 bytes) and returns the end of what it wrote. */
+char *adm_jsonw_put_u64(char *w, uint64_t u);
 
 /** Starts an empty writer on a. */
 void adm_jsonw_init(adm_jsonw_t *w, adm_arena_t *a);
