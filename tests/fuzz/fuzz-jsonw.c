@@ -43,14 +43,14 @@ static void compare(yyjson_mut_val *v)
 static void clear_noesc(yyjson_mut_val *root)
 {
     size_t cap = 64, n = 0;
-    yyjson_mut_val **todo = malloc(cap * sizeof(*todo));
+    yyjson_mut_val **pending = malloc(cap * sizeof(*pending));
 
-    if (todo == NULL) {
+    if (pending == NULL) {
         abort();
     }
-    todo[n++] = root;
+    pending[n++] = root;
     while (n > 0) {
-        yyjson_mut_val *v = todo[--n];
+        yyjson_mut_val *v = pending[--n];
 
         if (yyjson_mut_is_str(v)) {
             v->tag &= ~(uint64_t)YYJSON_SUBTYPE_MASK;
@@ -61,20 +61,20 @@ static void clear_noesc(yyjson_mut_val *root)
 
             do {
                 if (n == cap) {
-                    yyjson_mut_val **more = realloc(todo, 2 * cap * sizeof(*todo));
+                    yyjson_mut_val **more = realloc(pending, 2 * cap * sizeof(*pending));
 
                     if (more == NULL) {
                         abort();
                     }
-                    todo = more;
+                    pending = more;
                     cap *= 2;
                 }
-                todo[n++] = c;
+                pending[n++] = c;
                 c = c->next;
             } while (c != first);
         }
     }
-    free(todo);
+    free(pending);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

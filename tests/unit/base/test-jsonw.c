@@ -220,12 +220,12 @@ static void expect_mut_like_yyjson(yyjson_mut_val *v)
 static void expect_all_like_yyjson(yyjson_mut_val *root, bool clear_noesc)
 {
     size_t cap = 64, n = 0;
-    yyjson_mut_val **todo = malloc(cap * sizeof(*todo));
+    yyjson_mut_val **pending = malloc(cap * sizeof(*pending));
 
-    assert_non_null(todo);
-    todo[n++] = root;
+    assert_non_null(pending);
+    pending[n++] = root;
     while (n > 0) {
-        yyjson_mut_val *v = todo[--n];
+        yyjson_mut_val *v = pending[--n];
         yyjson_mut_val *child;
         yyjson_mut_arr_iter it;
         yyjson_mut_obj_iter oit;
@@ -239,10 +239,10 @@ static void expect_all_like_yyjson(yyjson_mut_val *root, bool clear_noesc)
                  child = yyjson_mut_arr_iter_next(&it)) {
                 if (n == cap) {
                     cap *= 2;
-                    todo = realloc(todo, cap * sizeof(*todo));
-                    assert_non_null(todo);
+                    pending = realloc(pending, cap * sizeof(*pending));
+                    assert_non_null(pending);
                 }
-                todo[n++] = child;
+                pending[n++] = child;
             }
         } else if (yyjson_mut_is_obj(v)) {
             yyjson_mut_obj_iter_init(v, &oit);
@@ -250,17 +250,17 @@ static void expect_all_like_yyjson(yyjson_mut_val *root, bool clear_noesc)
                  child = yyjson_mut_obj_iter_next(&oit)) {
                 if (n + 2 > cap) {
                     cap *= 2;
-                    todo = realloc(todo, cap * sizeof(*todo));
-                    assert_non_null(todo);
+                    pending = realloc(pending, cap * sizeof(*pending));
+                    assert_non_null(pending);
                 }
-                todo[n++] = child;
-                todo[n++] = yyjson_mut_obj_iter_get_val(child);
+                pending[n++] = child;
+                pending[n++] = yyjson_mut_obj_iter_get_val(child);
             }
         }
         /* children were queued (and their NOESC cleared later) before v is written: write after */
         expect_mut_like_yyjson(v);
     }
-    free(todo);
+    free(pending);
 }
 
 /* The JSON file at path, every value of it, as read and with NOESC cleared; false if unreadable. */
