@@ -89,10 +89,16 @@ typedef struct psa_verdict_s {
 
 typedef psa_verdict_t (*psa_check_fn)(psa_ctx_t *cx);
 
-/* A growable list of strings in the arena. */
+/*
+ * A growable list of strings: the first PSA_LIST_FIRST items in the list itself (most lists a
+ * failing check makes hold one or two names: no arena call), more in the arena. v points into
+ * the list itself, so a list is never copied by value; zero-filled ({0}) is empty.
+ */
+#define PSA_LIST_FIRST 4
 typedef struct psa_list_s {
     const char **v;
     size_t n, cap;
+    const char *first[PSA_LIST_FIRST];
 } psa_list_t;
 
 void psa_list_add(psa_ctx_t *cx, psa_list_t *l, const char *s);
@@ -113,6 +119,8 @@ static inline const char *psa_plural(const char *one, const char *many, size_t n
 
 /** `container "a"` / `containers "a", "b"`. */
 const char *psa_containers_phrase(psa_ctx_t *cx, const psa_list_t *names);
+/** psa_containers_phrase followed by tail, in one allocation. */
+const char *psa_containers_then(psa_ctx_t *cx, const psa_list_t *names, const char *tail);
 
 /*
  * The readers of the nested fields psa_pod_t leaves to the checks (a probe's httpGet, a profile's

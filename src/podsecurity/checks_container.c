@@ -73,8 +73,7 @@ psa_verdict_t psa_privileged_1_0(psa_ctx_t *cx)
     if (bad.n == 0) {
         return psa_allow();
     }
-    return psa_deny("privileged", psa_cat(cx, psa_containers_phrase(cx, &bad),
-                                          " must not set securityContext.privileged=true", NULL));
+    return psa_deny("privileged", psa_containers_then(cx, &bad, " must not set securityContext.privileged=true"));
 }
 
 psa_verdict_t psa_proc_mount_1_0(psa_ctx_t *cx)
@@ -144,8 +143,7 @@ psa_verdict_t psa_allow_privilege_escalation_1_8(psa_ctx_t *cx)
         return psa_allow();
     }
     return psa_deny("allowPrivilegeEscalation != false",
-                    psa_cat(cx, psa_containers_phrase(cx, &bad),
-                            " must set securityContext.allowPrivilegeEscalation=false", NULL));
+                    psa_containers_then(cx, &bad, " must set securityContext.allowPrivilegeEscalation=false"));
 }
 
 psa_verdict_t psa_allow_privilege_escalation_1_25(psa_ctx_t *cx)
@@ -192,8 +190,7 @@ psa_verdict_t psa_capabilities_restricted_1_22(psa_ctx_t *cx)
     }
     if (missing_drop.n > 0) {
         psa_list_add(cx, &details,
-                     psa_cat(cx, psa_containers_phrase(cx, &missing_drop),
-                             " must set securityContext.capabilities.drop=[\"ALL\"]", NULL));
+                     psa_containers_then(cx, &missing_drop, " must set securityContext.capabilities.drop=[\"ALL\"]"));
     }
     if (adding.n > 0) {
         psa_list_sort(&caps);
