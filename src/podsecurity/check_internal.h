@@ -67,6 +67,7 @@ typedef struct psa_pod_s {
     size_t nvolumes;
     yyjson_val *annotations;        /* metadata.annotations */
     yyjson_val *sc[PSA_SC_NFIELDS]; /* spec.securityContext's */
+    uint32_t containers_sc;         /* bit i: some container's sc[i] is set (PSA_FOR_CONTAINERS_SETTING) */
     bool host_network, host_pid, host_ipc;
     bool user_namespaced; /* spec.hostUsers == false (relaxPolicyForUserNamespacePod) */
     bool windows;         /* spec.os.name == "windows" */
@@ -160,6 +161,16 @@ static inline const char *psa_str(yyjson_val *obj, const char *key)
  */
 #define PSA_FOR_CONTAINERS(cx, c)                                                                            \
     for (const psa_container_t *c = (cx)->pod->containers,                                                   \
+                               *psa_end_ = c != NULL ? c + (cx)->pod->ncontainers : NULL;                    \
+         c != psa_end_; c++)
+
+/**
+ * PSA_FOR_CONTAINERS for a check whose body does nothing for a container without sc[field]: it
+ * runs for none when no container sets field, which most pods leave unset (privileged, procMount,
+ * seLinuxOptions...), so such a check costs no walk of the containers.
+ */
+#define PSA_FOR_CONTAINERS_SETTING(cx, c, field)                                                             \
+    for (const psa_container_t *c = ((cx)->pod->containers_sc >> (field)) & 1 ? (cx)->pod->containers : NULL, \
                                *psa_end_ = c != NULL ? c + (cx)->pod->ncontainers : NULL;                    \
          c != psa_end_; c++)
 

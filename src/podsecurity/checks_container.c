@@ -34,7 +34,7 @@ psa_verdict_t psa_capabilities_baseline_1_0(psa_ctx_t *cx)
     psa_list_t bad = {0};
     psa_list_t caps = {0};
 
-    PSA_FOR_CONTAINERS(cx, c)
+    PSA_FOR_CONTAINERS_SETTING(cx, c, PSA_SC_CAPABILITIES)
     {
         yyjson_val *add = psa_get(c->sc[PSA_SC_CAPABILITIES], "add");
         bool valid = true;
@@ -64,7 +64,7 @@ psa_verdict_t psa_privileged_1_0(psa_ctx_t *cx)
 {
     psa_list_t bad = {0};
 
-    PSA_FOR_CONTAINERS(cx, c)
+    PSA_FOR_CONTAINERS_SETTING(cx, c, PSA_SC_PRIVILEGED)
     {
         if (yyjson_is_true(c->sc[PSA_SC_PRIVILEGED])) {
             psa_list_add(cx, &bad, c->name);
@@ -81,7 +81,7 @@ psa_verdict_t psa_proc_mount_1_0(psa_ctx_t *cx)
     psa_list_t bad = {0};
     psa_list_t types = {0};
 
-    PSA_FOR_CONTAINERS(cx, c)
+    PSA_FOR_CONTAINERS_SETTING(cx, c, PSA_SC_PROC_MOUNT)
     {
         yyjson_val *pm = c->sc[PSA_SC_PROC_MOUNT];
 
@@ -109,7 +109,7 @@ psa_verdict_t psa_windows_host_process_1_0(psa_ctx_t *cx)
     psa_list_t bad = {0};
     psa_list_t setters = {0};
 
-    PSA_FOR_CONTAINERS(cx, c)
+    PSA_FOR_CONTAINERS_SETTING(cx, c, PSA_SC_WINDOWS_OPTIONS)
     {
         if (psa_is_true(c->sc[PSA_SC_WINDOWS_OPTIONS], "hostProcess")) {
             psa_list_add(cx, &bad, c->name);
