@@ -164,13 +164,19 @@ static inline const char *psa_str(yyjson_val *obj, const char *key)
                                *psa_end_ = c != NULL ? c + (cx)->pod->ncontainers : NULL;                    \
          c != psa_end_; c++)
 
+/* The pod's containers when one of them sets securityContext field (PSA_SC_*), else NULL. */
+static inline const psa_container_t *psa_containers_setting(const psa_ctx_t *cx, int field)
+{
+    return (cx->pod->containers_sc >> field) & 1 ? cx->pod->containers : NULL;
+}
+
 /**
  * PSA_FOR_CONTAINERS for a check whose body does nothing for a container without sc[field]: it
  * runs for none when no container sets field, which most pods leave unset (privileged, procMount,
  * seLinuxOptions...), so such a check costs no walk of the containers.
  */
 #define PSA_FOR_CONTAINERS_SETTING(cx, c, field)                                                             \
-    for (const psa_container_t *c = ((cx)->pod->containers_sc >> (field)) & 1 ? (cx)->pod->containers : NULL, \
+    for (const psa_container_t *c = psa_containers_setting((cx), (field)),                                   \
                                *psa_end_ = c != NULL ? c + (cx)->pod->ncontainers : NULL;                    \
          c != psa_end_; c++)
 

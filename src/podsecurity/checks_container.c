@@ -73,7 +73,8 @@ psa_verdict_t psa_privileged_1_0(psa_ctx_t *cx)
     if (bad.n == 0) {
         return psa_allow();
     }
-    return psa_deny("privileged", psa_containers_then(cx, &bad, " must not set securityContext.privileged=true"));
+    return psa_deny("privileged",
+                    psa_containers_then(cx, &bad, " must not set securityContext.privileged=true"));
 }
 
 psa_verdict_t psa_proc_mount_1_0(psa_ctx_t *cx)
@@ -142,8 +143,9 @@ psa_verdict_t psa_allow_privilege_escalation_1_8(psa_ctx_t *cx)
     if (bad.n == 0) {
         return psa_allow();
     }
-    return psa_deny("allowPrivilegeEscalation != false",
-                    psa_containers_then(cx, &bad, " must set securityContext.allowPrivilegeEscalation=false"));
+    return psa_deny(
+        "allowPrivilegeEscalation != false",
+        psa_containers_then(cx, &bad, " must set securityContext.allowPrivilegeEscalation=false"));
 }
 
 psa_verdict_t psa_allow_privilege_escalation_1_25(psa_ctx_t *cx)
@@ -189,8 +191,9 @@ psa_verdict_t psa_capabilities_restricted_1_22(psa_ctx_t *cx)
         }
     }
     if (missing_drop.n > 0) {
-        psa_list_add(cx, &details,
-                     psa_containers_then(cx, &missing_drop, " must set securityContext.capabilities.drop=[\"ALL\"]"));
+        psa_list_add(
+            cx, &details,
+            psa_containers_then(cx, &missing_drop, " must set securityContext.capabilities.drop=[\"ALL\"]"));
     }
     if (adding.n > 0) {
         psa_list_sort(&caps);
