@@ -67,6 +67,7 @@ typedef struct psa_pod_s {
     size_t nvolumes;
     yyjson_val *annotations;        /* metadata.annotations */
     yyjson_val *sc[PSA_SC_NFIELDS]; /* spec.securityContext's */
+    uint32_t containers_sc;         /* bit i: some container's sc[i] is set (PSA_FOR_CONTAINERS_SETTING) */
     bool host_network, host_pid, host_ipc;
     bool user_namespaced; /* spec.hostUsers == false (relaxPolicyForUserNamespacePod) */
     bool windows;         /* spec.os.name == "windows" */
@@ -89,10 +90,16 @@ typedef struct psa_verdict_s {
 
 typedef psa_verdict_t (*psa_check_fn)(psa_ctx_t *cx);
 
-/* A growable list of strings in the arena. */
+/*
+ * A growable list of strings: the first PSA_LIST_FIRST items in the list itself (most lists a
+ * failing check makes hold one or two names: no arena call), more in the arena. v points into
+ * the list itself, so a list is never copied by value; zero-filled ({0}) is empty.
+ */
+#define PSA_LIST_FIRST 4
 typedef struct psa_list_s {
     const char **v;
     size_t n, cap;
+    const char *first[PSA_LIST_FIRST];
 } psa_list_t;
 
 void psa_list_add(psa_ctx_t *cx, psa_list_t *l, const char *s);
@@ -113,6 +120,8 @@ static inline const char *psa_plural(const char *one, const char *many, size_t n
 
 /** `container "a"` / `containers "a", "b"`. */
 const char *psa_containers_phrase(psa_ctx_t *cx, const psa_list_t *names);
+/** psa_containers_phrase followed by tail, in one allocation. */
+const char *psa_containers_then(psa_ctx_t *cx, const psa_list_t *names, const char *tail);
 
 /*
  * The readers of the nested fields psa_pod_t leaves to the checks (a probe's httpGet, a profile's
@@ -152,6 +161,22 @@ static inline const char *psa_str(yyjson_val *obj, const char *key)
  */
 #define PSA_FOR_CONTAINERS(cx, c)                                                                            \
     for (const psa_container_t *c = (cx)->pod->containers,                                                   \
+                               *psa_end_ = c != NULL ? c + (cx)->pod->ncontainers : NULL;                    \
+         c != psa_end_; c++)
+
+/* The pod's containers when one of them sets securityContext field (PSA_SC_*), else NULL. */
+static inline const psa_container_t *psa_containers_setting(const psa_ctx_t *cx, int field)
+{
+    return (cx->pod->containers_sc >> field) & 1 ? cx->pod->containers : NULL;
+}
+
+/**
+ * PSA_FOR_CONTAINERS for a check whose body does nothing for a container without sc[field]: it
+ * runs for none when no container sets field, which most pods leave unset (privileged, procMount,
+ * seLinuxOptions...), so such a check costs no walk of the containers.
+ */
+#define PSA_FOR_CONTAINERS_SETTING(cx, c, field)                                                             \
+    for (const psa_container_t *c = psa_containers_setting((cx), (field)),                                   \
                                *psa_end_ = c != NULL ? c + (cx)->pod->ncontainers : NULL;                    \
          c != psa_end_; c++)
 

@@ -15,12 +15,15 @@ void psa_list_add(psa_ctx_t *cx, psa_list_t *l, const char *s)
         return;
     }
     if (l->n == l->cap) {
-        size_t ncap = l->cap == 0 ? 4 : l->cap * 2;
-        const char **g = adm_arena_realloc(cx->arena, l->v, l->cap * sizeof(*g), ncap * sizeof(*g));
+        size_t ncap = l->cap == 0 ? PSA_LIST_FIRST : l->cap * 2;
+        const char **g = l->cap == 0 ? l->first : adm_arena_alloc(cx->arena, ncap * sizeof(*g));
 
         if (g == NULL) {
             cx->nomem = true;
             return;
+        }
+        if (l->n > 0) {
+            memcpy(g, l->v, l->n * sizeof(*g));
         }
         l->v = g;
         l->cap = ncap;
@@ -50,13 +53,14 @@ void psa_list_sort(psa_list_t *l)
     }
 }
 
-/* prefix, then the items joined by sep (quoted when quote), in one allocation. */
-static const char *join_after(psa_ctx_t *cx, const char *prefix, const psa_list_t *l, const char *sep,
-                              bool quote)
+/* prefix, then the items joined by sep (quoted when quote), then suffix, in one allocation. */
+static const char *join_around(psa_ctx_t *cx, const char *prefix, const psa_list_t *l, const char *sep,
+                               bool quote, const char *suffix)
 {
     size_t prefixlen = strlen(prefix);
     size_t seplen = strlen(sep);
-    size_t len = prefixlen + 1;
+    size_t suffixlen = strlen(suffix);
+    size_t len = prefixlen + suffixlen + 1;
     char *out;
     char *p;
 
@@ -86,13 +90,17 @@ static const char *join_after(psa_ctx_t *cx, const char *prefix, const psa_list_
             *p++ = '"';
         }
     }
-    *p = '\0';
+    memcpy(p, suffix, suffixlen + 1);
     return out;
 }
 
 const char *psa_join(psa_ctx_t *cx, const psa_list_t *l, const char *sep, bool quote)
 {
-    return join_after(cx, "", l, sep, quote);
+    /* one item unquoted is the item itself: no text is written once made, so it can be shared */
+    if (l->n == 1 && !quote) {
+        return l->v[0];
+    }
+    return join_around(cx, "", l, sep, quote, "");
 }
 
 const char *psa_cat(psa_ctx_t *cx, ...)
@@ -145,5 +153,10 @@ const char *psa_int(psa_ctx_t *cx, int64_t n)
 
 const char *psa_containers_phrase(psa_ctx_t *cx, const psa_list_t *names)
 {
-    return join_after(cx, psa_plural("container ", "containers ", names->n), names, ", ", true);
+    return join_around(cx, psa_plural("container ", "containers ", names->n), names, ", ", true, "");
+}
+
+const char *psa_containers_then(psa_ctx_t *cx, const psa_list_t *names, const char *tail)
+{
+    return join_around(cx, psa_plural("container ", "containers ", names->n), names, ", ", true, tail);
 }

@@ -34,7 +34,7 @@ psa_verdict_t psa_capabilities_baseline_1_0(psa_ctx_t *cx)
     psa_list_t bad = {0};
     psa_list_t caps = {0};
 
-    PSA_FOR_CONTAINERS(cx, c)
+    PSA_FOR_CONTAINERS_SETTING(cx, c, PSA_SC_CAPABILITIES)
     {
         yyjson_val *add = psa_get(c->sc[PSA_SC_CAPABILITIES], "add");
         bool valid = true;
@@ -64,7 +64,7 @@ psa_verdict_t psa_privileged_1_0(psa_ctx_t *cx)
 {
     psa_list_t bad = {0};
 
-    PSA_FOR_CONTAINERS(cx, c)
+    PSA_FOR_CONTAINERS_SETTING(cx, c, PSA_SC_PRIVILEGED)
     {
         if (yyjson_is_true(c->sc[PSA_SC_PRIVILEGED])) {
             psa_list_add(cx, &bad, c->name);
@@ -73,8 +73,8 @@ psa_verdict_t psa_privileged_1_0(psa_ctx_t *cx)
     if (bad.n == 0) {
         return psa_allow();
     }
-    return psa_deny("privileged", psa_cat(cx, psa_containers_phrase(cx, &bad),
-                                          " must not set securityContext.privileged=true", NULL));
+    return psa_deny("privileged",
+                    psa_containers_then(cx, &bad, " must not set securityContext.privileged=true"));
 }
 
 psa_verdict_t psa_proc_mount_1_0(psa_ctx_t *cx)
@@ -82,7 +82,7 @@ psa_verdict_t psa_proc_mount_1_0(psa_ctx_t *cx)
     psa_list_t bad = {0};
     psa_list_t types = {0};
 
-    PSA_FOR_CONTAINERS(cx, c)
+    PSA_FOR_CONTAINERS_SETTING(cx, c, PSA_SC_PROC_MOUNT)
     {
         yyjson_val *pm = c->sc[PSA_SC_PROC_MOUNT];
 
@@ -110,7 +110,7 @@ psa_verdict_t psa_windows_host_process_1_0(psa_ctx_t *cx)
     psa_list_t bad = {0};
     psa_list_t setters = {0};
 
-    PSA_FOR_CONTAINERS(cx, c)
+    PSA_FOR_CONTAINERS_SETTING(cx, c, PSA_SC_WINDOWS_OPTIONS)
     {
         if (psa_is_true(c->sc[PSA_SC_WINDOWS_OPTIONS], "hostProcess")) {
             psa_list_add(cx, &bad, c->name);
@@ -143,9 +143,9 @@ psa_verdict_t psa_allow_privilege_escalation_1_8(psa_ctx_t *cx)
     if (bad.n == 0) {
         return psa_allow();
     }
-    return psa_deny("allowPrivilegeEscalation != false",
-                    psa_cat(cx, psa_containers_phrase(cx, &bad),
-                            " must set securityContext.allowPrivilegeEscalation=false", NULL));
+    return psa_deny(
+        "allowPrivilegeEscalation != false",
+        psa_containers_then(cx, &bad, " must set securityContext.allowPrivilegeEscalation=false"));
 }
 
 psa_verdict_t psa_allow_privilege_escalation_1_25(psa_ctx_t *cx)
@@ -191,9 +191,9 @@ psa_verdict_t psa_capabilities_restricted_1_22(psa_ctx_t *cx)
         }
     }
     if (missing_drop.n > 0) {
-        psa_list_add(cx, &details,
-                     psa_cat(cx, psa_containers_phrase(cx, &missing_drop),
-                             " must set securityContext.capabilities.drop=[\"ALL\"]", NULL));
+        psa_list_add(
+            cx, &details,
+            psa_containers_then(cx, &missing_drop, " must set securityContext.capabilities.drop=[\"ALL\"]"));
     }
     if (adding.n > 0) {
         psa_list_sort(&caps);

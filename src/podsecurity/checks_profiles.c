@@ -52,7 +52,7 @@ psa_verdict_t psa_apparmor_1_0(psa_ctx_t *cx)
         psa_list_add(cx, &setters, "pod");
         psa_set_add(cx, &values, psa_str(pod_profile, "type"));
     }
-    PSA_FOR_CONTAINERS(cx, c)
+    PSA_FOR_CONTAINERS_SETTING(cx, c, PSA_SC_APPARMOR_PROFILE)
     {
         yyjson_val *profile = c->sc[PSA_SC_APPARMOR_PROFILE];
 
@@ -132,7 +132,7 @@ static psa_verdict_t selinux(psa_ctx_t *cx, bool engine_ok)
     if (pod_opts != NULL && !selinux_ok(cx, pod_opts, engine_ok, &b)) {
         psa_list_add(cx, &setters, "pod");
     }
-    PSA_FOR_CONTAINERS(cx, c)
+    PSA_FOR_CONTAINERS_SETTING(cx, c, PSA_SC_SELINUX_OPTIONS)
     {
         yyjson_val *opts = c->sc[PSA_SC_SELINUX_OPTIONS];
 

@@ -123,7 +123,7 @@ psa_verdict_t psa_run_as_user_1_23(psa_ctx_t *cx)
     if (root_user(cx->pod->sc[PSA_SC_RUN_AS_USER])) {
         psa_list_add(cx, &setters, "pod");
     }
-    PSA_FOR_CONTAINERS(cx, c)
+    PSA_FOR_CONTAINERS_SETTING(cx, c, PSA_SC_RUN_AS_USER)
     {
         if (root_user(c->sc[PSA_SC_RUN_AS_USER])) {
             psa_list_add(cx, &bad, c->name);

@@ -257,10 +257,13 @@ void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *m
     out->nomem = cx.nomem;
 }
 
-/* The failures' texts joined ", ", each "reason (detail)" when with_details and it has one. */
-static const char *join_failures(adm_arena_t *a, const adm_psa_result_t *r, bool with_details)
+/* prefix, then the failures' texts joined ", ", each "reason (detail)" when with_details and it
+   has one, in one allocation. */
+static const char *join_failures(adm_arena_t *a, const char *prefix, const adm_psa_result_t *r,
+                                 bool with_details)
 {
-    size_t len = 1;
+    size_t nprefix = strlen(prefix);
+    size_t len = nprefix + 1;
     char *out;
     char *p;
 
@@ -274,7 +277,8 @@ static const char *join_failures(adm_arena_t *a, const adm_psa_result_t *r, bool
     if (out == NULL) {
         return NULL;
     }
-    p = out;
+    memcpy(out, prefix, nprefix);
+    p = out + nprefix;
     for (size_t i = 0; i < r->nfailed; i++) {
         size_t n = strlen(r->reasons[i]);
 
@@ -298,10 +302,15 @@ static const char *join_failures(adm_arena_t *a, const adm_psa_result_t *r, bool
 
 const char *adm_psa_result_detail(adm_arena_t *a, const adm_psa_result_t *r)
 {
-    return join_failures(a, r, true);
+    return join_failures(a, "", r, true);
+}
+
+const char *adm_psa_result_detail_after(adm_arena_t *a, const char *prefix, const adm_psa_result_t *r)
+{
+    return join_failures(a, prefix, r, true);
 }
 
 const char *adm_psa_result_reason(adm_arena_t *a, const adm_psa_result_t *r)
 {
-    return join_failures(a, r, false);
+    return join_failures(a, "", r, false);
 }

@@ -30,7 +30,7 @@ static inline int container_field(const char *s, size_t len)
     }
 }
 
-static inline int sc_field(const char *s, size_t len)
+static inline __attribute__((always_inline)) int sc_field(const char *s, size_t len)
 {
     switch (len) {
     case 7: return KEY_IS("sysctls") ? PSA_SC_SYSCTLS : -1;
@@ -153,11 +153,12 @@ static inline uint32_t read_fields(yyjson_val *obj, int (*field)(const char *s, 
     return set;
 }
 
-static void read_container(yyjson_val *c, psa_container_t *out)
+/* Reads c into *out; returns the securityContext fields it sets (bit i: out->sc[i] != NULL). */
+static uint32_t read_container(yyjson_val *c, psa_container_t *out)
 {
     read_fields(c, container_field, PSA_C_NFIELDS, out->f);
     out->name = yyjson_is_str(out->f[PSA_C_NAME]) ? yyjson_get_str(out->f[PSA_C_NAME]) : "";
-    read_fields(out->f[PSA_C_SECURITY_CONTEXT], sc_field, PSA_SC_NFIELDS, out->sc);
+    return read_fields(out->f[PSA_C_SECURITY_CONTEXT], sc_field, PSA_SC_NFIELDS, out->sc);
 }
 
 /* v's name and which sources it sets (each source's first key present and not null, as psa_get). */
@@ -200,7 +201,7 @@ bool psa_pod_read(adm_arena_t *a, yyjson_val *meta, yyjson_val *spec, psa_pod_t 
             yyjson_arr_iter it = yyjson_arr_iter_with(f[l]);
 
             for (yyjson_val *c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
-                read_container(c, &pod->containers[pod->ncontainers++]);
+                pod->containers_sc |= read_container(c, &pod->containers[pod->ncontainers++]);
             }
         }
     }

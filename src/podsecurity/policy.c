@@ -22,11 +22,12 @@ const char *adm_psa_level_name(adm_psa_level_t l)
 
 bool adm_psa_parse_level(const char *s, adm_psa_level_t *out)
 {
-    for (int i = 0; i < 3; i++) {
-        if (strcmp(s, level_names[i]) == 0) {
-            *out = (adm_psa_level_t)i;
-            return true;
-        }
+    /* the three names differ in their first letter: one compare, not three */
+    int i = s[0] == 'p' ? ADM_PSA_PRIVILEGED : s[0] == 'b' ? ADM_PSA_BASELINE : ADM_PSA_RESTRICTED;
+
+    if (strcmp(s, level_names[i]) == 0) {
+        *out = (adm_psa_level_t)i;
+        return true;
     }
     *out = ADM_PSA_RESTRICTED;
     return false;
@@ -102,25 +103,33 @@ bool adm_psa_policy_equivalent(const adm_psa_policy_t *a, const adm_psa_policy_t
 
 static const char *const modes[] = {"enforce", "audit", "warn"};
 
-/* The six label keys, by mode (as modes[]) and then level / version: written out, not printed
-   at every request. */
-#define LABEL_KEY(text)                                                                                      \
-    {                                                                                                        \
-        ADM_PSA_LABEL_PREFIX text, sizeof(ADM_PSA_LABEL_PREFIX text) - 1                                     \
-    }
-static const struct {
-    const char *key;
-    size_t len;
-} label_keys[3][2] = {
-    {LABEL_KEY("enforce"), LABEL_KEY("enforce-version")},
-    {LABEL_KEY("audit"), LABEL_KEY("audit-version")},
-    {LABEL_KEY("warn"), LABEL_KEY("warn-version")},
+/* The six label keys after ADM_PSA_LABEL_PREFIX, by mode (as modes[]) and then level / version. */
+static const char *const label_names[3][2] = {
+    {"enforce", "enforce-version"},
+    {"audit", "audit-version"},
+    {"warn", "warn-version"},
 };
 
 /* A label's value as the policy reads it: NULL when absent, "" when not a string. */
 static const char *label_value(yyjson_val *v)
 {
     return yyjson_is_str(v) ? yyjson_get_str(v) : "";
+}
+
+/* The mode (as modes[]) and the level (0) or version (1) a label key names after the prefix, by
+   its length (len, which tells the six apart); false for any other key. */
+static bool label_slot(const char *k, size_t len, int *mode, int *version)
+{
+    /* mode * 2 + version + 1 by the length after the prefix; 0: no policy label is that long */
+    static const unsigned char by_len[16] = {[7] = 1, [15] = 2, [5] = 3, [13] = 4, [4] = 5, [12] = 6};
+    int slot = len < sizeof(by_len) ? by_len[len] - 1 : -1;
+
+    if (slot < 0) {
+        return false;
+    }
+    *mode = slot / 2;
+    *version = slot % 2;
+    return memcmp(k, label_names[*mode][*version], len) == 0;
 }
 
 /*
@@ -131,29 +140,20 @@ static const char *label_value(yyjson_val *v)
 static void policy_labels(yyjson_val *labels, const char *out[3][2])
 {
     const size_t plen = sizeof(ADM_PSA_LABEL_PREFIX) - 1;
-    yyjson_obj_iter it;
-    yyjson_val *key;
+    size_t left = yyjson_is_obj(labels) ? unsafe_yyjson_get_len(labels) : 0;
 
     memset(out, 0, 6 * sizeof(out[0][0]));
-    if (!yyjson_is_obj(labels)) {
-        return;
-    }
-    yyjson_obj_iter_init(labels, &it);
-    for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-        const char *k = yyjson_get_str(key);
-        size_t len = yyjson_get_len(key);
+    for (yyjson_val *key = left > 0 ? unsafe_yyjson_get_first(labels) : NULL; left > 0; left--) {
+        yyjson_val *val = key + 1;
+        const char *k = unsafe_yyjson_get_str(key);
+        size_t len = unsafe_yyjson_get_len(key);
+        int m, version;
 
-        if (len <= plen || memcmp(k, ADM_PSA_LABEL_PREFIX, plen) != 0) {
-            continue;
+        if (len > plen && memcmp(k, ADM_PSA_LABEL_PREFIX, plen) == 0 &&
+            label_slot(k + plen, len - plen, &m, &version) && out[m][version] == NULL) {
+            out[m][version] = label_value(val);
         }
-        for (int m = 0; m < 3; m++) {
-            for (int version = 0; version < 2; version++) {
-                if (out[m][version] == NULL && len == label_keys[m][version].len &&
-                    memcmp(k + plen, label_keys[m][version].key + plen, len - plen) == 0) {
-                    out[m][version] = label_value(yyjson_obj_iter_get_val(key));
-                }
-            }
-        }
+        key = unsafe_yyjson_get_next(val);
     }
 }
 

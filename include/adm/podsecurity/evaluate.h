@@ -50,6 +50,9 @@ void adm_psa_evaluate_memo(adm_arena_t *a, const adm_psa_lv_t *lv, yyjson_val *m
 /** ForbiddenDetail: "reason (detail), reason2" (arena; NULL when full). */
 const char *adm_psa_result_detail(adm_arena_t *a, const adm_psa_result_t *r);
 
+/** prefix followed by adm_psa_result_detail, in one allocation (arena; NULL when full). */
+const char *adm_psa_result_detail_after(adm_arena_t *a, const char *prefix, const adm_psa_result_t *r);
+
 /** ForbiddenReason: the reasons joined ", " (arena; NULL when full). */
 const char *adm_psa_result_reason(adm_arena_t *a, const adm_psa_result_t *r);
 

@@ -121,6 +121,24 @@ static const check_case_t cases[] = {
      ",\"securityContext\":{\"privileged\":false}},{\"name\":\"d\",\"securityContext\":{\"privileged\":tr"
      "ue}},{\"name\":\"e\",\"securityContext\":{\"privileged\":true}}]}}",
      "privileged", "containers \"d\", \"e\" must not set securityContext.privileged=true"},
+    /* a field only the last of the three lists sets is seen (the pod's record of which
+       securityContext fields any container sets covers every list) */
+    {"baseline:latest",
+     "{\"spec\":{\"initContainers\":[{\"name\":\"i\"}],\"containers\":[{\"name\":\"a\",\"securityContext\""
+     ":{\"runAsUser\":1}}],\"ephemeralContainers\":[{\"name\":\"x\",\"securityContext\":{\"privileged\":t"
+     "rue}}]}}",
+     "privileged", "container \"x\" must not set securityContext.privileged=true"},
+    /* more names than a list holds in place (four): all of them, in order */
+    {"baseline:latest",
+     "{\"spec\":{\"containers\":[{\"name\":\"a\",\"securityContext\":{\"privileged\":true}},{\"name\":\"b"
+     "\",\"securityContext\":{\"privileged\":true}},{\"name\":\"c\",\"securityContext\":{\"privileged\":t"
+     "rue}},{\"name\":\"d\",\"securityContext\":{\"privileged\":true}},{\"name\":\"e\",\"securityContext\""
+     ":{\"privileged\":true}},{\"name\":\"f\",\"securityContext\":{\"privileged\":true}},{\"name\":\"g\","
+     "\"securityContext\":{\"privileged\":true}},{\"name\":\"h\",\"securityContext\":{\"privileged\":true"
+     "}},{\"name\":\"i\",\"securityContext\":{\"privileged\":true}}]}}",
+     "privileged",
+     "containers \"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\", \"h\", \"i\" must not set "
+     "securityContext.privileged=true"},
     {"baseline:latest",
      "{\"spec\":{\"hostUsers\":true,\"containers\":[{\"name\":\"a\"},{\"name\":\"c\",\"securityContext\":"
      "{\"procMount\":\"Default\"}},{\"name\":\"d\",\"securityContext\":{\"procMount\":\"Unmasked\"}},{\"n"
