@@ -28,22 +28,18 @@
 #define ONES UINT64_C(0x0101010101010101)
 #define HIGHS UINT64_C(0x8080808080808080)
 
-/* One step of the current JSON Pointer: a member's key, or (tok NULL) an array index. */
-typedef struct path_seg_s {
-    const char *tok;
-    size_t len; /* of tok; the index when tok is NULL */
-} path_seg_t;
-
 typedef struct diff_ctx_s {
     adm_arena_t *arena;
     adm__eq_list_t eq;
     size_t depth; /* containers entered: the recursion is cut at DIFF_MAX_DEPTH */
     adm_jsonw_t out;
-    /* the current position as steps, written out as a JSON Pointer only when an operation is */
-    path_seg_t *segs;
-    size_t nsegs, segs_cap;
-    char *path; /* the rendered pointer of the operation being written */
-    size_t path_cap;
+    /*
+     * The current position as a JSON Pointer, escaped: each step is rendered once, when the walk
+     * enters it, and cut off when it leaves, so operations under one object share its rendering.
+     * The walk enters only members that changed, so few steps are rendered and never written.
+     */
+    char *path;
+    size_t path_len, path_cap;
     size_t nops;
     /* when `to` began as adm_json_mut_share_kept's copy of `from`: how (NULL otherwise) */
     const adm_json_origin_t *origin;
@@ -51,37 +47,28 @@ typedef struct diff_ctx_s {
     size_t work_cap;
 } diff_ctx_t;
 
-/* Appends a step to the current path; returns the depth to restore. */
-static size_t push_seg(diff_ctx_t *d, const char *tok, size_t len)
+/* Room for extra more bytes of path; false (and the output failed) when the arena is exhausted. */
+static bool path_room(diff_ctx_t *d, size_t extra)
 {
-    size_t saved = d->nsegs;
+    size_t cap;
+    char *g;
 
-    if (d->nsegs == d->segs_cap) {
-        size_t cap = d->segs_cap == 0 ? 32 : 2 * d->segs_cap;
-        path_seg_t *g = adm_arena_realloc(d->arena, d->segs, d->segs_cap * sizeof(*g), cap * sizeof(*g));
-
-        if (g == NULL) {
-            d->out.failed = true;
-            return saved;
-        }
-        d->segs = g;
-        d->segs_cap = cap;
+    if (extra <= d->path_cap - d->path_len) {
+        return true;
     }
-    d->segs[d->nsegs].tok = tok;
-    d->segs[d->nsegs].len = len;
-    d->nsegs++;
-    return saved;
-}
-
-/* Appends "/token" (escaped per RFC 6901 when written) to the current path. */
-static size_t push_token(diff_ctx_t *d, const char *tok, size_t len)
-{
-    return push_seg(d, tok, len);
-}
-
-static size_t push_index(diff_ctx_t *d, size_t index)
-{
-    return push_seg(d, NULL, index);
+    if (extra > SIZE_MAX / 4 - d->path_len) {
+        d->out.failed = true;
+        return false;
+    }
+    cap = 2 * (d->path_len + extra) + 64;
+    g = adm_arena_realloc(d->arena, d->path, d->path_len, cap);
+    if (g == NULL) {
+        d->out.failed = true;
+        return false;
+    }
+    d->path = g;
+    d->path_cap = cap;
+    return true;
 }
 
 /* True when none of the eight bytes at p is a '~' or a '/' (exact: a zero byte test per pattern). */
@@ -95,61 +82,56 @@ static inline bool plain_word(const char *p)
     return ((((t - ONES) & ~t) | ((s - ONES) & ~s)) & HIGHS) == 0;
 }
 
-/* The current path as a JSON Pointer in d->path; its length, or SIZE_MAX when out of memory. */
-static size_t render_path(diff_ctx_t *d)
+/* Appends "/token", escaped per RFC 6901, to the current path; returns the length to restore. */
+static size_t push_token(diff_ctx_t *d, const char *tok, size_t n)
 {
-    size_t need = 1, len = 0;
+    size_t saved = d->path_len, len = saved;
 
-    for (size_t i = 0; i < d->nsegs; i++) {
-        need += 1 + (d->segs[i].tok != NULL ? 2 * d->segs[i].len : 20);
+    if (n > SIZE_MAX / 4 || !path_room(d, 1 + 2 * n)) {
+        return saved;
     }
-    if (need > d->path_cap) {
-        char *p = adm_arena_alloc(d->arena, 2 * need);
-
-        if (p == NULL) {
-            return SIZE_MAX;
-        }
-        d->path = p;
-        d->path_cap = 2 * need;
-    }
-    for (size_t i = 0; i < d->nsegs; i++) {
-        const char *tok = d->segs[i].tok;
-
-        d->path[len++] = '/';
-        if (tok == NULL) {
-            char digits[20];
-            size_t n = 0, index = d->segs[i].len;
-
-            do {
-                digits[n++] = (char)('0' + index % 10);
-                index /= 10;
-            } while (index != 0);
-            while (n > 0) {
-                d->path[len++] = digits[--n];
-            }
+    d->path[len++] = '/';
+    for (size_t k = 0; k < n;) {
+        /* eight bytes at a time while none is a '~' or a '/' */
+        if (n - k >= 8 && plain_word(tok + k)) {
+            memcpy(d->path + len, tok + k, 8);
+            len += 8;
+            k += 8;
             continue;
         }
-        for (size_t k = 0, n = d->segs[i].len; k < n;) {
-            /* eight bytes at a time while none is a '~' or a '/' */
-            if (n - k >= 8 && plain_word(tok + k)) {
-                memcpy(d->path + len, tok + k, 8);
-                len += 8;
-                k += 8;
-                continue;
-            }
-            if (tok[k] == '~') {
-                d->path[len++] = '~';
-                d->path[len++] = '0';
-            } else if (tok[k] == '/') {
-                d->path[len++] = '~';
-                d->path[len++] = '1';
-            } else {
-                d->path[len++] = tok[k];
-            }
-            k++;
+        if (tok[k] == '~') {
+            d->path[len++] = '~';
+            d->path[len++] = '0';
+        } else if (tok[k] == '/') {
+            d->path[len++] = '~';
+            d->path[len++] = '1';
+        } else {
+            d->path[len++] = tok[k];
         }
+        k++;
     }
-    return len;
+    d->path_len = len;
+    return saved;
+}
+
+/* Appends "/index" to the current path; returns the length to restore. */
+static size_t push_index(diff_ctx_t *d, size_t index)
+{
+    size_t saved = d->path_len, n = 0;
+    char digits[20];
+
+    if (!path_room(d, 1 + sizeof(digits))) {
+        return saved;
+    }
+    do {
+        digits[n++] = (char)('0' + index % 10);
+        index /= 10;
+    } while (index != 0);
+    d->path[d->path_len++] = '/';
+    while (n > 0) {
+        d->path[d->path_len++] = digits[--n];
+    }
+    return saved;
 }
 
 #define PUT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
@@ -158,10 +140,10 @@ static size_t render_path(diff_ctx_t *d)
 static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
 {
     adm_jsonw_t *w = &d->out;
-    size_t path_len = render_path(d), op_len = strlen(op);
+    size_t path_len = d->path_len, op_len = strlen(op);
     char *p;
 
-    if (path_len == SIZE_MAX || path_len > (SIZE_MAX - 64) / 6 ||
+    if (w->failed || path_len > (SIZE_MAX - 64) / 6 ||
         !adm_jsonw_reserve(w, 32 + op_len + ADM_JSONW_STRING_MAX(path_len))) {
         w->failed = true;
         return;
@@ -188,9 +170,9 @@ static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
 }
 
 /* True when b is a's own copy and no change touched it (adm_json_untouched): then b equals a. */
-static bool left_as_copied(const diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+static inline bool left_as_copied(const diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 {
-    return d->origin != NULL && adm_json_untouched(d->origin, b) == a;
+    return d->origin != NULL && adm_json_untouched_copy_of(d->origin, a, b);
 }
 
 /* a equals b (b mutable): at once when b was left as copied from a, else by walking both. */
@@ -238,15 +220,17 @@ static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b);
 
 /*
  * Key i of an object of up to 32 keys (the first i in strs and lens) repeats an earlier one. It is
- * compared only with the earlier keys of its length, and only when the mask of the lengths seen so
- * far (modulo 64) says there may be one: an object's keys mostly differ in length. Records key i.
+ * compared only with the earlier keys of its length, and only when the mask of what was seen so
+ * far says there may be one. The mask's bit is the key's length plus its first byte, modulo 64:
+ * length alone sends a pod's "name" and "kind", "image" and "ports" to the comparison. Records
+ * key i.
  */
 static inline bool repeats_earlier_key(yyjson_val *key, size_t i, const char **strs, size_t *lens,
                                        uint64_t *seen)
 {
     const char *str = yyjson_get_str(key);
     size_t len = yyjson_get_len(key);
-    uint64_t bit = UINT64_C(1) << (len & 63);
+    uint64_t bit = UINT64_C(1) << ((len + (len > 0 ? (unsigned char)str[0] : 0)) & 63);
 
     if ((*seen & bit) != 0) {
         for (size_t j = 0; j < i; j++) {
@@ -385,7 +369,9 @@ static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
  */
 static inline bool unchanged(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 {
-    return a != NULL && b != NULL && left_as_copied(d, a, b) && has_no_duplicates(d, a);
+    /* only a non-empty object can hold a key twice: the others skip the walk and its call */
+    return a != NULL && b != NULL && left_as_copied(d, a, b) &&
+           (!yyjson_is_obj(a) || yyjson_get_len(a) == 0 || has_no_duplicates(d, a));
 }
 
 /* The diff of a member that may have changed (not unchanged()). */
@@ -400,7 +386,7 @@ static void diff_member(diff_ctx_t *d, const char *key, size_t len, yyjson_val *
     } else {
         diff_value(d, a, b);
     }
-    d->nsegs = saved;
+    d->path_len = saved;
 }
 
 /* Finds key in the members an iterator has left (linear; for small remainders). */
@@ -544,20 +530,20 @@ static void diff_array(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
         size_t saved = push_index(d, prefix + i);
 
         diff_value(d, va[prefix + i], vb[prefix + i]);
-        d->nsegs = saved;
+        d->path_len = saved;
     }
     /* Surplus elements go from the highest index down, so earlier indices stay valid. */
     for (size_t k = ma; k > mb; k--) {
         size_t saved = push_index(d, prefix + k - 1);
 
         emit(d, "remove", NULL);
-        d->nsegs = saved;
+        d->path_len = saved;
     }
     for (size_t k = ma; k < mb; k++) {
         size_t saved = push_index(d, prefix + k);
 
         emit(d, "add", vb[prefix + k]);
-        d->nsegs = saved;
+        d->path_len = saved;
     }
 }
 

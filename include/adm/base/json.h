@@ -122,6 +122,12 @@ yyjson_mut_val *adm_json_mut_share_kept(yyjson_mut_doc *doc, yyjson_val *v, adm_
 yyjson_val *adm_json_untouched(const adm_json_origin_t *o, const yyjson_mut_val *b);
 
 /**
+ * adm_json_untouched(o, b) == a, for an a known to lie in o->from's subtree (a walker pairing
+ * the two documents): cheaper, as a locates the value without a division.
+ */
+bool adm_json_untouched_copy_of(const adm_json_origin_t *o, const yyjson_val *a, const yyjson_mut_val *b);
+
+/**
  * adm_json_view of v, with o (NULL: none) recognising the subtrees no change touched: those are
  * copied from o->from's flat array in one piece instead of walked.
  */
