@@ -219,31 +219,53 @@ static yyjson_mut_val **mut_elements(diff_ctx_t *d, yyjson_mut_val *arr, size_t 
 static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b);
 
 /*
- * Key i of an object of up to 32 keys (the first i in strs and lens) repeats an earlier one. It is
- * compared only with the earlier keys of its length, and only when the mask of what was seen so
- * far says there may be one. The mask's bit is the key's length plus its first byte, modulo 64:
- * length alone sends a pod's "name" and "kind", "image" and "ports" to the comparison. Records
- * key i.
+ * The walks below step through members by their keys, without yyjson's iterators: in the
+ * received object a key's value follows it and the next key follows the value's subtree (the flat
+ * layout); in the mutable one a key links to its value and the value to the next key.
  */
-static inline bool repeats_earlier_key(yyjson_val *key, size_t i, const char **strs, size_t *lens,
-                                       uint64_t *seen)
+static inline yyjson_val *next_key(yyjson_val *key)
 {
-    const char *str = yyjson_get_str(key);
-    size_t len = yyjson_get_len(key);
-    uint64_t bit = UINT64_C(1) << ((len + (len > 0 ? (unsigned char)str[0] : 0)) & 63);
+    return unsafe_yyjson_get_next(key + 1);
+}
 
-    if ((*seen & bit) != 0) {
-        for (size_t j = 0; j < i; j++) {
-            if (lens[j] == len && adm__same_key(strs[j], len, str, len)) {
-                return true;
-            }
+static inline yyjson_mut_val *next_mut_key(yyjson_mut_val *key)
+{
+    return key->next->next;
+}
+
+/*
+ * The bit of a key in the mask of keys seen in an object: its length plus its first byte, modulo
+ * 64. Keys that differ mostly differ there (length alone sends a pod's "name" and "kind", "image"
+ * and "ports" to a comparison), so a key is compared with the earlier ones only when its bit is
+ * already set.
+ */
+static inline uint64_t key_bit(yyjson_val *key)
+{
+    size_t len = unsafe_yyjson_get_len(key);
+    size_t first = len > 0 ? (unsigned char)key->uni.str[0] : 0;
+
+    return UINT64_C(1) << ((len + first) & 63);
+}
+
+/* Key i of the object whose first key is `first` (the flat layout) repeats one of the i before. */
+static bool repeats_earlier_key(yyjson_val *first, size_t i, yyjson_val *key)
+{
+    const char *str = key->uni.str;
+    size_t len = unsafe_yyjson_get_len(key);
+
+    for (; i > 0; i--, first = next_key(first)) {
+        if (adm__same_key(first->uni.str, unsafe_yyjson_get_len(first), str, len)) {
+            return true;
         }
     }
-    *seen |= bit;
-    strs[i] = str;
-    lens[i] = len;
     return false;
 }
+
+/*
+ * Up to this many keys an object is checked for a repeated key through the mask of key_bit
+ * (a mask hit costs a walk of the earlier keys); larger ones through a hash index.
+ */
+#define MASKED_KEYS 32
 
 /*
  * True when a key appears twice in a. Only the received side is checked: the object diffed against
@@ -251,38 +273,33 @@ static inline bool repeats_earlier_key(yyjson_val *key, size_t i, const char **s
  */
 static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
 {
-    yyjson_obj_iter it;
-    yyjson_val *key;
+    size_t n = yyjson_obj_size(a);
+    yyjson_val *first = unsafe_yyjson_get_first(a), *key = first;
 
-    if (yyjson_obj_size(a) > 32) {
+    if (n > MASKED_KEYS) {
         adm__key_index_t x;
 
-        if (!adm__key_index_init(d->arena, &x, yyjson_obj_size(a))) {
+        if (!adm__key_index_init(d->arena, &x, n)) {
             d->out.failed = true;
             return false;
         }
-        yyjson_obj_iter_init(a, &it);
-        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-            if (!adm__key_index_add(&x, yyjson_get_str(key), yyjson_get_len(key), NULL)) {
+        for (; n > 0; n--, key = next_key(key)) {
+            if (!adm__key_index_add(&x, key->uni.str, unsafe_yyjson_get_len(key), NULL)) {
                 return true;
             }
         }
         return false;
     }
     {
-        /* Up to 32 keys, walked in the flat layout: a key's value follows it, and the next key
-           follows the value's subtree. */
-        const char *strs[32];
-        size_t lens[32];
         uint64_t seen = 0;
-        size_t n = yyjson_obj_size(a);
 
-        key = unsafe_yyjson_get_first(a);
-        for (size_t i = 0; i < n; i++) {
-            if (repeats_earlier_key(key, i, strs, lens, &seen)) {
+        for (size_t i = 0; i < n; i++, key = next_key(key)) {
+            uint64_t bit = key_bit(key);
+
+            if ((seen & bit) != 0 && repeats_earlier_key(first, i, key)) {
                 return true;
             }
-            key = unsafe_yyjson_get_next(key + 1);
+            seen |= bit;
         }
         return false;
     }
@@ -305,54 +322,44 @@ static bool push_work(diff_ctx_t *d, size_t *top, yyjson_val *v)
     return true;
 }
 
+/* A non-empty object: the only value that can hold a key twice, or lead to one that does. */
+static inline bool filled_object(yyjson_val *v)
+{
+    return unsafe_yyjson_is_obj(v) && unsafe_yyjson_get_len(v) != 0;
+}
+
 /*
  * What the diff of a value against an equal one checks: the objects it reaches through object
  * members alone (it compares arrays element by element and stops there) have no key twice; one
- * that has would be replaced whole. Walks those objects with a worklist. An object of up to 32
- * keys is checked and its object members pushed in one walk of the flat layout, as
- * has_duplicate_keys walks it; a larger one takes has_duplicate_keys and a second walk.
+ * that has would be replaced whole. a is a non-empty object. Walks those objects with a worklist;
+ * an object of up to MASKED_KEYS keys is checked and its object members pushed in one walk of the
+ * flat layout, as has_duplicate_keys walks it; a larger one takes has_duplicate_keys and a second
+ * walk.
  */
 static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
 {
     size_t top = 0;
 
-    if (!yyjson_is_obj(a)) {
-        return true;
-    }
     for (;;) {
-        size_t n = yyjson_obj_size(a);
+        size_t n = unsafe_yyjson_get_len(a);
+        yyjson_val *first = unsafe_yyjson_get_first(a), *key = first;
+        uint64_t seen = 0;
+        bool large = n > MASKED_KEYS;
 
-        if (n > 32) {
-            yyjson_obj_iter it;
-            yyjson_val *key;
+        if (large && has_duplicate_keys(d, a)) {
+            return false;
+        }
+        for (size_t i = 0; i < n; i++, key = next_key(key)) {
+            if (!large) {
+                uint64_t bit = key_bit(key);
 
-            if (has_duplicate_keys(d, a)) {
-                return false;
-            }
-            yyjson_obj_iter_init(a, &it);
-            for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-                yyjson_val *v = yyjson_obj_iter_get_val(key);
-
-                if (yyjson_is_obj(v) && yyjson_get_len(v) != 0 && !push_work(d, &top, v)) {
-                    return false; /* the slow path will say so */
-                }
-            }
-        } else {
-            const char *strs[32];
-            size_t lens[32];
-            uint64_t seen = 0;
-            yyjson_val *key = unsafe_yyjson_get_first(a);
-
-            for (size_t i = 0; i < n; i++) {
-                yyjson_val *v = key + 1;
-
-                if (repeats_earlier_key(key, i, strs, lens, &seen)) {
+                if ((seen & bit) != 0 && repeats_earlier_key(first, i, key)) {
                     return false;
                 }
-                if (yyjson_is_obj(v) && yyjson_get_len(v) != 0 && !push_work(d, &top, v)) {
-                    return false; /* the slow path will say so */
-                }
-                key = unsafe_yyjson_get_next(v);
+                seen |= bit;
+            }
+            if (filled_object(key + 1) && !push_work(d, &top, key + 1)) {
+                return false; /* the slow path will say so */
             }
         }
         if (top == 0) {
@@ -370,8 +377,7 @@ static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
 static inline bool unchanged(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 {
     /* only a non-empty object can hold a key twice: the others skip the walk and its call */
-    return a != NULL && b != NULL && left_as_copied(d, a, b) &&
-           (!yyjson_is_obj(a) || yyjson_get_len(a) == 0 || has_no_duplicates(d, a));
+    return a != NULL && b != NULL && left_as_copied(d, a, b) && (!filled_object(a) || has_no_duplicates(d, a));
 }
 
 /* The diff of a member that may have changed (not unchanged()). */
@@ -389,78 +395,69 @@ static void diff_member(diff_ctx_t *d, const char *key, size_t len, yyjson_val *
     d->path_len = saved;
 }
 
-/* Finds key in the members an iterator has left (linear; for small remainders). */
-static yyjson_mut_val *find_mut(yyjson_mut_obj_iter it, const char *key, size_t len)
+/* Finds key among the n members from k on (linear; for small remainders). */
+static yyjson_mut_val *find_mut(yyjson_mut_val *k, size_t n, const char *key, size_t len)
 {
-    yyjson_mut_val *mkey;
-
-    for (mkey = yyjson_mut_obj_iter_next(&it); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&it)) {
-        if (adm__same_key(yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), key, len)) {
-            return yyjson_mut_obj_iter_get_val(mkey);
+    for (; n > 0; n--, k = next_mut_key(k)) {
+        if (adm__same_key(yyjson_mut_get_str(k), yyjson_mut_get_len(k), key, len)) {
+            return k->next;
         }
     }
     return NULL;
 }
 
-static yyjson_val *find_imm(yyjson_obj_iter it, const char *key, size_t len)
+static yyjson_val *find_imm(yyjson_val *k, size_t n, const char *key, size_t len)
 {
-    yyjson_val *k;
-
-    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
+    for (; n > 0; n--, k = next_key(k)) {
         if (adm__same_key(yyjson_get_str(k), yyjson_get_len(k), key, len)) {
-            return yyjson_obj_iter_get_val(k);
+            return k + 1;
         }
     }
     return NULL;
 }
 
 /*
- * The members after the first position where the keys differ: matched by key, through hash
- * indexes when many remain so a large reordered object still costs linear time. Members that went
- * away or changed come first, then new members.
+ * The members after the first position where the keys differ (na of a's from ka on, nb of b's
+ * from kb on): matched by key, through hash indexes when many remain so a large reordered object
+ * still costs linear time. Members that went away or changed come first, then new members.
  */
-static void diff_object_rest(diff_ctx_t *d, yyjson_obj_iter ia, yyjson_mut_obj_iter ib, size_t na, size_t nb)
+static void diff_object_rest(diff_ctx_t *d, yyjson_val *ka, size_t na, yyjson_mut_val *kb, size_t nb)
 {
     const bool indexed = na > ADM__SMALL_OBJECT || nb > ADM__SMALL_OBJECT;
-    const yyjson_obj_iter a_start = ia;
-    const yyjson_mut_obj_iter b_start = ib;
-    yyjson_val *key;
-    yyjson_mut_val *mkey;
+    yyjson_val *key = ka;
+    yyjson_mut_val *mkey = kb;
     adm__key_index_t xa, xb;
 
     if (indexed) {
-        yyjson_obj_iter it = ia;
-        yyjson_mut_obj_iter mt = ib;
-
         if (!adm__key_index_init(d->arena, &xa, na) || !adm__key_index_init(d->arena, &xb, nb)) {
             d->out.failed = true;
             return;
         }
-        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-            adm__key_index_add(&xa, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key));
+        for (size_t i = 0; i < na; i++, key = next_key(key)) {
+            adm__key_index_add(&xa, yyjson_get_str(key), yyjson_get_len(key), key + 1);
         }
-        for (mkey = yyjson_mut_obj_iter_next(&mt); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&mt)) {
-            adm__key_index_add(&xb, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey),
-                               yyjson_mut_obj_iter_get_val(mkey));
+        for (size_t i = 0; i < nb; i++, mkey = next_mut_key(mkey)) {
+            adm__key_index_add(&xb, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), mkey->next);
         }
     }
-    for (key = yyjson_obj_iter_next(&ia); key != NULL; key = yyjson_obj_iter_next(&ia)) {
+    key = ka;
+    for (size_t i = 0; i < na; i++, key = next_key(key)) {
         const char *k = yyjson_get_str(key);
         size_t len = yyjson_get_len(key);
-        yyjson_mut_val *other = indexed ? adm__key_index_find(&xb, k, len) : find_mut(b_start, k, len);
-        yyjson_val *mine = yyjson_obj_iter_get_val(key);
+        yyjson_mut_val *other = indexed ? adm__key_index_find(&xb, k, len) : find_mut(kb, nb, k, len);
 
-        if (!unchanged(d, mine, other)) {
-            diff_member(d, k, len, mine, other);
+        if (!unchanged(d, key + 1, other)) {
+            diff_member(d, k, len, key + 1, other);
         }
     }
-    for (mkey = yyjson_mut_obj_iter_next(&ib); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&ib)) {
+    mkey = kb;
+    for (size_t i = 0; i < nb; i++, mkey = next_mut_key(mkey)) {
         const char *k = yyjson_mut_get_str(mkey);
         size_t len = yyjson_mut_get_len(mkey);
-        bool known = indexed ? adm__key_index_find(&xa, k, len) != NULL : find_imm(a_start, k, len) != NULL;
+        bool known = indexed ? adm__key_index_find(&xa, k, len) != NULL : find_imm(ka, na, k, len) != NULL;
 
         if (!known) {
-            diff_member(d, k, len, NULL, yyjson_mut_obj_iter_get_val(mkey));
+            diff_member(d, k, len, NULL, mkey->next);
         }
     }
 }
@@ -473,36 +470,30 @@ static void diff_object_rest(diff_ctx_t *d, yyjson_obj_iter ia, yyjson_mut_obj_i
  */
 static void diff_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 {
-    yyjson_obj_iter ia;
-    yyjson_mut_obj_iter ib;
     size_t na = yyjson_obj_size(a), nb = yyjson_mut_obj_size(b);
+    yyjson_val *ka = na > 0 ? unsafe_yyjson_get_first(a) : NULL;
+    /* the last key links to its value, whose link is the first key */
+    yyjson_mut_val *kb = nb > 0 ? next_mut_key((yyjson_mut_val *)b->uni.ptr) : NULL;
 
     if (has_duplicate_keys(d, a)) {
         emit(d, "replace", b);
         return;
     }
-    yyjson_obj_iter_init(a, &ia);
-    yyjson_mut_obj_iter_init(b, &ib);
-    while (na > 0 && nb > 0) {
-        yyjson_obj_iter at = ia;
-        yyjson_mut_obj_iter bt = ib;
-        yyjson_val *key = yyjson_obj_iter_next(&ia);
-        yyjson_mut_val *mkey = yyjson_mut_obj_iter_next(&ib);
+    for (; na > 0 && nb > 0; na--, nb--) {
+        const char *k = yyjson_get_str(ka);
+        size_t len = yyjson_get_len(ka);
 
-        if (!adm__same_key(yyjson_get_str(key), yyjson_get_len(key), yyjson_mut_get_str(mkey),
-                           yyjson_mut_get_len(mkey))) {
-            diff_object_rest(d, at, bt, na, nb);
-            return;
+        if (!adm__same_key(k, len, yyjson_mut_get_str(kb), yyjson_mut_get_len(kb))) {
+            break;
         }
-        if (!unchanged(d, yyjson_obj_iter_get_val(key), yyjson_mut_obj_iter_get_val(mkey))) {
-            diff_member(d, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key),
-                        yyjson_mut_obj_iter_get_val(mkey));
+        if (!unchanged(d, ka + 1, kb->next)) {
+            diff_member(d, k, len, ka + 1, kb->next);
         }
-        na--;
-        nb--;
+        ka = next_key(ka);
+        kb = next_mut_key(kb);
     }
     if (na > 0 || nb > 0) {
-        diff_object_rest(d, ia, ib, na, nb);
+        diff_object_rest(d, ka, na, kb, nb);
     }
 }
 

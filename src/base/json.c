@@ -521,19 +521,6 @@ yyjson_val *adm_json_untouched(const adm_json_origin_t *o, const yyjson_mut_val 
     return n == 1 || memcmp(b + 1, o->pristine + i + 1, (n - 1) * sizeof(*b)) == 0 ? o->from + i : NULL;
 }
 
-bool adm_json_untouched_copy_of(const adm_json_origin_t *o, const yyjson_val *a, const yyjson_mut_val *b)
-{
-    /* a's index in from's flat array, by a subtraction and a shift (b's takes a division); an a
-       outside the array gives an index past its end */
-    size_t i = (size_t)((uintptr_t)a - (uintptr_t)o->from) / sizeof(*a), n;
-
-    if (i >= o->n || b != o->copy + i || b->tag != o->pristine[i].tag || b->uni.u64 != o->pristine[i].uni.u64) {
-        return false;
-    }
-    n = subtree_size(a);
-    return n == 1 || memcmp(b + 1, o->pristine + i + 1, (n - 1) * sizeof(*b)) == 0;
-}
-
 /* The children of a mutable container, keys included, and the first of them. */
 static inline size_t mut_children(const yyjson_mut_val *v, yyjson_mut_val **first)
 {
