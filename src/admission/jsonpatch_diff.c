@@ -82,6 +82,63 @@ static inline bool plain_word(const char *p)
     return ((((t - ONES) & ~t) | ((s - ONES) & ~s)) & HIGHS) == 0;
 }
 
+/* The same test on four bytes. */
+static inline bool plain_half(const char *p)
+{
+    uint32_t x, t, s;
+    const uint32_t ones = 0x01010101u, highs = 0x80808080u;
+
+    memcpy(&x, p, sizeof(x));
+    t = x ^ (ones * '~');
+    s = x ^ (ones * '/');
+    return ((((t - ones) & ~t) | ((s - ones) & ~s)) & highs) == 0;
+}
+
+/*
+ * True when tok (n bytes) holds no '~' and no '/', so it goes into the path as it is: most keys
+ * do. Tested by words, the last one overlapping bytes already tested, so no byte outside tok is
+ * read.
+ */
+static inline bool plain_token(const char *tok, size_t n)
+{
+    if (n >= 8) {
+        for (size_t k = 0; n - k > 8; k += 8) {
+            if (!plain_word(tok + k)) {
+                return false;
+            }
+        }
+        return plain_word(tok + n - 8);
+    }
+    if (n >= 4) {
+        return plain_half(tok) && plain_half(tok + n - 4);
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (tok[k] == '~' || tok[k] == '/') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Copies n bytes, by words as plain_token tests them: keys are short, and a call to memcpy would
+   cost more than the copy. */
+static inline void copy_token(char *to, const char *tok, size_t n)
+{
+    if (n >= 8) {
+        for (size_t k = 0; n - k > 8; k += 8) {
+            memcpy(to + k, tok + k, 8);
+        }
+        memcpy(to + n - 8, tok + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(to, tok, 4);
+        memcpy(to + n - 4, tok + n - 4, 4);
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            to[k] = tok[k];
+        }
+    }
+}
+
 /* Appends "/token", escaped per RFC 6901, to the current path; returns the length to restore. */
 static size_t push_token(diff_ctx_t *d, const char *tok, size_t n)
 {
@@ -91,6 +148,11 @@ static size_t push_token(diff_ctx_t *d, const char *tok, size_t n)
         return saved;
     }
     d->path[len++] = '/';
+    if (plain_token(tok, n)) {
+        copy_token(d->path + len, tok, n);
+        d->path_len = len + n;
+        return saved;
+    }
     for (size_t k = 0; k < n;) {
         /* eight bytes at a time while none is a '~' or a '/' */
         if (n - k >= 8 && plain_word(tok + k)) {
@@ -234,17 +296,18 @@ static inline yyjson_mut_val *next_mut_key(yyjson_mut_val *key)
 }
 
 /*
- * The bit of a key in the mask of keys seen in an object: its length plus its first byte, modulo
- * 64. Keys that differ mostly differ there (length alone sends a pod's "name" and "kind", "image"
- * and "ports" to a comparison), so a key is compared with the earlier ones only when its bit is
+ * The bit of a key in the mask of keys seen in an object: six bits of a multiplicative hash of its
+ * length and first byte. Keys that differ mostly differ there, and the hash spreads them: length
+ * alone sends a pod's "name" and "kind" to a comparison, length plus first byte its spec's
+ * "containers" and "dnsPolicy". A key is compared with the earlier ones only when its bit is
  * already set.
  */
 static inline uint64_t key_bit(yyjson_val *key)
 {
     size_t len = unsafe_yyjson_get_len(key);
-    size_t first = len > 0 ? (unsigned char)key->uni.str[0] : 0;
+    uint64_t first = len > 0 ? (unsigned char)key->uni.str[0] : 0;
 
-    return UINT64_C(1) << ((len + first) & 63);
+    return UINT64_C(1) << ((((uint64_t)len + (first << 8)) * UINT64_C(0x9E3779B97F4A7C15)) >> 58);
 }
 
 /* Key i of the object whose first key is `first` (the flat layout) repeats one of the i before. */
