@@ -440,7 +440,8 @@ static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
 static inline bool unchanged(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 {
     /* only a non-empty object can hold a key twice: the others skip the walk and its call */
-    return a != NULL && b != NULL && left_as_copied(d, a, b) && (!filled_object(a) || has_no_duplicates(d, a));
+    return a != NULL && b != NULL && left_as_copied(d, a, b) &&
+           (!filled_object(a) || has_no_duplicates(d, a));
 }
 
 /* The diff of a member that may have changed (not unchanged()). */

@@ -133,7 +133,8 @@ static inline bool adm_json_untouched_copy_of(const adm_json_origin_t *o, const 
     /* a's index in from's flat array (an a outside it gives an index past its end) */
     size_t i = (size_t)((uintptr_t)a - (uintptr_t)o->from) / sizeof(*a), n;
 
-    if (i >= o->n || b != o->copy + i || b->tag != o->pristine[i].tag || b->uni.u64 != o->pristine[i].uni.u64) {
+    if (i >= o->n || b != o->copy + i || b->tag != o->pristine[i].tag ||
+        b->uni.u64 != o->pristine[i].uni.u64) {
         return false;
     }
     /* the values a's subtree takes in the flat array: b's below it must be as copied, links too */

@@ -922,11 +922,13 @@ static void test_diff_of_a_copy(void **state)
         "{\"spec\":{\"inner\":{\"ab\":1,\"ac\":2,\"ad\":{\"ab\":1,\"ac\":2,\"ab\":3}}},\"meta\":{\"n\":1}}",
         /* objects past the masked size (33 keys), inside a member left as copied: one with a key
            twice, one without */
-        "{\"spec\":{\"big\":{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":8,"
+        "{\"spec\":{\"big\":{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":"
+        "8,"
         "\"k9\":9,\"k10\":0,\"k11\":1,\"k12\":2,\"k13\":3,\"k14\":4,\"k15\":5,\"k16\":6,\"k17\":7,\"k18\":8,"
         "\"k19\":9,\"k20\":0,\"k21\":1,\"k22\":2,\"k23\":3,\"k24\":4,\"k25\":5,\"k26\":6,\"k27\":7,\"k28\":8,"
         "\"k29\":9,\"k30\":0,\"k31\":1,\"k7\":2,\"in\":{\"x\":1}}},\"meta\":{\"n\":1}}",
-        "{\"spec\":{\"big\":{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":8,"
+        "{\"spec\":{\"big\":{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":"
+        "8,"
         "\"k9\":9,\"k10\":0,\"k11\":1,\"k12\":2,\"k13\":3,\"k14\":4,\"k15\":5,\"k16\":6,\"k17\":7,\"k18\":8,"
         "\"k19\":9,\"k20\":0,\"k21\":1,\"k22\":2,\"k23\":3,\"k24\":4,\"k25\":5,\"k26\":6,\"k27\":7,\"k28\":8,"
         "\"k29\":9,\"k30\":0,\"k31\":1,\"k32\":2,\"in\":{\"x\":1,\"x\":2}}},\"meta\":{\"n\":1}}",
@@ -996,13 +998,20 @@ static void test_diff_of_a_copy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diff_large_objects),  cmocka_unit_test(test_diff_duplicate_keys),
-        cmocka_unit_test(test_conformance),         cmocka_unit_test(test_kube_mode),
-        cmocka_unit_test(test_error_messages),      cmocka_unit_test(test_kube_error_texts),
-        cmocka_unit_test(test_kube_v4_outcomes),    cmocka_unit_test(test_deep_equality),
-        cmocka_unit_test(test_patch_depth_limit),   cmocka_unit_test(test_copy_and_move_depth),
-        cmocka_unit_test(test_diff_deep_documents), cmocka_unit_test(test_diff_property),
-        cmocka_unit_test(test_diff_is_small),       cmocka_unit_test(test_diff_escapes_long_keys),
+        cmocka_unit_test(test_diff_large_objects),
+        cmocka_unit_test(test_diff_duplicate_keys),
+        cmocka_unit_test(test_conformance),
+        cmocka_unit_test(test_kube_mode),
+        cmocka_unit_test(test_error_messages),
+        cmocka_unit_test(test_kube_error_texts),
+        cmocka_unit_test(test_kube_v4_outcomes),
+        cmocka_unit_test(test_deep_equality),
+        cmocka_unit_test(test_patch_depth_limit),
+        cmocka_unit_test(test_copy_and_move_depth),
+        cmocka_unit_test(test_diff_deep_documents),
+        cmocka_unit_test(test_diff_property),
+        cmocka_unit_test(test_diff_is_small),
+        cmocka_unit_test(test_diff_escapes_long_keys),
         cmocka_unit_test(test_diff_escapes_at_every_place),
         cmocka_unit_test(test_diff_of_a_copy),
     };
