@@ -28,22 +28,18 @@
 #define ONES UINT64_C(0x0101010101010101)
 #define HIGHS UINT64_C(0x8080808080808080)
 
-/* One step of the current JSON Pointer: a member's key, or (tok NULL) an array index. */
-typedef struct path_seg_s {
-    const char *tok;
-    size_t len; /* of tok; the index when tok is NULL */
-} path_seg_t;
-
 typedef struct diff_ctx_s {
     adm_arena_t *arena;
     adm__eq_list_t eq;
     size_t depth; /* containers entered: the recursion is cut at DIFF_MAX_DEPTH */
     adm_jsonw_t out;
-    /* the current position as steps, written out as a JSON Pointer only when an operation is */
-    path_seg_t *segs;
-    size_t nsegs, segs_cap;
-    char *path; /* the rendered pointer of the operation being written */
-    size_t path_cap;
+    /*
+     * The current position as a JSON Pointer, escaped: each step is rendered once, when the walk
+     * enters it, and cut off when it leaves, so operations under one object share its rendering.
+     * The walk enters only members that changed, so few steps are rendered and never written.
+     */
+    char *path;
+    size_t path_len, path_cap;
     size_t nops;
     /* when `to` began as adm_json_mut_share_kept's copy of `from`: how (NULL otherwise) */
     const adm_json_origin_t *origin;
@@ -51,37 +47,28 @@ typedef struct diff_ctx_s {
     size_t work_cap;
 } diff_ctx_t;
 
-/* Appends a step to the current path; returns the depth to restore. */
-static size_t push_seg(diff_ctx_t *d, const char *tok, size_t len)
+/* Room for extra more bytes of path; false (and the output failed) when the arena is exhausted. */
+static bool path_room(diff_ctx_t *d, size_t extra)
 {
-    size_t saved = d->nsegs;
+    size_t cap;
+    char *g;
 
-    if (d->nsegs == d->segs_cap) {
-        size_t cap = d->segs_cap == 0 ? 32 : 2 * d->segs_cap;
-        path_seg_t *g = adm_arena_realloc(d->arena, d->segs, d->segs_cap * sizeof(*g), cap * sizeof(*g));
-
-        if (g == NULL) {
-            d->out.failed = true;
-            return saved;
-        }
-        d->segs = g;
-        d->segs_cap = cap;
+    if (extra <= d->path_cap - d->path_len) {
+        return true;
     }
-    d->segs[d->nsegs].tok = tok;
-    d->segs[d->nsegs].len = len;
-    d->nsegs++;
-    return saved;
-}
-
-/* Appends "/token" (escaped per RFC 6901 when written) to the current path. */
-static size_t push_token(diff_ctx_t *d, const char *tok, size_t len)
-{
-    return push_seg(d, tok, len);
-}
-
-static size_t push_index(diff_ctx_t *d, size_t index)
-{
-    return push_seg(d, NULL, index);
+    if (extra > SIZE_MAX / 4 - d->path_len) {
+        d->out.failed = true;
+        return false;
+    }
+    cap = 2 * (d->path_len + extra) + 64;
+    g = adm_arena_realloc(d->arena, d->path, d->path_len, cap);
+    if (g == NULL) {
+        d->out.failed = true;
+        return false;
+    }
+    d->path = g;
+    d->path_cap = cap;
+    return true;
 }
 
 /* True when none of the eight bytes at p is a '~' or a '/' (exact: a zero byte test per pattern). */
@@ -95,61 +82,118 @@ static inline bool plain_word(const char *p)
     return ((((t - ONES) & ~t) | ((s - ONES) & ~s)) & HIGHS) == 0;
 }
 
-/* The current path as a JSON Pointer in d->path; its length, or SIZE_MAX when out of memory. */
-static size_t render_path(diff_ctx_t *d)
+/* The same test on four bytes. */
+static inline bool plain_half(const char *p)
 {
-    size_t need = 1, len = 0;
+    uint32_t x, t, s;
+    const uint32_t ones = 0x01010101u, highs = 0x80808080u;
 
-    for (size_t i = 0; i < d->nsegs; i++) {
-        need += 1 + (d->segs[i].tok != NULL ? 2 * d->segs[i].len : 20);
-    }
-    if (need > d->path_cap) {
-        char *p = adm_arena_alloc(d->arena, 2 * need);
+    memcpy(&x, p, sizeof(x));
+    t = x ^ (ones * '~');
+    s = x ^ (ones * '/');
+    return ((((t - ones) & ~t) | ((s - ones) & ~s)) & highs) == 0;
+}
 
-        if (p == NULL) {
-            return SIZE_MAX;
-        }
-        d->path = p;
-        d->path_cap = 2 * need;
-    }
-    for (size_t i = 0; i < d->nsegs; i++) {
-        const char *tok = d->segs[i].tok;
-
-        d->path[len++] = '/';
-        if (tok == NULL) {
-            char digits[20];
-            size_t n = 0, index = d->segs[i].len;
-
-            do {
-                digits[n++] = (char)('0' + index % 10);
-                index /= 10;
-            } while (index != 0);
-            while (n > 0) {
-                d->path[len++] = digits[--n];
+/*
+ * True when tok (n bytes) holds no '~' and no '/', so it goes into the path as it is: most keys
+ * do. Tested by words, the last one overlapping bytes already tested, so no byte outside tok is
+ * read.
+ */
+static inline bool plain_token(const char *tok, size_t n)
+{
+    if (n >= 8) {
+        for (size_t k = 0; n - k > 8; k += 8) {
+            if (!plain_word(tok + k)) {
+                return false;
             }
+        }
+        return plain_word(tok + n - 8);
+    }
+    if (n >= 4) {
+        return plain_half(tok) && plain_half(tok + n - 4);
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (tok[k] == '~' || tok[k] == '/') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Copies n bytes, by words as plain_token tests them: keys are short, and a call to memcpy would
+   cost more than the copy. */
+static inline void copy_token(char *to, const char *tok, size_t n)
+{
+    if (n >= 8) {
+        for (size_t k = 0; n - k > 8; k += 8) {
+            memcpy(to + k, tok + k, 8);
+        }
+        memcpy(to + n - 8, tok + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(to, tok, 4);
+        memcpy(to + n - 4, tok + n - 4, 4);
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            to[k] = tok[k];
+        }
+    }
+}
+
+/* Appends "/token", escaped per RFC 6901, to the current path; returns the length to restore. */
+static size_t push_token(diff_ctx_t *d, const char *tok, size_t n)
+{
+    size_t saved = d->path_len, len = saved;
+
+    if (n > SIZE_MAX / 4 || !path_room(d, 1 + 2 * n)) {
+        return saved;
+    }
+    d->path[len++] = '/';
+    if (plain_token(tok, n)) {
+        copy_token(d->path + len, tok, n);
+        d->path_len = len + n;
+        return saved;
+    }
+    for (size_t k = 0; k < n;) {
+        /* eight bytes at a time while none is a '~' or a '/' */
+        if (n - k >= 8 && plain_word(tok + k)) {
+            memcpy(d->path + len, tok + k, 8);
+            len += 8;
+            k += 8;
             continue;
         }
-        for (size_t k = 0, n = d->segs[i].len; k < n;) {
-            /* eight bytes at a time while none is a '~' or a '/' */
-            if (n - k >= 8 && plain_word(tok + k)) {
-                memcpy(d->path + len, tok + k, 8);
-                len += 8;
-                k += 8;
-                continue;
-            }
-            if (tok[k] == '~') {
-                d->path[len++] = '~';
-                d->path[len++] = '0';
-            } else if (tok[k] == '/') {
-                d->path[len++] = '~';
-                d->path[len++] = '1';
-            } else {
-                d->path[len++] = tok[k];
-            }
-            k++;
+        if (tok[k] == '~') {
+            d->path[len++] = '~';
+            d->path[len++] = '0';
+        } else if (tok[k] == '/') {
+            d->path[len++] = '~';
+            d->path[len++] = '1';
+        } else {
+            d->path[len++] = tok[k];
         }
+        k++;
     }
-    return len;
+    d->path_len = len;
+    return saved;
+}
+
+/* Appends "/index" to the current path; returns the length to restore. */
+static size_t push_index(diff_ctx_t *d, size_t index)
+{
+    size_t saved = d->path_len, n = 0;
+    char digits[20];
+
+    if (!path_room(d, 1 + sizeof(digits))) {
+        return saved;
+    }
+    do {
+        digits[n++] = (char)('0' + index % 10);
+        index /= 10;
+    } while (index != 0);
+    d->path[d->path_len++] = '/';
+    while (n > 0) {
+        d->path[d->path_len++] = digits[--n];
+    }
+    return saved;
 }
 
 #define PUT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
@@ -158,10 +202,10 @@ static size_t render_path(diff_ctx_t *d)
 static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
 {
     adm_jsonw_t *w = &d->out;
-    size_t path_len = render_path(d), op_len = strlen(op);
+    size_t path_len = d->path_len, op_len = strlen(op);
     char *p;
 
-    if (path_len == SIZE_MAX || path_len > (SIZE_MAX - 64) / 6 ||
+    if (w->failed || path_len > (SIZE_MAX - 64) / 6 ||
         !adm_jsonw_reserve(w, 32 + op_len + ADM_JSONW_STRING_MAX(path_len))) {
         w->failed = true;
         return;
@@ -188,9 +232,9 @@ static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
 }
 
 /* True when b is a's own copy and no change touched it (adm_json_untouched): then b equals a. */
-static bool left_as_copied(const diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+static inline bool left_as_copied(const diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 {
-    return d->origin != NULL && adm_json_untouched(d->origin, b) == a;
+    return d->origin != NULL && adm_json_untouched_copy_of(d->origin, a, b);
 }
 
 /* a equals b (b mutable): at once when b was left as copied from a, else by walking both. */
@@ -237,29 +281,54 @@ static yyjson_mut_val **mut_elements(diff_ctx_t *d, yyjson_mut_val *arr, size_t 
 static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b);
 
 /*
- * Key i of an object of up to 32 keys (the first i in strs and lens) repeats an earlier one. It is
- * compared only with the earlier keys of its length, and only when the mask of the lengths seen so
- * far (modulo 64) says there may be one: an object's keys mostly differ in length. Records key i.
+ * The walks below step through members by their keys, without yyjson's iterators: in the
+ * received object a key's value follows it and the next key follows the value's subtree (the flat
+ * layout); in the mutable one a key links to its value and the value to the next key.
  */
-static inline bool repeats_earlier_key(yyjson_val *key, size_t i, const char **strs, size_t *lens,
-                                       uint64_t *seen)
+static inline yyjson_val *next_key(yyjson_val *key)
 {
-    const char *str = yyjson_get_str(key);
-    size_t len = yyjson_get_len(key);
-    uint64_t bit = UINT64_C(1) << (len & 63);
+    return unsafe_yyjson_get_next(key + 1);
+}
 
-    if ((*seen & bit) != 0) {
-        for (size_t j = 0; j < i; j++) {
-            if (lens[j] == len && adm__same_key(strs[j], len, str, len)) {
-                return true;
-            }
+static inline yyjson_mut_val *next_mut_key(yyjson_mut_val *key)
+{
+    return key->next->next;
+}
+
+/*
+ * The bit of a key in the mask of keys seen in an object: six bits of a multiplicative hash of its
+ * length and first byte. Keys that differ mostly differ there, and the hash spreads them: length
+ * alone sends a pod's "name" and "kind" to a comparison, length plus first byte its spec's
+ * "containers" and "dnsPolicy". A key is compared with the earlier ones only when its bit is
+ * already set.
+ */
+static inline uint64_t key_bit(yyjson_val *key)
+{
+    size_t len = unsafe_yyjson_get_len(key);
+    uint64_t first = len > 0 ? (unsigned char)key->uni.str[0] : 0;
+
+    return UINT64_C(1) << ((((uint64_t)len + (first << 8)) * UINT64_C(0x9E3779B97F4A7C15)) >> 58);
+}
+
+/* Key i of the object whose first key is `first` (the flat layout) repeats one of the i before. */
+static bool repeats_earlier_key(yyjson_val *first, size_t i, yyjson_val *key)
+{
+    const char *str = key->uni.str;
+    size_t len = unsafe_yyjson_get_len(key);
+
+    for (; i > 0; i--, first = next_key(first)) {
+        if (adm__same_key(first->uni.str, unsafe_yyjson_get_len(first), str, len)) {
+            return true;
         }
     }
-    *seen |= bit;
-    strs[i] = str;
-    lens[i] = len;
     return false;
 }
+
+/*
+ * Up to this many keys an object is checked for a repeated key through the mask of key_bit
+ * (a mask hit costs a walk of the earlier keys); larger ones through a hash index.
+ */
+#define MASKED_KEYS 32
 
 /*
  * True when a key appears twice in a. Only the received side is checked: the object diffed against
@@ -267,38 +336,33 @@ static inline bool repeats_earlier_key(yyjson_val *key, size_t i, const char **s
  */
 static bool has_duplicate_keys(diff_ctx_t *d, yyjson_val *a)
 {
-    yyjson_obj_iter it;
-    yyjson_val *key;
+    size_t n = yyjson_obj_size(a);
+    yyjson_val *first = unsafe_yyjson_get_first(a), *key = first;
 
-    if (yyjson_obj_size(a) > 32) {
+    if (n > MASKED_KEYS) {
         adm__key_index_t x;
 
-        if (!adm__key_index_init(d->arena, &x, yyjson_obj_size(a))) {
+        if (!adm__key_index_init(d->arena, &x, n)) {
             d->out.failed = true;
             return false;
         }
-        yyjson_obj_iter_init(a, &it);
-        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-            if (!adm__key_index_add(&x, yyjson_get_str(key), yyjson_get_len(key), NULL)) {
+        for (; n > 0; n--, key = next_key(key)) {
+            if (!adm__key_index_add(&x, key->uni.str, unsafe_yyjson_get_len(key), NULL)) {
                 return true;
             }
         }
         return false;
     }
     {
-        /* Up to 32 keys, walked in the flat layout: a key's value follows it, and the next key
-           follows the value's subtree. */
-        const char *strs[32];
-        size_t lens[32];
         uint64_t seen = 0;
-        size_t n = yyjson_obj_size(a);
 
-        key = unsafe_yyjson_get_first(a);
-        for (size_t i = 0; i < n; i++) {
-            if (repeats_earlier_key(key, i, strs, lens, &seen)) {
+        for (size_t i = 0; i < n; i++, key = next_key(key)) {
+            uint64_t bit = key_bit(key);
+
+            if ((seen & bit) != 0 && repeats_earlier_key(first, i, key)) {
                 return true;
             }
-            key = unsafe_yyjson_get_next(key + 1);
+            seen |= bit;
         }
         return false;
     }
@@ -321,54 +385,44 @@ static bool push_work(diff_ctx_t *d, size_t *top, yyjson_val *v)
     return true;
 }
 
+/* A non-empty object: the only value that can hold a key twice, or lead to one that does. */
+static inline bool filled_object(yyjson_val *v)
+{
+    return unsafe_yyjson_is_obj(v) && unsafe_yyjson_get_len(v) != 0;
+}
+
 /*
  * What the diff of a value against an equal one checks: the objects it reaches through object
  * members alone (it compares arrays element by element and stops there) have no key twice; one
- * that has would be replaced whole. Walks those objects with a worklist. An object of up to 32
- * keys is checked and its object members pushed in one walk of the flat layout, as
- * has_duplicate_keys walks it; a larger one takes has_duplicate_keys and a second walk.
+ * that has would be replaced whole. a is a non-empty object. Walks those objects with a worklist;
+ * an object of up to MASKED_KEYS keys is checked and its object members pushed in one walk of the
+ * flat layout, as has_duplicate_keys walks it; a larger one takes has_duplicate_keys and a second
+ * walk.
  */
 static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
 {
     size_t top = 0;
 
-    if (!yyjson_is_obj(a)) {
-        return true;
-    }
     for (;;) {
-        size_t n = yyjson_obj_size(a);
+        size_t n = unsafe_yyjson_get_len(a);
+        yyjson_val *first = unsafe_yyjson_get_first(a), *key = first;
+        uint64_t seen = 0;
+        bool large = n > MASKED_KEYS;
 
-        if (n > 32) {
-            yyjson_obj_iter it;
-            yyjson_val *key;
+        if (large && has_duplicate_keys(d, a)) {
+            return false;
+        }
+        for (size_t i = 0; i < n; i++, key = next_key(key)) {
+            if (!large) {
+                uint64_t bit = key_bit(key);
 
-            if (has_duplicate_keys(d, a)) {
-                return false;
-            }
-            yyjson_obj_iter_init(a, &it);
-            for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-                yyjson_val *v = yyjson_obj_iter_get_val(key);
-
-                if (yyjson_is_obj(v) && yyjson_get_len(v) != 0 && !push_work(d, &top, v)) {
-                    return false; /* the slow path will say so */
-                }
-            }
-        } else {
-            const char *strs[32];
-            size_t lens[32];
-            uint64_t seen = 0;
-            yyjson_val *key = unsafe_yyjson_get_first(a);
-
-            for (size_t i = 0; i < n; i++) {
-                yyjson_val *v = key + 1;
-
-                if (repeats_earlier_key(key, i, strs, lens, &seen)) {
+                if ((seen & bit) != 0 && repeats_earlier_key(first, i, key)) {
                     return false;
                 }
-                if (yyjson_is_obj(v) && yyjson_get_len(v) != 0 && !push_work(d, &top, v)) {
-                    return false; /* the slow path will say so */
-                }
-                key = unsafe_yyjson_get_next(v);
+                seen |= bit;
+            }
+            if (filled_object(key + 1) && !push_work(d, &top, key + 1)) {
+                return false; /* the slow path will say so */
             }
         }
         if (top == 0) {
@@ -385,7 +439,9 @@ static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
  */
 static inline bool unchanged(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 {
-    return a != NULL && b != NULL && left_as_copied(d, a, b) && has_no_duplicates(d, a);
+    /* only a non-empty object can hold a key twice: the others skip the walk and its call */
+    return a != NULL && b != NULL && left_as_copied(d, a, b) &&
+           (!filled_object(a) || has_no_duplicates(d, a));
 }
 
 /* The diff of a member that may have changed (not unchanged()). */
@@ -400,81 +456,72 @@ static void diff_member(diff_ctx_t *d, const char *key, size_t len, yyjson_val *
     } else {
         diff_value(d, a, b);
     }
-    d->nsegs = saved;
+    d->path_len = saved;
 }
 
-/* Finds key in the members an iterator has left (linear; for small remainders). */
-static yyjson_mut_val *find_mut(yyjson_mut_obj_iter it, const char *key, size_t len)
+/* Finds key among the n members from k on (linear; for small remainders). */
+static yyjson_mut_val *find_mut(yyjson_mut_val *k, size_t n, const char *key, size_t len)
 {
-    yyjson_mut_val *mkey;
-
-    for (mkey = yyjson_mut_obj_iter_next(&it); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&it)) {
-        if (adm__same_key(yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), key, len)) {
-            return yyjson_mut_obj_iter_get_val(mkey);
+    for (; n > 0; n--, k = next_mut_key(k)) {
+        if (adm__same_key(yyjson_mut_get_str(k), yyjson_mut_get_len(k), key, len)) {
+            return k->next;
         }
     }
     return NULL;
 }
 
-static yyjson_val *find_imm(yyjson_obj_iter it, const char *key, size_t len)
+static yyjson_val *find_imm(yyjson_val *k, size_t n, const char *key, size_t len)
 {
-    yyjson_val *k;
-
-    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
+    for (; n > 0; n--, k = next_key(k)) {
         if (adm__same_key(yyjson_get_str(k), yyjson_get_len(k), key, len)) {
-            return yyjson_obj_iter_get_val(k);
+            return k + 1;
         }
     }
     return NULL;
 }
 
 /*
- * The members after the first position where the keys differ: matched by key, through hash
- * indexes when many remain so a large reordered object still costs linear time. Members that went
- * away or changed come first, then new members.
+ * The members after the first position where the keys differ (na of a's from ka on, nb of b's
+ * from kb on): matched by key, through hash indexes when many remain so a large reordered object
+ * still costs linear time. Members that went away or changed come first, then new members.
  */
-static void diff_object_rest(diff_ctx_t *d, yyjson_obj_iter ia, yyjson_mut_obj_iter ib, size_t na, size_t nb)
+static void diff_object_rest(diff_ctx_t *d, yyjson_val *ka, size_t na, yyjson_mut_val *kb, size_t nb)
 {
     const bool indexed = na > ADM__SMALL_OBJECT || nb > ADM__SMALL_OBJECT;
-    const yyjson_obj_iter a_start = ia;
-    const yyjson_mut_obj_iter b_start = ib;
-    yyjson_val *key;
-    yyjson_mut_val *mkey;
+    yyjson_val *key = ka;
+    yyjson_mut_val *mkey = kb;
     adm__key_index_t xa, xb;
 
     if (indexed) {
-        yyjson_obj_iter it = ia;
-        yyjson_mut_obj_iter mt = ib;
-
         if (!adm__key_index_init(d->arena, &xa, na) || !adm__key_index_init(d->arena, &xb, nb)) {
             d->out.failed = true;
             return;
         }
-        for (key = yyjson_obj_iter_next(&it); key != NULL; key = yyjson_obj_iter_next(&it)) {
-            adm__key_index_add(&xa, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key));
+        for (size_t i = 0; i < na; i++, key = next_key(key)) {
+            adm__key_index_add(&xa, yyjson_get_str(key), yyjson_get_len(key), key + 1);
         }
-        for (mkey = yyjson_mut_obj_iter_next(&mt); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&mt)) {
-            adm__key_index_add(&xb, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey),
-                               yyjson_mut_obj_iter_get_val(mkey));
+        for (size_t i = 0; i < nb; i++, mkey = next_mut_key(mkey)) {
+            adm__key_index_add(&xb, yyjson_mut_get_str(mkey), yyjson_mut_get_len(mkey), mkey->next);
         }
     }
-    for (key = yyjson_obj_iter_next(&ia); key != NULL; key = yyjson_obj_iter_next(&ia)) {
+    key = ka;
+    for (size_t i = 0; i < na; i++, key = next_key(key)) {
         const char *k = yyjson_get_str(key);
         size_t len = yyjson_get_len(key);
-        yyjson_mut_val *other = indexed ? adm__key_index_find(&xb, k, len) : find_mut(b_start, k, len);
-        yyjson_val *mine = yyjson_obj_iter_get_val(key);
+        yyjson_mut_val *other = indexed ? adm__key_index_find(&xb, k, len) : find_mut(kb, nb, k, len);
 
-        if (!unchanged(d, mine, other)) {
-            diff_member(d, k, len, mine, other);
+        if (!unchanged(d, key + 1, other)) {
+            diff_member(d, k, len, key + 1, other);
         }
     }
-    for (mkey = yyjson_mut_obj_iter_next(&ib); mkey != NULL; mkey = yyjson_mut_obj_iter_next(&ib)) {
+    mkey = kb;
+    for (size_t i = 0; i < nb; i++, mkey = next_mut_key(mkey)) {
         const char *k = yyjson_mut_get_str(mkey);
         size_t len = yyjson_mut_get_len(mkey);
-        bool known = indexed ? adm__key_index_find(&xa, k, len) != NULL : find_imm(a_start, k, len) != NULL;
+        bool known = indexed ? adm__key_index_find(&xa, k, len) != NULL : find_imm(ka, na, k, len) != NULL;
 
         if (!known) {
-            diff_member(d, k, len, NULL, yyjson_mut_obj_iter_get_val(mkey));
+            diff_member(d, k, len, NULL, mkey->next);
         }
     }
 }
@@ -487,36 +534,30 @@ static void diff_object_rest(diff_ctx_t *d, yyjson_obj_iter ia, yyjson_mut_obj_i
  */
 static void diff_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 {
-    yyjson_obj_iter ia;
-    yyjson_mut_obj_iter ib;
     size_t na = yyjson_obj_size(a), nb = yyjson_mut_obj_size(b);
+    yyjson_val *ka = na > 0 ? unsafe_yyjson_get_first(a) : NULL;
+    /* the last key links to its value, whose link is the first key */
+    yyjson_mut_val *kb = nb > 0 ? next_mut_key((yyjson_mut_val *)b->uni.ptr) : NULL;
 
     if (has_duplicate_keys(d, a)) {
         emit(d, "replace", b);
         return;
     }
-    yyjson_obj_iter_init(a, &ia);
-    yyjson_mut_obj_iter_init(b, &ib);
-    while (na > 0 && nb > 0) {
-        yyjson_obj_iter at = ia;
-        yyjson_mut_obj_iter bt = ib;
-        yyjson_val *key = yyjson_obj_iter_next(&ia);
-        yyjson_mut_val *mkey = yyjson_mut_obj_iter_next(&ib);
+    for (; na > 0 && nb > 0; na--, nb--) {
+        const char *k = yyjson_get_str(ka);
+        size_t len = yyjson_get_len(ka);
 
-        if (!adm__same_key(yyjson_get_str(key), yyjson_get_len(key), yyjson_mut_get_str(mkey),
-                           yyjson_mut_get_len(mkey))) {
-            diff_object_rest(d, at, bt, na, nb);
-            return;
+        if (!adm__same_key(k, len, yyjson_mut_get_str(kb), yyjson_mut_get_len(kb))) {
+            break;
         }
-        if (!unchanged(d, yyjson_obj_iter_get_val(key), yyjson_mut_obj_iter_get_val(mkey))) {
-            diff_member(d, yyjson_get_str(key), yyjson_get_len(key), yyjson_obj_iter_get_val(key),
-                        yyjson_mut_obj_iter_get_val(mkey));
+        if (!unchanged(d, ka + 1, kb->next)) {
+            diff_member(d, k, len, ka + 1, kb->next);
         }
-        na--;
-        nb--;
+        ka = next_key(ka);
+        kb = next_mut_key(kb);
     }
     if (na > 0 || nb > 0) {
-        diff_object_rest(d, ia, ib, na, nb);
+        diff_object_rest(d, ka, na, kb, nb);
     }
 }
 
@@ -544,20 +585,20 @@ static void diff_array(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
         size_t saved = push_index(d, prefix + i);
 
         diff_value(d, va[prefix + i], vb[prefix + i]);
-        d->nsegs = saved;
+        d->path_len = saved;
     }
     /* Surplus elements go from the highest index down, so earlier indices stay valid. */
     for (size_t k = ma; k > mb; k--) {
         size_t saved = push_index(d, prefix + k - 1);
 
         emit(d, "remove", NULL);
-        d->nsegs = saved;
+        d->path_len = saved;
     }
     for (size_t k = ma; k < mb; k++) {
         size_t saved = push_index(d, prefix + k);
 
         emit(d, "add", vb[prefix + k]);
-        d->nsegs = saved;
+        d->path_len = saved;
     }
 }
 

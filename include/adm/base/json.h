@@ -7,6 +7,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 #include <yyjson.h>
 
 /** kube-apiserver's decoder refuses JSON nested deeper than this; so does admitd. */
@@ -120,6 +122,25 @@ yyjson_mut_val *adm_json_mut_share_kept(yyjson_mut_doc *doc, yyjson_val *v, adm_
  * else NULL.
  */
 yyjson_val *adm_json_untouched(const adm_json_origin_t *o, const yyjson_mut_val *b);
+
+/**
+ * adm_json_untouched(o, b) == a, cheaper: a locates the value without a division, and it is
+ * inline, as a walker pairing the two documents (the JSON Patch diff) asks it for every member.
+ */
+static inline bool adm_json_untouched_copy_of(const adm_json_origin_t *o, const yyjson_val *a,
+                                              const yyjson_mut_val *b)
+{
+    /* a's index in from's flat array (an a outside it gives an index past its end) */
+    size_t i = (size_t)((uintptr_t)a - (uintptr_t)o->from) / sizeof(*a), n;
+
+    if (i >= o->n || b != o->copy + i || b->tag != o->pristine[i].tag ||
+        b->uni.u64 != o->pristine[i].uni.u64) {
+        return false;
+    }
+    /* the values a's subtree takes in the flat array: b's below it must be as copied, links too */
+    n = (a->tag & YYJSON_TYPE_ARR) == YYJSON_TYPE_ARR ? a->uni.ofs / sizeof(*a) : 1;
+    return n == 1 || memcmp(b + 1, o->pristine + i + 1, (n - 1) * sizeof(*b)) == 0;
+}
 
 /**
  * adm_json_view of v, with o (NULL: none) recognising the subtrees no change touched: those are

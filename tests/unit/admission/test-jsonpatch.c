@@ -764,6 +764,43 @@ static void test_diff_escapes_long_keys(void **state)
     assert_diff_frees(a, b, want, 5);
 }
 
+/*
+ * A key goes into the path whole when it holds no '~' and no '/', tested in words (eight bytes,
+ * four, or one at a time by its length, the last word overlapping): a '~' or a '/' at any place of
+ * a key of any length up to 17 is still escaped.
+ */
+static void test_diff_escapes_at_every_place(void **state)
+{
+    for (size_t n = 1; n <= 17; n++) {
+        for (size_t at = 0; at < n; at++) {
+            for (int tilde = 0; tilde < 2; tilde++) {
+                const char *a_json = "{\"o\":{}}";
+                yyjson_doc *a = yyjson_read(a_json, strlen(a_json), 0);
+                yyjson_mut_doc *b = yyjson_doc_mut_copy(a, NULL);
+                char key[18], want[128];
+                const char *text;
+                size_t len, nops;
+
+                memset(key, 'k', n);
+                key[n] = '\0';
+                key[at] = tilde ? '~' : '/';
+                yyjson_mut_obj_add_int(b, yyjson_mut_obj_get(yyjson_mut_doc_get_root(b), "o"), key, 1);
+                snprintf(want, sizeof(want), "[{\"op\":\"add\",\"path\":\"/o/%.*s%s%s\",\"value\":1}]",
+                         (int)at, key, tilde ? "~0" : "~1", key + at + 1);
+                adm_arena_reset(arena);
+                assert_int_equal(adm_jsonpatch_diff(yyjson_doc_get_root(a), yyjson_mut_doc_get_root(b), arena,
+                                                    &text, &len, &nops),
+                                 0);
+                assert_int_equal(nops, 1);
+                assert_int_equal(len, strlen(want));
+                assert_memory_equal(text, want, len);
+                yyjson_doc_free(a);
+                yyjson_mut_doc_free(b);
+            }
+        }
+    }
+}
+
 /* Large objects diff through a hash index: linear, and the same ops as the small path would give. */
 static void test_diff_large_objects(void **state)
 {
@@ -809,13 +846,15 @@ static void test_diff_duplicate_keys(void **state)
         /* the same key again after keys of its length and of its length plus 64 */
         "{\"o\":{\"ab\":1,\"cd\":2,\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\":3,"
         "\"ab\":4},\"keep\":true}",
+        /* the same key again after keys of its length and first byte */
+        "{\"o\":{\"ab\":1,\"ac\":2,\"ad\":3,\"ab\":4},\"keep\":true}",
     };
     /* keys alike in length, or in length modulo 64, but none twice: no duplicate */
     const char *unique =
         "{\"o\":{\"ab\":1,\"cd\":2,\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\":3,"
         "\"y\":4,\"ef\":5},\"keep\":true}";
 
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
         yyjson_doc *a = yyjson_read(docs[i], strlen(docs[i]), 0);
         yyjson_mut_doc *b = yyjson_doc_mut_copy(a, NULL);
         yyjson_mut_val *o = yyjson_mut_obj_get(yyjson_mut_doc_get_root(b), "o");
@@ -879,6 +918,20 @@ static void test_diff_of_a_copy(void **state)
         ("{\"o\":{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,\"a\":0},\"keep\":"
          "true}"),
         "{\"spec\":{\"list\":[{\"k\":1,\"k\":1}],\"inner\":{\"deep\":{\"y\":1,\"y\":1}}},\"meta\":{\"n\":1}}",
+        /* keys alike in length and first byte, none twice, then one twice among them */
+        "{\"spec\":{\"inner\":{\"ab\":1,\"ac\":2,\"ad\":{\"ab\":1,\"ac\":2,\"ab\":3}}},\"meta\":{\"n\":1}}",
+        /* objects past the masked size (33 keys), inside a member left as copied: one with a key
+           twice, one without */
+        "{\"spec\":{\"big\":{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":"
+        "8,"
+        "\"k9\":9,\"k10\":0,\"k11\":1,\"k12\":2,\"k13\":3,\"k14\":4,\"k15\":5,\"k16\":6,\"k17\":7,\"k18\":8,"
+        "\"k19\":9,\"k20\":0,\"k21\":1,\"k22\":2,\"k23\":3,\"k24\":4,\"k25\":5,\"k26\":6,\"k27\":7,\"k28\":8,"
+        "\"k29\":9,\"k30\":0,\"k31\":1,\"k7\":2,\"in\":{\"x\":1}}},\"meta\":{\"n\":1}}",
+        "{\"spec\":{\"big\":{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":"
+        "8,"
+        "\"k9\":9,\"k10\":0,\"k11\":1,\"k12\":2,\"k13\":3,\"k14\":4,\"k15\":5,\"k16\":6,\"k17\":7,\"k18\":8,"
+        "\"k19\":9,\"k20\":0,\"k21\":1,\"k22\":2,\"k23\":3,\"k24\":4,\"k25\":5,\"k26\":6,\"k27\":7,\"k28\":8,"
+        "\"k29\":9,\"k30\":0,\"k31\":1,\"k32\":2,\"in\":{\"x\":1,\"x\":2}}},\"meta\":{\"n\":1}}",
     };
     adm_arena_t *docs = adm_arena_create(65536);
     yyjson_alc alc;
@@ -945,13 +998,21 @@ static void test_diff_of_a_copy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diff_large_objects),  cmocka_unit_test(test_diff_duplicate_keys),
-        cmocka_unit_test(test_conformance),         cmocka_unit_test(test_kube_mode),
-        cmocka_unit_test(test_error_messages),      cmocka_unit_test(test_kube_error_texts),
-        cmocka_unit_test(test_kube_v4_outcomes),    cmocka_unit_test(test_deep_equality),
-        cmocka_unit_test(test_patch_depth_limit),   cmocka_unit_test(test_copy_and_move_depth),
-        cmocka_unit_test(test_diff_deep_documents), cmocka_unit_test(test_diff_property),
-        cmocka_unit_test(test_diff_is_small),       cmocka_unit_test(test_diff_escapes_long_keys),
+        cmocka_unit_test(test_diff_large_objects),
+        cmocka_unit_test(test_diff_duplicate_keys),
+        cmocka_unit_test(test_conformance),
+        cmocka_unit_test(test_kube_mode),
+        cmocka_unit_test(test_error_messages),
+        cmocka_unit_test(test_kube_error_texts),
+        cmocka_unit_test(test_kube_v4_outcomes),
+        cmocka_unit_test(test_deep_equality),
+        cmocka_unit_test(test_patch_depth_limit),
+        cmocka_unit_test(test_copy_and_move_depth),
+        cmocka_unit_test(test_diff_deep_documents),
+        cmocka_unit_test(test_diff_property),
+        cmocka_unit_test(test_diff_is_small),
+        cmocka_unit_test(test_diff_escapes_long_keys),
+        cmocka_unit_test(test_diff_escapes_at_every_place),
         cmocka_unit_test(test_diff_of_a_copy),
     };
 
