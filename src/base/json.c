@@ -411,72 +411,67 @@ static const uint64_t mut_tag_keep[8] = {
 /*
  * The immutable document lays v's subtree out flat, in the order a writer prints it (keys before
  * their values), so the copy is one array of as many mutable values, value i for value i, made
- * in two passes over it and no allocation per value:
- * - the first copies each value and links it to the value after its subtree, which is its next
- *   sibling for every child but a container's last (a key's next is its value, which follows it).
- *   A scalar's subtree is itself, so its link is to the next slot; only containers (a fifth of a
- *   pod's values) take the branch that reads their size, parks the end of their subtree in their
- *   payload for the second pass, and lists them;
- * - the second closes each listed container's circular list: it follows the first pass's links
- *   from the first child to the one that points at the container's end (the last child; for an
- *   object, the last key's value), links that one back to the first child, and points the
- *   container at it (at an object's last key). The containers are listed parent before child, so
- *   a container's own link is final (or overwritten by its parent) before anything follows it,
- *   and its parked end is only read by its own turn.
- * The second pass follows links instead of keeping a stack of open containers: each value is
- * some container's child, so it visits each value once, and nothing depends on the nesting.
+ * in one pass over it, from the last value to the first, with no allocation per value:
+ * - each value is copied and linked to the value after its subtree, which is its next sibling
+ *   for every child but a container's last (a key's next is its value, which follows it). A
+ *   scalar's subtree is itself, so its link is to the next slot; only containers (a fifth of a
+ *   pod's values) take the branch that reads their size;
+ * - a container's last child is the child whose subtree ends where the container's does; going
+ *   backwards, the children are copied before their container, and of the values that end at a
+ *   given place the one seen last is the outermost so far. So each value notes itself in
+ *   ends[its end] and a container finds its last child (for an object, the last key's value,
+ *   whose key is the slot before) in ends[its end], links it back to its first child to close
+ *   the circular list, and points itself at it (at an object's last key). Every slot a
+ *   container reads was written by its last child, so ends needs no clearing.
+ * (The previous form, a forward pass and a second one closing each container's list by
+ * following the links, spent 10.6k instructions on a 356-value pod; this one 7.5k.)
  */
 yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v)
 {
-    size_t n = subtree_size(v), nctn = 0;
+    size_t n = subtree_size(v);
     yyjson_mut_val *m = doc->alc.malloc(doc->alc.ctx, n * sizeof(*m));
-    /* the non-empty containers (room for all n: nested ones can be all but one) */
-    yyjson_mut_val **ctn = m != NULL ? doc->alc.malloc(doc->alc.ctx, n * sizeof(*ctn)) : NULL;
-    const yyjson_val *src = v;
-    yyjson_mut_val *dst = m, *stop = m + n;
+    /* by place in the array (0..n): the value last seen whose subtree ends there */
+    yyjson_mut_val **ends = m != NULL ? doc->alc.malloc(doc->alc.ctx, (n + 1) * sizeof(*ends)) : NULL;
+    /* walked down together: src and dst at value i, at at ends[i + 1] */
+    const yyjson_val *src = v + n;
+    yyjson_mut_val *dst, **at;
 
-    if (ctn == NULL) {
+    if (ends == NULL) {
         if (m != NULL) {
             doc->alc.free(doc->alc.ctx, m);
         }
         return NULL;
     }
-    for (; dst != stop; dst++, src++) {
-        uint64_t tag = src->tag;
+    dst = m + n;
+    at = ends + n + 1;
+    while (dst != m) {
+        uint64_t tag, payload;
+        size_t type, size;
 
-        dst->tag = tag & mut_tag_keep[tag & YYJSON_TYPE_MASK];
-        dst->uni = src->uni;
-        dst->next = dst + 1;
-        if ((tag & YYJSON_TYPE_ARR) == YYJSON_TYPE_ARR) {
-            yyjson_mut_val *end = dst + src->uni.ofs / sizeof(yyjson_val);
-
-            dst->next = end;
-            dst->uni.ptr = NULL; /* an empty one stays so */
-            if (end != dst + 1) {
-                dst->uni.ptr = end; /* parked for the second pass, which replaces it */
-                ctn[nctn++] = dst;
-            }
+        src--, dst--, at--;
+        tag = src->tag;
+        payload = src->uni.u64; /* a scalar's payload; a container's size in bytes */
+        type = tag & YYJSON_TYPE_MASK;
+        dst->tag = tag & mut_tag_keep[type];
+        if (type < YYJSON_TYPE_ARR) { /* a scalar (only arrays and objects come after strings) */
+            dst->uni.u64 = payload;
+            dst->next = dst + 1;
+            *at = dst;
+            continue;
         }
-    }
-    m[0].next = NULL; /* it pointed one past the array */
-    for (size_t k = 0; k < nctn; k++) {
-        yyjson_mut_val *c = ctn[k], *first = c + 1, *end = c->uni.ptr, *last = first;
+        size = payload / sizeof(yyjson_val);
+        dst->uni.ptr = NULL; /* an empty one stays so */
+        if (size > 1) {
+            yyjson_mut_val *last = at[size - 1];
 
-        if ((c->tag & YYJSON_TYPE_MASK) == YYJSON_TYPE_OBJ) {
-            while (last->next->next != end) {
-                last = last->next->next; /* key, its value, the next key */
-            }
-            c->uni.ptr = last;
-            last = last->next;
-        } else {
-            while (last->next != end) {
-                last = last->next;
-            }
-            c->uni.ptr = last;
+            dst->uni.ptr = type == YYJSON_TYPE_OBJ ? last - 1 : last;
+            last->next = dst + 1;
         }
-        last->next = first;
+        dst->next = dst + size; /* one past the array for the root: cleared below */
+        at[size - 1] = dst;
     }
-    doc->alc.free(doc->alc.ctx, ctn);
+    m[0].next = NULL;
+    doc->alc.free(doc->alc.ctx, ends);
     return m;
 }
 
