@@ -658,8 +658,10 @@ yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const a
         while (left != 0) {
             yyjson_mut_val *child = next;
             uint64_t tag = child->tag;
+            yyjson_val_uni uni = child->uni; /* read before the writes, which could alias it */
             yyjson_val *same;
 
+            next = child->next;
             if (dst == lim) {
                 size_t used = (size_t)(dst - vo.buf);
 
@@ -669,15 +671,14 @@ yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const a
                 dst = vo.buf + used;
                 lim = vo.buf + vo.cap;
             }
-            next = child->next;
             left--;
             dst->tag = tag;
-            dst->uni = child->uni;
+            dst->uni = uni;
             dst++;
             if ((tag & YYJSON_TYPE_MASK) == YYJSON_TYPE_STR || (tag & YYJSON_TYPE_MASK) == YYJSON_TYPE_RAW) {
                 /* a string set through the API may point into a longer text: the view's end with NULs */
-                if (child->uni.str[tag >> YYJSON_TAG_BIT] != '\0') {
-                    dst[-1].uni.str = view_terminated(alc, child->uni.str, (size_t)(tag >> YYJSON_TAG_BIT));
+                if (uni.str[tag >> YYJSON_TAG_BIT] != '\0') {
+                    dst[-1].uni.str = view_terminated(alc, uni.str, (size_t)(tag >> YYJSON_TAG_BIT));
                     if (dst[-1].uni.str == NULL) {
                         return NULL;
                     }
