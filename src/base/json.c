@@ -604,9 +604,30 @@ static __attribute__((noinline)) bool view_room(view_out_t *vo, size_t used, siz
 }
 
 /*
+ * Room for need more values from *dst on (*dst and *lim, the end of the room, moved with the
+ * output); false when the allocator fails.
+ */
+static inline bool view_reserve(view_out_t *vo, yyjson_val **dst, yyjson_val **lim, size_t need)
+{
+    size_t used = (size_t)(*dst - vo->buf);
+
+    if ((size_t)(*lim - *dst) >= need) {
+        return true;
+    }
+    if (!view_room(vo, used, need)) {
+        return false;
+    }
+    *dst = vo->buf + used;
+    *lim = vo->buf + vo->cap;
+    return true;
+}
+
+/*
  * One walk in the order a writer prints v: the container under way lives in locals (its next
  * child, how many are left, where it began) and goes to the frame array only while a child
- * container is laid out. The frames are taken first and the output last, so that with the
+ * container is laid out. There is always room for the children left of the container under way
+ * (made when it is entered or resumed, and after a block copied in one piece), so copying a
+ * child checks for none. The frames are taken first and the output last, so that with the
  * request's arena the output grows by doubling in place; a view of o's whole copy starts with
  * room for as many values as it had, which is about what the changes leave.
  */
@@ -654,6 +675,9 @@ yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const a
     left = mut_children(v, &next);
     dst = vo.buf + 1;
     lim = vo.buf + vo.cap;
+    if (!view_reserve(&vo, &dst, &lim, left)) {
+        return NULL;
+    }
     for (;;) {
         while (left != 0) {
             yyjson_mut_val *child = next;
@@ -662,15 +686,6 @@ yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const a
             yyjson_val *same;
 
             next = child->next;
-            if (dst == lim) {
-                size_t used = (size_t)(dst - vo.buf);
-
-                if (!view_room(&vo, used, 1)) {
-                    return NULL;
-                }
-                dst = vo.buf + used;
-                lim = vo.buf + vo.cap;
-            }
             left--;
             dst->tag = tag;
             dst->uni = uni;
@@ -695,16 +710,14 @@ yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const a
             same = o != NULL ? adm_json_untouched(o, child) : NULL;
             if (same != NULL) {
                 /* as parsed: the parsed values in one piece (offsets are relative, strings shared) */
-                size_t k = same->uni.ofs / sizeof(yyjson_val), used = (size_t)(dst - vo.buf) - 1;
+                size_t k = same->uni.ofs / sizeof(yyjson_val);
 
-                if ((size_t)(lim - dst) + 1 < k) {
-                    if (!view_room(&vo, used, k)) {
-                        return NULL;
-                    }
-                    lim = vo.buf + vo.cap;
+                dst--; /* the container's own value is the first of the k */
+                if (!view_reserve(&vo, &dst, &lim, k + left)) {
+                    return NULL;
                 }
-                copy_blocks(vo.buf + used, same, k * sizeof(*same));
-                dst = vo.buf + used + k;
+                copy_blocks(dst, same, k * sizeof(*same));
+                dst += k;
                 continue;
             }
             if (top == fcap) {
@@ -720,6 +733,9 @@ yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const a
             top++;
             at = (size_t)(dst - vo.buf) - 1;
             left = mut_children(child, &next);
+            if (!view_reserve(&vo, &dst, &lim, left)) {
+                return NULL;
+            }
         }
         vo.buf[at].uni.ofs = (size_t)(dst - vo.buf - (ptrdiff_t)at) * sizeof(yyjson_val);
         if (top == 0) {
@@ -729,6 +745,9 @@ yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const a
         next = frames[top].next;
         left = frames[top].left;
         at = frames[top].at;
+        if (!view_reserve(&vo, &dst, &lim, left)) {
+            return NULL;
+        }
     }
     alc->free(alc->ctx, frames);
     /* what the room left unused goes back (in place when the output is the last allocation) */
