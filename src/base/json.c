@@ -402,9 +402,9 @@ static inline size_t subtree_size(const yyjson_val *v)
  * where it is). A table so that the copy's loop fixes tags without a branch.
  */
 static const uint64_t mut_tag_keep[8] = {
-    [YYJSON_TYPE_NONE] = ~(uint64_t)0, [YYJSON_TYPE_RAW] = ~(uint64_t)0, [YYJSON_TYPE_NULL] = ~(uint64_t)0,
-    [YYJSON_TYPE_BOOL] = ~(uint64_t)0, [YYJSON_TYPE_NUM] = ~(uint64_t)0,
-    [YYJSON_TYPE_STR] = ~(uint64_t)YYJSON_TAG_MASK | YYJSON_TYPE_STR,
+    [YYJSON_TYPE_NONE] = ~(uint64_t)0, [YYJSON_TYPE_RAW] = ~(uint64_t)0,
+    [YYJSON_TYPE_NULL] = ~(uint64_t)0, [YYJSON_TYPE_BOOL] = ~(uint64_t)0,
+    [YYJSON_TYPE_NUM] = ~(uint64_t)0,  [YYJSON_TYPE_STR] = ~(uint64_t)YYJSON_TAG_MASK | YYJSON_TYPE_STR,
     [YYJSON_TYPE_ARR] = ~(uint64_t)0,  [YYJSON_TYPE_OBJ] = ~(uint64_t)0,
 };
 
