@@ -13,12 +13,22 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A decoded request's strings are never NULL; some requests tests build by hand leave them so. */
+static size_t len_of(const char *s)
+{
+    return s != NULL ? strlen(s) : 0;
+}
+
 void adm_attrs_init(adm_attrs_t *attrs, const adm_review_request_t *req, adm_arena_t *arena)
 {
     memset(attrs, 0, sizeof(*attrs));
     attrs->req = req;
     attrs->arena = arena;
     attrs->object_view = req->object;
+    attrs->kind_group_len = len_of(req->kind.group);
+    attrs->kind_len = len_of(req->kind.kind);
+    attrs->group_len = len_of(req->resource.group);
+    attrs->resource_len = len_of(req->resource.resource);
 }
 
 /* ---- warnings: kube-apiserver's recorder (k8s.io/apiserver pkg/endpoints/filters/warning.go) ---- */
@@ -300,35 +310,20 @@ bool adm_attrs_has_object(const adm_attrs_t *attrs)
     return attrs->view_stale ? yyjson_mut_doc_get_root(attrs->mdoc) != NULL : attrs->object_view != NULL;
 }
 
-yyjson_val *adm_attrs_get(adm_attrs_t *attrs, ...)
+yyjson_val *adm_attrs_get_changed(adm_attrs_t *attrs, const char *const *keys)
 {
-    const char *key;
-    va_list ap;
+    /* the view is out of date: find the member in the mutable copy, and lay out only it */
+    yyjson_mut_val *v = yyjson_mut_doc_get_root(attrs->mdoc);
+    yyjson_alc alc;
 
-    va_start(ap, attrs);
-    if (attrs->view_stale) {
-        /* the view is out of date: find the member in the mutable copy, and lay out only it */
-        yyjson_mut_val *v = yyjson_mut_doc_get_root(attrs->mdoc);
-        yyjson_alc alc;
-
-        for (key = va_arg(ap, const char *); v != NULL && key != NULL; key = va_arg(ap, const char *)) {
-            v = adm_mut_get(v, key);
-        }
-        va_end(ap);
-        if (v == NULL) {
-            return NULL;
-        }
-        adm_json_alc_init(&alc, attrs->arena);
-        return adm_json_view_from(&alc, v, &attrs->origin);
-    } else {
-        yyjson_val *v = attrs->object_view;
-
-        for (key = va_arg(ap, const char *); v != NULL && key != NULL; key = va_arg(ap, const char *)) {
-            v = adm_json_get(v, key);
-        }
-        va_end(ap);
-        return v;
+    for (; v != NULL && *keys != NULL; keys++) {
+        v = adm_mut_get(v, *keys);
     }
+    if (v == NULL) {
+        return NULL;
+    }
+    adm_json_alc_init(&alc, attrs->arena);
+    return adm_json_view_from(&alc, v, &attrs->origin);
 }
 
 yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
@@ -363,21 +358,6 @@ void adm_attrs_set_object(adm_attrs_t *attrs, yyjson_mut_doc *doc)
     attrs->mdoc = doc;
     attrs->changed = true;
     attrs->view_stale = true;
-}
-
-bool adm_attrs_is(const adm_attrs_t *attrs, const char *group, const char *resource)
-{
-    const adm_review_request_t *r = attrs->req;
-
-    return r->sub_resource[0] == '\0' && strcmp(r->resource.group, group) == 0 &&
-           strcmp(r->resource.resource, resource) == 0;
-}
-
-bool adm_attrs_kind_is(const adm_attrs_t *attrs, const char *group, const char *kind)
-{
-    const adm_review_request_t *r = attrs->req;
-
-    return strcmp(r->kind.group, group) == 0 && strcmp(r->kind.kind, kind) == 0;
 }
 
 /* Decodes one UTF-8 sequence at s; returns its length, or 0 when it is not valid UTF-8. */

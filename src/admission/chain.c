@@ -31,7 +31,8 @@ typedef struct stage_s {
 struct adm_chain_s {
     stage_t *stages; /* enabled plugins in execution order */
     const char **names;
-    int *metric_ids; /* per stage: its name in admitd_admission_controller_duration_seconds */
+    int *metric_ids;  /* per stage: its name in admitd_admission_controller_duration_seconds */
+    uint8_t *runs_on; /* per stage: its phase_ops, for step() to pass over the others in one test */
     size_t nstages;
     const char **left_out; /* default plugins admitd does not implement yet */
     size_t nleft_out;
@@ -172,7 +173,9 @@ static adm_chain_t *chain_new(size_t count)
     c->names = calloc(count, sizeof(*c->names));
     c->left_out = calloc(count, sizeof(*c->left_out));
     c->metric_ids = calloc(count, sizeof(*c->metric_ids));
-    if (c->stages == NULL || c->names == NULL || c->left_out == NULL || c->metric_ids == NULL) {
+    c->runs_on = calloc(count, sizeof(*c->runs_on));
+    if (c->stages == NULL || c->names == NULL || c->left_out == NULL || c->metric_ids == NULL ||
+        c->runs_on == NULL) {
         adm_chain_destroy(c);
         return NULL;
     }
@@ -180,6 +183,26 @@ static adm_chain_t *chain_new(size_t count)
     c->clock.now_ns = hrtime_ns;
     c->refs = 1;
     return c;
+}
+
+/*
+ * The operations for which p has a hook in each phase, as phase_bit() numbers them: the mutating
+ * phase's in the low four bits, the validating phase's in the high four. Fixed with the chain (a
+ * plugin's table is const), so a reload's new chain computes its own.
+ */
+static uint8_t phase_ops(const adm_plugin_t *p)
+{
+    unsigned ops = p->operations & ADM_OPS_ALL;
+    unsigned admit = p->admit != NULL || p->admit_async != NULL ? ops : 0;
+    unsigned validate = p->validate != NULL || p->validate_async != NULL ? ops : 0;
+
+    return (uint8_t)(admit | validate << 4);
+}
+
+/* The bit of phase_ops for an operation in the mutating or the validating phase. */
+static unsigned phase_bit(bool mutating, adm_operation_t op)
+{
+    return 1u << (op + (mutating ? 0 : 4));
 }
 
 /* Runs p's configure on cfg, completed with the values of p's flags from opts. */
@@ -341,6 +364,7 @@ int adm_chain_create_from(const adm_options_t *opts, const adm_chain_sources_t *
         }
         c->names[c->nstages] = all[i].name;
         c->metric_ids[c->nstages] = adm_metrics_name(all[i].name);
+        c->runs_on[c->nstages] = phase_ops(st->plugin);
         c->nstages++;
     }
     adm_arena_destroy(config_arena);
@@ -379,6 +403,7 @@ void adm_chain_destroy(adm_chain_t *c)
         c->source.release(c->source.release_arg);
     }
     free(c->metric_ids);
+    free(c->runs_on);
     free(c);
 }
 
@@ -581,7 +606,8 @@ static bool after_hook(adm_chain_run_t *run, const adm_plugin_t *p, int rc, cons
 static void step(adm_chain_run_t *run)
 {
     adm_chain_t *c = run->c;
-    unsigned op = 1u << run->attrs.req->operation;
+    adm_operation_t op = run->attrs.req->operation;
+    unsigned bit = phase_bit(run->mutating, op);
 
     for (;;) {
         const adm_plugin_t *p;
@@ -599,17 +625,19 @@ static void step(adm_chain_run_t *run)
             if (run->mutating && (run->phases & ADM_PHASE_VALIDATING) != 0) {
                 phase_done(run, false);
                 run->mutating = false;
+                bit = phase_bit(false, op);
                 run->next = 0;
                 continue;
             }
             finish(run, ADM_OK, NULL);
             return;
         }
-        p = c->stages[run->next].plugin;
-        if ((p->operations & op) == 0) {
+        /* a stage without a hook for this phase, or not for this operation, is passed over */
+        if ((c->runs_on[run->next] & bit) == 0) {
             run->next++;
             continue;
         }
+        p = c->stages[run->next].plugin;
         run->attrs.slot = &run->slots[run->next];
         run->hook_started_ns = run->ended_ns != 0 ? run->ended_ns : now_ns(run);
         if ((run->mutating ? p->admit_async : p->validate_async) != NULL) {
@@ -634,9 +662,6 @@ static void step(adm_chain_run_t *run)
             int (*hook)(void *, adm_attrs_t *, adm_status_t *) = run->mutating ? p->admit : p->validate;
 
             run->next++;
-            if (hook == NULL) {
-                continue;
-            }
             rc = hook(c->stages[run->next - 1].state, &run->attrs, &st);
         }
         if (!after_hook(run, p, rc, &st)) {

@@ -98,6 +98,7 @@ static int get_group_version(decoder_t *d, yyjson_val *v, const char *path, cons
 {
     yyjson_val *fields[3] = {NULL, NULL, NULL};
     static const char *const names[2] = {"group", "version"};
+    size_t last_len = strlen(last);
     yyjson_obj_iter it;
     yyjson_val *key;
     int rc;
@@ -111,11 +112,12 @@ static int get_group_version(decoder_t *d, yyjson_val *v, const char *path, cons
             const char *k = yyjson_get_str(key);
             size_t n = yyjson_get_len(key);
 
-            if (key_is(k, n, names[0])) {
+            /* four of these objects a request: the length picks the one name to compare */
+            if (n == 5 && memcmp(k, "group", 5) == 0) {
                 fields[0] = yyjson_obj_iter_get_val(key);
-            } else if (key_is(k, n, names[1])) {
+            } else if (n == 7 && memcmp(k, "version", 7) == 0) {
                 fields[1] = yyjson_obj_iter_get_val(key);
-            } else if (key_is(k, n, last)) {
+            } else if (n == last_len && memcmp(k, last, n) == 0) {
                 fields[2] = yyjson_obj_iter_get_val(key);
             }
         }

@@ -562,8 +562,8 @@ static void check_item(adm_arena_t *a, adm_aggregate_t *agg, const lr_item_t *li
 static bool supported(const adm_attrs_t *attrs)
 {
     const adm_review_request_t *req = attrs->req;
-    bool pod = strcmp(req->kind.group, "") == 0 && strcmp(req->kind.kind, "Pod") == 0;
-    bool pvc = strcmp(req->kind.group, "") == 0 && strcmp(req->kind.kind, "PersistentVolumeClaim") == 0;
+    bool pod = adm_attrs_kind_is(attrs, "", "Pod");
+    bool pvc = adm_attrs_kind_is(attrs, "", "PersistentVolumeClaim");
 
     if (strcmp(req->sub_resource, "resize") == 0 && pod && req->operation == ADM_OP_UPDATE) {
         return true;

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <yyjson.h>
 
 /* Operation bits, for a plugin's set of handled operations. */
@@ -69,6 +70,10 @@ typedef struct adm_attrs_s {
     void **slot;                               /* the running plugin's own pointer for this request */
     const struct adm_cluster_state_s *cluster; /* the cluster state the request started with */
     struct adm_trace_s *trace; /* the request's decision trace (adm/admission/trace.h), or NULL */
+    /* strlen of req's kind.group, kind.kind, resource.group and resource.resource, taken once by
+       adm_attrs_init (req is const for the request's life): adm_attrs_is and adm_attrs_kind_is,
+       called by nearly every plugin, compare a literal of known length with one memcmp inline */
+    size_t kind_group_len, kind_len, group_len, resource_len;
 } adm_attrs_t;
 
 /* A rejection, as metav1.Status; plugins fill it through the constructors below. */
@@ -93,15 +98,6 @@ yyjson_val *adm_attrs_object(adm_attrs_t *attrs);
 bool adm_attrs_has_object(const adm_attrs_t *attrs);
 
 /**
- * The member at k1.k2... (a NULL-terminated key list) of the object as mutated so far: what
- * adm_json_path on adm_attrs_object gives, without making the view of the whole object that
- * adm_attrs_object makes after a change (only the member's own subtree is laid out then). For
- * plugins that read a field or a list before knowing whether they need the whole object. NULL when
- * absent, when a step on the way is not an object, or when the arena is exhausted.
- */
-yyjson_val *adm_attrs_get(adm_attrs_t *attrs, ...);
-
-/**
  * The object for changing in place (a mutable copy made on first use; later calls return the same
  * root). NULL when there is no object or the arena is exhausted. The document is
  * attrs->mdoc, for creating values.
@@ -123,11 +119,32 @@ void adm_attrs_set_object(adm_attrs_t *attrs, yyjson_mut_doc *doc);
  */
 void adm_attrs_add_warning(adm_attrs_t *attrs, const char *text);
 
+/* s (of length len) equals want; with want a literal its length and the memcmp fold in. */
+static inline bool adm_attrs_str_is(const char *s, size_t len, const char *want)
+{
+    size_t n = strlen(want);
+
+    return len == n && (n == 0 || memcmp(s, want, n) == 0);
+}
+
 /** True when the request is for group/resource with no subresource, e.g. ("", "pods"). */
-bool adm_attrs_is(const adm_attrs_t *attrs, const char *group, const char *resource);
+static inline bool adm_attrs_is(const adm_attrs_t *attrs, const char *group, const char *resource)
+{
+    const adm_review_request_t *r = attrs->req;
+
+    return r->sub_resource[0] == '\0' &&
+           adm_attrs_str_is(r->resource.resource, attrs->resource_len, resource) &&
+           adm_attrs_str_is(r->resource.group, attrs->group_len, group);
+}
 
 /** True when the object's kind is group/kind, e.g. ("", "Pod"). */
-bool adm_attrs_kind_is(const adm_attrs_t *attrs, const char *group, const char *kind);
+static inline bool adm_attrs_kind_is(const adm_attrs_t *attrs, const char *group, const char *kind)
+{
+    const adm_review_request_t *r = attrs->req;
+
+    return adm_attrs_str_is(r->kind.kind, attrs->kind_len, kind) &&
+           adm_attrs_str_is(r->kind.group, attrs->kind_group_len, group);
+}
 
 /*
  * Status constructors. Each returns ADM_DECLINED (a rejection to report), or ADM_ENOMEM when the
@@ -222,6 +239,27 @@ static inline yyjson_val *adm_json_path_keys(yyjson_val *obj, const char *const 
  * array of the keys, so the lookups are inline (a literal key's length known to the compiler).
  */
 #define adm_json_path(obj, ...) adm_json_path_keys((obj), (const char *const[]){__VA_ARGS__})
+
+/** adm_attrs_get's way after a change: the member found in the mutable copy, its subtree laid out. */
+yyjson_val *adm_attrs_get_changed(adm_attrs_t *attrs, const char *const *keys);
+
+/** adm_attrs_get's steps, over keys up to a NULL one. */
+static inline yyjson_val *adm_attrs_get_keys(adm_attrs_t *attrs, const char *const *keys)
+{
+    return attrs->view_stale ? adm_attrs_get_changed(attrs, keys)
+                             : adm_json_path_keys(attrs->object_view, keys);
+}
+
+/**
+ * The member at k1.k2... (a NULL-terminated key list) of the object as mutated so far: what
+ * adm_json_path on adm_attrs_object gives, without making the view of the whole object that
+ * adm_attrs_object makes after a change (only the member's own subtree is laid out then). For
+ * plugins that read a field or a list before knowing whether they need the whole object. NULL when
+ * absent, when a step on the way is not an object, or when the arena is exhausted. A macro over an
+ * array of the keys, as adm_json_path: while no plugin changed the object, the lookups are inline
+ * with each literal key's length known to the compiler (no variadic call, no strlen a step).
+ */
+#define adm_attrs_get(attrs, ...) adm_attrs_get_keys((attrs), (const char *const[]){__VA_ARGS__})
 
 /** The string at obj[key], or "" when absent or not a string. */
 static inline const char *adm_json_str(yyjson_val *obj, const char *key)

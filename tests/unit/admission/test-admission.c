@@ -274,6 +274,51 @@ static void test_members_one_by_one(void **state)
     assert_null(adm_attrs_get(&attrs, "spec", NULL));
 }
 
+/*
+ * adm_attrs_is and adm_attrs_kind_is compare with the lengths adm_attrs_init took: equal text
+ * only, never a prefix or an extension of it, with literal and computed arguments alike; a
+ * subresource makes adm_attrs_is false.
+ */
+static void test_is_and_kind_is(void **state)
+{
+    char pods[] = "pods", group[] = "apps";
+
+    (void)state;
+    req.kind.group = "";
+    req.kind.kind = "Pod";
+    req.resource.group = "";
+    req.resource.resource = "pods";
+    req.sub_resource = "";
+    adm_attrs_init(&attrs, &req, arena);
+    assert_true(adm_attrs_is(&attrs, "", "pods"));
+    assert_true(adm_attrs_is(&attrs, "", pods));
+    assert_false(adm_attrs_is(&attrs, "", "pod"));
+    assert_false(adm_attrs_is(&attrs, "", "podsx"));
+    assert_false(adm_attrs_is(&attrs, "apps", "pods"));
+    assert_false(adm_attrs_is(&attrs, group, pods));
+    assert_true(adm_attrs_kind_is(&attrs, "", "Pod"));
+    assert_false(adm_attrs_kind_is(&attrs, "", "Po"));
+    assert_false(adm_attrs_kind_is(&attrs, "", "Pods"));
+    assert_false(adm_attrs_kind_is(&attrs, "policy", "Pod"));
+
+    req.kind.group = "apps";
+    req.kind.kind = "Deployment";
+    req.resource.group = "apps";
+    req.resource.resource = "deployments";
+    adm_attrs_init(&attrs, &req, arena);
+    assert_true(adm_attrs_is(&attrs, group, "deployments"));
+    assert_false(adm_attrs_is(&attrs, "", "deployments"));
+    assert_false(adm_attrs_is(&attrs, "app", "deployments"));
+    assert_true(adm_attrs_kind_is(&attrs, "apps", "Deployment"));
+    assert_false(adm_attrs_kind_is(&attrs, "apps.k8s.io", "Deployment"));
+
+    req.sub_resource = "scale";
+    adm_attrs_init(&attrs, &req, arena);
+    assert_false(adm_attrs_is(&attrs, "apps", "deployments"));
+    assert_true(adm_attrs_kind_is(&attrs, "apps", "Deployment"));
+    memset(&req, 0, sizeof(req));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +327,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_short_after_truncation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_repeats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_members_one_by_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_is_and_kind_is, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -611,6 +611,7 @@ static adm_chain_t *chain_of(const adm_plugin_t *const *plugins, char *const *st
         c->stages[i].plugin = plugins[i];
         c->stages[i].state = states[i];
         c->names[i] = plugins[i]->name;
+        c->runs_on[i] = phase_ops(plugins[i]);
     }
     c->nstages = n;
     return c;

@@ -120,6 +120,37 @@ static void test_every_family_renders(void **state)
     free(text);
 }
 
+/*
+ * Durations are placed in buckets by comparing nanoseconds with each bound in nanoseconds: a value
+ * on a bound is in that bound's bucket, one nanosecond more in the next, as when compared in
+ * seconds; past the last bound only +Inf counts it; the sum is rendered in seconds.
+ */
+static void test_bucket_bounds_in_nanoseconds(void **state)
+{
+    int plugin = adm_metrics_name("Bounds");
+    char *text;
+
+    (void)state;
+    adm_metrics_controller(plugin, ADM_MX_ADMIT, 0, false, 5000);        /* le="5e-06" */
+    adm_metrics_controller(plugin, ADM_MX_ADMIT, 0, false, 5001);        /* le="1e-05" */
+    adm_metrics_controller(plugin, ADM_MX_ADMIT, 0, false, 2500000000);  /* le="2.5" */
+    adm_metrics_controller(plugin, ADM_MX_ADMIT, 0, false, 60000000001); /* +Inf only */
+    text = render();
+#define BOUNDS_SERIES                                                                                        \
+    "admitd_admission_controller_duration_seconds_bucket{name=\"Bounds\",type=\"admit\","                    \
+    "operation=\"CREATE\",rejected=\"false\","
+    assert_has(text, BOUNDS_SERIES "le=\"5e-06\"} 1\n");
+    assert_has(text, BOUNDS_SERIES "le=\"1e-05\"} 2\n");
+    assert_has(text, BOUNDS_SERIES "le=\"1\"} 2\n");
+    assert_has(text, BOUNDS_SERIES "le=\"2.5\"} 3\n");
+    assert_has(text, BOUNDS_SERIES "le=\"60\"} 3\n");
+    assert_has(text, BOUNDS_SERIES "le=\"+Inf\"} 4\n");
+#undef BOUNDS_SERIES
+    assert_has(text, "admitd_admission_controller_duration_seconds_sum{name=\"Bounds\",type=\"admit\","
+                     "operation=\"CREATE\",rejected=\"false\"} 62.50001\n");
+    free(text);
+}
+
 static size_t three(void *arg)
 {
     return *(size_t *)arg;
@@ -215,6 +246,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_names_are_interned_and_bounded, reset),
         cmocka_unit_test_setup(test_every_family_renders, reset),
+        cmocka_unit_test_setup(test_bucket_bounds_in_nanoseconds, reset),
         cmocka_unit_test_setup(test_client_gauge_and_escaping, reset),
         cmocka_unit_test_setup(test_pod_security_counters, reset),
     };
