@@ -515,18 +515,14 @@ yyjson_mut_val *adm_json_mut_share_kept(yyjson_mut_doc *doc, yyjson_val *v, adm_
 
 yyjson_val *adm_json_untouched(const adm_json_origin_t *o, const yyjson_mut_val *b)
 {
-    size_t i, n;
+    size_t i;
 
     if (o == NULL || o->copy == NULL || (uintptr_t)b < (uintptr_t)o->copy) {
         return NULL;
     }
+    /* b's place in the copy, when it is a value of the copy at all: it would be from's value i */
     i = (size_t)((uintptr_t)b - (uintptr_t)o->copy) / sizeof(*b);
-    if (i >= o->n || b != o->copy + i || b->tag != o->pristine[i].tag ||
-        b->uni.u64 != o->pristine[i].uni.u64) {
-        return NULL;
-    }
-    n = subtree_size(o->from + i);
-    return n == 1 || memcmp(b + 1, o->pristine + i + 1, (n - 1) * sizeof(*b)) == 0 ? o->from + i : NULL;
+    return i < o->n && adm_json_untouched_copy_of(o, o->from + i, b) ? o->from + i : NULL;
 }
 
 /* The children of a mutable container, keys included, and the first of them. */
