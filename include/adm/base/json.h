@@ -148,6 +148,42 @@ static inline bool adm_json_untouched_copy_of(const adm_json_origin_t *o, const 
  */
 yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o);
 
+/*
+ * Where the values of a flat layout (a parsed document's array, a view, a splice) came from. For
+ * each run, the layout's values [to, to + n) are a byte copy of the origin's values [from, from + n):
+ * whole subtrees, which a byte copy keeps intact (container offsets are relative, strings are
+ * shared). So a subtree of the layout lying inside a run is equal to the origin's subtree at the
+ * matching place, and a walker pairing the two (the JSON Patch diff) need not look inside it.
+ * Runs are in increasing `to` and disjoint; places in no run say nothing (they may still be equal).
+ * The origin is the request's object, which the answer's JSON Patch is taken against. All of it
+ * lives in the request's arena.
+ */
+typedef struct adm_json_run_s {
+    uint32_t to, from, n;
+} adm_json_run_t;
+
+typedef struct adm_json_lineage_s {
+    yyjson_val *origin; /* the origin's root: its flat array starts here (NULL: no lineage) */
+    adm_json_run_t *runs;
+    size_t nruns;
+} adm_json_lineage_t;
+
+/**
+ * True when b, a value of the layout whose root is root, lies inside a run of l and that run maps
+ * it onto a (a value of l->origin): then b's subtree equals a's. False when l is NULL or says
+ * nothing of b.
+ */
+bool adm_json_lineage_same(const adm_json_lineage_t *l, const yyjson_val *root, const yyjson_val *b,
+                           const yyjson_val *a);
+
+/**
+ * adm_json_view_from, and the lineage of the view it returns relative to o->from: every subtree it
+ * copied from o->from in one piece is a run (adjacent runs merged). lin is zeroed when o is NULL
+ * (no lineage). Its runs come from alc too.
+ */
+yyjson_val *adm_json_view_traced(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o,
+                                 adm_json_lineage_t *lin);
+
 /** A deep copy of v (a value of any mutable document) in doc, strings copied. NULL when out of memory. */
 yyjson_mut_val *adm_json_mut_copy(yyjson_mut_doc *doc, yyjson_mut_val *v);
 
