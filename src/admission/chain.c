@@ -532,13 +532,13 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
             const char *patch;
             size_t len, nops;
 
-            yyjson_mut_val *to = yyjson_mut_doc_get_root(attrs->mdoc);
+            /* TEMPORARY until the flat diff lands (branch flatdiff): the final layout copied again */
+            yyjson_val *final = adm_attrs_object(attrs);
+            yyjson_mut_doc *tmp = adm_attrs_values_doc(attrs);
+            yyjson_mut_val *to = final != NULL && tmp != NULL ? adm_json_mut_share(tmp, final) : NULL;
 
-            /* the mutable object began as a copy of the request's: what stayed as copied is not walked */
-            rc = attrs->origin.copy != NULL && attrs->origin.from == attrs->req->object
-                     ? adm_jsonpatch_diff_copy(attrs->req->object, to, &attrs->origin, attrs->arena, &patch,
-                                               &len, &nops)
-                     : adm_jsonpatch_diff(attrs->req->object, to, attrs->arena, &patch, &len, &nops);
+            rc = to == NULL ? ADM_ENOMEM
+                            : adm_jsonpatch_diff(attrs->req->object, to, attrs->arena, &patch, &len, &nops);
             if (rc == 0 && nops > 0) {
                 resp->patch = (const uint8_t *)patch;
                 resp->patch_len = len;
