@@ -18,6 +18,7 @@
 
 #include "adm/admission/admission.h"
 #include "adm/base/arena.h"
+#include "adm/base/error.h"
 #include "adm/base/json.h"
 
 static adm_arena_t *arena;
@@ -274,6 +275,75 @@ static void test_members_one_by_one(void **state)
     assert_null(adm_attrs_get(&attrs, "spec", NULL));
 }
 
+/* e recorded on attrs, with a string value (NULL: none, for REMOVE). */
+static void edit(adm_edit_op_t op, yyjson_val *target, const char *key, yyjson_mut_val *value)
+{
+    adm_edit_t e = {op, target, key, key != NULL ? strlen(key) : 0, value};
+
+    assert_int_equal(adm_attrs_edit(&attrs, &e), ADM_OK);
+}
+
+/*
+ * Edits (adm_attrs_edit) are what the object is from the next read on, whichever way it is read;
+ * they mix with the mutable copy in either order (each sees the other's changes); the lineage of
+ * an edited object leads back to the request's; an edit of a value read before the last splice is
+ * refused, and the read that applies it fails.
+ */
+static void test_edits(void **state)
+{
+    static const char pod[] = "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\"}],"
+                              "\"priority\":null}}";
+    yyjson_read_err err;
+    yyjson_doc *doc = adm_json_read(arena, pod, strlen(pod), &err);
+    yyjson_mut_doc *values;
+    yyjson_val *obj, *stale;
+    yyjson_mut_val *root;
+
+    (void)state;
+    assert_non_null(doc);
+    req.object = yyjson_doc_get_root(doc);
+    adm_attrs_init(&attrs, &req, arena);
+    values = adm_attrs_values_doc(&attrs);
+    assert_non_null(values);
+    obj = adm_attrs_object(&attrs);
+    stale = adm_json_get(obj, "spec");
+    edit(ADM_EDIT_ADD, adm_json_get(obj, "metadata"), "labels", yyjson_mut_str(values, "l"));
+    edit(ADM_EDIT_SET, stale, "priority", yyjson_mut_sint(values, 5));
+    assert_true(attrs.changed);
+    assert_true(adm_attrs_has_object(&attrs));
+    /* read member by member first: the edits are applied all the same */
+    assert_string_equal(yyjson_get_str(adm_attrs_get(&attrs, "metadata", "labels", NULL)), "l");
+    assert_string_equal(text(adm_attrs_object(&attrs)),
+                        "{\"metadata\":{\"name\":\"p\",\"labels\":\"l\"},\"spec\":{\"containers\":[{\"name\":"
+                        "\"c\"}],\"priority\":5}}");
+    assert_ptr_equal(attrs.lineage.origin, req.object);
+
+    /* the mutable copy starts from the edited object; a view of it comes back to the request's */
+    root = adm_attrs_mutable_object(&attrs);
+    assert_non_null(root);
+    assert_true(yyjson_mut_obj_add_str(attrs.mdoc, yyjson_mut_obj_get(root, "spec"), "m", "1"));
+    assert_string_equal(text(adm_attrs_object(&attrs)),
+                        "{\"metadata\":{\"name\":\"p\",\"labels\":\"l\"},\"spec\":{\"containers\":[{\"name\":"
+                        "\"c\"}],\"priority\":5,\"m\":\"1\"}}");
+    assert_ptr_equal(attrs.lineage.origin, req.object);
+
+    /* an edit after the mutable copy, and a new copy that sees it */
+    obj = adm_attrs_object(&attrs);
+    edit(ADM_EDIT_REMOVE, adm_json_get(obj, "spec"), "priority", NULL);
+    edit(ADM_EDIT_APPEND, adm_json_path(obj, "spec", "containers", NULL), NULL, yyjson_mut_str(values, "d"));
+    root = adm_attrs_mutable_object(&attrs);
+    assert_non_null(yyjson_mut_obj_get(root, "metadata"));
+    assert_null(yyjson_mut_obj_get(yyjson_mut_obj_get(root, "spec"), "priority"));
+    assert_string_equal(text(adm_attrs_object(&attrs)),
+                        "{\"metadata\":{\"name\":\"p\",\"labels\":\"l\"},\"spec\":{\"containers\":[{\"name\":"
+                        "\"c\"},\"d\"],\"m\":\"1\"}}");
+
+    /* a value of an earlier layout is no target */
+    edit(ADM_EDIT_REPLACE, adm_json_get(stale, "priority"), NULL, yyjson_mut_null(values));
+    assert_null(adm_attrs_object(&attrs));
+    memset(&req, 0, sizeof(req));
+}
+
 /*
  * adm_attrs_is and adm_attrs_kind_is compare with the lengths adm_attrs_init took: equal text
  * only, never a prefix or an extension of it, with literal and computed arguments alike; a
@@ -327,6 +397,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_short_after_truncation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_repeats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_members_one_by_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_edits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_is_and_kind_is, setup, teardown),
     };
 
