@@ -421,6 +421,55 @@ int adm_attrs_edit(adm_attrs_t *attrs, const adm_edit_t *e)
     return ADM_OK;
 }
 
+int adm_attrs_edit_key(adm_attrs_t *attrs, adm_edit_op_t op, yyjson_val *target, const char *key,
+                       yyjson_mut_val *value)
+{
+    adm_edit_t e = {op, target, key, key != NULL ? strlen(key) : 0, value};
+
+    if (value == NULL && op != ADM_EDIT_REMOVE) {
+        return ADM_ENOMEM; /* the allocation that made it failed */
+    }
+    return adm_attrs_edit(attrs, &e);
+}
+
+yyjson_val *adm_attrs_ensure_keys(adm_attrs_t *attrs, yyjson_type type, const char *const *keys)
+{
+    yyjson_val *v = adm_attrs_object(attrs);
+    const char *const *k = keys;
+    yyjson_mut_doc *doc;
+    yyjson_mut_val *made;
+    size_t n = 0;
+
+    for (; v != NULL && *k != NULL; k++) {
+        yyjson_val *next = adm_json_get(v, *k);
+
+        if (!yyjson_is_obj(v) || adm_json_not_ensurable(next, k[1] == NULL ? type : YYJSON_TYPE_OBJ)) {
+            return NULL;
+        }
+        if (next == NULL || yyjson_is_null(next)) {
+            break; /* v is the deepest there; the steps from *k on are made, in one value */
+        }
+        v = next;
+    }
+    if (v == NULL || *k == NULL) {
+        return v;
+    }
+    while (k[n] != NULL) {
+        n++;
+    }
+    doc = adm_attrs_values_doc(attrs);
+    made = doc == NULL ? NULL : type == YYJSON_TYPE_ARR ? yyjson_mut_arr(doc) : yyjson_mut_obj(doc);
+    for (size_t i = n; made != NULL && i-- > 1;) {
+        yyjson_mut_val *outer = yyjson_mut_obj(doc);
+
+        made = outer != NULL && yyjson_mut_obj_add_val(doc, outer, k[i], made) ? outer : NULL;
+    }
+    if (adm_attrs_edit_key(attrs, ADM_EDIT_SET, v, *k, made) != ADM_OK) {
+        return NULL;
+    }
+    return adm_json_path_keys(adm_attrs_object(attrs), keys);
+}
+
 yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
 {
     if (!attrs->mutable_current) {

@@ -724,14 +724,6 @@ typedef struct lr_defaults_s {
     const char **text; /* text[i]: list.qs[i] formatted, once per request */
 } lr_defaults_t;
 
-/* e, recorded; ADM_ENOMEM when it could not be. */
-static int edit(adm_attrs_t *attrs, adm_edit_op_t op, yyjson_val *target, const char *key, yyjson_mut_val *value)
-{
-    adm_edit_t e = {op, target, key, key != NULL ? strlen(key) : 0, value};
-
-    return value != NULL ? adm_attrs_edit(attrs, &e) : ADM_ENOMEM;
-}
-
 /*
  * Sets into c.resources.<which> every default it lacks, as edits (into *fresh, the resources object
  * made for a container that has none, set by the caller); appends "<names> <word> for <prefix>
@@ -766,7 +758,7 @@ static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *c
             return ADM_ENOMEM;
         }
         if (yyjson_is_obj(have)) {
-            if (edit(attrs, ADM_EDIT_ADD, have, defaults->list.names[i], value) != ADM_OK) {
+            if (adm_attrs_edit_key(attrs, ADM_EDIT_ADD, have, defaults->list.names[i], value) != ADM_OK) {
                 return ADM_ENOMEM;
             }
         } else {
@@ -777,7 +769,7 @@ static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *c
                 }
                 if (yyjson_is_obj(res)) {
                     /* set now, filled below: the edit holds the value, applied at the next read */
-                    if (edit(attrs, ADM_EDIT_SET, res, which, list) != ADM_OK) {
+                    if (adm_attrs_edit_key(attrs, ADM_EDIT_SET, res, which, list) != ADM_OK) {
                         return ADM_ENOMEM;
                     }
                 } else if ((*fresh == NULL && (*fresh = yyjson_mut_obj(doc)) == NULL) ||
@@ -871,21 +863,21 @@ static int annotate(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *pod, co
         return ADM_ENOMEM;
     }
     if (yyjson_is_obj(annotations)) {
-        return edit(attrs, ADM_EDIT_ADD, annotations, ANNOTATION, value);
+        return adm_attrs_edit_key(attrs, ADM_EDIT_ADD, annotations, ANNOTATION, value);
     }
     fresh = yyjson_mut_obj(doc);
     if (fresh == NULL || !yyjson_mut_obj_add_val(doc, fresh, ANNOTATION, value)) {
         return ADM_ENOMEM;
     }
     if (yyjson_is_obj(meta)) {
-        return edit(attrs, ADM_EDIT_SET, meta, "annotations", fresh);
+        return adm_attrs_edit_key(attrs, ADM_EDIT_SET, meta, "annotations", fresh);
     }
     value = fresh;
     fresh = yyjson_mut_obj(doc);
     if (fresh == NULL || !yyjson_mut_obj_add_val(doc, fresh, "annotations", value)) {
         return ADM_ENOMEM;
     }
-    return edit(attrs, ADM_EDIT_SET, pod, "metadata", fresh);
+    return adm_attrs_edit_key(attrs, ADM_EDIT_SET, pod, "metadata", fresh);
 }
 
 /* PodMutateLimitFunc for one LimitRange: defaults from its Container items, then the annotation. */
@@ -974,7 +966,7 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
                                      &fresh);
             }
             if (err == 0 && fresh != NULL) {
-                err = edit(attrs, ADM_EDIT_SET, c, "resources", fresh);
+                err = adm_attrs_edit_key(attrs, ADM_EDIT_SET, c, "resources", fresh);
             }
             if (err != 0) {
                 return err;

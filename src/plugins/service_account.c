@@ -573,14 +573,6 @@ static const char token_volume_json[] =
     "{\"downwardAPI\":{\"items\":[{\"path\":\"namespace\",\"fieldRef\":{\"apiVersion\":\"v1\","
     "\"fieldPath\":\"metadata.namespace\"}}]}}],\"defaultMode\":420}}";
 
-/* e, recorded; ADM_ENOMEM when it could not be. */
-static int edit(adm_attrs_t *attrs, adm_edit_op_t op, yyjson_val *target, const char *key, yyjson_mut_val *value)
-{
-    adm_edit_t e = {op, target, key, key != NULL ? strlen(key) : 0, value};
-
-    return value != NULL ? adm_attrs_edit(attrs, &e) : ADM_ENOMEM;
-}
-
 /* obj[key] = [value], appended to obj[key] when it is a list already (adm_mut_ensure's rules). */
 static int append_to(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *obj, const char *key, yyjson_mut_val *value)
 {
@@ -591,10 +583,10 @@ static int append_to(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *obj, c
         return ADM_ENOMEM;
     }
     if (yyjson_is_arr(list)) {
-        return edit(attrs, ADM_EDIT_APPEND, list, NULL, value);
+        return adm_attrs_edit_key(attrs, ADM_EDIT_APPEND, list, NULL, value);
     }
     fresh = yyjson_mut_arr(doc);
-    return fresh != NULL && yyjson_mut_arr_append(fresh, value) ? edit(attrs, ADM_EDIT_SET, obj, key, fresh)
+    return fresh != NULL && yyjson_mut_arr_append(fresh, value) ? adm_attrs_edit_key(attrs, ADM_EDIT_SET, obj, key, fresh)
                                                                  : ADM_ENOMEM;
 }
 
@@ -709,26 +701,8 @@ static int copy_pull_secrets(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val
         }
     }
     /* an empty list there is filled in place, as adm_mut_ensure hands it back */
-    return yyjson_is_arr(have) ? edit(attrs, ADM_EDIT_REPLACE, have, NULL, to)
-                               : edit(attrs, ADM_EDIT_SET, spec, "imagePullSecrets", to);
-}
-
-/*
- * The pod's spec, made (as an empty object, in place of a null) when it has none, so that the
- * changes below are edits of it. NULL when out of memory or when spec is not an object.
- */
-static yyjson_val *spec_of(adm_attrs_t *attrs, yyjson_mut_doc *doc)
-{
-    yyjson_val *pod = adm_attrs_object(attrs);
-    yyjson_val *spec = adm_json_get(pod, "spec");
-
-    if (yyjson_is_obj(spec) || !yyjson_is_obj(pod) || adm_json_not_ensurable(spec, YYJSON_TYPE_OBJ)) {
-        return yyjson_is_obj(spec) ? spec : NULL;
-    }
-    if (edit(attrs, ADM_EDIT_SET, pod, "spec", yyjson_mut_obj(doc)) != ADM_OK) {
-        return NULL;
-    }
-    return adm_json_get(adm_attrs_object(attrs), "spec");
+    return yyjson_is_arr(have) ? adm_attrs_edit_key(attrs, ADM_EDIT_REPLACE, have, NULL, to)
+                               : adm_attrs_edit_key(attrs, ADM_EDIT_SET, spec, "imagePullSecrets", to);
 }
 
 /* admit once the account is found: the pod's account name, token volume and pull secrets. */
@@ -737,14 +711,14 @@ static int admit_with(state_t *s, adm_attrs_t *attrs, adm_status_t *st, yyjson_v
     const char *named = yyjson_get_str(adm_attrs_get(attrs, "spec", "serviceAccountName", NULL));
     yyjson_val *auto_mount = adm_attrs_get(attrs, "spec", "automountServiceAccountToken", NULL);
     yyjson_mut_doc *doc = adm_attrs_values_doc(attrs);
-    yyjson_val *spec = doc != NULL ? spec_of(attrs, doc) : NULL;
+    yyjson_val *spec = doc != NULL ? adm_attrs_ensure(attrs, YYJSON_TYPE_OBJ, "spec", NULL) : NULL;
     int rc = ADM_OK;
 
     if (spec == NULL) {
         return adm_status_nomem(st);
     }
     if (named == NULL || named[0] == '\0') {
-        rc = edit(attrs, ADM_EDIT_ADD, spec, "serviceAccountName", yyjson_mut_str(doc, DEFAULT_NAME));
+        rc = adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "serviceAccountName", yyjson_mut_str(doc, DEFAULT_NAME));
     }
     /* shouldAutomount: the pod's choice, else the account's, else true */
     if (rc == ADM_OK && (yyjson_is_bool(auto_mount) ? yyjson_get_bool(auto_mount) : automount(sa, NULL))) {

@@ -133,6 +133,21 @@ int adm_attrs_edit(adm_attrs_t *attrs, const adm_edit_t *e);
 yyjson_mut_doc *adm_attrs_values_doc(adm_attrs_t *attrs);
 
 /**
+ * For plugins that record edits: the container at k1.k2... (a NULL-terminated key list) of the
+ * object as it is now, of type (YYJSON_TYPE_OBJ or _ARR; the steps before it objects), made when
+ * a step is absent or null as adm_mut_ensure makes it (appended, or in place of the null), by one
+ * edit applied at once: values read from the object before are then stale. NULL when a step has
+ * another type, the object is no object, or memory fails.
+ */
+yyjson_val *adm_attrs_ensure_keys(adm_attrs_t *attrs, yyjson_type type, const char *const *keys);
+
+#define adm_attrs_ensure(attrs, type, ...) adm_attrs_ensure_keys((attrs), (type), (const char *const[]){__VA_ARGS__})
+
+/** e recorded on attrs with key's length taken (NULL key: none); ADM_ENOMEM also when value is NULL. */
+int adm_attrs_edit_key(adm_attrs_t *attrs, adm_edit_op_t op, yyjson_val *target, const char *key,
+                       yyjson_mut_val *value);
+
+/**
  * Makes root (the root of doc, a document in the request's arena) the object from now on: how a
  * webhook's patched copy replaces the object.
  */

@@ -345,6 +345,32 @@ static void test_edits(void **state)
 }
 
 /*
+ * adm_attrs_ensure gives the container at a path, making what is missing as adm_mut_ensure does:
+ * nested steps in one value appended, a null replaced where it stands, a wrong type refused.
+ */
+static void test_ensure(void **state)
+{
+    static const char obj[] = "{\"spec\":null,\"kind\":\"X\",\"data\":7}";
+    yyjson_read_err err;
+    yyjson_doc *doc = adm_json_read(arena, obj, strlen(obj), &err);
+    yyjson_val *v;
+
+    (void)state;
+    req.object = yyjson_doc_get_root(doc);
+    adm_attrs_init(&attrs, &req, arena);
+    v = adm_attrs_ensure(&attrs, YYJSON_TYPE_ARR, "metadata", "finalizers", NULL);
+    assert_true(yyjson_is_arr(v));
+    v = adm_attrs_ensure(&attrs, YYJSON_TYPE_OBJ, "spec", NULL);
+    assert_true(yyjson_is_obj(v));
+    assert_ptr_equal(adm_attrs_ensure(&attrs, YYJSON_TYPE_OBJ, "spec", NULL), v); /* there: no edit */
+    assert_null(adm_attrs_ensure(&attrs, YYJSON_TYPE_OBJ, "data", "x", NULL));
+    assert_null(adm_attrs_ensure(&attrs, YYJSON_TYPE_ARR, "spec", NULL));
+    assert_string_equal(text(adm_attrs_object(&attrs)),
+                        "{\"spec\":{},\"kind\":\"X\",\"data\":7,\"metadata\":{\"finalizers\":[]}}");
+    memset(&req, 0, sizeof(req));
+}
+
+/*
  * adm_attrs_is and adm_attrs_kind_is compare with the lengths adm_attrs_init took: equal text
  * only, never a prefix or an extension of it, with literal and computed arguments alike; a
  * subresource makes adm_attrs_is false.
@@ -398,6 +424,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_many_repeats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_members_one_by_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ensure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_is_and_kind_is, setup, teardown),
     };
 
