@@ -76,17 +76,12 @@ static inline bool key_is(const yyjson_val *k, const char *key, size_t key_len)
     return key_is_n(k->uni.str, (size_t)(k->tag >> YYJSON_TAG_BIT), key, key_len);
 }
 
-/* Room in *buf (of *cap items of size bytes) for one more after the first n; false when alc fails. */
-static bool room_for_one(const yyjson_alc *alc, void **buf, size_t *cap, size_t n, size_t size)
+/* *buf (of *cap items of size bytes) with room for twice as many; false when alc fails. */
+static __attribute__((noinline)) bool grow(const yyjson_alc *alc, void **buf, size_t *cap, size_t size)
 {
-    size_t ncap;
-    void *g;
+    size_t ncap = *cap == 0 ? 16 : 2 * *cap;
+    void *g = *buf == NULL ? alc->malloc(alc->ctx, ncap * size) : alc->realloc(alc->ctx, *buf, *cap * size, ncap * size);
 
-    if (n < *cap) {
-        return true;
-    }
-    ncap = *cap == 0 ? 16 : 2 * *cap;
-    g = *buf == NULL ? alc->malloc(alc->ctx, ncap * size) : alc->realloc(alc->ctx, *buf, *cap * size, ncap * size);
     if (g == NULL) {
         return false;
     }
@@ -95,10 +90,16 @@ static bool room_for_one(const yyjson_alc *alc, void **buf, size_t *cap, size_t 
     return true;
 }
 
-/* The first site at or after place at. */
-static size_t site_lower(const plan_t *p, size_t at)
+/* Room in *buf (of *cap items of size bytes) for one more after the first n; false when alc fails. */
+static inline bool room_for_one(const yyjson_alc *alc, void **buf, size_t *cap, size_t n, size_t size)
 {
-    size_t lo = 0, hi = p->nsites;
+    return n < *cap || grow(alc, buf, cap, size);
+}
+
+/* The first site from lo on at or after place at (the sites before lo lie before it). */
+static size_t site_lower(const plan_t *p, size_t lo, size_t at)
+{
+    size_t hi = p->nsites;
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -112,25 +113,20 @@ static size_t site_lower(const plan_t *p, size_t at)
     return lo;
 }
 
-/* The site at place at, NULL when there is none. */
-static site_t *site_find(const plan_t *p, size_t at)
+/*
+ * The index of the site at place at, made a SITE_PATH one when there was none (at index lo or
+ * after); SIZE_MAX when alc fails. Sites made later at places after at leave the index valid.
+ */
+static size_t site_get(plan_t *p, size_t lo, size_t at)
 {
-    size_t i = site_lower(p, at);
-
-    return i < p->nsites && p->sites[i].at == at ? &p->sites[i] : NULL;
-}
-
-/* The site at place at, made a SITE_PATH one when there was none; NULL when alc fails. */
-static site_t *site_get(plan_t *p, size_t at)
-{
-    size_t i = site_lower(p, at);
+    size_t i = site_lower(p, lo, at);
     site_t *s;
 
     if (i < p->nsites && p->sites[i].at == at) {
-        return &p->sites[i];
+        return i;
     }
     if (!room_for_one(p->alc, (void **)&p->sites, &p->csites, p->nsites, sizeof(*p->sites))) {
-        return NULL;
+        return SIZE_MAX;
     }
     memmove(p->sites + i + 1, p->sites + i, (p->nsites - i) * sizeof(*p->sites));
     p->nsites++;
@@ -139,36 +135,35 @@ static site_t *site_get(plan_t *p, size_t at)
     s->kind = SITE_PATH;
     s->value = NULL;
     s->first = s->last = NONE;
-    return s;
-}
-
-static inline bool site_gone(const site_t *s)
-{
-    return s != NULL && s->kind != SITE_PATH;
+    return i;
 }
 
 /*
- * Descends from the root to value t, marking every container on the way as one the layout walks.
- * ADM_EINVAL when t or a container above it is gone (an earlier edit of the batch removed or
- * replaced it) or t is an object's key.
+ * Descends from the root to value t, marking every container on the way, and t, as values the
+ * layout walks: *site receives t's site. ADM_EINVAL when t or a container above it is gone (an
+ * earlier edit of the batch removed or replaced it) or t is an object's key.
  */
-static int locate(plan_t *p, size_t t)
+static int locate(plan_t *p, size_t t, size_t *site)
 {
-    size_t c = 0;
+    size_t c = 0, lo = 0;
 
-    while (c != t) {
+    for (;;) {
         const yyjson_val *cv = p->root + c;
         bool obj = is_obj(cv->tag);
-        size_t j = c + 1;
-        site_t *s = site_get(p, c);
+        size_t j = c + 1, i = site_get(p, lo, c);
 
-        if (s == NULL) {
+        if (i == SIZE_MAX) {
             return ADM_ENOMEM;
         }
-        if (s->kind != SITE_PATH) {
+        if (p->sites[i].kind != SITE_PATH) {
             return ADM_EINVAL;
         }
-        for (;;) { /* t lies in (c, end): some child's subtree holds it */
+        if (c == t) {
+            *site = i;
+            return 0;
+        }
+        lo = i + 1; /* the sites below c come after its own */
+        for (;;) {  /* t lies in (c, c's end): some child's subtree holds it */
             size_t v = obj ? j + 1 : j, vend = v + subtree_size(p->root + v);
 
             if (t < v) {
@@ -181,16 +176,15 @@ static int locate(plan_t *p, size_t t)
             j = vend;
         }
     }
-    return site_gone(site_find(p, t)) ? ADM_EINVAL : 0;
 }
 
-/* Appends key: value (key NULL: an element) to the container at t, whose site s is. */
-static int append(plan_t *p, size_t t, const char *key, size_t key_len, yyjson_mut_val *value)
+/* Appends key: value (key NULL: an element) to the container at t, whose site is sites[si]. */
+static int append(plan_t *p, size_t si, const char *key, size_t key_len, yyjson_mut_val *value)
 {
-    site_t *s = site_get(p, t);
+    site_t *s = &p->sites[si];
     uint32_t i = (uint32_t)p->nadded;
 
-    if (s == NULL || !room_for_one(p->alc, (void **)&p->added, &p->cadded, p->nadded, sizeof(*p->added))) {
+    if (!room_for_one(p->alc, (void **)&p->added, &p->cadded, p->nadded, sizeof(*p->added))) {
         return ADM_ENOMEM;
     }
     p->added[i].key = key;
@@ -207,29 +201,29 @@ static int append(plan_t *p, size_t t, const char *key, size_t key_len, yyjson_m
     return 0;
 }
 
-/* Removes every member named key from the object at t: its own ones and those appended to it. */
-static int remove_key(plan_t *p, size_t t, const char *key, size_t key_len)
+/*
+ * Removes every member named key from the object whose site is sites[si]: its own ones (their
+ * values' sites made SITE_REMOVED, after si) and those appended to it.
+ */
+static int remove_key(plan_t *p, size_t si, const char *key, size_t key_len)
 {
-    size_t j = t + 1, end = t + subtree_size(p->root + t);
-    const site_t *s;
-    uint32_t i;
+    size_t t = p->sites[si].at, j = t + 1, end = t + subtree_size(p->root + t);
 
     while (j < end) {
         size_t v = j + 1;
 
         if (key_is(p->root + j, key, key_len)) {
-            site_t *vs = site_get(p, v);
+            size_t vi = site_get(p, si + 1, v);
 
-            if (vs == NULL) {
+            if (vi == SIZE_MAX) {
                 return ADM_ENOMEM;
             }
-            vs->kind = SITE_REMOVED;
-            vs->value = NULL;
+            p->sites[vi].kind = SITE_REMOVED;
+            p->sites[vi].value = NULL;
         }
         j = v + subtree_size(p->root + v);
     }
-    s = site_find(p, t);
-    for (i = s != NULL ? s->first : NONE; i != NONE; i = p->added[i].next) {
+    for (uint32_t i = p->sites[si].first; i != NONE; i = p->added[i].next) {
         if (p->added[i].value != NULL && key_is_n(p->added[i].key, p->added[i].key_len, key, key_len)) {
             p->added[i].value = NULL;
         }
@@ -238,51 +232,48 @@ static int remove_key(plan_t *p, size_t t, const char *key, size_t key_len)
 }
 
 /*
- * The first member named key of the object at t gets value in place; when it has none, key: value
- * is appended (yyjson_mut_obj_replace, else yyjson_mut_obj_add). An edit that removes a key removes
- * every member so named, so the first of its own members named key is either there or all are gone.
+ * The first member named key of the object whose site is sites[si] gets value in place; when it
+ * has none, key: value is appended (yyjson_mut_obj_replace, else yyjson_mut_obj_add). An edit
+ * that removes a key removes every member so named, so the first of its own members named key is
+ * either there or all are gone.
  */
-static int set_key(plan_t *p, size_t t, const char *key, size_t key_len, yyjson_mut_val *value)
+static int set_key(plan_t *p, size_t si, const char *key, size_t key_len, yyjson_mut_val *value)
 {
-    size_t j = t + 1, end = t + subtree_size(p->root + t);
-    const site_t *s;
-    uint32_t i;
+    size_t t = p->sites[si].at, j = t + 1, end = t + subtree_size(p->root + t);
 
     while (j < end) {
         size_t v = j + 1;
 
         if (key_is(p->root + j, key, key_len)) {
-            site_t *vs = site_get(p, v);
+            size_t vi = site_get(p, si + 1, v);
 
-            if (vs == NULL) {
+            if (vi == SIZE_MAX) {
                 return ADM_ENOMEM;
             }
-            if (vs->kind == SITE_REMOVED) {
+            if (p->sites[vi].kind == SITE_REMOVED) {
                 break;
             }
-            vs->kind = SITE_REPLACED;
-            vs->value = value;
+            p->sites[vi].kind = SITE_REPLACED;
+            p->sites[vi].value = value;
             return 0;
         }
         j = v + subtree_size(p->root + v);
     }
-    s = site_find(p, t);
-    for (i = s != NULL ? s->first : NONE; i != NONE; i = p->added[i].next) {
+    for (uint32_t i = p->sites[si].first; i != NONE; i = p->added[i].next) {
         if (p->added[i].value != NULL && key_is_n(p->added[i].key, p->added[i].key_len, key, key_len)) {
             p->added[i].value = value;
             return 0;
         }
     }
-    return append(p, t, key, key_len, value);
+    return append(p, si, key, key_len, value);
 }
 
 /* Records edit e in the plan: 0, ADM_EINVAL or ADM_ENOMEM. */
 static int plan_edit(plan_t *p, const adm_edit_t *e)
 {
     uintptr_t off = (uintptr_t)e->target - (uintptr_t)p->root;
-    size_t t = off / sizeof(yyjson_val);
+    size_t t = off / sizeof(yyjson_val), si = 0;
     uint64_t type;
-    site_t *s;
     int err;
 
     if ((uintptr_t)e->target < (uintptr_t)p->root || off % sizeof(yyjson_val) != 0 || t >= p->n) {
@@ -297,25 +288,21 @@ static int plan_edit(plan_t *p, const adm_edit_t *e)
         (e->op != ADM_EDIT_REMOVE && e->value == NULL) || (unsigned)e->op > ADM_EDIT_REMOVE) {
         return ADM_EINVAL;
     }
-    err = locate(p, t);
+    err = locate(p, t, &si);
     if (err != 0) {
         return err;
     }
-    s = site_get(p, t); /* the target itself is walked (or replaced) */
-    if (s == NULL) {
-        return ADM_ENOMEM;
-    }
     switch (e->op) {
     case ADM_EDIT_ADD:
-        err = remove_key(p, t, e->key, e->key_len);
-        return err != 0 ? err : append(p, t, e->key, e->key_len, e->value);
-    case ADM_EDIT_SET: return set_key(p, t, e->key, e->key_len, e->value);
-    case ADM_EDIT_APPEND: return append(p, t, NULL, 0, e->value);
-    case ADM_EDIT_REMOVE: return remove_key(p, t, e->key, e->key_len);
+        err = remove_key(p, si, e->key, e->key_len);
+        return err != 0 ? err : append(p, si, e->key, e->key_len, e->value);
+    case ADM_EDIT_SET: return set_key(p, si, e->key, e->key_len, e->value);
+    case ADM_EDIT_APPEND: return append(p, si, NULL, 0, e->value);
+    case ADM_EDIT_REMOVE: return remove_key(p, si, e->key, e->key_len);
     case ADM_EDIT_REPLACE:
     default:
-        s->kind = SITE_REPLACED;
-        s->value = e->value;
+        p->sites[si].kind = SITE_REPLACED;
+        p->sites[si].value = e->value;
         return 0;
     }
 }
@@ -432,14 +419,17 @@ static __attribute__((noinline)) const char *terminated(const yyjson_alc *alc, c
     return c;
 }
 
-/* A string value of the output (room for it made): shared when NUL-terminated at its length. */
-static bool put_str(out_t *o, uint64_t tag, const char *str)
+/* A new member's key, as yyjson_mut_strn makes it: shared when NUL-terminated at its length. */
+static bool put_key(out_t *o, const char *key, size_t len)
 {
-    yyjson_val *d = o->buf + o->used++;
-    size_t len = (size_t)(tag >> YYJSON_TAG_BIT);
+    yyjson_val *d;
 
-    d->tag = tag;
-    d->uni.str = str[len] == '\0' ? str : terminated(o->alc, str, len);
+    if (!out_reserve(o, 1)) {
+        return false;
+    }
+    d = o->buf + o->used++;
+    d->tag = ((uint64_t)len << YYJSON_TAG_BIT) | YYJSON_TYPE_STR;
+    d->uni.str = key[len] == '\0' ? key : terminated(o->alc, key, len);
     return d->uni.str != NULL;
 }
 
@@ -461,47 +451,54 @@ static inline size_t mut_children(const yyjson_mut_val *v, yyjson_mut_val **firs
     return len;
 }
 
-/* One value of a mutable value's layout; a container's size is fixed when it closes. */
-static bool put_mut(out_t *o, const yyjson_mut_val *v)
+/*
+ * Value v of a mutable value laid out at d as adm_json_view lays it out: a container's size is
+ * fixed when it closes. False when a string to copy finds no memory.
+ */
+static inline bool put_mut(const yyjson_alc *alc, yyjson_val *d, const yyjson_mut_val *v)
 {
     uint64_t tag = v->tag, type = tag & YYJSON_TYPE_MASK;
-    yyjson_val *d;
+    yyjson_val_uni uni = v->uni;
 
-    if (!out_reserve(o, 1)) {
-        return false;
-    }
-    if (type == YYJSON_TYPE_STR || type == YYJSON_TYPE_RAW) {
-        return put_str(o, tag, v->uni.str);
-    }
-    d = o->buf + o->used++;
     d->tag = tag;
-    d->uni = v->uni;
-    if ((tag & YYJSON_TYPE_ARR) == YYJSON_TYPE_ARR) {
+    d->uni = uni;
+    if (type == YYJSON_TYPE_STR || type == YYJSON_TYPE_RAW) {
+        if (uni.str[tag >> YYJSON_TAG_BIT] != '\0') {
+            d->uni.str = terminated(alc, uni.str, (size_t)(tag >> YYJSON_TAG_BIT));
+            return d->uni.str != NULL;
+        }
+    } else if ((tag & YYJSON_TYPE_ARR) == YYJSON_TYPE_ARR) {
         d->uni.ofs = sizeof(yyjson_val);
     }
     return true;
 }
 
-/* v (of any mutable document) laid out as adm_json_view lays it out, walked in writer order. */
+/*
+ * v (of any mutable document) laid out as adm_json_view lays it out, in one walk in writer order
+ * with room made for a container's children when it is entered or resumed.
+ */
 static bool lay_out_mut(out_t *o, yyjson_mut_val *v)
 {
     size_t top = 0, left, at = o->used;
     yyjson_mut_val *next;
 
-    if (!put_mut(o, v)) {
+    if (!out_reserve(o, 1) || !put_mut(o->alc, o->buf + o->used++, v)) {
         return false;
     }
     if ((v->tag & YYJSON_TYPE_ARR) != YYJSON_TYPE_ARR) {
         return true;
     }
     left = mut_children(v, &next);
+    if (!out_reserve(o, left)) {
+        return false;
+    }
     for (;;) {
         while (left != 0) {
             yyjson_mut_val *child = next;
 
             next = child->next;
             left--;
-            if (!put_mut(o, child)) {
+            if (!put_mut(o->alc, o->buf + o->used++, child)) {
                 return false;
             }
             if ((child->tag & YYJSON_TYPE_ARR) == YYJSON_TYPE_ARR && (child->tag >> YYJSON_TAG_BIT) != 0) {
@@ -521,6 +518,9 @@ static bool lay_out_mut(out_t *o, yyjson_mut_val *v)
                 top++;
                 at = o->used - 1;
                 left = mut_children(child, &next);
+                if (!out_reserve(o, left)) {
+                    return false;
+                }
             }
         }
         o->buf[at].uni.ofs = (o->used - at) * sizeof(yyjson_val);
@@ -531,6 +531,9 @@ static bool lay_out_mut(out_t *o, yyjson_mut_val *v)
         next = o->mframes[top].next;
         left = o->mframes[top].left;
         at = o->mframes[top].at;
+        if (!out_reserve(o, left)) {
+            return false;
+        }
     }
 }
 
@@ -616,9 +619,7 @@ static bool lay_out(const plan_t *p, out_t *o, path_frame_t *stack)
             if (m->value == NULL) {
                 continue;
             }
-            if (m->key != NULL &&
-                (!out_reserve(o, 1) ||
-                 !put_str(o, ((uint64_t)m->key_len << YYJSON_TAG_BIT) | YYJSON_TYPE_STR, m->key))) {
+            if (m->key != NULL && !put_key(o, m->key, m->key_len)) {
                 return false;
             }
             if (!lay_out_mut(o, m->value)) {

@@ -637,7 +637,72 @@ static void test_realistic_pod(void **state)
     fx_free(f);
 }
 
-int main(void)
+/*
+ * The cost of the realistic pod's five changes, for callgrind (not run by ctest): `--measure N`
+ * makes them N times each way, arena reset between: measure_splice splices the parsed object;
+ * measure_mutable does what the chain does today (adm_json_mut_share_kept, the same changes with
+ * yyjson's mutable API, adm_json_view_from). Targets and values are found and built once, so both
+ * count the making of the new layout alone. With --toggle-collect=measure_splice (or
+ * measure_mutable), callgrind's Collected / N is the instructions one costs.
+ */
+static __attribute__((noinline)) yyjson_val *measure_splice(const yyjson_alc *alc, yyjson_val *pod,
+                                                            const adm_edit_t *e, size_t n)
+{
+    yyjson_val *out;
+    adm_json_lineage_t lin;
+
+    return adm_json_splice(alc, pod, NULL, e, n, &out, &lin) == 0 ? out : NULL;
+}
+
+static __attribute__((noinline)) yyjson_val *measure_mutable(const yyjson_alc *alc, yyjson_val *pod,
+                                                             const adm_edit_t *e, size_t n)
+{
+    yyjson_mut_doc *doc = yyjson_mut_doc_new(alc);
+    adm_json_origin_t o;
+    yyjson_mut_val *m = doc != NULL ? adm_json_mut_share_kept(doc, pod, &o) : NULL;
+
+    if (m == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) { /* all ADDs */
+        yyjson_mut_val *obj = m + (e[i].target - pod);
+
+        yyjson_mut_obj_remove_keyn(obj, e[i].key, e[i].key_len);
+        if (!yyjson_mut_obj_add(obj, yyjson_mut_strn(doc, e[i].key, e[i].key_len), e[i].value)) {
+            return NULL;
+        }
+    }
+    return adm_json_view_from(alc, m, &o);
+}
+
+static int measure(long iterations)
+{
+    fixture_t *f = fx_new();
+    adm_arena_t *work = adm_arena_create(64 * 1024);
+    yyjson_val *pod = review_object(f, "../../bench/reviews/pod-create-untolerated.v1.json");
+    adm_edit_t e[5];
+    size_t n = pod_edits(f, pod, e);
+    yyjson_alc alc;
+
+    assert_non_null(work);
+    adm_json_alc_init(&alc, work);
+    for (long i = 0; i < iterations; i++) {
+        if (measure_splice(&alc, pod, e, n) == NULL) {
+            return 1;
+        }
+        adm_arena_reset(work);
+        if (measure_mutable(&alc, pod, e, n) == NULL) {
+            return 1;
+        }
+        adm_arena_reset(work);
+    }
+    printf("%ld iterations of the pod's %zu changes each way\n", iterations, n);
+    adm_arena_destroy(work);
+    fx_free(f);
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_op_at_the_root),
@@ -653,5 +718,8 @@ int main(void)
         cmocka_unit_test(test_realistic_pod),
     };
 
+    if (argc == 3 && strcmp(argv[1], "--measure") == 0) {
+        return measure(strtol(argv[2], NULL, 10));
+    }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
