@@ -649,9 +649,12 @@ int adm_json_splice(const yyjson_alc *alc, yyjson_val *root, const adm_json_line
     plan_t p = {alc, root, 0, NULL, 0, 0, NULL, 0, 0};
     out_t o = {alc, NULL, 0, 0, NULL, 0, 0, NULL, 0};
     path_frame_t *stack = NULL;
-    adm_json_lineage_t mine;
+    adm_json_lineage_t mine, inner = {NULL, NULL, 0};
     int err = 0;
 
+    if (in != NULL) {
+        inner = *in; /* out may be in, a chain's lineage updated in place */
+    }
     *out_root = NULL;
     memset(out, 0, sizeof(*out));
     if (root == NULL || (n > 0 && edits == NULL)) {
@@ -684,8 +687,8 @@ int adm_json_splice(const yyjson_alc *alc, yyjson_val *root, const adm_json_line
     mine.origin = root;
     mine.runs = o.runs;
     mine.nruns = o.nruns;
-    if (in != NULL && in->origin != NULL) {
-        err = adm_json_lineage_compose(alc, &mine, in, out);
+    if (inner.origin != NULL) {
+        err = adm_json_lineage_compose(alc, &mine, &inner, out);
         if (err != 0) {
             goto done;
         }
@@ -738,11 +741,11 @@ int adm_json_lineage_compose(const yyjson_alc *alc, const adm_json_lineage_t *ou
         *out = *outer;
         return 0;
     }
-    memset(out, 0, sizeof(*out));
     if (outer->nruns > 0) {
         cap = outer->nruns + inner->nruns;
         runs = alc->malloc(alc->ctx, cap * sizeof(*runs));
         if (runs == NULL) {
+            memset(out, 0, sizeof(*out));
             return ADM_ENOMEM;
         }
     }
@@ -769,6 +772,7 @@ int adm_json_lineage_compose(const yyjson_alc *alc, const adm_json_lineage_t *ou
             } else {
                 if (!room_for_one(alc, (void **)&runs, &cap, nruns, sizeof(*runs))) {
                     release(alc, runs);
+                    memset(out, 0, sizeof(*out));
                     return ADM_ENOMEM;
                 }
                 runs[nruns].to = to;
