@@ -47,7 +47,7 @@ typedef struct added_s {
 typedef struct plan_s {
     const yyjson_alc *alc;
     yyjson_val *root;
-    size_t n; /* root's values */
+    size_t n;      /* root's values */
     site_t *sites; /* sorted by at */
     size_t nsites, csites;
     added_t *added;
@@ -80,7 +80,8 @@ static inline bool key_is(const yyjson_val *k, const char *key, size_t key_len)
 static __attribute__((noinline)) bool grow(const yyjson_alc *alc, void **buf, size_t *cap, size_t size)
 {
     size_t ncap = *cap == 0 ? 16 : 2 * *cap;
-    void *g = *buf == NULL ? alc->malloc(alc->ctx, ncap * size) : alc->realloc(alc->ctx, *buf, *cap * size, ncap * size);
+    void *g = *buf == NULL ? alc->malloc(alc->ctx, ncap * size)
+                           : alc->realloc(alc->ctx, *buf, *cap * size, ncap * size);
 
     if (g == NULL) {
         return false;
@@ -315,10 +316,10 @@ typedef struct mut_frame_s {
 
 /* A container on the way to an edit being laid out (places in root's array and in the output). */
 typedef struct path_frame_s {
-    size_t src;    /* the container in root's array */
-    size_t p, end; /* its next value to copy, and its end, in root's array */
-    size_t at;     /* the container in the output */
-    size_t len;    /* its members so far: its own less those removed; appended ones count at its end */
+    size_t src;     /* the container in root's array */
+    size_t p, end;  /* its next value to copy, and its end, in root's array */
+    size_t at;      /* the container in the output */
+    size_t len;     /* its members so far: its own less those removed; appended ones count at its end */
     uint32_t first; /* its appended members */
 } path_frame_t;
 
@@ -643,8 +644,8 @@ static void release(const yyjson_alc *alc, void *ptr)
     }
 }
 
-int adm_json_splice(const yyjson_alc *alc, yyjson_val *root, const adm_json_lineage_t *in, const adm_edit_t *edits,
-                    size_t n, yyjson_val **out_root, adm_json_lineage_t *out)
+int adm_json_splice(const yyjson_alc *alc, yyjson_val *root, const adm_json_lineage_t *in,
+                    const adm_edit_t *edits, size_t n, yyjson_val **out_root, adm_json_lineage_t *out)
 {
     plan_t p = {alc, root, 0, NULL, 0, 0, NULL, 0, 0};
     out_t o = {alc, NULL, 0, 0, NULL, 0, 0, NULL, 0};
@@ -679,8 +680,9 @@ int adm_json_splice(const yyjson_alc *alc, yyjson_val *root, const adm_json_line
     o.cmframes = FIRST_MUT_FRAMES;
     o.mframes = alc->malloc(alc->ctx, o.cmframes * sizeof(*o.mframes));
     o.cap = p.n + FIRST_SLACK;
-    o.buf = o.runs != NULL && stack != NULL && o.mframes != NULL ? alc->malloc(alc->ctx, o.cap * sizeof(*o.buf))
-                                                                 : NULL;
+    o.buf = o.runs != NULL && stack != NULL && o.mframes != NULL
+                ? alc->malloc(alc->ctx, o.cap * sizeof(*o.buf))
+                : NULL;
     if (o.buf == NULL || !lay_out(&p, &o, stack)) {
         goto done;
     }
@@ -731,8 +733,8 @@ static size_t run_after(const adm_json_lineage_t *inner, size_t at)
     return lo;
 }
 
-int adm_json_lineage_compose(const yyjson_alc *alc, const adm_json_lineage_t *outer, const adm_json_lineage_t *inner,
-                             adm_json_lineage_t *out)
+int adm_json_lineage_compose(const yyjson_alc *alc, const adm_json_lineage_t *outer,
+                             const adm_json_lineage_t *inner, adm_json_lineage_t *out)
 {
     adm_json_run_t *runs = NULL;
     size_t nruns = 0, cap = 0, j = 0;

@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const fixed_keys[] = {"a", "b", "", "k", "metadata"};
 
-static const char *const value_texts[] = {"null", "1", "-2.5", "\"s\"", "{}", "[]", "{\"a\":[1,{\"b\":null}],\"c\":\"d\"}"};
+static const char *const value_texts[] = {
+    "null", "1", "-2.5", "\"s\"", "{}", "[]", "{\"a\":[1,{\"b\":null}],\"c\":\"d\"}"};
 
 #define NVALUES (sizeof(value_texts) / sizeof(value_texts[0]) + 1)
 
@@ -59,7 +60,8 @@ static void reach(yyjson_mut_val *m, size_t n, unsigned char *mark)
         if (v >= m && v < m + n) {
             mark[v - m] = VALUE;
         }
-        if (!yyjson_mut_is_ctn(v) || (len = yyjson_mut_get_len(v)) == 0) {
+        len = yyjson_mut_is_ctn(v) ? yyjson_mut_get_len(v) : 0;
+        if (len == 0) {
             continue;
         }
         obj = yyjson_mut_is_obj(v);
@@ -95,7 +97,7 @@ static yyjson_mut_val *first_named(yyjson_mut_val *mt, const char *key, size_t k
     yyjson_mut_val *k;
 
     yyjson_mut_obj_iter_init(mt, &it);
-    while ((k = yyjson_mut_obj_iter_next(&it)) != NULL) {
+    for (k = yyjson_mut_obj_iter_next(&it); k != NULL; k = yyjson_mut_obj_iter_next(&it)) {
         if (yyjson_mut_get_len(k) == key_len && memcmp(yyjson_mut_get_str(k), key, key_len) == 0) {
             return k->next;
         }
@@ -164,29 +166,38 @@ static bool model_valid(const adm_edit_t *e, yyjson_val *root, size_t n, const u
 }
 
 /* The full check of a splice of root (lineage in) by e[0..k) against the mutable API. */
-static yyjson_val *check(const yyjson_alc *alc, yyjson_val *root, const adm_json_lineage_t *in, yyjson_val *origin,
-                         const adm_edit_t *e, size_t k, adm_json_lineage_t *lin)
+static yyjson_val *check(const yyjson_alc *alc, yyjson_val *root, const adm_json_lineage_t *in,
+                         yyjson_val *origin, const adm_edit_t *e, size_t k, adm_json_lineage_t *lin)
 {
     yyjson_mut_doc *doc = yyjson_mut_doc_new(alc);
-    yyjson_mut_val *m;
+    yyjson_mut_val *m = doc != NULL ? adm_json_mut_share(doc, root) : NULL;
     yyjson_val *out, *view;
     const char *why;
     int rc;
 
-    if (doc == NULL || (m = adm_json_mut_share(doc, root)) == NULL) {
+    if (m == NULL) {
         abort();
     }
     rc = adm_json_splice(alc, root, in, e, k, &out, lin);
     if (rc != 0) {
         die("splice of a valid batch", rc == ADM_EINVAL ? "EINVAL" : "failed");
     }
-    if (!edit_check_apply(doc, m, root, e, k) || (view = adm_json_view(alc, m)) == NULL) {
+    if (!edit_check_apply(doc, m, root, e, k)) {
         abort();
     }
-    if ((why = edit_check_same(out, view)) != NULL || (why = edit_check_text(out, m)) != NULL) {
+    view = adm_json_view(alc, m);
+    if (view == NULL) {
+        abort();
+    }
+    why = edit_check_same(out, view);
+    if (why == NULL) {
+        why = edit_check_text(out, m);
+    }
+    if (why != NULL) {
         die("splice and mutable API differ", why);
     }
-    if ((why = edit_check_lineage(lin, out, origin)) != NULL) {
+    why = edit_check_lineage(lin, out, origin);
+    if (why != NULL) {
         die("lineage", why);
     }
     return out;
@@ -222,8 +233,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     model = yyjson_mut_doc_new(&alc);
     mark = adm_arena_alloc(a, n);
     over = adm_arena_calloc(a, n, 1);
-    if (values == NULL || model == NULL || mark == NULL || over == NULL ||
-        (m = adm_json_mut_share(model, root)) == NULL) {
+    m = model != NULL ? adm_json_mut_share(model, root) : NULL;
+    if (values == NULL || m == NULL || mark == NULL || over == NULL) {
         abort();
     }
     b = sep != NULL ? sep + 1 : end;
@@ -240,8 +251,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         batch[k] = e;
         rc = adm_json_splice(&alc, root, NULL, batch, k + 1, &probe, &lin);
         if (rc != (valid ? 0 : ADM_EINVAL)) {
-            fprintf(stderr, "edit %zu (op %d at %td): %d, the model says %s\n", k, (int)e.op, e.target - root, rc,
-                    valid ? "valid" : "invalid");
+            fprintf(stderr, "edit %zu (op %d at %td): %d, the model says %s\n", k, (int)e.op, e.target - root,
+                    rc, valid ? "valid" : "invalid");
             abort();
         }
         if (!valid) {

@@ -26,8 +26,8 @@ static inline size_t edit_check_size(const yyjson_val *v)
  * edits stay intact for the splice. False when an edit is not one the splice accepts (the caller
  * knows).
  */
-static inline bool edit_check_apply(yyjson_mut_doc *doc, yyjson_mut_val *m, yyjson_val *root, const adm_edit_t *e,
-                                    size_t n)
+static inline bool edit_check_apply(yyjson_mut_doc *doc, yyjson_mut_val *m, yyjson_val *root,
+                                    const adm_edit_t *e, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         yyjson_mut_val *mt = m + (e[i].target - root);
@@ -118,7 +118,8 @@ static inline const char *edit_check_lineage(const adm_json_lineage_t *l, const 
         const adm_json_run_t *r = &l->runs[i];
 
         if (r->n == 0 || r->to < end || (size_t)r->to + r->n > n || (size_t)r->from + r->n > on) {
-            snprintf(why, sizeof(why), "run %zu (%u <- %u, %u) out of order or bounds", i, r->to, r->from, r->n);
+            snprintf(why, sizeof(why), "run %zu (%u <- %u, %u) out of order or bounds", i, r->to, r->from,
+                     r->n);
             return why;
         }
         if (memcmp(root + r->to, origin + r->from, r->n * sizeof(*root)) != 0) {

@@ -42,10 +42,10 @@ typedef enum adm_edit_op_e {
 
 typedef struct adm_edit_s {
     adm_edit_op_t op;
-    yyjson_val *target;    /* a value of the layout being spliced (a pointer into root's flat array) */
-    const char *key;       /* ADD, SET, REMOVE: the member's key (key_len bytes; need not end in NUL,
-                              but key[key_len] is read, as adm_json_view reads a string's end; a
-                              new member's key is shared when key[key_len] is NUL, else copied) */
+    yyjson_val *target; /* a value of the layout being spliced (a pointer into root's flat array) */
+    const char *key;    /* ADD, SET, REMOVE: the member's key (key_len bytes; need not end in NUL,
+                           but key[key_len] is read, as adm_json_view reads a string's end; a
+                           new member's key is shared when key[key_len] is NUL, else copied) */
     size_t key_len;
     yyjson_mut_val *value; /* ADD, SET, APPEND, REPLACE: the new value, of any mutable document;
                               laid out as adm_json_view lays it out (strings shared, copied only
@@ -70,8 +70,8 @@ typedef struct adm_edit_s {
  * result. Nothing recurses; memory: the output (doubling), the lineage's runs, and a few arrays
  * growing with the edits and the containers on their way, none per value.
  */
-int adm_json_splice(const yyjson_alc *alc, yyjson_val *root, const adm_json_lineage_t *in, const adm_edit_t *edits,
-                    size_t n, yyjson_val **out_root, adm_json_lineage_t *out);
+int adm_json_splice(const yyjson_alc *alc, yyjson_val *root, const adm_json_lineage_t *in,
+                    const adm_edit_t *edits, size_t n, yyjson_val **out_root, adm_json_lineage_t *out);
 
 /**
  * The lineage relative to inner->origin of a layout whose lineage outer is relative to a layout
@@ -79,7 +79,7 @@ int adm_json_splice(const yyjson_alc *alc, yyjson_val *root, const adm_json_line
  * that fall inside inner's runs and mapped through them. out's runs come from alc. Returns 0 or
  * ADM_ENOMEM. When inner has no origin, out is outer.
  */
-int adm_json_lineage_compose(const yyjson_alc *alc, const adm_json_lineage_t *outer, const adm_json_lineage_t *inner,
-                             adm_json_lineage_t *out);
+int adm_json_lineage_compose(const yyjson_alc *alc, const adm_json_lineage_t *outer,
+                             const adm_json_lineage_t *inner, adm_json_lineage_t *out);
 
 #endif

@@ -106,7 +106,8 @@ static yyjson_val *check(fixture_t *f, yyjson_val *root, const adm_json_lineage_
     assert_non_null(view);
     why = edit_check_same(out, view);
     if (why != NULL) {
-        print_error("splice: %s\nmutable: %s\n", yyjson_val_write(out, 0, NULL), yyjson_mut_val_write(m, 0, NULL));
+        print_error("splice: %s\nmutable: %s\n", yyjson_val_write(out, 0, NULL),
+                    yyjson_mut_val_write(m, 0, NULL));
         fail_msg("splice and mutable API differ: %s", why);
     }
     why = edit_check_text(out, m);
@@ -128,7 +129,8 @@ static yyjson_val *check1(fixture_t *f, yyjson_val *root, const adm_edit_t *e, s
 }
 
 /* True when l maps value b of the layout whose root is root onto a, a value of l->origin. */
-static bool maps(const adm_json_lineage_t *l, const yyjson_val *root, const yyjson_val *b, const yyjson_val *a)
+static bool maps(const adm_json_lineage_t *l, const yyjson_val *root, const yyjson_val *b,
+                 const yyjson_val *a)
 {
     size_t ib = (size_t)(b - root), ia = (size_t)(a - l->origin);
 
@@ -151,7 +153,8 @@ static size_t uncovered(const adm_json_lineage_t *l, const yyjson_val *root)
     return n;
 }
 
-static const char *const flat = "{\"a\":1,\"b\":[1,2,{\"c\":\"d\"}],\"e\":{\"f\":true,\"g\":null},\"h\":\"i\"}";
+static const char *const flat =
+    "{\"a\":1,\"b\":[1,2,{\"c\":\"d\"}],\"e\":{\"f\":true,\"g\":null},\"h\":\"i\"}";
 
 static void test_each_op_at_the_root(void **state)
 {
@@ -199,8 +202,9 @@ static void test_each_op_at_the_root(void **state)
     fx_free(f);
 }
 
-static const char *const deep = "{\"m\":{\"n\":{\"o\":[1,2,{\"p\":3,\"q\":[4]}],\"r\":\"s\"},\"t\":[{},{\"u\":1}]},"
-                                "\"v\":{\"w\":[\"x\",\"y\"]},\"z\":0}";
+static const char *const deep =
+    "{\"m\":{\"n\":{\"o\":[1,2,{\"p\":3,\"q\":[4]}],\"r\":\"s\"},\"t\":[{},{\"u\":1}]},"
+    "\"v\":{\"w\":[\"x\",\"y\"]},\"z\":0}";
 
 static void test_each_op_deep(void **state)
 {
@@ -345,12 +349,14 @@ static void test_strings_not_terminated(void **state)
     adm_edit_t e[2];
 
     (void)state;
-    assert_true(yyjson_mut_obj_add(obj, yyjson_mut_strn(f->values, text, 3), yyjson_mut_strn(f->values, text + 6, 5)));
+    assert_true(yyjson_mut_obj_add(obj, yyjson_mut_strn(f->values, text, 3),
+                                   yyjson_mut_strn(f->values, text + 6, 5)));
     e[0] = (adm_edit_t){ADM_EDIT_ADD, r, text, 3, yyjson_mut_strn(f->values, text + 6, 5)};
     e[1] = edit(ADM_EDIT_APPEND, at(r, "/b"), NULL, obj);
     out = check1(f, r, e, 2);
     assert_string_equal(yyjson_get_str(yyjson_obj_get(out, "key")), "value");
-    assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_arr_get(yyjson_obj_get(out, "b"), 3), "key")), "value");
+    assert_string_equal(yyjson_get_str(yyjson_obj_get(yyjson_arr_get(yyjson_obj_get(out, "b"), 3), "key")),
+                        "value");
     fx_free(f);
 }
 
@@ -462,7 +468,8 @@ static void test_compose(void **state)
     adm_json_run_t inner_runs[] = {{0, 100, 10}, {20, 200, 10}, {40, 300, 5}};
     adm_json_run_t outer_runs[] = {{0, 5, 20}, {30, 42, 2}, {40, 0, 3}, {50, 22, 2}};
     adm_json_run_t want[] = {{0, 105, 5}, {15, 200, 5}, {30, 302, 2}, {40, 100, 3}, {50, 202, 2}};
-    adm_json_lineage_t inner = {origin, inner_runs, 3}, outer = {(yyjson_val *)inner_runs, outer_runs, 4}, out;
+    adm_json_lineage_t inner = {origin, inner_runs, 3}, outer = {(yyjson_val *)inner_runs, outer_runs, 4},
+                       out;
 
     (void)state;
     /* outer's sources out of order send the cursor back: runs cut to overlaps, mapped through */
@@ -566,7 +573,8 @@ static void test_every_container_of_the_fixtures(void **state)
                 e = edit(ADM_EDIT_ADD, t, "added", val(f, "{\"a\":[1]}"));
                 check1(f, r, &e, 1);
                 if (first != NULL) {
-                    e = (adm_edit_t){ADM_EDIT_SET, t, yyjson_get_str(first), yyjson_get_len(first), val(f, "0")};
+                    e = (adm_edit_t){ADM_EDIT_SET, t, yyjson_get_str(first), yyjson_get_len(first),
+                                     val(f, "0")};
                     check1(f, r, &e, 1);
                     e.op = ADM_EDIT_REMOVE;
                     check1(f, r, &e, 1);
