@@ -10,8 +10,9 @@
  *    every value is copied in one block (a run of the lineage), a removed member is skipped, a
  *    replaced value and an appended member are laid out from their mutable value as adm_json_view
  *    lays it out, and a container on the way gets its new size and length when it closes.
- * The sites and appended members cost one allocation each, amortised (arrays doubling), never one
- * per value of the layout.
+ * Memory: the sites and the appended members in two arrays that double, the output doubling in
+ * place as adm_json_view's does, the lineage's runs; nothing per value of the layout (but a copy
+ * of a new string not NUL-terminated where it ends, as the view makes).
  */
 #include "adm/base/json_edit.h"
 
@@ -334,7 +335,7 @@ typedef struct out_s {
     size_t cmframes;
 } out_t;
 
-/* Values a mutable value's layout starts with room for, open containers, and room left for growth. */
+/* Open containers a new value's layout starts with room for; the output's room past root's values. */
 #define FIRST_MUT_FRAMES 32
 #define FIRST_SLACK 64
 
