@@ -484,6 +484,73 @@ static void test_compose(void **state)
     fx_free(f);
 }
 
+/* An allocator that fails once it has given `left` blocks (realloc counting as one). */
+typedef struct failing_s {
+    adm_arena_t *a;
+    int left;
+} failing_t;
+
+static void *failing_malloc(void *ctx, size_t size)
+{
+    failing_t *fa = ctx;
+
+    return fa->left-- > 0 ? adm_arena_alloc(fa->a, size) : NULL;
+}
+
+static void *failing_realloc(void *ctx, void *ptr, size_t old_size, size_t size)
+{
+    failing_t *fa = ctx;
+
+    return fa->left-- > 0 ? adm_arena_realloc(fa->a, ptr, old_size, size) : NULL;
+}
+
+static void failing_free(void *ctx, void *ptr)
+{
+    (void)ctx;
+    (void)ptr;
+}
+
+static void test_out_of_memory(void **state)
+{
+    fixture_t *f = fx_new();
+    yyjson_val *origin = parse(f, deep), *one;
+    static const char text[] = "keyXYZ";
+    failing_t fa = {f->a, 0};
+    yyjson_alc alc = {failing_malloc, failing_realloc, failing_free, &fa};
+    adm_json_lineage_t l1, l2;
+    adm_edit_t e[4];
+    int ok = 0;
+
+    (void)state;
+    e[0] = edit(ADM_EDIT_ADD, at(origin, "/m/n"), "k", val(f, "{\"x\":[1,[2,[3]]]}"));
+    e[1] = (adm_edit_t){ADM_EDIT_ADD, origin, text, 3, yyjson_mut_strn(f->values, text, 3)};
+    e[2] = edit(ADM_EDIT_REMOVE, at(origin, "/v"), "w", NULL);
+    e[3] = edit(ADM_EDIT_APPEND, at(origin, "/m/t"), NULL, val(f, "[]"));
+    one = check(f, origin, NULL, origin, e, 4, &l1);
+    /* every allocation failing in turn: ADM_ENOMEM and nothing out, or the whole result */
+    for (int k = 0; k < 40; k++) {
+        yyjson_val *out = origin;
+        int rc;
+
+        fa.left = k;
+        rc = adm_json_splice(&alc, origin, NULL, e, 4, &out, &l2);
+        if (rc == 0) {
+            assert_null(edit_check_same(out, one));
+            ok++;
+            continue;
+        }
+        assert_int_equal(rc, ADM_ENOMEM);
+        assert_null(out);
+        assert_int_equal(l2.nruns, 0);
+        /* and composing onto a lineage */
+        fa.left = k;
+        rc = adm_json_splice(&alc, one, &l1, e + 3, 0, &out, &l2);
+        assert_true(rc == 0 || rc == ADM_ENOMEM);
+    }
+    assert_true(ok > 0);
+    fx_free(f);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
     FILE *fp = fopen(path, "rb");
@@ -721,6 +788,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_chained),
         cmocka_unit_test(test_compose),
+        cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_every_container_of_the_fixtures),
         cmocka_unit_test(test_realistic_pod),
     };
