@@ -295,9 +295,15 @@ yyjson_val *adm_attrs_object(adm_attrs_t *attrs)
         yyjson_val *view;
 
         adm_json_alc_init(&alc, attrs->arena);
-        view = adm_json_view_from(&alc, yyjson_mut_doc_get_root(attrs->mdoc), &attrs->origin);
+        /* the lineage is only of use against the request's object, which the answer's patch is
+           taken against */
+        view = adm_json_view_traced(&alc, yyjson_mut_doc_get_root(attrs->mdoc), &attrs->origin,
+                                    &attrs->object_lineage);
         if (view == NULL) {
             return NULL;
+        }
+        if (attrs->object_lineage.origin != attrs->req->object) {
+            memset(&attrs->object_lineage, 0, sizeof(attrs->object_lineage));
         }
         attrs->object_view = view;
         attrs->view_stale = false;

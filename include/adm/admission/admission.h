@@ -57,6 +57,11 @@ typedef struct adm_attrs_s {
        a webhook's object came first), for views and the final diff to skip what no plugin
        changed; origin.copy NULL: unknown */
     adm_json_origin_t origin;
+    /* the lineage of object_view relative to req->object, for the final diff: set by
+       adm_attrs_object when it lays out mdoc's root while origin.from is req->object (the runs
+       its view copied from it), zeroed (none) whenever it lays it out otherwise; meaningless
+       while view_stale */
+    adm_json_lineage_t object_lineage;
     /* what the answer carries besides the decision (webhooks' warnings and audit annotations);
        warnings only through adm_attrs_add_warning, which keeps kube-apiserver's limits */
     const char **warnings;
