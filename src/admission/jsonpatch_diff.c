@@ -6,6 +6,10 @@
  * equal ends and diff what lies between. The patch text is written as it goes into one growing
  * arena buffer, the current JSON Pointer into another. The diff recurses, but at most
  * DIFF_MAX_DEPTH levels.
+ *
+ * Two walks, one per kind of `to`: a mutable value (adm_jsonpatch_diff: a webhook's patched copy,
+ * and the reference the flat walk is tested against), and a flat layout (adm_jsonpatch_diff_flat:
+ * the chain's final object, a view), which a lineage lets skip what was copied from `from`.
  */
 #include "adm/admission/jsonpatch.h"
 
@@ -41,8 +45,6 @@ typedef struct diff_ctx_s {
     char *path;
     size_t path_len, path_cap;
     size_t nops;
-    /* when `to` began as adm_json_mut_share_kept's copy of `from`: how (NULL otherwise) */
-    const adm_json_origin_t *origin;
     /* the flat diff's: where `to`'s runs copied verbatim from `from` are (its l NULL: none known) */
     adm_json_lineage_cursor_t lin;
     yyjson_val **work; /* has_no_duplicates' worklist */
@@ -250,16 +252,10 @@ static void emit_flat(diff_ctx_t *d, const char *op, yyjson_val *value)
     emit_value(d, op, NULL, value);
 }
 
-/* True when b is a's own copy and no change touched it (adm_json_untouched): then b equals a. */
-static inline bool left_as_copied(const diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
-{
-    return d->origin != NULL && adm_json_untouched_copy_of(d->origin, a, b);
-}
-
-/* a equals b (b mutable): at once when b was left as copied from a, else by walking both. */
+/* a equals b (b mutable), by walking both. */
 static bool same(diff_ctx_t *d, yyjson_mut_val *b, yyjson_val *a)
 {
-    return left_as_copied(d, a, b) || adm__json_equal(&d->eq, b, a);
+    return adm__json_equal(&d->eq, b, a);
 }
 
 /* Elements of an immutable array as a pointer table (yyjson_arr_get walks from the start). */
@@ -451,19 +447,7 @@ static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
     }
 }
 
-/*
- * True when the member values a and b are left as copied, so diff_value would find nothing. Most
- * members of a changed object are: the callers ask this first, so only the others enter the
- * recursive path and its frame.
- */
-static inline bool unchanged(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
-{
-    /* only a non-empty object can hold a key twice: the others skip the walk and its call */
-    return a != NULL && b != NULL && left_as_copied(d, a, b) &&
-           (!filled_object(a) || has_no_duplicates(d, a));
-}
-
-/* The diff of a member that may have changed (not unchanged()). */
+/* The diff of a member: added (a NULL), removed (b NULL) or changed. */
 static void diff_member(diff_ctx_t *d, const char *key, size_t len, yyjson_val *a, yyjson_mut_val *b)
 {
     size_t saved = push_token(d, key, len);
@@ -529,9 +513,7 @@ static void diff_object_rest(diff_ctx_t *d, yyjson_val *ka, size_t na, yyjson_mu
         size_t len = yyjson_get_len(key);
         yyjson_mut_val *other = indexed ? adm__key_index_find(&xb, k, len) : find_mut(kb, nb, k, len);
 
-        if (!unchanged(d, key + 1, other)) {
-            diff_member(d, k, len, key + 1, other);
-        }
+        diff_member(d, k, len, key + 1, other);
     }
     mkey = kb;
     for (size_t i = 0; i < nb; i++, mkey = next_mut_key(mkey)) {
@@ -569,9 +551,7 @@ static void diff_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
         if (!adm__same_key(k, len, yyjson_mut_get_str(kb), yyjson_mut_get_len(kb))) {
             break;
         }
-        if (!unchanged(d, ka + 1, kb->next)) {
-            diff_member(d, k, len, ka + 1, kb->next);
-        }
+        diff_member(d, k, len, ka + 1, kb->next);
         ka = next_key(ka);
         kb = next_mut_key(kb);
     }
@@ -646,10 +626,10 @@ static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
 }
 
 /*
- * The flat diff: the walk above step for step, with `to` a flat layout (a view) and its lineage
- * where the origin's byte copy was: the same pairs visited in the same order, the same
- * operations, values written to the same bytes (adm_jsonw_value). A subtree the lineage maps onto
- * its partner is equal to it, as one left as copied was.
+ * The flat diff: the walk above step for step, with `to` a flat layout (a view): the same pairs
+ * visited in the same order, the same operations, values written to the same bytes
+ * (adm_jsonw_value). Most members of the objects it walks are unchanged, and it knows so without
+ * entering them: the same scalar, or a container the lineage maps onto its partner.
  */
 static void diff_value_flat(diff_ctx_t *d, yyjson_val *a, yyjson_val *b);
 
@@ -659,7 +639,7 @@ static void diff_value_flat(diff_ctx_t *d, yyjson_val *a, yyjson_val *b);
  * payload (a string's text pointer: strings are shared). adm__json_equal_flat says so too of
  * every such pair; reals (NaN) and raw values (never equal) are left to it. The lineage knows only
  * containers copied whole: the scalar members of the objects walked to a change are found
- * unchanged here, as the mutable diff found them untouched.
+ * unchanged here.
  */
 static inline bool same_scalar(const yyjson_val *a, const yyjson_val *b)
 {
@@ -687,6 +667,12 @@ static bool same_flat(diff_ctx_t *d, yyjson_val *b, yyjson_val *a)
     return (a != NULL && b != NULL && copied_flat(d, a, b)) || adm__json_equal_flat(&d->eq, b, a);
 }
 
+/*
+ * True when the member values a and b are known equal without walking them, so diff_value_flat
+ * would find nothing: equal, and no object they reach through members holds a key twice (one
+ * that does is replaced whole). Asked first, so only the others take the recursive path; inline,
+ * as it is asked of every member.
+ */
 static inline __attribute__((always_inline)) bool unchanged_flat(diff_ctx_t *d, yyjson_val *a, yyjson_val *b)
 {
     return a != NULL && b != NULL && copied_flat(d, a, b) && (!filled_object(a) || has_no_duplicates(d, a));
@@ -870,15 +856,6 @@ int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, con
 {
     diff_ctx_t d = {.arena = a, .eq = {.arena = a}};
 
-    return diff(&d, from, to, out, out_len, nops);
-}
-
-int adm_jsonpatch_diff_copy(yyjson_val *from, yyjson_mut_val *to, const adm_json_origin_t *o, adm_arena_t *a,
-                            const char **out, size_t *out_len, size_t *nops)
-{
-    diff_ctx_t d = {.arena = a, .eq = {.arena = a}};
-
-    d.origin = o->from == from ? o : NULL;
     return diff(&d, from, to, out, out_len, nops);
 }
 

@@ -44,15 +44,6 @@ int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, con
                        size_t *out_len, size_t *nops);
 
 /**
- * adm_jsonpatch_diff for a `to` that began as the copy o describes (adm_json_mut_share_kept of
- * from) and was then changed: the parts of `to` no change touched are known equal to from's
- * without walking them. from is a parsed document's value (adm_json_read: no NaN). The same patch
- * as adm_jsonpatch_diff, byte for byte.
- */
-int adm_jsonpatch_diff_copy(yyjson_val *from, yyjson_mut_val *to, const adm_json_origin_t *o, adm_arena_t *a,
-                            const char **out, size_t *out_len, size_t *nops);
-
-/**
  * adm_jsonpatch_diff with `to` a flat layout (a parsed document or a view, adm_json_view_traced)
  * and lin (NULL: none) its lineage relative to from: the subtrees lin maps onto their partners in
  * from are known equal without walking them. The same patch as adm_jsonpatch_diff(from, m) for

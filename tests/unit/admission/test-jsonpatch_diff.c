@@ -6,8 +6,8 @@
  * nesting around the diff's depth cut) are copied as the chain copies them
  * (adm_json_mut_share_kept), changed through yyjson's mutable API (members removed, added, added
  * twice, renamed, moved; array elements inserted and removed in the middle; scalars changed in
- * place), laid out by adm_json_view_traced, and diffed four ways: the mutable diff, its copy-aware
- * form, and the flat diff with the view's lineage and without. All four must be one text. The
+ * place), laid out by adm_json_view_traced, and diffed three ways: the mutable diff, and the flat
+ * diff with the view's lineage and without. All three must be one text. The
  * lineage must tell the truth (every run a byte copy of the origin, runs in order and apart) and
  * adm_json_lineage_same and its cursor must answer what the runs say, in any order of asking.
  * And the patch applied to the original gives the changed object.
@@ -385,17 +385,16 @@ static bool has_twice(yyjson_val *v)
 
 static size_t with_runs, cases;
 
-/* The four diffs of one changed copy agree byte for byte; the patch gives the changed object. */
+/* The three diffs of one changed copy agree byte for byte; the patch gives the changed object. */
 static void check_diffs(yyjson_val *from, yyjson_mut_doc *m, const adm_json_origin_t *o, uint64_t seed)
 {
     yyjson_mut_val *to = yyjson_mut_doc_get_root(m);
-    const char *text[4], *error = NULL;
-    size_t len[4], nops[4];
+    const char *text[3], *error = NULL;
+    size_t len[3], nops[3];
     adm_json_lineage_t lin;
     yyjson_alc alc;
     yyjson_val *view;
-    static const char *const names[] = {"mutable", "mutable, copy-aware", "flat with lineage",
-                                        "flat without lineage"};
+    static const char *const names[] = {"mutable", "flat with lineage", "flat without lineage"};
 
     adm_json_alc_init(&alc, arena);
     view = adm_json_view_traced(&alc, to, o, &lin);
@@ -404,10 +403,9 @@ static void check_diffs(yyjson_val *from, yyjson_mut_doc *m, const adm_json_orig
     cases++;
     with_runs += lin.nruns > 0;
     assert_int_equal(adm_jsonpatch_diff(from, to, arena, &text[0], &len[0], &nops[0]), 0);
-    assert_int_equal(adm_jsonpatch_diff_copy(from, to, o, arena, &text[1], &len[1], &nops[1]), 0);
-    assert_int_equal(adm_jsonpatch_diff_flat(from, view, &lin, arena, &text[2], &len[2], &nops[2]), 0);
-    assert_int_equal(adm_jsonpatch_diff_flat(from, view, NULL, arena, &text[3], &len[3], &nops[3]), 0);
-    for (int k = 1; k < 4; k++) {
+    assert_int_equal(adm_jsonpatch_diff_flat(from, view, &lin, arena, &text[1], &len[1], &nops[1]), 0);
+    assert_int_equal(adm_jsonpatch_diff_flat(from, view, NULL, arena, &text[2], &len[2], &nops[2]), 0);
+    for (int k = 1; k < 3; k++) {
         if (nops[k] != nops[0] || len[k] != len[0] || memcmp(text[k], text[0], len[0]) != 0) {
             fail_msg("seed %llu: %s diff %.*s\n%s diff %.*s", (unsigned long long)seed, names[0], (int)len[0],
                      text[0], names[k], (int)len[k], text[k]);
@@ -464,7 +462,7 @@ static void check_diffs(yyjson_val *from, yyjson_mut_doc *m, const adm_json_orig
     }
 }
 
-/* text read, copied, changed `rounds` ways (one left alone), each diffed four ways. */
+/* text read, copied, changed `rounds` ways (one left alone), each diffed three ways. */
 static void check_text(const char *text, size_t n, const char *const *path, uint64_t seed, int rounds,
                        size_t deep)
 {
