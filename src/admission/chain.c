@@ -532,13 +532,13 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
             const char *patch;
             size_t len, nops;
 
-            /* TEMPORARY until the flat diff lands (branch flatdiff): the final layout copied again */
-            yyjson_val *final = adm_attrs_object(attrs);
-            yyjson_mut_doc *tmp = adm_attrs_values_doc(attrs);
-            yyjson_mut_val *to = final != NULL && tmp != NULL ? adm_json_mut_share(tmp, final) : NULL;
+            /* the final object, laid out now if no reader asked since the last change: what its
+               lineage says is copied from the request's object is not walked */
+            yyjson_val *to = adm_attrs_object(attrs);
+            const adm_json_lineage_t *lin = attrs->lineage.origin == attrs->req->object ? &attrs->lineage : NULL;
 
             rc = to == NULL ? ADM_ENOMEM
-                            : adm_jsonpatch_diff(attrs->req->object, to, attrs->arena, &patch, &len, &nops);
+                            : adm_jsonpatch_diff_flat(attrs->req->object, to, lin, attrs->arena, &patch, &len, &nops);
             if (rc == 0 && nops > 0) {
                 resp->patch = (const uint8_t *)patch;
                 resp->patch_len = len;

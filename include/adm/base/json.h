@@ -176,6 +176,50 @@ typedef struct adm_json_lineage_s {
 bool adm_json_lineage_same(const adm_json_lineage_t *l, const yyjson_val *root, const yyjson_val *b,
                            const yyjson_val *a);
 
+/*
+ * adm_json_lineage_same for a walker that asks about many b's of one layout, mostly in
+ * increasing place (the JSON Patch diff pairs members in order): the cursor remembers the run
+ * of the last answer and looks from there, a few runs forwards one by one, else by binary
+ * search on the side the place lies. Start it as {l, root, 0}; l may be NULL (every answer
+ * false).
+ */
+typedef struct adm_json_lineage_cursor_s {
+    const adm_json_lineage_t *l;
+    const yyjson_val *root; /* the layout's root: its flat array starts here */
+    size_t run;             /* where the last lookup ended */
+} adm_json_lineage_cursor_t;
+
+/* The run of c->l holding layout place i (c->run moved to it), or NULL; for the cursor below. */
+const adm_json_run_t *adm_json_lineage_seek(adm_json_lineage_cursor_t *c, size_t i);
+
+/**
+ * adm_json_lineage_same(c->l, c->root, b, a), moving the cursor. Inline: the diff asks it for
+ * most members, and most answers come from the run the last one found.
+ */
+static inline bool adm_json_lineage_cursor_same(adm_json_lineage_cursor_t *c, const yyjson_val *b,
+                                                const yyjson_val *a)
+{
+    const adm_json_lineage_t *l = c->l;
+    /* places in the flat arrays (one before the start gives an index past any end) */
+    size_t i = (size_t)((uintptr_t)b - (uintptr_t)c->root) / sizeof(*b), j, n;
+    const adm_json_run_t *r;
+
+    if (l == NULL || l->nruns == 0) {
+        return false;
+    }
+    r = l->runs + c->run;
+    if (i - r->to >= r->n) {
+        r = adm_json_lineage_seek(c, i);
+        if (r == NULL) {
+            return false;
+        }
+    }
+    j = (size_t)((uintptr_t)a - (uintptr_t)l->origin) / sizeof(*a);
+    n = (b->tag & YYJSON_TYPE_ARR) == YYJSON_TYPE_ARR ? b->uni.ofs / sizeof(*b) : 1;
+    /* the run's place for b is a, and b's whole subtree lies in the run */
+    return j == r->from + (i - r->to) && i - r->to + n <= r->n;
+}
+
 /**
  * adm_json_view_from, and the lineage of the view it returns relative to o->from: every subtree it
  * copied from o->from in one piece is a run (adjacent runs merged). lin is zeroed when o is NULL
