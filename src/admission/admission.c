@@ -361,14 +361,74 @@ bool adm_attrs_has_object(const adm_attrs_t *attrs)
     return attrs->object_view != NULL;
 }
 
+/*
+ * The walk down keys in object_view, while edits are pending on it, and whether one of them
+ * matters to what the walk finds: an edit on a value of the way matters when it replaces that
+ * value, or adds, sets or removes the member the next step names (which may make a step that is
+ * missing appear); with inside, an edit on the value found or anything in it matters too. The
+ * value found, or NULL when a step is missing; *matters tells whether it may be out of date.
+ * A few comparisons per edit and step: a hook records a handful of edits, paths are short.
+ */
+static yyjson_val *pending_walk(const adm_attrs_t *attrs, const char *const *keys, bool inside, bool *matters)
+{
+    yyjson_val *v = attrs->object_view;
+
+    *matters = false;
+    for (; v != NULL && *keys != NULL; keys++) {
+        for (size_t i = 0; i < attrs->nedits; i++) {
+            const adm_edit_t *e = &attrs->edits[i];
+
+            if (e->target == v &&
+                (e->op == ADM_EDIT_REPLACE ||
+                 (e->op != ADM_EDIT_APPEND && adm_attrs_str_is(e->key, e->key_len, *keys)))) {
+                *matters = true;
+                return NULL;
+            }
+        }
+        v = adm_json_get(v, *keys);
+    }
+    for (size_t i = 0; inside && v != NULL && i < attrs->nedits; i++) {
+        const yyjson_val *t = attrs->edits[i].target;
+        size_t n = yyjson_is_ctn(v) ? v->uni.ofs / sizeof(*v) : 1;
+
+        if (t >= v && t < v + n) {
+            *matters = true;
+            return NULL;
+        }
+    }
+    /* a REPLACE of the value found (reached by the last step) */
+    for (size_t i = 0; !inside && v != NULL && i < attrs->nedits; i++) {
+        if (attrs->edits[i].target == v && attrs->edits[i].op == ADM_EDIT_REPLACE) {
+            *matters = true;
+            return NULL;
+        }
+    }
+    return v;
+}
+
+yyjson_val *adm_attrs_target_keys(adm_attrs_t *attrs, const char *const *keys)
+{
+    bool matters = false;
+    yyjson_val *v;
+
+    if (attrs->view_stale && attrs->nedits == 0) {
+        return adm_json_path_keys(adm_attrs_object(attrs), keys); /* after a mutable change */
+    }
+    v = pending_walk(attrs, keys, false, &matters);
+    return matters ? adm_json_path_keys(adm_attrs_object(attrs), keys) : v;
+}
+
 yyjson_val *adm_attrs_get_changed(adm_attrs_t *attrs, const char *const *keys)
 {
     yyjson_mut_val *v;
     yyjson_alc alc;
 
     if (attrs->nedits != 0) {
-        /* edits are laid out whole: a splice copies what they do not reach in one piece */
-        return adm_json_path_keys(adm_attrs_object(attrs), keys);
+        /* what no pending edit reaches is read where it is; else the edits are laid out first */
+        bool matters;
+        yyjson_val *found = pending_walk(attrs, keys, true, &matters);
+
+        return matters ? adm_json_path_keys(adm_attrs_object(attrs), keys) : found;
     }
     /* the view is out of date after a mutable change: find the member, lay out only it */
     v = yyjson_mut_doc_get_root(attrs->mdoc);

@@ -107,9 +107,11 @@ int adm_pod_add_or_update_toleration(yyjson_mut_doc *doc, yyjson_mut_val *pod, c
 
 int adm_pod_edit_tolerations(adm_attrs_t *attrs, const adm_toleration_t *ts, size_t n)
 {
-    yyjson_val *pod = adm_attrs_object(attrs);
-    yyjson_val *spec = adm_json_get(pod, "spec");
-    yyjson_val *list = adm_json_get(spec, "tolerations");
+    /* the list read (edits pending elsewhere in the pod are not laid out for it), then the
+       targets, which that read leaves in place */
+    yyjson_val *list = adm_attrs_get(attrs, "spec", "tolerations", NULL);
+    yyjson_val *pod = adm_attrs_target(attrs, NULL);
+    yyjson_val *spec = adm_attrs_target(attrs, "spec", NULL);
     yyjson_mut_doc *doc = adm_attrs_values_doc(attrs);
     yyjson_mut_val *mlist, *mspec;
     adm_edit_t e;

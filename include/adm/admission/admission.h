@@ -143,6 +143,17 @@ yyjson_val *adm_attrs_ensure_keys(adm_attrs_t *attrs, yyjson_type type, const ch
 
 #define adm_attrs_ensure(attrs, type, ...) adm_attrs_ensure_keys((attrs), (type), (const char *const[]){__VA_ARGS__})
 
+/**
+ * For plugins recording edits: the value at k1.k2... (a NULL-terminated key list) of the layout
+ * the pending edits apply to, as a target for more edits, without laying the pending ones out
+ * (unless one replaces or removes a step of the way). What lies inside it may be out of date while
+ * edits are pending: read that through adm_attrs_get, which lays them out only when they reach
+ * what it reads. NULL when absent.
+ */
+yyjson_val *adm_attrs_target_keys(adm_attrs_t *attrs, const char *const *keys);
+
+#define adm_attrs_target(attrs, ...) adm_attrs_target_keys((attrs), (const char *const[]){__VA_ARGS__})
+
 /** e recorded on attrs with key's length taken (NULL key: none); ADM_ENOMEM also when value is NULL. */
 int adm_attrs_edit_key(adm_attrs_t *attrs, adm_edit_op_t op, yyjson_val *target, const char *key,
                        yyjson_mut_val *value);
