@@ -328,7 +328,8 @@ static yyjson_val *view_of_edits(adm_attrs_t *attrs)
     yyjson_alc alc;
 
     adm_json_alc_init(&alc, attrs->arena);
-    if (adm_json_splice(&alc, attrs->object_view, known ? in : NULL, attrs->edits, attrs->nedits, &view, &out) != 0) {
+    if (adm_json_splice(&alc, attrs->object_view, known ? in : NULL, attrs->edits, attrs->nedits, &view,
+                        &out) != 0) {
         return NULL;
     }
     attrs->nedits = 0;

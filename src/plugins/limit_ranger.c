@@ -729,9 +729,9 @@ typedef struct lr_defaults_s {
  * made for a container that has none, set by the caller); appends "<names> <word> for <prefix>
  * <name>". The changes are those adm_mut_ensure and yyjson_mut_obj_add made on a mutable copy.
  */
-static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *c, const lr_defaults_t *defaults,
-                          const char *which, const char *word, const char *prefix, const char **parts,
-                          size_t *nparts, yyjson_mut_val **fresh)
+static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *c,
+                          const lr_defaults_t *defaults, const char *which, const char *word,
+                          const char *prefix, const char **parts, size_t *nparts, yyjson_mut_val **fresh)
 {
     adm_arena_t *a = attrs->arena;
     yyjson_val *name = adm_json_get(c, "name");
@@ -772,9 +772,13 @@ static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *c
                     if (adm_attrs_edit_key(attrs, ADM_EDIT_SET, res, which, list) != ADM_OK) {
                         return ADM_ENOMEM;
                     }
-                } else if ((*fresh == NULL && (*fresh = yyjson_mut_obj(doc)) == NULL) ||
-                           !yyjson_mut_obj_add_val(doc, *fresh, which, list)) {
-                    return ADM_ENOMEM;
+                } else {
+                    if (*fresh == NULL) {
+                        *fresh = yyjson_mut_obj(doc);
+                    }
+                    if (*fresh == NULL || !yyjson_mut_obj_add_val(doc, *fresh, which, list)) {
+                        return ADM_ENOMEM;
+                    }
                 }
             }
             if (!yyjson_mut_obj_add_val(doc, list, defaults->list.names[i], value)) {

@@ -190,7 +190,8 @@ int adm_lookup_set_default_class(adm_attrs_t *attrs, adm_status_t *st, const cha
     doc = adm_attrs_values_doc(attrs);
     if (spec == NULL || doc == NULL ||
         adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, field,
-                           yyjson_mut_strcpy(doc, adm_json_str(adm_json_get(def, "metadata"), "name"))) != ADM_OK) {
+                           yyjson_mut_strcpy(doc, adm_json_str(adm_json_get(def, "metadata"), "name"))) !=
+            ADM_OK) {
         return adm_status_nomem(st);
     }
     return ADM_OK;

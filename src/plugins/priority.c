@@ -164,13 +164,15 @@ static int admit_create(adm_attrs_t *attrs, adm_status_t *st)
         return adm_status_nomem(st);
     }
     /* each removed and appended again, where the mutable form put it */
-    rc = set_name ? adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "priorityClassName", yyjson_mut_strcpy(doc, c.name))
+    rc = set_name ? adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "priorityClassName",
+                                       yyjson_mut_strcpy(doc, c.name))
                   : ADM_OK;
     if (rc == ADM_OK) {
         rc = adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "priority", yyjson_mut_int(doc, c.value));
     }
     if (rc == ADM_OK && c.policy != NULL) {
-        rc = adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "preemptionPolicy", yyjson_mut_strcpy(doc, c.policy));
+        rc = adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "preemptionPolicy",
+                                yyjson_mut_strcpy(doc, c.policy));
     }
     return rc == ADM_OK ? ADM_OK : adm_status_nomem(st);
 }

@@ -150,7 +150,8 @@ static bool ignored(adm_attrs_t *attrs)
     return !adm_attrs_is(attrs, "", "pods");
 }
 
-static int set_overhead(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod, yyjson_val *rc, yyjson_val *spec)
+static int set_overhead(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod, yyjson_val *rc,
+                        yyjson_val *spec)
 {
     yyjson_val *overhead = adm_json_get(rc, "overhead");
     yyjson_val *fixed = adm_json_get(overhead, "podFixed");
@@ -185,8 +186,11 @@ static int add_selector(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *spe
     if (adm_json_not_ensurable(sel, YYJSON_TYPE_OBJ)) {
         return ADM_ENOMEM;
     }
-    if (!yyjson_is_obj(sel) && (made = yyjson_mut_obj(doc)) == NULL) {
-        return ADM_ENOMEM;
+    if (!yyjson_is_obj(sel)) {
+        made = yyjson_mut_obj(doc);
+        if (made == NULL) {
+            return ADM_ENOMEM;
+        }
     }
     yyjson_obj_iter_init(want, &it);
     for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
@@ -204,7 +208,8 @@ static int add_selector(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *spe
     return made != NULL ? adm_attrs_edit_key(attrs, ADM_EDIT_SET, spec, "nodeSelector", made) : ADM_OK;
 }
 
-static int set_scheduling(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod, yyjson_val *rc, yyjson_val *spec)
+static int set_scheduling(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod, yyjson_val *rc,
+                          yyjson_val *spec)
 {
     yyjson_val *sched = adm_json_get(rc, "scheduling");
     yyjson_val *want = adm_json_get(sched, "nodeSelector");
@@ -239,9 +244,9 @@ static int set_scheduling(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod,
         return adm_status_nomem(st);
     }
     /* an empty result is a nil slice in Go, which the encoder omits */
-    if ((yyjson_mut_arr_size(tols) != 0 ? adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "tolerations", tols)
-                                        : adm_attrs_edit_key(attrs, ADM_EDIT_REMOVE, spec, "tolerations", NULL)) !=
-        ADM_OK) {
+    if ((yyjson_mut_arr_size(tols) != 0
+             ? adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "tolerations", tols)
+             : adm_attrs_edit_key(attrs, ADM_EDIT_REMOVE, spec, "tolerations", NULL)) != ADM_OK) {
         return adm_status_nomem(st);
     }
     return ADM_OK;

@@ -574,7 +574,8 @@ static const char token_volume_json[] =
     "\"fieldPath\":\"metadata.namespace\"}}]}}],\"defaultMode\":420}}";
 
 /* obj[key] = [value], appended to obj[key] when it is a list already (adm_mut_ensure's rules). */
-static int append_to(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *obj, const char *key, yyjson_mut_val *value)
+static int append_to(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *obj, const char *key,
+                     yyjson_mut_val *value)
 {
     yyjson_val *list = adm_json_get(obj, key);
     yyjson_mut_val *fresh;
@@ -586,12 +587,14 @@ static int append_to(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *obj, c
         return adm_attrs_edit_key(attrs, ADM_EDIT_APPEND, list, NULL, value);
     }
     fresh = yyjson_mut_arr(doc);
-    return fresh != NULL && yyjson_mut_arr_append(fresh, value) ? adm_attrs_edit_key(attrs, ADM_EDIT_SET, obj, key, fresh)
-                                                                 : ADM_ENOMEM;
+    return fresh != NULL && yyjson_mut_arr_append(fresh, value)
+               ? adm_attrs_edit_key(attrs, ADM_EDIT_SET, obj, key, fresh)
+               : ADM_ENOMEM;
 }
 
 /* Appends the token mount to each container of list that mounts nothing at the token path. */
-static int mount_in(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *list, const char *volume, bool *added)
+static int mount_in(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *list, const char *volume,
+                    bool *added)
 {
     yyjson_val *c;
     yyjson_arr_iter it;
@@ -670,7 +673,8 @@ static int mount_token(state_t *s, adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjs
             adm_json_read(attrs->arena, token_volume_json, sizeof(token_volume_json) - 1, &rerr);
         yyjson_mut_val *vol = tmpl != NULL ? adm_json_mut_share(doc, yyjson_doc_get_root(tmpl)) : NULL;
 
-        if (vol == NULL || !yyjson_mut_obj_insert(vol, yyjson_mut_str(doc, "name"), yyjson_mut_str(doc, name), 0)) {
+        if (vol == NULL ||
+            !yyjson_mut_obj_insert(vol, yyjson_mut_str(doc, "name"), yyjson_mut_str(doc, name), 0)) {
             return ADM_ENOMEM;
         }
         return append_to(attrs, doc, spec, "volumes", vol);
@@ -718,7 +722,8 @@ static int admit_with(state_t *s, adm_attrs_t *attrs, adm_status_t *st, yyjson_v
         return adm_status_nomem(st);
     }
     if (named == NULL || named[0] == '\0') {
-        rc = adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "serviceAccountName", yyjson_mut_str(doc, DEFAULT_NAME));
+        rc = adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "serviceAccountName",
+                                yyjson_mut_str(doc, DEFAULT_NAME));
     }
     /* shouldAutomount: the pod's choice, else the account's, else true */
     if (rc == ADM_OK && (yyjson_is_bool(auto_mount) ? yyjson_get_bool(auto_mount) : automount(sa, NULL))) {

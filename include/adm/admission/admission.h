@@ -141,7 +141,8 @@ yyjson_mut_doc *adm_attrs_values_doc(adm_attrs_t *attrs);
  */
 yyjson_val *adm_attrs_ensure_keys(adm_attrs_t *attrs, yyjson_type type, const char *const *keys);
 
-#define adm_attrs_ensure(attrs, type, ...) adm_attrs_ensure_keys((attrs), (type), (const char *const[]){__VA_ARGS__})
+#define adm_attrs_ensure(attrs, type, ...)                                                                   \
+    adm_attrs_ensure_keys((attrs), (type), (const char *const[]){__VA_ARGS__})
 
 /**
  * For plugins recording edits: the value at k1.k2... (a NULL-terminated key list) of the layout

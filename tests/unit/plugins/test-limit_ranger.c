@@ -341,8 +341,9 @@ static void test_defaults_in_place(void **state)
                       "\"d\",\"resources\":{\"requests\":{\"cpu\":\"50m\",\"memory\":\"5Mi\"},\"limits\":{"
                       "\"cpu\":\"80m\",\"memory\":\"10Mi\"}}}]}}");
     res = run('m', "CREATE", "pods", "Pod",
-              "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":" CPU("1m") ",\"limits\":"
-              "{\"cpu\":\"1m\",\"memory\":\"1Mi\"}}}]}}",
+              "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":" CPU(
+                  "1m") ",\"limits\":"
+                        "{\"cpu\":\"1m\",\"memory\":\"1Mi\"}}}]}}",
               NULL);
     assert_int_equal(res.rc, ADM_OK);
     assert_json_equal(res.object,
@@ -620,10 +621,15 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_container_items_merged), cmocka_unit_test(test_pod_limit_func),
-        cmocka_unit_test(test_merge_defaults), cmocka_unit_test(test_defaults_in_place),         cmocka_unit_test(test_pvc),
-        cmocka_unit_test(test_skipped_requests),       cmocka_unit_test(test_several_ranges),
-        cmocka_unit_test(test_numbers_and_bad_values), cmocka_unit_test(test_container_lists_in_order),
+        cmocka_unit_test(test_container_items_merged),
+        cmocka_unit_test(test_pod_limit_func),
+        cmocka_unit_test(test_merge_defaults),
+        cmocka_unit_test(test_defaults_in_place),
+        cmocka_unit_test(test_pvc),
+        cmocka_unit_test(test_skipped_requests),
+        cmocka_unit_test(test_several_ranges),
+        cmocka_unit_test(test_numbers_and_bad_values),
+        cmocka_unit_test(test_container_lists_in_order),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -137,8 +137,8 @@ static void test_default_toleration_seconds(void **state)
         /* the pod's other members kept as they are, a null list replaced where it stands, a pod
            without spec given one: what the mutable form did, now made by one edit */
         {"a null list filled in place", 'm',
-         PODREQ("CREATE", POD("{\"tolerations\":null,\"containers\":[{\"name\":\"c\"}]}")), ADM_OK, 0,
-         NULL, NULL, POD("{\"tolerations\":[" NR300 "," UR300 "],\"containers\":[{\"name\":\"c\"}]}")},
+         PODREQ("CREATE", POD("{\"tolerations\":null,\"containers\":[{\"name\":\"c\"}]}")), ADM_OK, 0, NULL,
+         NULL, POD("{\"tolerations\":[" NR300 "," UR300 "],\"containers\":[{\"name\":\"c\"}]}")},
         {"a null spec filled in place", 'm',
          PODREQ("CREATE", "{\"spec\":null,\"metadata\":{\"name\":\"web-1\"}}"), ADM_OK, 0, NULL, NULL,
          "{\"spec\":{\"tolerations\":[" NR300 "," UR300 "]},\"metadata\":{\"name\":\"web-1\"}}"},
