@@ -49,7 +49,8 @@ int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, con
  * from are known equal without walking them. The same patch as adm_jsonpatch_diff(from, m) for
  * any mutable m holding to's values in to's order (the view's source), byte for byte: lin only
  * spares work (it must be true; one relative to another origin than from is ignored). from is a
- * parsed document's value (adm_json_read: no NaN). ADM_ENOMEM also when to is NULL (no view).
+ * flat layout too; with a lineage, one without NaN (a parsed request, adm_json_read), as a NaN is
+ * unequal to its own copy. ADM_ENOMEM also when to is NULL (no view).
  */
 int adm_jsonpatch_diff_flat(yyjson_val *from, yyjson_val *to, const adm_json_lineage_t *lin, adm_arena_t *a,
                             const char **out, size_t *out_len, size_t *nops);

@@ -222,8 +222,11 @@ static inline bool adm_json_lineage_cursor_same(adm_json_lineage_cursor_t *c, co
 
 /**
  * adm_json_view_from, and the lineage of the view it returns relative to o->from: every subtree it
- * copied from o->from in one piece is a run (adjacent runs merged). lin is zeroed when o is NULL
- * (no lineage). Its runs come from alc too.
+ * copied from o->from in one piece is a run (adjacent runs merged; scalars are never copied so,
+ * and the root is always laid out anew). lin is zeroed when o is NULL or knows no copy (no
+ * lineage), and while the view fails (NULL). Its runs come from alc too, taken before the view's
+ * values so that those still grow in place in an arena. adm_json_view_from costs what it did: both
+ * are one always-inline body, the untraced one with no lineage to note.
  */
 yyjson_val *adm_json_view_traced(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o,
                                  adm_json_lineage_t *lin);

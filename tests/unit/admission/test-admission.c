@@ -4,7 +4,7 @@
  * empty, repeated, malformed-UTF-8 and control-character texts dropped; past 4,096 runes in all,
  * every warning (earlier ones too) cut to 256 runes; past 4,096 runes of those, the rest dropped.
  * And the object's members read one by one (adm_attrs_get), which must find what the view of the
- * whole object (adm_attrs_object) would.
+ * whole object (adm_attrs_object) would; and the lineage that view keeps for the final diff.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "adm/admission/admission.h"
+#include "adm/admission/jsonpatch.h"
 #include "adm/base/arena.h"
 #include "adm/base/error.h"
 #include "adm/base/json.h"
@@ -371,6 +372,55 @@ static void test_ensure(void **state)
 }
 
 /*
+ * adm_attrs_object keeps the lineage of the view it makes of a changed copy of the request's
+ * object: runs that are byte copies of req->object, with which the flat diff gives the mutable
+ * diff's patch. A webhook's object (adm_attrs_set_object) shares nothing with the copy: no runs.
+ */
+static void test_lineage(void **state)
+{
+    static const char pod[] =
+        "{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"1\"}},\"spec\":{\"containers\":"
+        "[{\"name\":\"c\",\"image\":\"x\"}],\"tolerations\":[{\"key\":\"k\"}]}}";
+    yyjson_read_err err;
+    yyjson_doc *doc = adm_json_read(arena, pod, strlen(pod), &err);
+    yyjson_mut_val *root;
+    yyjson_mut_doc *other;
+    yyjson_val *view;
+    const adm_json_lineage_t *lin = &attrs.lineage;
+    const char *flat, *mut;
+    size_t flat_len, mut_len, flat_ops, mut_ops;
+
+    assert_non_null(doc);
+    req.object = yyjson_doc_get_root(doc);
+    adm_attrs_init(&attrs, &req, arena);
+    root = adm_attrs_mutable_object(&attrs);
+    assert_non_null(root);
+    yyjson_mut_obj_put(yyjson_mut_obj_get(root, "metadata"), yyjson_mut_str(attrs.mdoc, "name"),
+                       yyjson_mut_str(attrs.mdoc, "q"));
+    view = adm_attrs_object(&attrs);
+    assert_non_null(view);
+    assert_ptr_equal(lin->origin, req.object);
+    assert_int_equal(lin->nruns, 2); /* labels; spec (after metadata's name, apart) */
+    for (size_t r = 0; r < lin->nruns; r++) {
+        assert_memory_equal(view + lin->runs[r].to, req.object + lin->runs[r].from,
+                            lin->runs[r].n * sizeof(*view));
+    }
+    assert_int_equal(adm_jsonpatch_diff_flat(req.object, view, lin, arena, &flat, &flat_len, &flat_ops), 0);
+    assert_int_equal(adm_jsonpatch_diff(req.object, root, arena, &mut, &mut_len, &mut_ops), 0);
+    assert_int_equal(flat_ops, 1);
+    assert_int_equal(flat_len, mut_len);
+    assert_memory_equal(flat, mut, mut_len);
+
+    other = yyjson_mut_doc_new(NULL);
+    yyjson_mut_doc_set_root(other, yyjson_val_mut_copy(other, req.object));
+    adm_attrs_set_object(&attrs, other);
+    assert_non_null(adm_attrs_object(&attrs));
+    assert_int_equal(lin->nruns, 0);
+    yyjson_mut_doc_free(other);
+    req.object = NULL;
+}
+
+/*
  * adm_attrs_is and adm_attrs_kind_is compare with the lengths adm_attrs_init took: equal text
  * only, never a prefix or an extension of it, with literal and computed arguments alike; a
  * subresource makes adm_attrs_is false.
@@ -425,6 +475,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_members_one_by_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ensure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lineage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_is_and_kind_is, setup, teardown),
     };
 
