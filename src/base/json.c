@@ -475,26 +475,6 @@ yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v)
     return m;
 }
 
-/*
- * Copies bytes in 128-byte blocks, then 32-byte ones: the byte copy of a pod's values is ~9 KB,
- * which glibc's memcpy moves with `rep movsb`; that runs as fast, but callgrind counts it one
- * instruction a byte, which would misstate what these copies cost in the instruction counts of
- * bench/callgrind.sh.
- */
-static void copy_blocks(void *dst, const void *src, size_t n)
-{
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-
-    for (; n >= 128; n -= 128, d += 128, s += 128) {
-        memcpy(d, s, 128);
-    }
-    for (; n >= 32; n -= 32, d += 32, s += 32) {
-        memcpy(d, s, 32);
-    }
-    memcpy(d, s, n);
-}
-
 yyjson_mut_val *adm_json_mut_share_kept(yyjson_mut_doc *doc, yyjson_val *v, adm_json_origin_t *o)
 {
     size_t n = subtree_size(v);
@@ -505,7 +485,7 @@ yyjson_mut_val *adm_json_mut_share_kept(yyjson_mut_doc *doc, yyjson_val *v, adm_
     if (pristine == NULL) {
         return NULL;
     }
-    copy_blocks(pristine, copy, n * sizeof(*pristine));
+    adm_json_copy_blocks(pristine, copy, n * sizeof(*pristine));
     o->from = v;
     o->copy = copy;
     o->pristine = pristine;
@@ -755,7 +735,7 @@ view_walk(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o, 
                     !lineage_note(lo, alc, (size_t)(dst - vo.buf), (size_t)(same - o->from), k)) {
                     return NULL;
                 }
-                copy_blocks(dst, same, k * sizeof(*same));
+                adm_json_copy_blocks(dst, same, k * sizeof(*same));
                 dst += k;
                 continue;
             }

@@ -362,25 +362,6 @@ static inline bool out_reserve(out_t *o, size_t k)
     return o->cap - o->used >= k || out_grow(o, k);
 }
 
-/*
- * Copies bytes in 128-byte blocks, then 32-byte ones, as json.c's copy of a layout does: glibc's
- * memcpy moves a few KiB with `rep movsb`, which callgrind counts one instruction a byte and
- * would misstate what a splice costs in bench/callgrind.sh's counts.
- */
-static void copy_blocks(void *dst, const void *src, size_t n)
-{
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-
-    for (; n >= 128; n -= 128, d += 128, s += 128) {
-        memcpy(d, s, 128);
-    }
-    for (; n >= 32; n -= 32, d += 32, s += 32) {
-        memcpy(d, s, 32);
-    }
-    memcpy(d, s, n);
-}
-
 /* Copies root's values [p, q) (whole subtrees) in one piece, as a run of the lineage. */
 static bool copy_run(out_t *o, const yyjson_val *root, size_t p, size_t q)
 {
@@ -393,7 +374,7 @@ static bool copy_run(out_t *o, const yyjson_val *root, size_t p, size_t q)
     if (!out_reserve(o, k)) {
         return false;
     }
-    copy_blocks(o->buf + o->used, root + p, k * sizeof(*root));
+    adm_json_copy_blocks(o->buf + o->used, root + p, k * sizeof(*root));
     if (last != NULL && last->to + last->n == o->used && last->from + last->n == p) {
         last->n += (uint32_t)k;
     } else {
