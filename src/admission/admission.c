@@ -288,14 +288,63 @@ void adm_attrs_add_warning(adm_attrs_t *attrs, const char *text)
     }
 }
 
+/*
+ * object_view laid out again from mdoc's root after a mutable change: only what changed is walked
+ * (origin), and the view's lineage, relative to the layout the copy was made from, is carried back
+ * to the request's object through that layout's own lineage.
+ */
+static yyjson_val *view_of_mutable(adm_attrs_t *attrs)
+{
+    adm_json_lineage_t lin;
+    yyjson_alc alc;
+    yyjson_val *view;
+
+    adm_json_alc_init(&alc, attrs->arena);
+    view = adm_json_view_traced(&alc, yyjson_mut_doc_get_root(attrs->mdoc),
+                                attrs->origin.copy != NULL ? &attrs->origin : NULL, &lin);
+    if (view == NULL) {
+        return NULL;
+    }
+    if (lin.origin == NULL || lin.origin == attrs->req->object) {
+        attrs->lineage = lin;
+    } else if (attrs->origin_lineage.origin == NULL) {
+        memset(&attrs->lineage, 0, sizeof(attrs->lineage)); /* copied from a layout of unknown descent */
+    } else if (adm_json_lineage_compose(&alc, &lin, &attrs->origin_lineage, &attrs->lineage) != 0) {
+        return NULL;
+    }
+    return view;
+}
+
+/*
+ * object_view with the pending edits applied. The first splice of the request's own object gives
+ * a lineage relative to it; a later one carries object_view's through, unless that is unknown.
+ */
+static yyjson_val *view_of_edits(adm_attrs_t *attrs)
+{
+    const adm_json_lineage_t *in = attrs->object_view == attrs->req->object ? NULL : &attrs->lineage;
+    bool known = in == NULL || attrs->lineage.origin != NULL;
+    adm_json_lineage_t out;
+    yyjson_val *view;
+    yyjson_alc alc;
+
+    adm_json_alc_init(&alc, attrs->arena);
+    if (adm_json_splice(&alc, attrs->object_view, known ? in : NULL, attrs->edits, attrs->nedits, &view,
+                        &out) != 0) {
+        return NULL;
+    }
+    attrs->nedits = 0;
+    attrs->lineage = out;
+    if (!known) {
+        memset(&attrs->lineage, 0, sizeof(attrs->lineage));
+    }
+    return view;
+}
+
 yyjson_val *adm_attrs_object(adm_attrs_t *attrs)
 {
     if (attrs->view_stale) {
-        yyjson_alc alc;
-        yyjson_val *view;
+        yyjson_val *view = attrs->nedits != 0 ? view_of_edits(attrs) : view_of_mutable(attrs);
 
-        adm_json_alc_init(&alc, attrs->arena);
-        view = adm_json_view_from(&alc, yyjson_mut_doc_get_root(attrs->mdoc), &attrs->origin);
         if (view == NULL) {
             return NULL;
         }
@@ -307,15 +356,83 @@ yyjson_val *adm_attrs_object(adm_attrs_t *attrs)
 
 bool adm_attrs_has_object(const adm_attrs_t *attrs)
 {
-    return attrs->view_stale ? yyjson_mut_doc_get_root(attrs->mdoc) != NULL : attrs->object_view != NULL;
+    if (attrs->view_stale && attrs->nedits == 0) {
+        return yyjson_mut_doc_get_root(attrs->mdoc) != NULL;
+    }
+    return attrs->object_view != NULL;
+}
+
+/*
+ * The walk down keys in object_view, while edits are pending on it, and whether one of them
+ * matters to what the walk finds: an edit on a value of the way matters when it replaces that
+ * value, or adds, sets or removes the member the next step names (which may make a step that is
+ * missing appear); with inside, an edit on the value found or anything in it matters too. The
+ * value found, or NULL when a step is missing; *matters tells whether it may be out of date.
+ * A few comparisons per edit and step: a hook records a handful of edits, paths are short.
+ */
+static yyjson_val *pending_walk(const adm_attrs_t *attrs, const char *const *keys, bool inside, bool *matters)
+{
+    yyjson_val *v = attrs->object_view;
+
+    *matters = false;
+    for (; v != NULL && *keys != NULL; keys++) {
+        for (size_t i = 0; i < attrs->nedits; i++) {
+            const adm_edit_t *e = &attrs->edits[i];
+
+            if (e->target == v &&
+                (e->op == ADM_EDIT_REPLACE ||
+                 (e->op != ADM_EDIT_APPEND && adm_attrs_str_is(e->key, e->key_len, *keys)))) {
+                *matters = true;
+                return NULL;
+            }
+        }
+        v = adm_json_get(v, *keys);
+    }
+    for (size_t i = 0; inside && v != NULL && i < attrs->nedits; i++) {
+        const yyjson_val *t = attrs->edits[i].target;
+        size_t n = yyjson_is_ctn(v) ? v->uni.ofs / sizeof(*v) : 1;
+
+        if (t >= v && t < v + n) {
+            *matters = true;
+            return NULL;
+        }
+    }
+    /* a REPLACE of the value found (reached by the last step) */
+    for (size_t i = 0; !inside && v != NULL && i < attrs->nedits; i++) {
+        if (attrs->edits[i].target == v && attrs->edits[i].op == ADM_EDIT_REPLACE) {
+            *matters = true;
+            return NULL;
+        }
+    }
+    return v;
+}
+
+yyjson_val *adm_attrs_target_keys(adm_attrs_t *attrs, const char *const *keys)
+{
+    bool matters = false;
+    yyjson_val *v;
+
+    if (attrs->view_stale && attrs->nedits == 0) {
+        return adm_json_path_keys(adm_attrs_object(attrs), keys); /* after a mutable change */
+    }
+    v = pending_walk(attrs, keys, false, &matters);
+    return matters ? adm_json_path_keys(adm_attrs_object(attrs), keys) : v;
 }
 
 yyjson_val *adm_attrs_get_changed(adm_attrs_t *attrs, const char *const *keys)
 {
-    /* the view is out of date: find the member in the mutable copy, and lay out only it */
-    yyjson_mut_val *v = yyjson_mut_doc_get_root(attrs->mdoc);
+    yyjson_mut_val *v;
     yyjson_alc alc;
 
+    if (attrs->nedits != 0) {
+        /* what no pending edit reaches is read where it is; else the edits are laid out first */
+        bool matters;
+        yyjson_val *found = pending_walk(attrs, keys, true, &matters);
+
+        return matters ? adm_json_path_keys(adm_attrs_object(attrs), keys) : found;
+    }
+    /* the view is out of date after a mutable change: find the member, lay out only it */
+    v = yyjson_mut_doc_get_root(attrs->mdoc);
     for (; v != NULL && *keys != NULL; keys++) {
         v = adm_mut_get(v, *keys);
     }
@@ -326,27 +443,111 @@ yyjson_val *adm_attrs_get_changed(adm_attrs_t *attrs, const char *const *keys)
     return adm_json_view_from(&alc, v, &attrs->origin);
 }
 
-yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
+yyjson_mut_doc *adm_attrs_values_doc(adm_attrs_t *attrs)
 {
     if (attrs->mdoc == NULL) {
-        yyjson_alc alc;
-        yyjson_mut_val *root;
-
-        if (attrs->req->object == NULL) {
-            return NULL;
-        }
         /* The allocator struct is copied into the document, so a stack copy is fine. */
+        yyjson_alc alc;
+
         adm_json_alc_init(&alc, attrs->arena);
         attrs->mdoc = yyjson_mut_doc_new(&alc);
-        if (attrs->mdoc == NULL) {
+    }
+    return attrs->mdoc;
+}
+
+int adm_attrs_edit(adm_attrs_t *attrs, const adm_edit_t *e)
+{
+    if (attrs->view_stale && attrs->nedits == 0) {
+        /* after a mutable change the plugin cannot hold a value of the current layout: it reads
+           the object first, which lays it out (adm_attrs_object) */
+        if (adm_attrs_object(attrs) == NULL) {
+            return ADM_ENOMEM;
+        }
+    }
+    if (attrs->nedits == attrs->edits_cap) {
+        size_t cap = attrs->edits_cap != 0 ? 2 * attrs->edits_cap : 8;
+        adm_edit_t *grown = adm_arena_realloc(attrs->arena, attrs->edits, attrs->edits_cap * sizeof(*grown),
+                                              cap * sizeof(*grown));
+
+        if (grown == NULL) {
+            return ADM_ENOMEM;
+        }
+        attrs->edits = grown;
+        attrs->edits_cap = cap;
+    }
+    attrs->edits[attrs->nedits++] = *e;
+    attrs->changed = true;
+    attrs->view_stale = true;
+    attrs->mutable_current = false;
+    return ADM_OK;
+}
+
+int adm_attrs_edit_key(adm_attrs_t *attrs, adm_edit_op_t op, yyjson_val *target, const char *key,
+                       yyjson_mut_val *value)
+{
+    adm_edit_t e = {op, target, key, key != NULL ? strlen(key) : 0, value};
+
+    if (value == NULL && op != ADM_EDIT_REMOVE) {
+        return ADM_ENOMEM; /* the allocation that made it failed */
+    }
+    return adm_attrs_edit(attrs, &e);
+}
+
+yyjson_val *adm_attrs_ensure_keys(adm_attrs_t *attrs, yyjson_type type, const char *const *keys)
+{
+    yyjson_val *v = adm_attrs_object(attrs);
+    const char *const *k = keys;
+    yyjson_mut_doc *doc;
+    yyjson_mut_val *made;
+    size_t n = 0;
+
+    for (; v != NULL && *k != NULL; k++) {
+        yyjson_val *next = adm_json_get(v, *k);
+
+        if (!yyjson_is_obj(v) || adm_json_not_ensurable(next, k[1] == NULL ? type : YYJSON_TYPE_OBJ)) {
             return NULL;
         }
-        root = adm_json_mut_share_kept(attrs->mdoc, attrs->object_view, &attrs->origin);
+        if (next == NULL || yyjson_is_null(next)) {
+            break; /* v is the deepest there; the steps from *k on are made, in one value */
+        }
+        v = next;
+    }
+    if (v == NULL || *k == NULL) {
+        return v;
+    }
+    while (k[n] != NULL) {
+        n++;
+    }
+    doc = adm_attrs_values_doc(attrs);
+    made = doc == NULL ? NULL : type == YYJSON_TYPE_ARR ? yyjson_mut_arr(doc) : yyjson_mut_obj(doc);
+    for (size_t i = n; made != NULL && i-- > 1;) {
+        yyjson_mut_val *outer = yyjson_mut_obj(doc);
+
+        made = outer != NULL && yyjson_mut_obj_add_val(doc, outer, k[i], made) ? outer : NULL;
+    }
+    if (adm_attrs_edit_key(attrs, ADM_EDIT_SET, v, *k, made) != ADM_OK) {
+        return NULL;
+    }
+    return adm_json_path_keys(adm_attrs_object(attrs), keys);
+}
+
+yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
+{
+    if (!attrs->mutable_current) {
+        yyjson_val *from = adm_attrs_object(attrs); /* the edits so far, laid out */
+        yyjson_mut_val *root;
+
+        if (from == NULL || adm_attrs_values_doc(attrs) == NULL) {
+            return NULL;
+        }
+        root = adm_json_mut_share_kept(attrs->mdoc, from, &attrs->origin);
         if (root == NULL) {
-            attrs->mdoc = NULL;
             return NULL;
         }
+        /* what the copy's views are composed with to reach the request's object */
+        attrs->origin_lineage = attrs->lineage;
         yyjson_mut_doc_set_root(attrs->mdoc, root);
+        attrs->mutable_current = true;
     }
     attrs->changed = true;
     attrs->view_stale = true;
@@ -356,6 +557,10 @@ yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs)
 void adm_attrs_set_object(adm_attrs_t *attrs, yyjson_mut_doc *doc)
 {
     attrs->mdoc = doc;
+    attrs->nedits = 0;
+    memset(&attrs->origin, 0, sizeof(attrs->origin));
+    memset(&attrs->origin_lineage, 0, sizeof(attrs->origin_lineage));
+    attrs->mutable_current = true;
     attrs->changed = true;
     attrs->view_stale = true;
 }

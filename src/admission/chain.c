@@ -532,13 +532,15 @@ static void finish(adm_chain_run_t *run, int rc, const adm_status_t *st)
             const char *patch;
             size_t len, nops;
 
-            yyjson_mut_val *to = yyjson_mut_doc_get_root(attrs->mdoc);
+            /* the final object, laid out now if no reader asked since the last change: what its
+               lineage says is copied from the request's object is not walked */
+            yyjson_val *to = adm_attrs_object(attrs);
+            const adm_json_lineage_t *lin =
+                attrs->lineage.origin == attrs->req->object ? &attrs->lineage : NULL;
 
-            /* the mutable object began as a copy of the request's: what stayed as copied is not walked */
-            rc = attrs->origin.copy != NULL && attrs->origin.from == attrs->req->object
-                     ? adm_jsonpatch_diff_copy(attrs->req->object, to, &attrs->origin, attrs->arena, &patch,
-                                               &len, &nops)
-                     : adm_jsonpatch_diff(attrs->req->object, to, attrs->arena, &patch, &len, &nops);
+            rc = to == NULL ? ADM_ENOMEM
+                            : adm_jsonpatch_diff_flat(attrs->req->object, to, lin, attrs->arena, &patch, &len,
+                                                      &nops);
             if (rc == 0 && nops > 0) {
                 resp->patch = (const uint8_t *)patch;
                 resp->patch_len = len;

@@ -6,6 +6,10 @@
  * equal ends and diff what lies between. The patch text is written as it goes into one growing
  * arena buffer, the current JSON Pointer into another. The diff recurses, but at most
  * DIFF_MAX_DEPTH levels.
+ *
+ * Two walks, one per kind of `to`: a mutable value (adm_jsonpatch_diff: a webhook's patched copy,
+ * and the reference the flat walk is tested against), and a flat layout (adm_jsonpatch_diff_flat:
+ * the chain's final object, a view), which a lineage lets skip what was copied from `from`.
  */
 #include "adm/admission/jsonpatch.h"
 
@@ -41,8 +45,8 @@ typedef struct diff_ctx_s {
     char *path;
     size_t path_len, path_cap;
     size_t nops;
-    /* when `to` began as adm_json_mut_share_kept's copy of `from`: how (NULL otherwise) */
-    const adm_json_origin_t *origin;
+    /* the flat diff's: where `to`'s runs copied verbatim from `from` are (its l NULL: none known) */
+    adm_json_lineage_cursor_t lin;
     yyjson_val **work; /* has_no_duplicates' worklist */
     size_t work_cap;
 } diff_ctx_t;
@@ -198,8 +202,11 @@ static size_t push_index(diff_ctx_t *d, size_t index)
 
 #define PUT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
 
-/* One operation: its head written straight into the reserved output, then the value if any. */
-static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
+/*
+ * One operation: its head written straight into the reserved output, then the value if any (a
+ * mutable one, or a flat one written to the same bytes).
+ */
+static void emit_value(diff_ctx_t *d, const char *op, yyjson_mut_val *value, yyjson_val *flat)
 {
     adm_jsonw_t *w = &d->out;
     size_t path_len = d->path_len, op_len = strlen(op);
@@ -219,10 +226,14 @@ static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
     p += op_len;
     p = PUT(p, "\",\"path\":");
     p = adm_jsonw_put_string(p, path_len > 0 ? d->path : "", path_len);
-    if (value != NULL) {
+    if (value != NULL || flat != NULL) {
         p = PUT(p, ",\"value\":");
         w->len = (size_t)(p - w->data);
-        adm_jsonw_mut_value(w, value);
+        if (flat != NULL) {
+            adm_jsonw_value(w, flat);
+        } else {
+            adm_jsonw_mut_value(w, value);
+        }
         ADM_JSONW_LIT(w, "}");
     } else {
         *p++ = '}';
@@ -231,16 +242,20 @@ static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
     d->nops++;
 }
 
-/* True when b is a's own copy and no change touched it (adm_json_untouched): then b equals a. */
-static inline bool left_as_copied(const diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
+static void emit(diff_ctx_t *d, const char *op, yyjson_mut_val *value)
 {
-    return d->origin != NULL && adm_json_untouched_copy_of(d->origin, a, b);
+    emit_value(d, op, value, NULL);
 }
 
-/* a equals b (b mutable): at once when b was left as copied from a, else by walking both. */
+static void emit_flat(diff_ctx_t *d, const char *op, yyjson_val *value)
+{
+    emit_value(d, op, NULL, value);
+}
+
+/* a equals b (b mutable), by walking both. */
 static bool same(diff_ctx_t *d, yyjson_mut_val *b, yyjson_val *a)
 {
-    return left_as_copied(d, a, b) || adm__json_equal(&d->eq, b, a);
+    return adm__json_equal(&d->eq, b, a);
 }
 
 /* Elements of an immutable array as a pointer table (yyjson_arr_get walks from the start). */
@@ -432,19 +447,7 @@ static bool has_no_duplicates(diff_ctx_t *d, yyjson_val *a)
     }
 }
 
-/*
- * True when the member values a and b are left as copied, so diff_value would find nothing. Most
- * members of a changed object are: the callers ask this first, so only the others enter the
- * recursive path and its frame.
- */
-static inline bool unchanged(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
-{
-    /* only a non-empty object can hold a key twice: the others skip the walk and its call */
-    return a != NULL && b != NULL && left_as_copied(d, a, b) &&
-           (!filled_object(a) || has_no_duplicates(d, a));
-}
-
-/* The diff of a member that may have changed (not unchanged()). */
+/* The diff of a member: added (a NULL), removed (b NULL) or changed. */
 static void diff_member(diff_ctx_t *d, const char *key, size_t len, yyjson_val *a, yyjson_mut_val *b)
 {
     size_t saved = push_token(d, key, len);
@@ -510,9 +513,7 @@ static void diff_object_rest(diff_ctx_t *d, yyjson_val *ka, size_t na, yyjson_mu
         size_t len = yyjson_get_len(key);
         yyjson_mut_val *other = indexed ? adm__key_index_find(&xb, k, len) : find_mut(kb, nb, k, len);
 
-        if (!unchanged(d, key + 1, other)) {
-            diff_member(d, k, len, key + 1, other);
-        }
+        diff_member(d, k, len, key + 1, other);
     }
     mkey = kb;
     for (size_t i = 0; i < nb; i++, mkey = next_mut_key(mkey)) {
@@ -550,9 +551,7 @@ static void diff_object(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
         if (!adm__same_key(k, len, yyjson_mut_get_str(kb), yyjson_mut_get_len(kb))) {
             break;
         }
-        if (!unchanged(d, ka + 1, kb->next)) {
-            diff_member(d, k, len, ka + 1, kb->next);
-        }
+        diff_member(d, k, len, ka + 1, kb->next);
         ka = next_key(ka);
         kb = next_mut_key(kb);
     }
@@ -626,12 +625,216 @@ static void diff_value(diff_ctx_t *d, yyjson_val *a, yyjson_mut_val *b)
     }
 }
 
-static int diff(diff_ctx_t *d, yyjson_val *from, yyjson_mut_val *to, const char **out, size_t *out_len,
-                size_t *nops)
+/*
+ * The flat diff: the walk above step for step, with `to` a flat layout (a view): the same pairs
+ * visited in the same order, the same operations, values written to the same bytes
+ * (adm_jsonw_value). Most members of the objects it walks are unchanged, and it knows so without
+ * entering them: the same scalar, or a container the lineage maps onto its partner.
+ */
+static void diff_value_flat(diff_ctx_t *d, yyjson_val *a, yyjson_val *b);
+
+/*
+ * True when a and b are the same scalar by their bits: the same type and length (a string's
+ * NOESC mark aside: a parsed string keeps it, its mutable copy's view does not) and the same
+ * payload (a string's text pointer: strings are shared). adm__json_equal_flat says so too of
+ * every such pair; reals (NaN) and raw values (never equal) are left to it. The lineage knows only
+ * containers copied whole: the scalar members of the objects walked to a change are found
+ * unchanged here.
+ */
+static inline bool same_scalar(const yyjson_val *a, const yyjson_val *b)
+{
+    uint64_t type = a->tag & YYJSON_TYPE_MASK, diff = a->tag ^ b->tag;
+
+    switch (type) {
+    case YYJSON_TYPE_NULL:
+    case YYJSON_TYPE_BOOL: return diff == 0; /* the value is in the tag; the payload is not set */
+    case YYJSON_TYPE_NUM:
+        return diff == 0 && (a->tag & YYJSON_SUBTYPE_MASK) != YYJSON_SUBTYPE_REAL && a->uni.u64 == b->uni.u64;
+    case YYJSON_TYPE_STR: return (diff & ~(uint64_t)YYJSON_SUBTYPE_MASK) == 0 && a->uni.str == b->uni.str;
+    default: return false;
+    }
+}
+
+/* True when b's subtree equals a's by what is known without walking: the same scalar, or a
+   container the lineage maps onto a (a byte copy of it). */
+static inline bool copied_flat(diff_ctx_t *d, yyjson_val *a, yyjson_val *b)
+{
+    return same_scalar(a, b) || adm_json_lineage_cursor_same(&d->lin, b, a);
+}
+
+static bool same_flat(diff_ctx_t *d, yyjson_val *b, yyjson_val *a)
+{
+    return (a != NULL && b != NULL && copied_flat(d, a, b)) || adm__json_equal_flat(&d->eq, b, a);
+}
+
+/*
+ * True when the member values a and b are known equal without walking them, so diff_value_flat
+ * would find nothing: equal, and no object they reach through members holds a key twice (one
+ * that does is replaced whole). Asked first, so only the others take the recursive path; inline,
+ * as it is asked of every member.
+ */
+static inline __attribute__((always_inline)) bool unchanged_flat(diff_ctx_t *d, yyjson_val *a, yyjson_val *b)
+{
+    return a != NULL && b != NULL && copied_flat(d, a, b) && (!filled_object(a) || has_no_duplicates(d, a));
+}
+
+static void diff_member_flat(diff_ctx_t *d, const char *key, size_t len, yyjson_val *a, yyjson_val *b)
+{
+    size_t saved = push_token(d, key, len);
+
+    if (a == NULL) {
+        emit_flat(d, "add", b);
+    } else if (b == NULL) {
+        emit(d, "remove", NULL);
+    } else {
+        diff_value_flat(d, a, b);
+    }
+    d->path_len = saved;
+}
+
+static void diff_object_rest_flat(diff_ctx_t *d, yyjson_val *ka, size_t na, yyjson_val *kb, size_t nb)
+{
+    const bool indexed = na > ADM__SMALL_OBJECT || nb > ADM__SMALL_OBJECT;
+    yyjson_val *key = ka;
+    adm__key_index_t xa, xb;
+
+    if (indexed) {
+        if (!adm__key_index_init(d->arena, &xa, na) || !adm__key_index_init(d->arena, &xb, nb)) {
+            d->out.failed = true;
+            return;
+        }
+        for (size_t i = 0; i < na; i++, key = next_key(key)) {
+            adm__key_index_add(&xa, yyjson_get_str(key), yyjson_get_len(key), key + 1);
+        }
+        key = kb;
+        for (size_t i = 0; i < nb; i++, key = next_key(key)) {
+            adm__key_index_add(&xb, yyjson_get_str(key), yyjson_get_len(key), key + 1);
+        }
+    }
+    key = ka;
+    for (size_t i = 0; i < na; i++, key = next_key(key)) {
+        const char *k = yyjson_get_str(key);
+        size_t len = yyjson_get_len(key);
+        yyjson_val *other = indexed ? adm__key_index_find(&xb, k, len) : find_imm(kb, nb, k, len);
+
+        if (!unchanged_flat(d, key + 1, other)) {
+            diff_member_flat(d, k, len, key + 1, other);
+        }
+    }
+    key = kb;
+    for (size_t i = 0; i < nb; i++, key = next_key(key)) {
+        const char *k = yyjson_get_str(key);
+        size_t len = yyjson_get_len(key);
+        bool known = indexed ? adm__key_index_find(&xa, k, len) != NULL : find_imm(ka, na, k, len) != NULL;
+
+        if (!known) {
+            diff_member_flat(d, k, len, NULL, key + 1);
+        }
+    }
+}
+
+static void diff_object_flat(diff_ctx_t *d, yyjson_val *a, yyjson_val *b)
+{
+    size_t na = yyjson_obj_size(a), nb = yyjson_obj_size(b);
+    yyjson_val *ka = na > 0 ? unsafe_yyjson_get_first(a) : NULL;
+    yyjson_val *kb = nb > 0 ? unsafe_yyjson_get_first(b) : NULL;
+
+    if (has_duplicate_keys(d, a)) {
+        emit_flat(d, "replace", b);
+        return;
+    }
+    for (; na > 0 && nb > 0; na--, nb--) {
+        const char *k = yyjson_get_str(ka);
+        size_t len = yyjson_get_len(ka);
+
+        if (!adm__same_key(k, len, yyjson_get_str(kb), yyjson_get_len(kb))) {
+            break;
+        }
+        if (!unchanged_flat(d, ka + 1, kb + 1)) {
+            diff_member_flat(d, k, len, ka + 1, kb + 1);
+        }
+        ka = next_key(ka);
+        kb = next_key(kb);
+    }
+    if (na > 0 || nb > 0) {
+        diff_object_rest_flat(d, ka, na, kb, nb);
+    }
+}
+
+static void diff_array_flat(diff_ctx_t *d, yyjson_val *a, yyjson_val *b)
+{
+    size_t la = yyjson_arr_size(a), lb = yyjson_arr_size(b);
+    yyjson_val **va = elements(d, a, la);
+    yyjson_val **vb = elements(d, b, lb);
+    size_t prefix = 0, suffix = 0, ma, mb;
+
+    if (va == NULL || vb == NULL) {
+        return;
+    }
+    while (prefix < la && prefix < lb && same_flat(d, vb[prefix], va[prefix])) {
+        prefix++;
+    }
+    while (suffix < la - prefix && suffix < lb - prefix &&
+           same_flat(d, vb[lb - 1 - suffix], va[la - 1 - suffix])) {
+        suffix++;
+    }
+    ma = la - prefix - suffix;
+    mb = lb - prefix - suffix;
+    for (size_t i = 0; i < ma && i < mb; i++) {
+        size_t saved = push_index(d, prefix + i);
+
+        diff_value_flat(d, va[prefix + i], vb[prefix + i]);
+        d->path_len = saved;
+    }
+    for (size_t k = ma; k > mb; k--) {
+        size_t saved = push_index(d, prefix + k - 1);
+
+        emit(d, "remove", NULL);
+        d->path_len = saved;
+    }
+    for (size_t k = ma; k < mb; k++) {
+        size_t saved = push_index(d, prefix + k);
+
+        emit_flat(d, "add", vb[prefix + k]);
+        d->path_len = saved;
+    }
+}
+
+static void diff_value_flat(diff_ctx_t *d, yyjson_val *a, yyjson_val *b)
+{
+    bool objects = yyjson_is_obj(a) && yyjson_is_obj(b);
+    bool arrays = yyjson_is_arr(a) && yyjson_is_arr(b);
+
+    if (d->out.failed) {
+        return;
+    }
+    if ((objects || arrays) && d->depth < DIFF_MAX_DEPTH) {
+        d->depth++;
+        if (objects) {
+            diff_object_flat(d, a, b);
+        } else {
+            diff_array_flat(d, a, b);
+        }
+        d->depth--;
+    } else if (!same_flat(d, b, a)) {
+        emit_flat(d, "replace", b);
+    }
+    if (d->eq.failed) {
+        d->out.failed = true;
+    }
+}
+
+/* The patch of d's walk, written into d->out between the brackets (flat: `to` a flat layout). */
+static int diff_into(diff_ctx_t *d, yyjson_val *from, yyjson_mut_val *to, yyjson_val *flat, const char **out,
+                     size_t *out_len, size_t *nops)
 {
     adm_jsonw_init(&d->out, d->arena);
     ADM_JSONW_LIT(&d->out, "[");
-    diff_value(d, from, to);
+    if (flat != NULL) {
+        diff_value_flat(d, from, flat);
+    } else {
+        diff_value(d, from, to);
+    }
     ADM_JSONW_LIT(&d->out, "]");
     if (d->out.failed) {
         return ADM_ENOMEM;
@@ -642,6 +845,12 @@ static int diff(diff_ctx_t *d, yyjson_val *from, yyjson_mut_val *to, const char 
     return 0;
 }
 
+static int diff(diff_ctx_t *d, yyjson_val *from, yyjson_mut_val *to, const char **out, size_t *out_len,
+                size_t *nops)
+{
+    return diff_into(d, from, to, NULL, out, out_len, nops);
+}
+
 int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, const char **out,
                        size_t *out_len, size_t *nops)
 {
@@ -650,11 +859,17 @@ int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, con
     return diff(&d, from, to, out, out_len, nops);
 }
 
-int adm_jsonpatch_diff_copy(yyjson_val *from, yyjson_mut_val *to, const adm_json_origin_t *o, adm_arena_t *a,
+int adm_jsonpatch_diff_flat(yyjson_val *from, yyjson_val *to, const adm_json_lineage_t *lin, adm_arena_t *a,
                             const char **out, size_t *out_len, size_t *nops)
 {
     diff_ctx_t d = {.arena = a, .eq = {.arena = a}};
 
-    d.origin = o->from == from ? o : NULL;
-    return diff(&d, from, to, out, out_len, nops);
+    if (to == NULL) {
+        return ADM_ENOMEM; /* no view was made */
+    }
+    if (lin != NULL && lin->origin == from && lin->nruns > 0) {
+        d.lin.l = lin; /* else NULL: the cursor answers false */
+        d.lin.root = to;
+    }
+    return diff_into(&d, from, NULL, to, out, out_len, nops);
 }

@@ -233,3 +233,161 @@ bool adm__json_equal(adm__eq_list_t *l, yyjson_mut_val *a, yyjson_val *b)
     }
     return true;
 }
+
+/*
+ * adm__json_equal_flat: the walk above step for step, with the flat side's iterators where the
+ * mutable side's were, so the two answer alike on every input (duplicate keys included).
+ */
+static bool eq_flat_push(adm__eq_list_t *l, yyjson_val *a, yyjson_val *b)
+{
+    if (l->flat_n == l->flat_cap) {
+        size_t ncap = l->flat_cap == 0 ? 64 : l->flat_cap * 2;
+        adm__eq_flat_pair_t *g =
+            adm_arena_realloc(l->arena, l->flat, l->flat_cap * sizeof(*g), ncap * sizeof(*g));
+
+        if (g == NULL) {
+            l->failed = true;
+            return false;
+        }
+        l->flat = g;
+        l->flat_cap = ncap;
+    }
+    l->flat[l->flat_n].a = a;
+    l->flat[l->flat_n].b = b;
+    l->flat_n++;
+    return true;
+}
+
+static bool queue_rest_flat(adm__eq_list_t *l, yyjson_obj_iter ia, yyjson_val *first, yyjson_obj_iter ib,
+                            size_t remaining)
+{
+    yyjson_val *akey;
+    yyjson_val *key = first;
+    adm__key_index_t x;
+
+    if (remaining > ADM__SMALL_OBJECT && adm__key_index_init(l->arena, &x, remaining)) {
+        yyjson_obj_iter it = ia;
+
+        for (akey = yyjson_obj_iter_next(&it); akey != NULL; akey = yyjson_obj_iter_next(&it)) {
+            if (!adm__key_index_add(&x, yyjson_get_str(akey), yyjson_get_len(akey), akey + 1)) {
+                return false; /* a key twice: not equal to anything in a useful sense */
+            }
+        }
+        for (; key != NULL; key = yyjson_obj_iter_next(&ib)) {
+            yyjson_val *v = adm__key_index_find(&x, yyjson_get_str(key), yyjson_get_len(key));
+
+            if (v == NULL || !eq_flat_push(l, v, yyjson_obj_iter_get_val(key))) {
+                return false;
+            }
+        }
+        return true;
+    }
+    for (; key != NULL; key = yyjson_obj_iter_next(&ib)) {
+        yyjson_obj_iter it = ia;
+        yyjson_val *v = NULL;
+
+        for (akey = yyjson_obj_iter_next(&it); akey != NULL; akey = yyjson_obj_iter_next(&it)) {
+            if (adm__same_key(yyjson_get_str(akey), yyjson_get_len(akey), yyjson_get_str(key),
+                              yyjson_get_len(key))) {
+                v = akey + 1;
+                break;
+            }
+        }
+        if (v == NULL || !eq_flat_push(l, v, yyjson_obj_iter_get_val(key))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool queue_members_flat(adm__eq_list_t *l, yyjson_val *a, yyjson_val *b)
+{
+    yyjson_obj_iter ia, ib;
+    yyjson_val *key;
+    size_t left = yyjson_obj_size(b);
+
+    if (yyjson_obj_size(a) != left) {
+        return false;
+    }
+    yyjson_obj_iter_init(a, &ia);
+    yyjson_obj_iter_init(b, &ib);
+    for (key = yyjson_obj_iter_next(&ib); key != NULL; key = yyjson_obj_iter_next(&ib)) {
+        yyjson_obj_iter at = ia;
+        yyjson_val *akey = yyjson_obj_iter_next(&ia);
+
+        if (!adm__same_key(yyjson_get_str(akey), yyjson_get_len(akey), yyjson_get_str(key),
+                           yyjson_get_len(key))) {
+            return queue_rest_flat(l, at, key, ib, left);
+        }
+        if (!eq_flat_push(l, akey + 1, yyjson_obj_iter_get_val(key))) {
+            return false;
+        }
+        left--;
+    }
+    return true;
+}
+
+static bool queue_elements_flat(adm__eq_list_t *l, yyjson_val *a, yyjson_val *b)
+{
+    yyjson_arr_iter ia, ib;
+    yyjson_val *x;
+
+    if (yyjson_arr_size(a) != yyjson_arr_size(b)) {
+        return false;
+    }
+    yyjson_arr_iter_init(a, &ia);
+    yyjson_arr_iter_init(b, &ib);
+    for (x = yyjson_arr_iter_next(&ia); x != NULL; x = yyjson_arr_iter_next(&ia)) {
+        if (!eq_flat_push(l, x, yyjson_arr_iter_next(&ib))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool scalar_equal_flat(yyjson_val *a, yyjson_val *b)
+{
+    switch (yyjson_get_type(a)) {
+    case YYJSON_TYPE_NULL: return true;
+    case YYJSON_TYPE_BOOL: return yyjson_get_bool(a) == yyjson_get_bool(b);
+    case YYJSON_TYPE_NUM:
+        if (yyjson_is_real(a) || yyjson_is_real(b)) {
+            return yyjson_get_num(a) == yyjson_get_num(b);
+        }
+        if (yyjson_is_sint(a) != yyjson_is_sint(b)) {
+            return yyjson_get_sint(a) == 0 && yyjson_get_sint(b) == 0;
+        }
+        return yyjson_get_uint(a) == yyjson_get_uint(b);
+    case YYJSON_TYPE_STR:
+        return adm__same_key(yyjson_get_str(a), yyjson_get_len(a), yyjson_get_str(b), yyjson_get_len(b));
+    default: return false;
+    }
+}
+
+bool adm__json_equal_flat(adm__eq_list_t *l, yyjson_val *a, yyjson_val *b)
+{
+    l->flat_n = 0;
+    if (!eq_flat_push(l, a, b)) {
+        return false;
+    }
+    while (l->flat_n > 0) {
+        adm__eq_flat_pair_t p = l->flat[--l->flat_n];
+        yyjson_type type = yyjson_get_type(p.a);
+        bool same;
+
+        if (type != yyjson_get_type(p.b)) {
+            return false;
+        }
+        if (type == YYJSON_TYPE_OBJ) {
+            same = queue_members_flat(l, p.a, p.b);
+        } else if (type == YYJSON_TYPE_ARR) {
+            same = queue_elements_flat(l, p.a, p.b);
+        } else {
+            same = scalar_equal_flat(p.a, p.b);
+        }
+        if (!same) {
+            return false;
+        }
+    }
+    return true;
+}

@@ -30,10 +30,18 @@ typedef struct adm__eq_pair_s {
     yyjson_val *b;
 } adm__eq_pair_t;
 
+/* A pair of adm__json_equal_flat: a is the flat value in the place of adm__json_equal's mutable one. */
+typedef struct adm__eq_flat_pair_s {
+    yyjson_val *a;
+    yyjson_val *b;
+} adm__eq_flat_pair_t;
+
 typedef struct adm__eq_list_s {
     adm_arena_t *arena;
     adm__eq_pair_t *pairs;
     size_t n, cap;
+    adm__eq_flat_pair_t *flat; /* adm__json_equal_flat's own list, n and cap as above */
+    size_t flat_n, flat_cap;
     bool failed; /* an allocation failed: the comparison answered false without knowing */
 } adm__eq_list_t;
 
@@ -61,6 +69,14 @@ void *adm__key_index_find(const adm__key_index_t *x, const char *s, size_t len);
  * fails the answer is false and l->failed is set.
  */
 bool adm__json_equal(adm__eq_list_t *l, yyjson_mut_val *a, yyjson_val *b);
+
+/*
+ * adm__json_equal with a flat value (a parsed document's, a view's) in a's place: the same answer
+ * as adm__json_equal(l, m, b) for any mutable m holding a's values in a's order, duplicate keys
+ * included (pairs by position while the keys agree, then by key; a key twice among a's remaining
+ * members of a large object answers false).
+ */
+bool adm__json_equal_flat(adm__eq_list_t *l, yyjson_val *a, yyjson_val *b);
 
 /* Two keys (or strings) alike. */
 static inline bool adm__same_key(const char *s1, size_t l1, const char *s2, size_t l2)

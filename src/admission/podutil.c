@@ -62,17 +62,13 @@ static yyjson_mut_val *toleration_value(yyjson_mut_doc *doc, const adm_toleratio
     return ok ? o : NULL;
 }
 
-int adm_pod_add_or_update_toleration(yyjson_mut_doc *doc, yyjson_mut_val *pod, const adm_toleration_t *t)
+/* AddOrUpdateTolerationInPod on the list itself: 1 when it changed, 0 when not, or ADM_ENOMEM. */
+static int list_add_or_update(yyjson_mut_doc *doc, yyjson_mut_val *list, const adm_toleration_t *t)
 {
-    yyjson_mut_val *spec = adm_mut_ensure(doc, pod, "spec", YYJSON_TYPE_OBJ);
-    yyjson_mut_val *list = spec != NULL ? adm_mut_ensure(doc, spec, "tolerations", YYJSON_TYPE_ARR) : NULL;
     yyjson_mut_val *item;
     yyjson_mut_arr_iter it;
     size_t idx = 0;
 
-    if (list == NULL) {
-        return ADM_ENOMEM;
-    }
     yyjson_mut_arr_iter_init(list, &it);
     for (item = yyjson_mut_arr_iter_next(&it); item != NULL; item = yyjson_mut_arr_iter_next(&it)) {
         yyjson_mut_val *secs = adm_mut_get(item, "tolerationSeconds");
@@ -99,6 +95,60 @@ int adm_pod_add_or_update_toleration(yyjson_mut_doc *doc, yyjson_mut_val *pod, c
         return ADM_ENOMEM;
     }
     return 1;
+}
+
+int adm_pod_add_or_update_toleration(yyjson_mut_doc *doc, yyjson_mut_val *pod, const adm_toleration_t *t)
+{
+    yyjson_mut_val *spec = adm_mut_ensure(doc, pod, "spec", YYJSON_TYPE_OBJ);
+    yyjson_mut_val *list = spec != NULL ? adm_mut_ensure(doc, spec, "tolerations", YYJSON_TYPE_ARR) : NULL;
+
+    return list != NULL ? list_add_or_update(doc, list, t) : ADM_ENOMEM;
+}
+
+int adm_pod_edit_tolerations(adm_attrs_t *attrs, const adm_toleration_t *ts, size_t n)
+{
+    /* the list read (edits pending elsewhere in the pod are not laid out for it), then the
+       targets, which that read leaves in place */
+    yyjson_val *list = adm_attrs_get(attrs, "spec", "tolerations", NULL);
+    yyjson_val *pod = adm_attrs_target(attrs, NULL);
+    yyjson_val *spec = adm_attrs_target(attrs, "spec", NULL);
+    yyjson_mut_doc *doc = adm_attrs_values_doc(attrs);
+    yyjson_mut_val *mlist, *mspec;
+    adm_edit_t e;
+    int changed = 0;
+
+    if (!yyjson_is_obj(pod) || doc == NULL || adm_json_not_ensurable(spec, YYJSON_TYPE_OBJ) ||
+        adm_json_not_ensurable(list, YYJSON_TYPE_ARR)) {
+        return ADM_ENOMEM;
+    }
+    mlist = yyjson_is_arr(list) ? adm_json_mut_share(doc, list) : yyjson_mut_arr(doc);
+    if (mlist == NULL) {
+        return ADM_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = list_add_or_update(doc, mlist, &ts[i]);
+
+        if (rc < 0) {
+            return rc;
+        }
+        changed += rc;
+    }
+    if (changed == 0) {
+        return 0;
+    }
+    /* the list replaced, set into spec (in place of a null), or a spec made around it */
+    if (yyjson_is_arr(list)) {
+        e = (adm_edit_t){.op = ADM_EDIT_REPLACE, .target = list, .value = mlist};
+    } else if (yyjson_is_obj(spec)) {
+        e = (adm_edit_t){ADM_EDIT_SET, spec, "tolerations", strlen("tolerations"), mlist};
+    } else {
+        mspec = yyjson_mut_obj(doc);
+        if (mspec == NULL || !yyjson_mut_obj_add_val(doc, mspec, "tolerations", mlist)) {
+            return ADM_ENOMEM;
+        }
+        e = (adm_edit_t){ADM_EDIT_SET, pod, "spec", strlen("spec"), mspec};
+    }
+    return adm_attrs_edit(attrs, &e) == ADM_OK ? changed : ADM_ENOMEM;
 }
 
 /* ---- references to other API objects (HasAPIObjectReference) ---- */

@@ -475,26 +475,6 @@ yyjson_mut_val *adm_json_mut_share(yyjson_mut_doc *doc, yyjson_val *v)
     return m;
 }
 
-/*
- * Copies bytes in 128-byte blocks, then 32-byte ones: the byte copy of a pod's values is ~9 KB,
- * which glibc's memcpy moves with `rep movsb`; that runs as fast, but callgrind counts it one
- * instruction a byte, which would misstate what these copies cost in the instruction counts of
- * bench/callgrind.sh.
- */
-static void copy_blocks(void *dst, const void *src, size_t n)
-{
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-
-    for (; n >= 128; n -= 128, d += 128, s += 128) {
-        memcpy(d, s, 128);
-    }
-    for (; n >= 32; n -= 32, d += 32, s += 32) {
-        memcpy(d, s, 32);
-    }
-    memcpy(d, s, n);
-}
-
 yyjson_mut_val *adm_json_mut_share_kept(yyjson_mut_doc *doc, yyjson_val *v, adm_json_origin_t *o)
 {
     size_t n = subtree_size(v);
@@ -505,7 +485,7 @@ yyjson_mut_val *adm_json_mut_share_kept(yyjson_mut_doc *doc, yyjson_val *v, adm_
     if (pristine == NULL) {
         return NULL;
     }
-    copy_blocks(pristine, copy, n * sizeof(*pristine));
+    adm_json_copy_blocks(pristine, copy, n * sizeof(*pristine));
     o->from = v;
     o->copy = copy;
     o->pristine = pristine;
@@ -618,6 +598,40 @@ static inline bool view_reserve(view_out_t *vo, yyjson_val **dst, yyjson_val **l
     return true;
 }
 
+/* Runs of a traced view's lineage under way, and their room. */
+typedef struct lineage_out_s {
+    adm_json_run_t *runs;
+    size_t n, cap;
+} lineage_out_t;
+
+/* Runs a traced view starts with room for: a pod's view copies some dozens of blocks. */
+#define LINEAGE_FIRST_RUNS 64
+
+/*
+ * Notes that the view's values [to, to + n) are a copy of the origin's [from, from + n): joined to
+ * the last run when it continues it (siblings copied one after another). False when alc fails.
+ */
+static bool lineage_note(lineage_out_t *lo, const yyjson_alc *alc, size_t to, size_t from, size_t n)
+{
+    if (lo->n > 0) {
+        adm_json_run_t *last = &lo->runs[lo->n - 1];
+
+        if ((size_t)last->to + last->n == to && (size_t)last->from + last->n == from) {
+            last->n += (uint32_t)n;
+            return true;
+        }
+    }
+    if (lo->n == lo->cap) {
+        lo->runs = view_grow(alc, lo->runs, lo->cap, sizeof(*lo->runs));
+        if (lo->runs == NULL) {
+            return false;
+        }
+        lo->cap *= 2;
+    }
+    lo->runs[lo->n++] = (adm_json_run_t){(uint32_t)to, (uint32_t)from, (uint32_t)n};
+    return true;
+}
+
 /*
  * One walk in the order a writer prints v: the container under way lives in locals (its next
  * child, how many are left, where it began) and goes to the frame array only while a child
@@ -625,14 +639,12 @@ static inline bool view_reserve(view_out_t *vo, yyjson_val **dst, yyjson_val **l
  * (made when it is entered or resumed, and after a block copied in one piece), so copying a
  * child checks for none. The frames are taken first and the output last, so that with the
  * request's arena the output grows by doubling in place; a view of o's whole copy starts with
- * room for as many values as it had, which is about what the changes leave.
+ * room for as many values as it had, which is about what the changes leave. With lo (traced
+ * views), the runs' room is taken before the output's too, and each block copied in one piece
+ * is noted; the untraced views are the same body with lo NULL, so they pay nothing for it.
  */
-yyjson_val *adm_json_view(const yyjson_alc *alc, yyjson_mut_val *v)
-{
-    return adm_json_view_from(alc, v, NULL);
-}
-
-yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o)
+static inline __attribute__((always_inline)) yyjson_val *
+view_walk(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o, lineage_out_t *lo)
 {
     size_t fcap = 0, top = 0, left, at = 0;
     view_out_t vo = {alc, NULL, 1};
@@ -646,6 +658,13 @@ yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const a
         vo.cap = o != NULL && v == o->copy ? o->n + VIEW_FIRST_CAP : VIEW_FIRST_CAP;
         if (frames == NULL) {
             return NULL;
+        }
+        if (lo != NULL && o != NULL) {
+            lo->runs = alc->malloc(alc->ctx, LINEAGE_FIRST_RUNS * sizeof(*lo->runs));
+            lo->cap = LINEAGE_FIRST_RUNS;
+            if (lo->runs == NULL) {
+                return NULL;
+            }
         }
     }
     vo.buf = alc->malloc(alc->ctx, vo.cap * sizeof(*vo.buf));
@@ -712,7 +731,11 @@ yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const a
                 if (!view_reserve(&vo, &dst, &lim, k + left)) {
                     return NULL;
                 }
-                copy_blocks(dst, same, k * sizeof(*same));
+                if (lo != NULL &&
+                    !lineage_note(lo, alc, (size_t)(dst - vo.buf), (size_t)(same - o->from), k)) {
+                    return NULL;
+                }
+                adm_json_copy_blocks(dst, same, k * sizeof(*same));
                 dst += k;
                 continue;
             }
@@ -748,6 +771,86 @@ yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const a
     alc->free(alc->ctx, frames);
     /* what the room left unused goes back (in place when the output is the last allocation) */
     return alc->realloc(alc->ctx, vo.buf, vo.cap * sizeof(*vo.buf), (size_t)(dst - vo.buf) * sizeof(*vo.buf));
+}
+
+yyjson_val *adm_json_view(const yyjson_alc *alc, yyjson_mut_val *v)
+{
+    return view_walk(alc, v, NULL, NULL);
+}
+
+yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o)
+{
+    return view_walk(alc, v, o, NULL);
+}
+
+yyjson_val *adm_json_view_traced(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o,
+                                 adm_json_lineage_t *lin)
+{
+    lineage_out_t lo = {NULL, 0, 0};
+    yyjson_val *view;
+
+    memset(lin, 0, sizeof(*lin));
+    if (o == NULL || o->copy == NULL) {
+        return view_walk(alc, v, NULL, NULL);
+    }
+    view = view_walk(alc, v, o, &lo);
+    if (view != NULL) {
+        lin->origin = o->from;
+        lin->runs = lo.runs;
+        lin->nruns = lo.n;
+    }
+    return view;
+}
+
+/*
+ * Binary search for the run holding place i among runs [lo, hi] (the first whose end lies past i),
+ * given that i lies before the end of run hi.
+ */
+static size_t run_search(const adm_json_lineage_t *l, size_t lo, size_t hi, size_t i)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if ((size_t)l->runs[mid].to + l->runs[mid].n <= i) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+const adm_json_run_t *adm_json_lineage_seek(adm_json_lineage_cursor_t *c, size_t i)
+{
+    const adm_json_lineage_t *l = c->l;
+    size_t r = c->run < l->nruns ? c->run : l->nruns - 1;
+    const adm_json_run_t *run;
+
+    if (i < l->runs[r].to) {
+        /* backwards (an array's equal suffix is walked from its end) */
+        r = run_search(l, 0, r, i);
+    } else if (i >= (size_t)l->runs[l->nruns - 1].to + l->runs[l->nruns - 1].n) {
+        r = l->nruns - 1; /* past the last run */
+    } else {
+        /* forwards, the usual way: the next few runs one by one, then a binary search */
+        for (size_t steps = 0; steps < 4 && i >= (size_t)l->runs[r].to + l->runs[r].n; steps++) {
+            r++;
+        }
+        if (i >= (size_t)l->runs[r].to + l->runs[r].n) {
+            r = run_search(l, r + 1, l->nruns - 1, i);
+        }
+    }
+    c->run = r;
+    run = &l->runs[r];
+    return i >= run->to && i - run->to < run->n ? run : NULL;
+}
+
+bool adm_json_lineage_same(const adm_json_lineage_t *l, const yyjson_val *root, const yyjson_val *b,
+                           const yyjson_val *a)
+{
+    adm_json_lineage_cursor_t c = {l, root, 0};
+
+    return l != NULL && root != NULL && adm_json_lineage_cursor_same(&c, b, a);
 }
 
 /* An empty container of v's type, or a copy of a scalar (strings copied). */

@@ -364,9 +364,10 @@ typedef struct mut_frame_s {
 /*
  * A scalar or an empty container with its separator: ':' after a string in a key's place, else
  * ','. Fails where yyjson's writer fails (invalid UTF-8 in a string not marked NOESC, NaN or
- * infinity, a value of no type).
+ * infinity, a value of no type). Inlined into both writers: it is most of their work per value.
  */
-static bool put_scalar(adm_jsonw_t *w, yyjson_mut_val *v, bool key_place)
+static inline __attribute__((always_inline)) bool put_scalar(adm_jsonw_t *w, yyjson_mut_val *v,
+                                                             bool key_place)
 {
     size_t len = unsafe_yyjson_get_len(v);
     char *p;
@@ -530,6 +531,107 @@ void adm_jsonw_mut_value(adm_jsonw_t *w, yyjson_mut_val *v)
     case MUT_TOO_DEEP:
         w->len = start;
         mut_value_by_yyjson(w, v);
+        break;
+    case MUT_FAILED: w->failed = true; break;
+    }
+}
+
+/* The whole value by yyjson's writer: for flat values nested deeper than write_flat's stack. */
+static void value_by_yyjson(adm_jsonw_t *w, yyjson_val *v)
+{
+    yyjson_alc alc;
+    size_t n = 0;
+    char *text;
+
+    adm_json_alc_init(&alc, w->arena);
+    text = yyjson_val_write_opts(v, YYJSON_WRITE_NOFLAG, &alc, &n, NULL);
+    if (text == NULL) {
+        w->failed = true;
+        return;
+    }
+    adm_jsonw_raw(w, text, n);
+}
+
+/*
+ * write_mut for a flat layout (a parsed document or a view): the first child of a container is
+ * the value after it, a value's next sibling the value after its subtree. A scalar goes through
+ * put_scalar as a mutable value holding its tag and payload, so both writers write one text.
+ */
+static mut_result_t write_flat(adm_jsonw_t *w, yyjson_val *v)
+{
+    struct {
+        yyjson_val *ctn;
+        size_t left;
+        bool obj;
+    } stack[MUT_DEPTH_MAX];
+    size_t depth = 0;
+    yyjson_val *ctn = NULL; /* the open container; NULL at the root */
+    size_t left = 1;        /* values left in it, v included */
+    bool obj = false;
+
+    for (;;) {
+        yyjson_type type = yyjson_get_type(v);
+        size_t len = unsafe_yyjson_get_len(v);
+        yyjson_mut_val scalar;
+
+        if ((type == YYJSON_TYPE_ARR || type == YYJSON_TYPE_OBJ) && len > 0) {
+            if (depth == MUT_DEPTH_MAX) {
+                return MUT_TOO_DEEP;
+            }
+            if (!room(w, 1)) {
+                return MUT_FAILED;
+            }
+            stack[depth].ctn = ctn;
+            stack[depth].left = left;
+            stack[depth].obj = obj;
+            depth++;
+            obj = type == YYJSON_TYPE_OBJ;
+            w->data[w->len++] = obj ? '{' : '[';
+            ctn = v;
+            left = obj ? len * 2 : len;
+            v++;
+            continue;
+        }
+        scalar.tag = v->tag;
+        scalar.uni = v->uni;
+        scalar.next = NULL;
+        if (!put_scalar(w, &scalar, obj && left % 2 == 0)) {
+            return MUT_FAILED;
+        }
+        v++; /* a scalar's subtree is itself */
+        while (--left == 0) {
+            if (ctn == NULL) {
+                w->len--; /* the root's separator */
+                return MUT_WRITTEN;
+            }
+            if (!room(w, 1)) {
+                return MUT_FAILED;
+            }
+            w->data[w->len - 1] = obj ? '}' : ']';
+            w->data[w->len++] = ',';
+            depth--;
+            ctn = stack[depth].ctn;
+            left = stack[depth].left;
+            obj = stack[depth].obj;
+        }
+    }
+}
+
+void adm_jsonw_value(adm_jsonw_t *w, yyjson_val *v)
+{
+    size_t start = w->len;
+
+    if (v == NULL) {
+        w->failed = true; /* as adm_jsonw_mut_value fails on it */
+    }
+    if (w->failed) {
+        return;
+    }
+    switch (write_flat(w, v)) {
+    case MUT_WRITTEN: break;
+    case MUT_TOO_DEEP:
+        w->len = start;
+        value_by_yyjson(w, v);
         break;
     case MUT_FAILED: w->failed = true; break;
     }

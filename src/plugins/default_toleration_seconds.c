@@ -61,7 +61,8 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     const state_t *s = state;
     yyjson_val *tolerations;
     yyjson_val *t;
-    yyjson_mut_val *mpod;
+    adm_toleration_t add[2];
+    size_t n = 0;
     yyjson_arr_iter it;
     bool not_ready = false;
     bool unreachable = false;
@@ -85,27 +86,15 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     if (not_ready && unreachable) {
         return ADM_OK;
     }
-    mpod = adm_attrs_mutable_object(attrs);
-    if (mpod == NULL) {
-        return ADM_ENOMEM;
-    }
     if (!not_ready) {
-        adm_toleration_t add = {
+        add[n++] = (adm_toleration_t){
             "node.kubernetes.io/not-ready", "Exists", "", "NoExecute", true, s->not_ready_seconds};
-
-        if (adm_pod_add_or_update_toleration(attrs->mdoc, mpod, &add) < 0) {
-            return ADM_ENOMEM;
-        }
     }
     if (!unreachable) {
-        adm_toleration_t add = {
+        add[n++] = (adm_toleration_t){
             "node.kubernetes.io/unreachable", "Exists", "", "NoExecute", true, s->unreachable_seconds};
-
-        if (adm_pod_add_or_update_toleration(attrs->mdoc, mpod, &add) < 0) {
-            return ADM_ENOMEM;
-        }
     }
-    return ADM_OK;
+    return adm_pod_edit_tolerations(attrs, add, n) < 0 ? ADM_ENOMEM : ADM_OK;
 }
 
 const adm_plugin_t adm_plugin_default_toleration_seconds = {

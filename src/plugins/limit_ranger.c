@@ -724,14 +724,20 @@ typedef struct lr_defaults_s {
     const char **text; /* text[i]: list.qs[i] formatted, once per request */
 } lr_defaults_t;
 
-/* Sets into c.resources.<which> every default it lacks; appends "<names> <word> for <prefix> <name>". */
-static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const lr_defaults_t *defaults,
-                          const char *which, const char *word, const char *prefix, const char **parts,
-                          size_t *nparts)
+/*
+ * Sets into c.resources.<which> every default it lacks, as edits (into *fresh, the resources object
+ * made for a container that has none, set by the caller); appends "<names> <word> for <prefix>
+ * <name>". The changes are those adm_mut_ensure and yyjson_mut_obj_add made on a mutable copy.
+ */
+static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *c,
+                          const lr_defaults_t *defaults, const char *which, const char *word,
+                          const char *prefix, const char **parts, size_t *nparts, yyjson_mut_val **fresh)
 {
     adm_arena_t *a = attrs->arena;
-    yyjson_mut_val *res, *list = NULL, *name = adm_mut_get(c, "name");
-    yyjson_mut_val *have = adm_mut_get(adm_mut_get(c, "resources"), which);
+    yyjson_val *name = adm_json_get(c, "name");
+    yyjson_val *res = adm_json_get(c, "resources");
+    yyjson_val *have = adm_json_get(res, which);
+    yyjson_mut_val *list = NULL; /* the new <which> object, when c has none */
     const char **set = adm_arena_alloc(a, (2 * defaults->list.n + 6) * sizeof(*set));
     const char *text;
     size_t nset = 0, npieces;
@@ -740,20 +746,44 @@ static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const lr_defaul
         return ADM_ENOMEM;
     }
     for (size_t i = 0; i < defaults->list.n; i++) {
+        yyjson_mut_val *value;
+
         /* defaults' names are distinct: one added here is never looked for again */
-        if (adm_mut_get(have, defaults->list.names[i]) != NULL) {
+        if (adm_json_get(have, defaults->list.names[i]) != NULL) {
             continue;
         }
-        if (list == NULL) {
-            res = adm_mut_ensure(attrs->mdoc, c, "resources", YYJSON_TYPE_OBJ);
-            list = res == NULL ? NULL : adm_mut_ensure(attrs->mdoc, res, which, YYJSON_TYPE_OBJ);
-            if (list == NULL) {
+        value = defaults->text[i] != NULL ? yyjson_mut_str(doc, defaults->text[i]) : NULL;
+        if (value == NULL || adm_json_not_ensurable(res, YYJSON_TYPE_OBJ) ||
+            adm_json_not_ensurable(have, YYJSON_TYPE_OBJ)) {
+            return ADM_ENOMEM;
+        }
+        if (yyjson_is_obj(have)) {
+            if (adm_attrs_edit_key(attrs, ADM_EDIT_ADD, have, defaults->list.names[i], value) != ADM_OK) {
                 return ADM_ENOMEM;
             }
-        }
-        if (defaults->text[i] == NULL ||
-            !yyjson_mut_obj_add_str(attrs->mdoc, list, defaults->list.names[i], defaults->text[i])) {
-            return ADM_ENOMEM;
+        } else {
+            if (list == NULL) {
+                list = yyjson_mut_obj(doc);
+                if (list == NULL) {
+                    return ADM_ENOMEM;
+                }
+                if (yyjson_is_obj(res)) {
+                    /* set now, filled below: the edit holds the value, applied at the next read */
+                    if (adm_attrs_edit_key(attrs, ADM_EDIT_SET, res, which, list) != ADM_OK) {
+                        return ADM_ENOMEM;
+                    }
+                } else {
+                    if (*fresh == NULL) {
+                        *fresh = yyjson_mut_obj(doc);
+                    }
+                    if (*fresh == NULL || !yyjson_mut_obj_add_val(doc, *fresh, which, list)) {
+                        return ADM_ENOMEM;
+                    }
+                }
+            }
+            if (!yyjson_mut_obj_add_val(doc, list, defaults->list.names[i], value)) {
+                return ADM_ENOMEM;
+            }
         }
         set[nset++] = defaults->list.names[i];
     }
@@ -772,7 +802,7 @@ static int merge_defaults(adm_attrs_t *attrs, yyjson_mut_val *c, const lr_defaul
     set[npieces++] = " for ";
     set[npieces++] = prefix;
     set[npieces++] = " ";
-    set[npieces++] = yyjson_mut_is_str(name) ? yyjson_mut_get_str(name) : "";
+    set[npieces++] = yyjson_is_str(name) ? yyjson_get_str(name) : "";
     text = concat(a, set, npieces);
     if (text == NULL) {
         return ADM_ENOMEM;
@@ -821,6 +851,39 @@ static int defaults_text(adm_arena_t *a, lr_defaults_t *d)
     return 0;
 }
 
+/*
+ * metadata.annotations[ANNOTATION] = text, as edits: what adm_mut_ensure of metadata and of its
+ * annotations, then replacing the key, made on a mutable copy.
+ */
+static int annotate(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *pod, const char *text)
+{
+    yyjson_val *meta = adm_json_get(pod, "metadata");
+    yyjson_val *annotations = adm_json_get(meta, "annotations");
+    yyjson_mut_val *value = yyjson_mut_str(doc, text);
+    yyjson_mut_val *fresh;
+
+    if (value == NULL || !yyjson_is_obj(pod) || adm_json_not_ensurable(meta, YYJSON_TYPE_OBJ) ||
+        adm_json_not_ensurable(annotations, YYJSON_TYPE_OBJ)) {
+        return ADM_ENOMEM;
+    }
+    if (yyjson_is_obj(annotations)) {
+        return adm_attrs_edit_key(attrs, ADM_EDIT_ADD, annotations, ANNOTATION, value);
+    }
+    fresh = yyjson_mut_obj(doc);
+    if (fresh == NULL || !yyjson_mut_obj_add_val(doc, fresh, ANNOTATION, value)) {
+        return ADM_ENOMEM;
+    }
+    if (yyjson_is_obj(meta)) {
+        return adm_attrs_edit_key(attrs, ADM_EDIT_SET, meta, "annotations", fresh);
+    }
+    value = fresh;
+    fresh = yyjson_mut_obj(doc);
+    if (fresh == NULL || !yyjson_mut_obj_add_val(doc, fresh, "annotations", value)) {
+        return ADM_ENOMEM;
+    }
+    return adm_attrs_edit_key(attrs, ADM_EDIT_SET, pod, "metadata", fresh);
+}
+
 /* PodMutateLimitFunc for one LimitRange: defaults from its Container items, then the annotation. */
 static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
 {
@@ -828,7 +891,8 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
     static const char *const prefixes[] = {"container", "init container"};
     adm_arena_t *a = attrs->arena;
     lr_defaults_t requests, limits;
-    yyjson_mut_val *pod, *meta, *annotations;
+    yyjson_val *pod;
+    yyjson_mut_doc *doc;
     const char **parts;
     size_t nparts = 0, ncontainers;
     const char *text;
@@ -876,30 +940,37 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
         (limits.text == NULL && defaults_text(a, &limits) != 0)) {
         return ADM_ENOMEM;
     }
-    pod = adm_attrs_mutable_object(attrs);
-    if (pod == NULL) {
+    pod = adm_attrs_object(attrs);
+    doc = adm_attrs_values_doc(attrs);
+    if (pod == NULL || doc == NULL) {
         return ADM_ENOMEM;
     }
-    ncontainers = yyjson_mut_arr_size(adm_mut_get(adm_mut_get(pod, "spec"), lists[0])) +
-                  yyjson_mut_arr_size(adm_mut_get(adm_mut_get(pod, "spec"), lists[1]));
+    ncontainers = yyjson_arr_size(adm_json_path(pod, "spec", lists[0], NULL)) +
+                  yyjson_arr_size(adm_json_path(pod, "spec", lists[1], NULL));
     /* room for the parts and the "; " between them, after the prefix */
     parts = adm_arena_alloc(a, (4 * ncontainers + 2) * sizeof(*parts));
     if (parts == NULL) {
         return ADM_ENOMEM;
     }
     for (size_t l = 0; l < 2; l++) {
-        yyjson_mut_val *arr = adm_mut_get(adm_mut_get(pod, "spec"), lists[l]);
-        size_t n = yyjson_mut_arr_size(arr);
+        yyjson_val *c;
+        yyjson_arr_iter it;
 
-        for (size_t i = 0; i < n; i++) {
-            yyjson_mut_val *c = yyjson_mut_arr_get(arr, i);
+        yyjson_arr_iter_init(adm_json_path(pod, "spec", lists[l], NULL), &it);
+        for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+            yyjson_mut_val *fresh = NULL;
 
-            if (!yyjson_mut_is_obj(c)) {
+            if (!yyjson_is_obj(c)) {
                 continue;
             }
-            err = merge_defaults(attrs, c, &requests, "requests", "request", prefixes[l], parts, &nparts);
+            err = merge_defaults(attrs, doc, c, &requests, "requests", "request", prefixes[l], parts, &nparts,
+                                 &fresh);
             if (err == 0) {
-                err = merge_defaults(attrs, c, &limits, "limits", "limit", prefixes[l], parts, &nparts);
+                err = merge_defaults(attrs, doc, c, &limits, "limits", "limit", prefixes[l], parts, &nparts,
+                                     &fresh);
+            }
+            if (err == 0 && fresh != NULL) {
+                err = adm_attrs_edit_key(attrs, ADM_EDIT_SET, c, "resources", fresh);
             }
             if (err != 0) {
                 return err;
@@ -915,13 +986,7 @@ static int apply_defaults(adm_attrs_t *attrs, const lr_t *lr)
         parts[2 * i] = i > 0 ? "; " : "LimitRanger plugin set: ";
     }
     text = concat(a, parts, 2 * nparts);
-    meta = adm_mut_ensure(attrs->mdoc, pod, "metadata", YYJSON_TYPE_OBJ);
-    annotations = meta == NULL ? NULL : adm_mut_ensure(attrs->mdoc, meta, "annotations", YYJSON_TYPE_OBJ);
-    if (text == NULL || annotations == NULL) {
-        return ADM_ENOMEM;
-    }
-    yyjson_mut_obj_remove_key(annotations, ANNOTATION);
-    return yyjson_mut_obj_add_str(attrs->mdoc, annotations, ANNOTATION, text) ? 0 : ADM_ENOMEM;
+    return text != NULL ? annotate(attrs, doc, pod, text) : ADM_ENOMEM;
 }
 
 static int admit_with(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *const *ranges, size_t n)

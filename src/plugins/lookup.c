@@ -180,20 +180,18 @@ int adm_lookup_set_default_class(adm_attrs_t *attrs, adm_status_t *st, const cha
                                  const char *const *annotations, const char *field)
 {
     yyjson_val *def = adm_lookup_default_class(attrs, group, kind, annotations);
-    yyjson_mut_val *root;
-    yyjson_mut_val *spec;
+    yyjson_val *spec;
+    yyjson_mut_doc *doc;
 
     if (def == NULL) {
         return ADM_OK;
     }
-    root = adm_attrs_mutable_object(attrs);
-    spec = root != NULL ? adm_mut_ensure(attrs->mdoc, root, "spec", YYJSON_TYPE_OBJ) : NULL;
-    if (spec == NULL) {
-        return adm_status_nomem(st);
-    }
-    yyjson_mut_obj_remove_key(spec, field);
-    if (!yyjson_mut_obj_add_strcpy(attrs->mdoc, spec, field,
-                                   adm_json_str(adm_json_get(def, "metadata"), "name"))) {
+    spec = adm_attrs_ensure(attrs, YYJSON_TYPE_OBJ, "spec", NULL);
+    doc = adm_attrs_values_doc(attrs);
+    if (spec == NULL || doc == NULL ||
+        adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, field,
+                           yyjson_mut_strcpy(doc, adm_json_str(adm_json_get(def, "metadata"), "name"))) !=
+            ADM_OK) {
         return adm_status_nomem(st);
     }
     return ADM_OK;

@@ -289,22 +289,14 @@ static void on_cancel(void *arg)
 static bool changed_since(adm_attrs_t *attrs, yyjson_val *before)
 {
     yyjson_val *now = adm_attrs_object(attrs);
-    yyjson_alc alc;
-    yyjson_mut_doc *doc;
     const char *diff;
     size_t len, nops = 0;
 
     if (now == before || before == NULL || now == NULL) {
         return now != before;
     }
-    adm_json_alc_init(&alc, attrs->arena);
-    doc = yyjson_mut_doc_new(&alc);
-    if (doc == NULL) {
-        return true;
-    }
-    yyjson_mut_doc_set_root(doc, adm_json_mut_share(doc, now));
-    return adm_jsonpatch_diff(before, yyjson_mut_doc_get_root(doc), attrs->arena, &diff, &len, &nops) != 0 ||
-           nops > 0;
+    /* both flat: diffed as they are (their lineage is relative to the request's object) */
+    return adm_jsonpatch_diff_flat(before, now, NULL, attrs->arena, &diff, &len, &nops) != 0 || nops > 0;
 }
 
 static int admit_async(void *state, adm_attrs_t *attrs, adm_status_t *st, adm_async_t *async)

@@ -85,18 +85,6 @@ static bool default_class(adm_attrs_t *attrs, class_t *out)
     return found;
 }
 
-static int set_int(yyjson_mut_doc *doc, yyjson_mut_val *obj, const char *key, int64_t v)
-{
-    yyjson_mut_obj_remove_key(obj, key);
-    return yyjson_mut_obj_add_int(doc, obj, key, v) ? ADM_OK : ADM_ENOMEM;
-}
-
-static int set_str(yyjson_mut_doc *doc, yyjson_mut_val *obj, const char *key, const char *v)
-{
-    yyjson_mut_obj_remove_key(obj, key);
-    return yyjson_mut_obj_add_strcpy(doc, obj, key, v) ? ADM_OK : ADM_ENOMEM;
-}
-
 /* On update, what a client dropped comes back from the old pod. */
 static int admit_update(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *spec)
 {
@@ -110,19 +98,15 @@ static int admit_update(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *spec)
     for (size_t i = 0; i < 2; i++) {
         yyjson_val *old = adm_json_get(old_spec, keys[i]);
         yyjson_val *now = adm_json_get(spec, keys[i]);
-        yyjson_mut_val *root;
-        yyjson_mut_val *mspec;
+        yyjson_mut_doc *doc;
 
         if ((now != NULL && !yyjson_is_null(now)) || old == NULL || yyjson_is_null(old)) {
             continue;
         }
-        root = adm_attrs_mutable_object(attrs);
-        mspec = root != NULL ? adm_mut_ensure(attrs->mdoc, root, "spec", YYJSON_TYPE_OBJ) : NULL;
-        if (mspec == NULL) {
-            return adm_status_nomem(st);
-        }
-        yyjson_mut_obj_remove_key(mspec, keys[i]);
-        if (!yyjson_mut_obj_add_val(attrs->mdoc, mspec, keys[i], yyjson_val_mut_copy(attrs->mdoc, old))) {
+        spec = adm_attrs_ensure(attrs, YYJSON_TYPE_OBJ, "spec", NULL);
+        doc = adm_attrs_values_doc(attrs);
+        if (spec == NULL || doc == NULL ||
+            adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, keys[i], yyjson_val_mut_copy(doc, old)) != ADM_OK) {
             return adm_status_nomem(st);
         }
         spec = adm_json_get(adm_attrs_object(attrs), "spec");
@@ -139,8 +123,8 @@ static int admit_create(adm_attrs_t *attrs, adm_status_t *st)
     yyjson_val *given_policy = adm_attrs_get(attrs, "spec", "preemptionPolicy", NULL);
     const char *name = named != NULL ? named : "";
     class_t c = {"", 0, "PreemptLowerPriority"};
-    yyjson_mut_val *root;
-    yyjson_mut_val *mspec;
+    yyjson_val *spec;
+    yyjson_mut_doc *doc;
     bool set_name = false;
     int rc;
 
@@ -174,17 +158,21 @@ static int admit_create(adm_attrs_t *attrs, adm_status_t *st)
     if (!set_name && yyjson_is_int(given) && (c.policy == NULL || yyjson_is_str(given_policy))) {
         return ADM_OK;
     }
-    root = adm_attrs_mutable_object(attrs);
-    mspec = root != NULL ? adm_mut_ensure(attrs->mdoc, root, "spec", YYJSON_TYPE_OBJ) : NULL;
-    if (mspec == NULL) {
+    spec = adm_attrs_ensure(attrs, YYJSON_TYPE_OBJ, "spec", NULL);
+    doc = adm_attrs_values_doc(attrs);
+    if (spec == NULL || doc == NULL) {
         return adm_status_nomem(st);
     }
-    rc = set_name ? set_str(attrs->mdoc, mspec, "priorityClassName", c.name) : ADM_OK;
+    /* each removed and appended again, where the mutable form put it */
+    rc = set_name ? adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "priorityClassName",
+                                       yyjson_mut_strcpy(doc, c.name))
+                  : ADM_OK;
     if (rc == ADM_OK) {
-        rc = set_int(attrs->mdoc, mspec, "priority", c.value);
+        rc = adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "priority", yyjson_mut_int(doc, c.value));
     }
     if (rc == ADM_OK && c.policy != NULL) {
-        rc = set_str(attrs->mdoc, mspec, "preemptionPolicy", c.policy);
+        rc = adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "preemptionPolicy",
+                                yyjson_mut_strcpy(doc, c.policy));
     }
     return rc == ADM_OK ? ADM_OK : adm_status_nomem(st);
 }

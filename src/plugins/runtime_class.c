@@ -151,11 +151,13 @@ static bool ignored(adm_attrs_t *attrs)
 }
 
 static int set_overhead(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod, yyjson_val *rc,
-                        yyjson_mut_val *spec)
+                        yyjson_val *spec)
 {
     yyjson_val *overhead = adm_json_get(rc, "overhead");
     yyjson_val *fixed = adm_json_get(overhead, "podFixed");
     yyjson_val *have = adm_json_path(pod, "spec", "overhead", NULL);
+    yyjson_mut_doc *doc = adm_attrs_values_doc(attrs);
+    int r;
 
     if (overhead == NULL || yyjson_is_null(overhead)) {
         return ADM_OK;
@@ -165,21 +167,54 @@ static int set_overhead(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod, y
                                     "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined "
                                     "Overhead");
     }
-    yyjson_mut_obj_remove_key(spec, "overhead");
-    if (yyjson_is_obj(fixed) &&
-        !yyjson_mut_obj_add_val(attrs->mdoc, spec, "overhead", adm_json_mut_share(attrs->mdoc, fixed))) {
-        return adm_status_nomem(st);
+    /* the class's, or none */
+    r = yyjson_is_obj(fixed) ? adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "overhead",
+                                                  doc != NULL ? adm_json_mut_share(doc, fixed) : NULL)
+                             : adm_attrs_edit_key(attrs, ADM_EDIT_REMOVE, spec, "overhead", NULL);
+    return r == ADM_OK ? ADM_OK : adm_status_nomem(st);
+}
+
+/* The class's nodeSelector entries the pod lacks: added to its own, or as a new one. */
+static int add_selector(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *spec, yyjson_val *want,
+                        yyjson_val *have)
+{
+    yyjson_val *sel = adm_json_get(spec, "nodeSelector");
+    yyjson_mut_val *made = NULL;
+    yyjson_val *k;
+    yyjson_obj_iter it;
+
+    if (adm_json_not_ensurable(sel, YYJSON_TYPE_OBJ)) {
+        return ADM_ENOMEM;
     }
-    return ADM_OK;
+    if (!yyjson_is_obj(sel)) {
+        made = yyjson_mut_obj(doc);
+        if (made == NULL) {
+            return ADM_ENOMEM;
+        }
+    }
+    yyjson_obj_iter_init(want, &it);
+    for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
+        yyjson_mut_val *v;
+
+        if (adm_json_get(have, yyjson_get_str(k)) != NULL) {
+            continue; /* the same value */
+        }
+        v = adm_json_mut_share(doc, yyjson_obj_iter_get_val(k));
+        if (made != NULL ? !yyjson_mut_obj_add_val(doc, made, yyjson_get_str(k), v)
+                         : adm_attrs_edit_key(attrs, ADM_EDIT_ADD, sel, yyjson_get_str(k), v) != ADM_OK) {
+            return ADM_ENOMEM;
+        }
+    }
+    return made != NULL ? adm_attrs_edit_key(attrs, ADM_EDIT_SET, spec, "nodeSelector", made) : ADM_OK;
 }
 
 static int set_scheduling(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod, yyjson_val *rc,
-                          yyjson_mut_val *spec)
+                          yyjson_val *spec)
 {
     yyjson_val *sched = adm_json_get(rc, "scheduling");
     yyjson_val *want = adm_json_get(sched, "nodeSelector");
     yyjson_val *have = adm_json_path(pod, "spec", "nodeSelector", NULL);
-    yyjson_mut_val *sel;
+    yyjson_mut_doc *doc = adm_attrs_values_doc(attrs);
     yyjson_mut_val *tols;
     yyjson_val *k;
     yyjson_obj_iter it;
@@ -200,40 +235,27 @@ static int set_scheduling(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod,
                                         yyjson_get_str(k), rv, yyjson_get_str(k), yyjson_get_str(pv));
         }
     }
-    if (yyjson_is_obj(want)) {
-        sel = adm_mut_ensure(attrs->mdoc, spec, "nodeSelector", YYJSON_TYPE_OBJ);
-        if (sel == NULL) {
-            return adm_status_nomem(st);
-        }
-        yyjson_obj_iter_init(want, &it);
-        for (k = yyjson_obj_iter_next(&it); k != NULL; k = yyjson_obj_iter_next(&it)) {
-            if (adm_json_get(have, yyjson_get_str(k)) != NULL) {
-                continue; /* the same value */
-            }
-            if (!yyjson_mut_obj_add_val(attrs->mdoc, sel, yyjson_get_str(k),
-                                        adm_json_mut_share(attrs->mdoc, yyjson_obj_iter_get_val(k)))) {
-                return adm_status_nomem(st);
-            }
-        }
+    if (doc == NULL || (yyjson_is_obj(want) && add_selector(attrs, doc, spec, want, have) != ADM_OK)) {
+        return adm_status_nomem(st);
     }
-    tols = adm_merge_tolerations(attrs->mdoc, adm_json_path(pod, "spec", "tolerations", NULL),
+    tols = adm_merge_tolerations(doc, adm_json_path(pod, "spec", "tolerations", NULL),
                                  adm_json_get(sched, "tolerations"));
     if (tols == NULL) {
         return adm_status_nomem(st);
     }
-    yyjson_mut_obj_remove_key(spec, "tolerations");
     /* an empty result is a nil slice in Go, which the encoder omits */
-    if (yyjson_mut_arr_size(tols) != 0 && !yyjson_mut_obj_add_val(attrs->mdoc, spec, "tolerations", tols)) {
+    if ((yyjson_mut_arr_size(tols) != 0
+             ? adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "tolerations", tols)
+             : adm_attrs_edit_key(attrs, ADM_EDIT_REMOVE, spec, "tolerations", NULL)) != ADM_OK) {
         return adm_status_nomem(st);
     }
     return ADM_OK;
 }
 
-/* admit once prepareObjects has the class: its overhead and scheduling onto the pod. */
+/* admit once prepareObjects has the class: its overhead and scheduling onto the pod, as edits. */
 static int admit_with(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod, yyjson_val *rc)
 {
-    yyjson_mut_val *root;
-    yyjson_mut_val *spec;
+    yyjson_val *spec;
     int r;
 
     if (rc == NULL ||
@@ -241,11 +263,11 @@ static int admit_with(adm_attrs_t *attrs, adm_status_t *st, yyjson_val *pod, yyj
          (adm_json_get(rc, "scheduling") == NULL || yyjson_is_null(adm_json_get(rc, "scheduling"))))) {
         return ADM_OK;
     }
-    root = adm_attrs_mutable_object(attrs);
-    spec = root != NULL ? adm_mut_ensure(attrs->mdoc, root, "spec", YYJSON_TYPE_OBJ) : NULL;
+    spec = adm_attrs_ensure(attrs, YYJSON_TYPE_OBJ, "spec", NULL);
     if (spec == NULL) {
         return adm_status_nomem(st);
     }
+    pod = adm_attrs_object(attrs); /* the same pod, laid out again when spec had to be made */
     r = set_overhead(attrs, st, pod, rc, spec);
     return r == ADM_OK ? set_scheduling(attrs, st, pod, rc, spec) : r;
 }

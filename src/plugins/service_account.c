@@ -573,54 +573,78 @@ static const char token_volume_json[] =
     "{\"downwardAPI\":{\"items\":[{\"path\":\"namespace\",\"fieldRef\":{\"apiVersion\":\"v1\","
     "\"fieldPath\":\"metadata.namespace\"}}]}}],\"defaultMode\":420}}";
 
-/* Appends the token mount to each container of list that mounts nothing at the token path. */
-static int mount_in(yyjson_mut_doc *doc, yyjson_mut_val *list, const char *volume, bool *added)
+/* obj[key] = [value], appended to obj[key] when it is a list already (adm_mut_ensure's rules). */
+static int append_to(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *obj, const char *key,
+                     yyjson_mut_val *value)
 {
-    yyjson_mut_val *c;
-    yyjson_mut_arr_iter it;
+    yyjson_val *list = adm_json_get(obj, key);
+    yyjson_mut_val *fresh;
 
-    yyjson_mut_arr_iter_init(list, &it);
-    for (c = yyjson_mut_arr_iter_next(&it); c != NULL; c = yyjson_mut_arr_iter_next(&it)) {
-        yyjson_mut_val *mounts = adm_mut_get(c, "volumeMounts");
-        yyjson_mut_val *m;
-        yyjson_mut_arr_iter mit;
+    if (value == NULL || adm_json_not_ensurable(list, YYJSON_TYPE_ARR)) {
+        return ADM_ENOMEM;
+    }
+    if (yyjson_is_arr(list)) {
+        return adm_attrs_edit_key(attrs, ADM_EDIT_APPEND, list, NULL, value);
+    }
+    fresh = yyjson_mut_arr(doc);
+    return fresh != NULL && yyjson_mut_arr_append(fresh, value)
+               ? adm_attrs_edit_key(attrs, ADM_EDIT_SET, obj, key, fresh)
+               : ADM_ENOMEM;
+}
+
+/* Appends the token mount to each container of list that mounts nothing at the token path. */
+static int mount_in(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *list, const char *volume,
+                    bool *added)
+{
+    yyjson_val *c;
+    yyjson_arr_iter it;
+
+    yyjson_arr_iter_init(list, &it);
+    for (c = yyjson_arr_iter_next(&it); c != NULL; c = yyjson_arr_iter_next(&it)) {
+        yyjson_val *mounts = adm_json_get(c, "volumeMounts");
+        yyjson_val *m;
+        yyjson_arr_iter mit;
+        yyjson_mut_val *mount;
         bool present = false;
+        int rc;
 
-        yyjson_mut_arr_iter_init(mounts, &mit);
-        for (m = yyjson_mut_arr_iter_next(&mit); m != NULL && !present; m = yyjson_mut_arr_iter_next(&mit)) {
-            const char *path = yyjson_mut_get_str(adm_mut_get(m, "mountPath"));
+        yyjson_arr_iter_init(mounts, &mit);
+        for (m = yyjson_arr_iter_next(&mit); m != NULL && !present; m = yyjson_arr_iter_next(&mit)) {
+            const char *path = yyjson_get_str(adm_json_get(m, "mountPath"));
 
             present = path != NULL && strcmp(path, TOKEN_PATH) == 0;
         }
-        if (present || !yyjson_mut_is_obj(c)) {
+        if (present || !yyjson_is_obj(c)) {
             continue;
         }
-        mounts = adm_mut_ensure(doc, c, "volumeMounts", YYJSON_TYPE_ARR);
-        m = mounts != NULL ? yyjson_mut_arr_add_obj(doc, mounts) : NULL;
-        if (m == NULL || !yyjson_mut_obj_add_str(doc, m, "name", volume) ||
-            !yyjson_mut_obj_add_bool(doc, m, "readOnly", true) ||
-            !yyjson_mut_obj_add_str(doc, m, "mountPath", TOKEN_PATH)) {
+        mount = yyjson_mut_obj(doc);
+        if (mount == NULL || !yyjson_mut_obj_add_str(doc, mount, "name", volume) ||
+            !yyjson_mut_obj_add_bool(doc, mount, "readOnly", true) ||
+            !yyjson_mut_obj_add_str(doc, mount, "mountPath", TOKEN_PATH)) {
             return ADM_ENOMEM;
+        }
+        rc = append_to(attrs, doc, c, "volumeMounts", mount);
+        if (rc != ADM_OK) {
+            return rc;
         }
         *added = true;
     }
     return ADM_OK;
 }
 
-/* mountServiceAccountToken */
-static int mount_token(state_t *s, adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_mut_val *spec)
+/* mountServiceAccountToken, as edits of spec */
+static int mount_token(state_t *s, adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *spec)
 {
-    yyjson_mut_val *volumes = adm_mut_get(spec, "volumes");
-    yyjson_mut_val *v;
-    yyjson_mut_arr_iter it;
+    yyjson_val *v;
+    yyjson_arr_iter it;
     const char *name = NULL;
     bool added = false;
     bool has_volume;
     int rc;
 
-    yyjson_mut_arr_iter_init(volumes, &it);
-    for (v = yyjson_mut_arr_iter_next(&it); v != NULL && name == NULL; v = yyjson_mut_arr_iter_next(&it)) {
-        const char *n = yyjson_mut_get_str(adm_mut_get(v, "name"));
+    yyjson_arr_iter_init(adm_json_get(spec, "volumes"), &it);
+    for (v = yyjson_arr_iter_next(&it); v != NULL && name == NULL; v = yyjson_arr_iter_next(&it)) {
+        const char *n = yyjson_get_str(adm_json_get(v, "name"));
 
         if (n != NULL && strncmp(n, VOLUME_PREFIX, strlen(VOLUME_PREFIX)) == 0) {
             name = n;
@@ -636,9 +660,9 @@ static int mount_token(state_t *s, adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjs
             return ADM_ENOMEM;
         }
     }
-    rc = mount_in(doc, adm_mut_get(spec, "initContainers"), name, &added);
+    rc = mount_in(attrs, doc, adm_json_get(spec, "initContainers"), name, &added);
     if (rc == ADM_OK) {
-        rc = mount_in(doc, adm_mut_get(spec, "containers"), name, &added);
+        rc = mount_in(attrs, doc, adm_json_get(spec, "containers"), name, &added);
     }
     if (rc != ADM_OK || has_volume || !added) {
         return rc;
@@ -648,27 +672,28 @@ static int mount_token(state_t *s, adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjs
         yyjson_doc *tmpl =
             adm_json_read(attrs->arena, token_volume_json, sizeof(token_volume_json) - 1, &rerr);
         yyjson_mut_val *vol = tmpl != NULL ? adm_json_mut_share(doc, yyjson_doc_get_root(tmpl)) : NULL;
-        bool ok;
 
-        volumes = adm_mut_ensure(doc, spec, "volumes", YYJSON_TYPE_ARR);
-        ok = vol != NULL && volumes != NULL &&
-             yyjson_mut_obj_insert(vol, yyjson_mut_str(doc, "name"), yyjson_mut_str(doc, name), 0);
-        return ok && yyjson_mut_arr_append(volumes, vol) ? ADM_OK : ADM_ENOMEM;
+        if (vol == NULL ||
+            !yyjson_mut_obj_insert(vol, yyjson_mut_str(doc, "name"), yyjson_mut_str(doc, name), 0)) {
+            return ADM_ENOMEM;
+        }
+        return append_to(attrs, doc, spec, "volumes", vol);
     }
 }
 
-static int copy_pull_secrets(yyjson_mut_doc *doc, yyjson_mut_val *spec, yyjson_val *sa)
+static int copy_pull_secrets(adm_attrs_t *attrs, yyjson_mut_doc *doc, yyjson_val *spec, yyjson_val *sa)
 {
     yyjson_val *from = adm_json_get(sa, "imagePullSecrets");
+    yyjson_val *have = adm_json_get(spec, "imagePullSecrets");
     yyjson_mut_val *to;
     yyjson_val *v;
     yyjson_arr_iter it;
 
-    if (yyjson_mut_arr_size(adm_mut_get(spec, "imagePullSecrets")) != 0 || yyjson_arr_size(from) == 0) {
+    if (yyjson_arr_size(have) != 0 || yyjson_arr_size(from) == 0) {
         return ADM_OK; /* an empty list is dropped by the encoder: nothing to write */
     }
-    to = adm_mut_ensure(doc, spec, "imagePullSecrets", YYJSON_TYPE_ARR);
-    if (to == NULL) {
+    to = yyjson_mut_arr(doc);
+    if (to == NULL || adm_json_not_ensurable(have, YYJSON_TYPE_ARR)) {
         return ADM_ENOMEM;
     }
     yyjson_arr_iter_init(from, &it);
@@ -679,7 +704,9 @@ static int copy_pull_secrets(yyjson_mut_doc *doc, yyjson_mut_val *spec, yyjson_v
             return ADM_ENOMEM;
         }
     }
-    return ADM_OK;
+    /* an empty list there is filled in place, as adm_mut_ensure hands it back */
+    return yyjson_is_arr(have) ? adm_attrs_edit_key(attrs, ADM_EDIT_REPLACE, have, NULL, to)
+                               : adm_attrs_edit_key(attrs, ADM_EDIT_SET, spec, "imagePullSecrets", to);
 }
 
 /* admit once the account is found: the pod's account name, token volume and pull secrets. */
@@ -687,27 +714,23 @@ static int admit_with(state_t *s, adm_attrs_t *attrs, adm_status_t *st, yyjson_v
 {
     const char *named = yyjson_get_str(adm_attrs_get(attrs, "spec", "serviceAccountName", NULL));
     yyjson_val *auto_mount = adm_attrs_get(attrs, "spec", "automountServiceAccountToken", NULL);
-    yyjson_mut_val *root;
-    yyjson_mut_val *spec;
+    yyjson_mut_doc *doc = adm_attrs_values_doc(attrs);
+    yyjson_val *spec = doc != NULL ? adm_attrs_ensure(attrs, YYJSON_TYPE_OBJ, "spec", NULL) : NULL;
     int rc = ADM_OK;
 
-    root = adm_attrs_mutable_object(attrs);
-    spec = root != NULL ? adm_mut_ensure(attrs->mdoc, root, "spec", YYJSON_TYPE_OBJ) : NULL;
     if (spec == NULL) {
         return adm_status_nomem(st);
     }
     if (named == NULL || named[0] == '\0') {
-        yyjson_mut_obj_remove_key(spec, "serviceAccountName");
-        if (!yyjson_mut_obj_add_str(attrs->mdoc, spec, "serviceAccountName", DEFAULT_NAME)) {
-            return adm_status_nomem(st);
-        }
+        rc = adm_attrs_edit_key(attrs, ADM_EDIT_ADD, spec, "serviceAccountName",
+                                yyjson_mut_str(doc, DEFAULT_NAME));
     }
     /* shouldAutomount: the pod's choice, else the account's, else true */
-    if (yyjson_is_bool(auto_mount) ? yyjson_get_bool(auto_mount) : automount(sa, NULL)) {
-        rc = mount_token(s, attrs, attrs->mdoc, spec);
+    if (rc == ADM_OK && (yyjson_is_bool(auto_mount) ? yyjson_get_bool(auto_mount) : automount(sa, NULL))) {
+        rc = mount_token(s, attrs, doc, spec);
     }
     if (rc == ADM_OK) {
-        rc = copy_pull_secrets(attrs->mdoc, spec, sa);
+        rc = copy_pull_secrets(attrs, doc, spec, sa);
     }
     if (rc != ADM_OK) {
         return adm_status_nomem(st);

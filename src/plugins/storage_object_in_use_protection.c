@@ -22,9 +22,8 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
         yyjson_val *obj;
         yyjson_val *f;
         yyjson_arr_iter it;
-        yyjson_mut_val *mobj;
-        yyjson_mut_val *meta;
-        yyjson_mut_val *finalizers;
+        yyjson_val *finalizers;
+        yyjson_mut_doc *doc;
 
         if (!adm_attrs_is(attrs, protected_kinds[i].group, protected_kinds[i].resource)) {
             continue;
@@ -39,14 +38,13 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
                 return ADM_OK;
             }
         }
-        mobj = adm_attrs_mutable_object(attrs);
-        meta = mobj != NULL ? adm_mut_ensure(attrs->mdoc, mobj, "metadata", YYJSON_TYPE_OBJ) : NULL;
-        finalizers = meta != NULL ? adm_mut_ensure(attrs->mdoc, meta, "finalizers", YYJSON_TYPE_ARR) : NULL;
-        if (finalizers == NULL ||
-            !yyjson_mut_arr_add_str(attrs->mdoc, finalizers, protected_kinds[i].finalizer)) {
+        finalizers = adm_attrs_ensure(attrs, YYJSON_TYPE_ARR, "metadata", "finalizers", NULL);
+        doc = adm_attrs_values_doc(attrs);
+        if (finalizers == NULL || doc == NULL) {
             return ADM_ENOMEM;
         }
-        return ADM_OK;
+        return adm_attrs_edit_key(attrs, ADM_EDIT_APPEND, finalizers, NULL,
+                                  yyjson_mut_str(doc, protected_kinds[i].finalizer));
     }
     return ADM_OK;
 }

@@ -16,9 +16,7 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
     yyjson_val *node;
     yyjson_val *t;
     yyjson_arr_iter it;
-    yyjson_mut_val *mnode;
-    yyjson_mut_val *spec;
-    yyjson_mut_val *taints;
+    yyjson_val *taints;
     yyjson_mut_val *taint;
     yyjson_mut_doc *doc;
 
@@ -37,17 +35,14 @@ static int admit(void *state, adm_attrs_t *attrs, adm_status_t *st)
             return ADM_OK;
         }
     }
-    mnode = adm_attrs_mutable_object(attrs);
-    doc = attrs->mdoc;
-    spec = mnode != NULL ? adm_mut_ensure(doc, mnode, "spec", YYJSON_TYPE_OBJ) : NULL;
-    taints = spec != NULL ? adm_mut_ensure(doc, spec, "taints", YYJSON_TYPE_ARR) : NULL;
-    taint = taints != NULL ? yyjson_mut_obj(doc) : NULL;
+    taints = adm_attrs_ensure(attrs, YYJSON_TYPE_ARR, "spec", "taints", NULL);
+    doc = adm_attrs_values_doc(attrs);
+    taint = taints != NULL && doc != NULL ? yyjson_mut_obj(doc) : NULL;
     if (taint == NULL || !yyjson_mut_obj_add_str(doc, taint, "key", NOT_READY) ||
-        !yyjson_mut_obj_add_str(doc, taint, "effect", "NoSchedule") ||
-        !yyjson_mut_arr_append(taints, taint)) {
+        !yyjson_mut_obj_add_str(doc, taint, "effect", "NoSchedule")) {
         return ADM_ENOMEM;
     }
-    return ADM_OK;
+    return adm_attrs_edit_key(attrs, ADM_EDIT_APPEND, taints, NULL, taint);
 }
 
 const adm_plugin_t adm_plugin_taint_nodes_by_condition = {

@@ -3,10 +3,12 @@
  * libFuzzer target for adm_jsonw_mut_value: the input, read by yyjson (the first byte picks the
  * reader's flags: invalid UTF-8 allowed, NaN and infinities allowed, numbers as raw text), copied
  * into a mutable document and written by both adm_jsonw_mut_value and yyjson_mut_val_write_opts
- * with YYJSON_WRITE_NOFLAG: the same bytes, or both fail. Then again with every string's NOESC
- * mark cleared, so each takes the escaping path, and for the root's first child alone.
+ * with YYJSON_WRITE_NOFLAG: the same bytes, or both fail; and its view (adm_json_view) by
+ * adm_jsonw_value, the same again. Then again with every string's NOESC mark cleared, so each
+ * takes the escaping path, and for the root's first child alone.
  */
 #include "adm/base/arena.h"
+#include "adm/base/json.h"
 #include "adm/base/jsonw.h"
 
 #include <stdint.h>
@@ -34,6 +36,26 @@ static void compare(yyjson_mut_val *v)
         fprintf(stderr, "adm_jsonw_mut_value: %.*s\nyyjson: %s\n", w.failed ? 6 : (int)w.len,
                 w.failed ? "failed" : w.data, theirs != NULL ? theirs : "failed");
         abort();
+    }
+    /* its flat layout through adm_jsonw_value: the same */
+    {
+        yyjson_alc alc;
+        yyjson_val *view;
+
+        adm_json_alc_init(&alc, a);
+        view = adm_json_view(&alc, v);
+        if (view == NULL) {
+            abort();
+        }
+        adm_jsonw_init(&w, a);
+        ADM_JSONW_LIT(&w, "[");
+        adm_jsonw_value(&w, view);
+        if ((theirs == NULL) != w.failed ||
+            (theirs != NULL && (w.len != n + 1 || memcmp(w.data + 1, theirs, n) != 0))) {
+            fprintf(stderr, "adm_jsonw_value: %.*s\nyyjson: %s\n", w.failed ? 6 : (int)w.len,
+                    w.failed ? "failed" : w.data, theirs != NULL ? theirs : "failed");
+            abort();
+        }
     }
     free(theirs);
     adm_arena_destroy(a);

@@ -12,6 +12,7 @@
 #include "adm/admission/review.h"
 #include "adm/base/arena.h"
 #include "adm/base/json.h"
+#include "adm/base/json_edit.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -48,15 +49,27 @@ typedef struct adm_clock_s {
 typedef struct adm_attrs_s {
     const adm_review_request_t *req;
     adm_arena_t *arena;
-    /* private to admission.c and the chain */
+    /*
+     * Private to admission.c and the chain. The object is object_view, a flat layout, unless
+     * view_stale: then it is object_view with the pending edits applied (adm_attrs_edit), or,
+     * when mutable_current, mdoc's root (adm_attrs_mutable_object, a webhook's patched copy).
+     * Reading it through adm_attrs_object brings object_view up to date.
+     */
     yyjson_val *object_view; /* current object, immutable (NULL: none) */
-    yyjson_mut_doc *mdoc;    /* mutable copy, made on the first change */
-    bool view_stale;         /* mdoc changed since object_view was made */
-    bool changed;            /* some plugin asked for the mutable object */
-    /* how mdoc's root was copied (adm_json_mut_share_kept) from origin.from (req->object unless
-       a webhook's object came first), for views and the final diff to skip what no plugin
-       changed; origin.copy NULL: unknown */
+    yyjson_mut_doc *mdoc;    /* the mutable copy, and the document new values for edits are made in */
+    bool view_stale;         /* object_view is not the object: edits pending, or mdoc changed */
+    bool mutable_current;    /* mdoc's root is the object (no edit since adm_attrs_mutable_object) */
+    bool changed;            /* some plugin changed the object or asked to */
+    adm_edit_t *edits;       /* recorded on object_view, not applied yet */
+    size_t nedits, edits_cap;
+    /* object_view's parts copied verbatim from req->object, for the final diff to skip them;
+       lineage.origin NULL: none known (object_view is req->object while !changed) */
+    adm_json_lineage_t lineage;
+    /* how mdoc's root was copied (adm_json_mut_share_kept) from origin.from, for views to copy
+       what no change touched in one piece; origin.copy NULL: unknown (a webhook's object). And
+       origin.from's own lineage, which a view's is composed with */
     adm_json_origin_t origin;
+    adm_json_lineage_t origin_lineage;
     /* what the answer carries besides the decision (webhooks' warnings and audit annotations);
        warnings only through adm_attrs_add_warning, which keeps kube-apiserver's limits */
     const char **warnings;
@@ -103,6 +116,48 @@ bool adm_attrs_has_object(const adm_attrs_t *attrs);
  * attrs->mdoc, for creating values.
  */
 yyjson_mut_val *adm_attrs_mutable_object(adm_attrs_t *attrs);
+
+/**
+ * Records a change of the object as an edit (adm/base/json_edit.h) on a value of the layout
+ * adm_attrs_object() returned (not adm_attrs_get's, which may be a layout of a member alone), with
+ * any new value made in adm_attrs_values_doc(). The edits of a hook are applied together at the
+ * next read of the object through attrs, in the order recorded; values read before that read are
+ * then stale (an edit on one is refused then). The cheap way to change the object: no mutable
+ * copy of all of it, and the final patch's diff walks only the containers edits reached. Returns
+ * ADM_OK, or ADM_ENOMEM; a bad edit (a target outside the layout, a wrong type) makes the next
+ * read fail as out of memory, which tests catch.
+ */
+int adm_attrs_edit(adm_attrs_t *attrs, const adm_edit_t *e);
+
+/** The document to make edits' new values in (the request's arena); NULL when the arena fails. */
+yyjson_mut_doc *adm_attrs_values_doc(adm_attrs_t *attrs);
+
+/**
+ * For plugins that record edits: the container at k1.k2... (a NULL-terminated key list) of the
+ * object as it is now, of type (YYJSON_TYPE_OBJ or _ARR; the steps before it objects), made when
+ * a step is absent or null as adm_mut_ensure makes it (appended, or in place of the null), by one
+ * edit applied at once: values read from the object before are then stale. NULL when a step has
+ * another type, the object is no object, or memory fails.
+ */
+yyjson_val *adm_attrs_ensure_keys(adm_attrs_t *attrs, yyjson_type type, const char *const *keys);
+
+#define adm_attrs_ensure(attrs, type, ...)                                                                   \
+    adm_attrs_ensure_keys((attrs), (type), (const char *const[]){__VA_ARGS__})
+
+/**
+ * For plugins recording edits: the value at k1.k2... (a NULL-terminated key list) of the layout
+ * the pending edits apply to, as a target for more edits, without laying the pending ones out
+ * (unless one replaces or removes a step of the way). What lies inside it may be out of date while
+ * edits are pending: read that through adm_attrs_get, which lays them out only when they reach
+ * what it reads. NULL when absent.
+ */
+yyjson_val *adm_attrs_target_keys(adm_attrs_t *attrs, const char *const *keys);
+
+#define adm_attrs_target(attrs, ...) adm_attrs_target_keys((attrs), (const char *const[]){__VA_ARGS__})
+
+/** e recorded on attrs with key's length taken (NULL key: none); ADM_ENOMEM also when value is NULL. */
+int adm_attrs_edit_key(adm_attrs_t *attrs, adm_edit_op_t op, yyjson_val *target, const char *key,
+                       yyjson_mut_val *value);
 
 /**
  * Makes root (the root of doc, a document in the request's arena) the object from now on: how a
@@ -273,6 +328,15 @@ static inline const char *adm_json_str(yyjson_val *obj, const char *key)
 static inline yyjson_mut_val *adm_mut_get(yyjson_mut_val *obj, const char *key)
 {
     return yyjson_mut_is_obj(obj) ? yyjson_mut_obj_get(obj, key) : NULL;
+}
+
+/**
+ * True when v is there, not null, and not of type: where adm_mut_ensure gives up (NULL), which a
+ * plugin recording edits answers the same way.
+ */
+static inline bool adm_json_not_ensurable(yyjson_val *v, yyjson_type type)
+{
+    return v != NULL && !yyjson_is_null(v) && yyjson_get_type(v) != type;
 }
 
 /**

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * JSON Patch (RFC 6902): apply to yyjson mutable documents (jsonpatch_apply.c), and diff two
- * documents (jsonpatch_diff.c). Apply has two modes (INTERFACE.md D4):
+ * documents (jsonpatch_diff.c: a parsed one against a mutable one, or against a flat layout). Apply has two
+ * modes (INTERFACE.md D4):
  *  - ADM_JSONPATCH_STRICT: RFC 6902 and RFC 6901 to the letter (the conformance suite's mode);
  *  - ADM_JSONPATCH_KUBE: what kube-apiserver does with a webhook's patch (evanphx/json-patch v4,
  *    spec/webhook-dispatch.md 3.4): negative array indices count from the end, "replace" of a
@@ -43,12 +44,15 @@ int adm_jsonpatch_diff(yyjson_val *from, yyjson_mut_val *to, adm_arena_t *a, con
                        size_t *out_len, size_t *nops);
 
 /**
- * adm_jsonpatch_diff for a `to` that began as the copy o describes (adm_json_mut_share_kept of
- * from) and was then changed: the parts of `to` no change touched are known equal to from's
- * without walking them. from is a parsed document's value (adm_json_read: no NaN). The same patch
- * as adm_jsonpatch_diff, byte for byte.
+ * adm_jsonpatch_diff with `to` a flat layout (a parsed document or a view, adm_json_view_traced)
+ * and lin (NULL: none) its lineage relative to from: the subtrees lin maps onto their partners in
+ * from are known equal without walking them. The same patch as adm_jsonpatch_diff(from, m) for
+ * any mutable m holding to's values in to's order (the view's source), byte for byte: lin only
+ * spares work (it must be true; one relative to another origin than from is ignored). from is a
+ * flat layout too; with a lineage, one without NaN (a parsed request, adm_json_read), as a NaN is
+ * unequal to its own copy. ADM_ENOMEM also when to is NULL (no view).
  */
-int adm_jsonpatch_diff_copy(yyjson_val *from, yyjson_mut_val *to, const adm_json_origin_t *o, adm_arena_t *a,
+int adm_jsonpatch_diff_flat(yyjson_val *from, yyjson_val *to, const adm_json_lineage_t *lin, adm_arena_t *a,
                             const char **out, size_t *out_len, size_t *nops);
 
 #endif

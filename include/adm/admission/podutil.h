@@ -38,6 +38,17 @@ adm_toleration_t adm_toleration_read(yyjson_val *t);
  */
 int adm_pod_add_or_update_toleration(yyjson_mut_doc *doc, yyjson_mut_val *pod, const adm_toleration_t *t);
 
+struct adm_attrs_s;
+
+/**
+ * adm_pod_add_or_update_toleration of ts[0], then ts[1]..., on the pod attrs holds, made as one
+ * edit (adm_attrs_edit): a copy of spec.tolerations alone (or a new list) takes the changes and
+ * replaces it, so the pod is never copied whole. Returns how many of ts changed the pod (no edit
+ * when none), or ADM_ENOMEM: when the arena fails, or, as the mutable form, when spec or
+ * spec.tolerations is there with a type that cannot hold them.
+ */
+int adm_pod_edit_tolerations(struct adm_attrs_s *attrs, const adm_toleration_t *ts, size_t n);
+
 /**
  * podutil.VisitPodSecretNames finds a name in spec (a PodSpec): imagePullSecrets, a container's
  * envFrom[].secretRef or env[].valueFrom.secretKeyRef (init, regular and ephemeral containers),

@@ -11,6 +11,26 @@
 #include <string.h>
 #include <yyjson.h>
 
+/*
+ * Copies n bytes of flat layout in 128-byte blocks, then 32-byte ones: the copies of a layout
+ * (views, splices) move a few KB, which glibc's memcpy does with `rep movsb`; that runs as fast,
+ * but callgrind counts it one instruction a byte, which would misstate what these copies cost in
+ * bench/callgrind.sh's counts. Inline: the loops are the copy.
+ */
+static inline void adm_json_copy_blocks(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+
+    for (; n >= 128; n -= 128, d += 128, s += 128) {
+        memcpy(d, s, 128);
+    }
+    for (; n >= 32; n -= 32, d += 32, s += 32) {
+        memcpy(d, s, 32);
+    }
+    memcpy(d, s, n);
+}
+
 /** kube-apiserver's decoder refuses JSON nested deeper than this; so does admitd. */
 #define ADM_JSON_MAX_DEPTH 10000
 
@@ -147,6 +167,89 @@ static inline bool adm_json_untouched_copy_of(const adm_json_origin_t *o, const 
  * copied from o->from's flat array in one piece instead of walked.
  */
 yyjson_val *adm_json_view_from(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o);
+
+/*
+ * Where the values of a flat layout (a parsed document's array, a view, a splice) came from. For
+ * each run, the layout's values [to, to + n) are a byte copy of the origin's values [from, from + n):
+ * whole subtrees, which a byte copy keeps intact (container offsets are relative, strings are
+ * shared). So a subtree of the layout lying inside a run is equal to the origin's subtree at the
+ * matching place, and a walker pairing the two (the JSON Patch diff) need not look inside it.
+ * Runs are in increasing `to` and disjoint; places in no run say nothing (they may still be equal).
+ * The origin is the request's object, which the answer's JSON Patch is taken against. All of it
+ * lives in the request's arena.
+ */
+typedef struct adm_json_run_s {
+    uint32_t to, from, n;
+} adm_json_run_t;
+
+typedef struct adm_json_lineage_s {
+    yyjson_val *origin; /* the origin's root: its flat array starts here (NULL: no lineage) */
+    adm_json_run_t *runs;
+    size_t nruns;
+} adm_json_lineage_t;
+
+/**
+ * True when b, a value of the layout whose root is root, lies inside a run of l and that run maps
+ * it onto a (a value of l->origin): then b's subtree equals a's. False when l is NULL or says
+ * nothing of b.
+ */
+bool adm_json_lineage_same(const adm_json_lineage_t *l, const yyjson_val *root, const yyjson_val *b,
+                           const yyjson_val *a);
+
+/*
+ * adm_json_lineage_same for a walker that asks about many b's of one layout, mostly in
+ * increasing place (the JSON Patch diff pairs members in order): the cursor remembers the run
+ * of the last answer and looks from there, a few runs forwards one by one, else by binary
+ * search on the side the place lies. Start it as {l, root, 0}; l may be NULL (every answer
+ * false).
+ */
+typedef struct adm_json_lineage_cursor_s {
+    const adm_json_lineage_t *l;
+    const yyjson_val *root; /* the layout's root: its flat array starts here */
+    size_t run;             /* where the last lookup ended */
+} adm_json_lineage_cursor_t;
+
+/* The run of c->l holding layout place i (c->run moved to it), or NULL; for the cursor below. */
+const adm_json_run_t *adm_json_lineage_seek(adm_json_lineage_cursor_t *c, size_t i);
+
+/**
+ * adm_json_lineage_same(c->l, c->root, b, a), moving the cursor. Inline: the diff asks it for
+ * most members, and most answers come from the run the last one found.
+ */
+static inline bool adm_json_lineage_cursor_same(adm_json_lineage_cursor_t *c, const yyjson_val *b,
+                                                const yyjson_val *a)
+{
+    const adm_json_lineage_t *l = c->l;
+    /* places in the flat arrays (one before the start gives an index past any end) */
+    size_t i = (size_t)((uintptr_t)b - (uintptr_t)c->root) / sizeof(*b), j, n;
+    const adm_json_run_t *r;
+
+    if (l == NULL || l->nruns == 0) {
+        return false;
+    }
+    r = l->runs + c->run;
+    if (i - r->to >= r->n) {
+        r = adm_json_lineage_seek(c, i);
+        if (r == NULL) {
+            return false;
+        }
+    }
+    j = (size_t)((uintptr_t)a - (uintptr_t)l->origin) / sizeof(*a);
+    n = (b->tag & YYJSON_TYPE_ARR) == YYJSON_TYPE_ARR ? b->uni.ofs / sizeof(*b) : 1;
+    /* the run's place for b is a, and b's whole subtree lies in the run */
+    return j == r->from + (i - r->to) && i - r->to + n <= r->n;
+}
+
+/**
+ * adm_json_view_from, and the lineage of the view it returns relative to o->from: every subtree it
+ * copied from o->from in one piece is a run (adjacent runs merged; scalars are never copied so,
+ * and the root is always laid out anew). lin is zeroed when o is NULL or knows no copy (no
+ * lineage), and while the view fails (NULL). Its runs come from alc too, taken before the view's
+ * values so that those still grow in place in an arena. adm_json_view_from costs what it did: both
+ * are one always-inline body, the untraced one with no lineage to note.
+ */
+yyjson_val *adm_json_view_traced(const yyjson_alc *alc, yyjson_mut_val *v, const adm_json_origin_t *o,
+                                 adm_json_lineage_t *lin);
 
 /** A deep copy of v (a value of any mutable document) in doc, strings copied. NULL when out of memory. */
 yyjson_mut_val *adm_json_mut_copy(yyjson_mut_doc *doc, yyjson_mut_val *v);

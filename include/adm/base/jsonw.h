@@ -2,8 +2,8 @@
 /*
  * JSON written by hand: admitd's one JSON string writer (adm_jsonw_put_string, into a buffer the
  * caller sized), and a small writer into growing arena memory for the patches of
- * adm_jsonpatch_diff, faster than building a document and serialising it. The growing writer's
- * errors are sticky: check failed once at the end.
+ * adm_jsonpatch_diff and adm_jsonpatch_diff_flat, faster than building a document and serialising it. The
+ * growing writer's errors are sticky: check failed once at the end.
  */
 #ifndef ADM_JSONW_H
 #define ADM_JSONW_H
@@ -68,5 +68,13 @@ void adm_jsonw_string(adm_jsonw_t *w, const char *s, size_t n);
 
 /** Appends a mutable value as compact JSON. */
 void adm_jsonw_mut_value(adm_jsonw_t *w, yyjson_mut_val *v);
+
+/**
+ * Appends a value of a flat layout (a parsed document, a view) as compact JSON: the bytes
+ * adm_jsonw_mut_value writes for a mutable value holding the same values (a string's NOESC mark,
+ * which only the flat side may keep, changes nothing: yyjson sets it only on strings no writer
+ * escapes), and it fails where that fails.
+ */
+void adm_jsonw_value(adm_jsonw_t *w, yyjson_val *v);
 
 #endif

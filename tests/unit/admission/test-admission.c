@@ -4,7 +4,7 @@
  * empty, repeated, malformed-UTF-8 and control-character texts dropped; past 4,096 runes in all,
  * every warning (earlier ones too) cut to 256 runes; past 4,096 runes of those, the rest dropped.
  * And the object's members read one by one (adm_attrs_get), which must find what the view of the
- * whole object (adm_attrs_object) would.
+ * whole object (adm_attrs_object) would; and the lineage that view keeps for the final diff.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +17,9 @@
 #include <cmocka.h>
 
 #include "adm/admission/admission.h"
+#include "adm/admission/jsonpatch.h"
 #include "adm/base/arena.h"
+#include "adm/base/error.h"
 #include "adm/base/json.h"
 
 static adm_arena_t *arena;
@@ -274,6 +276,150 @@ static void test_members_one_by_one(void **state)
     assert_null(adm_attrs_get(&attrs, "spec", NULL));
 }
 
+/* e recorded on attrs, with a string value (NULL: none, for REMOVE). */
+static void edit(adm_edit_op_t op, yyjson_val *target, const char *key, yyjson_mut_val *value)
+{
+    adm_edit_t e = {op, target, key, key != NULL ? strlen(key) : 0, value};
+
+    assert_int_equal(adm_attrs_edit(&attrs, &e), ADM_OK);
+}
+
+/*
+ * Edits (adm_attrs_edit) are what the object is from the next read on, whichever way it is read;
+ * they mix with the mutable copy in either order (each sees the other's changes); the lineage of
+ * an edited object leads back to the request's; an edit of a value read before the last splice is
+ * refused, and the read that applies it fails.
+ */
+static void test_edits(void **state)
+{
+    static const char pod[] = "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\"}],"
+                              "\"priority\":null}}";
+    yyjson_read_err err;
+    yyjson_doc *doc = adm_json_read(arena, pod, strlen(pod), &err);
+    yyjson_mut_doc *values;
+    yyjson_val *obj, *stale;
+    yyjson_mut_val *root;
+
+    (void)state;
+    assert_non_null(doc);
+    req.object = yyjson_doc_get_root(doc);
+    adm_attrs_init(&attrs, &req, arena);
+    values = adm_attrs_values_doc(&attrs);
+    assert_non_null(values);
+    obj = adm_attrs_object(&attrs);
+    stale = adm_json_get(obj, "spec");
+    edit(ADM_EDIT_ADD, adm_json_get(obj, "metadata"), "labels", yyjson_mut_str(values, "l"));
+    edit(ADM_EDIT_SET, stale, "priority", yyjson_mut_sint(values, 5));
+    assert_true(attrs.changed);
+    assert_true(adm_attrs_has_object(&attrs));
+    /* read member by member first: the edits are applied all the same */
+    assert_string_equal(yyjson_get_str(adm_attrs_get(&attrs, "metadata", "labels", NULL)), "l");
+    assert_string_equal(text(adm_attrs_object(&attrs)),
+                        "{\"metadata\":{\"name\":\"p\",\"labels\":\"l\"},\"spec\":{\"containers\":[{\"name\":"
+                        "\"c\"}],\"priority\":5}}");
+    assert_ptr_equal(attrs.lineage.origin, req.object);
+
+    /* the mutable copy starts from the edited object; a view of it comes back to the request's */
+    root = adm_attrs_mutable_object(&attrs);
+    assert_non_null(root);
+    assert_true(yyjson_mut_obj_add_str(attrs.mdoc, yyjson_mut_obj_get(root, "spec"), "m", "1"));
+    assert_string_equal(text(adm_attrs_object(&attrs)),
+                        "{\"metadata\":{\"name\":\"p\",\"labels\":\"l\"},\"spec\":{\"containers\":[{\"name\":"
+                        "\"c\"}],\"priority\":5,\"m\":\"1\"}}");
+    assert_ptr_equal(attrs.lineage.origin, req.object);
+
+    /* an edit after the mutable copy, and a new copy that sees it */
+    obj = adm_attrs_object(&attrs);
+    edit(ADM_EDIT_REMOVE, adm_json_get(obj, "spec"), "priority", NULL);
+    edit(ADM_EDIT_APPEND, adm_json_path(obj, "spec", "containers", NULL), NULL, yyjson_mut_str(values, "d"));
+    root = adm_attrs_mutable_object(&attrs);
+    assert_non_null(yyjson_mut_obj_get(root, "metadata"));
+    assert_null(yyjson_mut_obj_get(yyjson_mut_obj_get(root, "spec"), "priority"));
+    assert_string_equal(text(adm_attrs_object(&attrs)),
+                        "{\"metadata\":{\"name\":\"p\",\"labels\":\"l\"},\"spec\":{\"containers\":[{\"name\":"
+                        "\"c\"},\"d\"],\"m\":\"1\"}}");
+
+    /* a value of an earlier layout is no target */
+    edit(ADM_EDIT_REPLACE, adm_json_get(stale, "priority"), NULL, yyjson_mut_null(values));
+    assert_null(adm_attrs_object(&attrs));
+    memset(&req, 0, sizeof(req));
+}
+
+/*
+ * adm_attrs_ensure gives the container at a path, making what is missing as adm_mut_ensure does:
+ * nested steps in one value appended, a null replaced where it stands, a wrong type refused.
+ */
+static void test_ensure(void **state)
+{
+    static const char obj[] = "{\"spec\":null,\"kind\":\"X\",\"data\":7}";
+    yyjson_read_err err;
+    yyjson_doc *doc = adm_json_read(arena, obj, strlen(obj), &err);
+    yyjson_val *v;
+
+    (void)state;
+    req.object = yyjson_doc_get_root(doc);
+    adm_attrs_init(&attrs, &req, arena);
+    v = adm_attrs_ensure(&attrs, YYJSON_TYPE_ARR, "metadata", "finalizers", NULL);
+    assert_true(yyjson_is_arr(v));
+    v = adm_attrs_ensure(&attrs, YYJSON_TYPE_OBJ, "spec", NULL);
+    assert_true(yyjson_is_obj(v));
+    assert_ptr_equal(adm_attrs_ensure(&attrs, YYJSON_TYPE_OBJ, "spec", NULL), v); /* there: no edit */
+    assert_null(adm_attrs_ensure(&attrs, YYJSON_TYPE_OBJ, "data", "x", NULL));
+    assert_null(adm_attrs_ensure(&attrs, YYJSON_TYPE_ARR, "spec", NULL));
+    assert_string_equal(text(adm_attrs_object(&attrs)),
+                        "{\"spec\":{},\"kind\":\"X\",\"data\":7,\"metadata\":{\"finalizers\":[]}}");
+    memset(&req, 0, sizeof(req));
+}
+
+/*
+ * adm_attrs_object keeps the lineage of the view it makes of a changed copy of the request's
+ * object: runs that are byte copies of req->object, with which the flat diff gives the mutable
+ * diff's patch. A webhook's object (adm_attrs_set_object) shares nothing with the copy: no runs.
+ */
+static void test_lineage(void **state)
+{
+    static const char pod[] =
+        "{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"1\"}},\"spec\":{\"containers\":"
+        "[{\"name\":\"c\",\"image\":\"x\"}],\"tolerations\":[{\"key\":\"k\"}]}}";
+    yyjson_read_err err;
+    yyjson_doc *doc = adm_json_read(arena, pod, strlen(pod), &err);
+    yyjson_mut_val *root;
+    yyjson_mut_doc *other;
+    yyjson_val *view;
+    const adm_json_lineage_t *lin = &attrs.lineage;
+    const char *flat, *mut;
+    size_t flat_len, mut_len, flat_ops, mut_ops;
+
+    assert_non_null(doc);
+    req.object = yyjson_doc_get_root(doc);
+    adm_attrs_init(&attrs, &req, arena);
+    root = adm_attrs_mutable_object(&attrs);
+    assert_non_null(root);
+    yyjson_mut_obj_put(yyjson_mut_obj_get(root, "metadata"), yyjson_mut_str(attrs.mdoc, "name"),
+                       yyjson_mut_str(attrs.mdoc, "q"));
+    view = adm_attrs_object(&attrs);
+    assert_non_null(view);
+    assert_ptr_equal(lin->origin, req.object);
+    assert_int_equal(lin->nruns, 2); /* labels; spec (after metadata's name, apart) */
+    for (size_t r = 0; r < lin->nruns; r++) {
+        assert_memory_equal(view + lin->runs[r].to, req.object + lin->runs[r].from,
+                            lin->runs[r].n * sizeof(*view));
+    }
+    assert_int_equal(adm_jsonpatch_diff_flat(req.object, view, lin, arena, &flat, &flat_len, &flat_ops), 0);
+    assert_int_equal(adm_jsonpatch_diff(req.object, root, arena, &mut, &mut_len, &mut_ops), 0);
+    assert_int_equal(flat_ops, 1);
+    assert_int_equal(flat_len, mut_len);
+    assert_memory_equal(flat, mut, mut_len);
+
+    other = yyjson_mut_doc_new(NULL);
+    yyjson_mut_doc_set_root(other, yyjson_val_mut_copy(other, req.object));
+    adm_attrs_set_object(&attrs, other);
+    assert_non_null(adm_attrs_object(&attrs));
+    assert_int_equal(lin->nruns, 0);
+    yyjson_mut_doc_free(other);
+    req.object = NULL;
+}
+
 /*
  * adm_attrs_is and adm_attrs_kind_is compare with the lengths adm_attrs_init took: equal text
  * only, never a prefix or an extension of it, with literal and computed arguments alike; a
@@ -327,6 +473,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_short_after_truncation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_repeats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_members_one_by_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_edits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ensure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lineage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_is_and_kind_is, setup, teardown),
     };
 

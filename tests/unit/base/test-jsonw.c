@@ -8,7 +8,8 @@
  * yyjson_mut_val_write_opts with YYJSON_WRITE_NOFLAG, byte for byte, failing together: every value
  * of the JSON Patch conformance suite, the fixtures and the bench reviews (as read, with strings
  * marked NOESC, and again with the mark cleared so every string takes the escaping path), tricky
- * strings, integers, reals, raw text, nested and deeply nested containers.
+ * strings, integers, reals, raw text, nested and deeply nested containers. Each value's view
+ * (adm_json_view) through adm_jsonw_value too: the same bytes, failing together.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include <math.h>
 
 #include "adm/base/arena.h"
+#include "adm/base/json.h"
 #include "adm/base/jsonw.h"
 
 /* s (n bytes) through adm_jsonw_put_string, from a buffer of exactly n bytes; NUL-terminated, malloc'd. */
@@ -209,6 +211,22 @@ static void expect_mut_like_yyjson(yyjson_mut_val *v)
         }
         if (w.len != n + 1 || memcmp(w.data + 1, theirs, n) != 0) {
             fail_msg("adm_jsonw_mut_value wrote %.*s, yyjson %s", (int)w.len - 1, w.data + 1, theirs);
+        }
+    }
+    /* and its flat layout (a view) through adm_jsonw_value: the same bytes, or it fails too */
+    if (v != NULL) {
+        yyjson_alc alc;
+        yyjson_val *view;
+
+        adm_json_alc_init(&alc, a);
+        view = adm_json_view(&alc, v);
+        assert_non_null(view);
+        adm_jsonw_init(&w, a);
+        ADM_JSONW_LIT(&w, "[");
+        adm_jsonw_value(&w, view);
+        if (theirs == NULL ? !w.failed : w.failed || w.len != n + 1 || memcmp(w.data + 1, theirs, n) != 0) {
+            fail_msg("adm_jsonw_value wrote %.*s, yyjson %s", w.failed ? 6 : (int)w.len - 1,
+                     w.failed ? "failed" : w.data + 1, theirs != NULL ? theirs : "failed");
         }
     }
     free(theirs);

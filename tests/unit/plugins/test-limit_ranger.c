@@ -314,6 +314,60 @@ static void test_merge_defaults(void **state)
     adm_cluster_state_free(cs);
 }
 
+/*
+ * Where the defaults land, as the mutable form put them: a null resources, requests or annotations
+ * filled in place, a pod without metadata given one at the end, a limits list that has one default
+ * gets the other appended; resources that are not an object fail the request.
+ */
+static void test_defaults_in_place(void **state)
+{
+    adm_cluster_state_t *cs = ranges(VALID_LIMIT_RANGE);
+    pt_result_t res;
+
+    (void)state;
+    pt_set_cluster(cs);
+    res = run('m', "CREATE", "pods", "Pod",
+              "{\"metadata\":{\"annotations\":null,\"name\":\"a\"},\"spec\":{\"containers\":[{\"resources\":"
+              "null,\"name\":\"c\"},{\"name\":\"d\",\"resources\":{\"requests\":null,\"limits\":{\"cpu\":"
+              "\"80m\"}}}]}}",
+              NULL);
+    assert_int_equal(res.rc, ADM_OK);
+    assert_json_equal(res.object,
+                      "{\"metadata\":{\"annotations\":{\"kubernetes.io/limit-ranger\":\"LimitRanger plugin "
+                      "set: cpu, memory request for container c; cpu, memory limit for container c; cpu, "
+                      "memory request for container d; memory limit for container d\"},\"name\":\"a\"},"
+                      "\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"50m\",\"memory\":"
+                      "\"5Mi\"},\"limits\":{\"cpu\":\"75m\",\"memory\":\"10Mi\"}},\"name\":\"c\"},{\"name\":"
+                      "\"d\",\"resources\":{\"requests\":{\"cpu\":\"50m\",\"memory\":\"5Mi\"},\"limits\":{"
+                      "\"cpu\":\"80m\",\"memory\":\"10Mi\"}}}]}}");
+    res = run('m', "CREATE", "pods", "Pod",
+              "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":" CPU(
+                  "1m") ",\"limits\":"
+                        "{\"cpu\":\"1m\",\"memory\":\"1Mi\"}}}]}}",
+              NULL);
+    assert_int_equal(res.rc, ADM_OK);
+    assert_json_equal(res.object,
+                      "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":"
+                      "\"1m\",\"memory\":\"5Mi\"},\"limits\":{\"cpu\":\"1m\",\"memory\":\"1Mi\"}}}]},"
+                      "\"metadata\":{\"annotations\":{\"kubernetes.io/limit-ranger\":\"LimitRanger plugin "
+                      "set: memory request for container c\"}}}");
+    res = run('m', "CREATE", "pods", "Pod",
+              "{\"metadata\":{\"annotations\":{\"kubernetes.io/limit-ranger\":\"old\",\"x\":\"y\"}},"
+              "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1m\","
+              "\"memory\":\"1Mi\"},\"limits\":{\"cpu\":\"1m\"}}}]}}",
+              NULL);
+    assert_json_equal(res.object,
+                      "{\"metadata\":{\"annotations\":{\"x\":\"y\",\"kubernetes.io/limit-ranger\":"
+                      "\"LimitRanger plugin set: memory limit for container c\"}},\"spec\":{\"containers\":"
+                      "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1m\",\"memory\":\"1Mi\"},"
+                      "\"limits\":{\"cpu\":\"1m\",\"memory\":\"10Mi\"}}}]}}");
+    res = run('m', "CREATE", "pods", "Pod", "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":7}]}}",
+              NULL);
+    assert_int_equal(res.rc, ADM_ENOMEM);
+    pt_set_cluster(NULL);
+    adm_cluster_state_free(cs);
+}
+
 static void test_pvc(void **state)
 {
     static const char *const pvc_fmt = "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\","
@@ -567,10 +621,15 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_container_items_merged), cmocka_unit_test(test_pod_limit_func),
-        cmocka_unit_test(test_merge_defaults),         cmocka_unit_test(test_pvc),
-        cmocka_unit_test(test_skipped_requests),       cmocka_unit_test(test_several_ranges),
-        cmocka_unit_test(test_numbers_and_bad_values), cmocka_unit_test(test_container_lists_in_order),
+        cmocka_unit_test(test_container_items_merged),
+        cmocka_unit_test(test_pod_limit_func),
+        cmocka_unit_test(test_merge_defaults),
+        cmocka_unit_test(test_defaults_in_place),
+        cmocka_unit_test(test_pvc),
+        cmocka_unit_test(test_skipped_requests),
+        cmocka_unit_test(test_several_ranges),
+        cmocka_unit_test(test_numbers_and_bad_values),
+        cmocka_unit_test(test_container_lists_in_order),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

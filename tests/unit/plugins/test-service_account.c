@@ -190,6 +190,44 @@ static void test_image_pull_secrets(void **state)
                       "false,\"imagePullSecrets\":[{\"name\":\"new\"}]}}");
 }
 
+/*
+ * The changes land where the mutable form put them: a null member filled in place, an empty pull
+ * secret list filled in place, a missing one appended, a non-string account name replaced at the
+ * end, a spec made for a pod without one; a list that cannot take a mount fails the request.
+ */
+static void test_changes_in_place(void **state)
+{
+    pt_result_t r;
+
+    (void)state;
+    r = run('m', "CREATE", NULL,
+            "{\"spec\":{\"serviceAccountName\":7,\"volumes\":null,\"initContainers\":[{\"name\":\"i\","
+            "\"volumeMounts\":null,\"image\":\"x\"}],\"containers\":[{\"name\":\"c\"}]},\"kind\":\"Pod\"}");
+    assert_int_equal(r.rc, ADM_OK);
+    assert_json_equal(r.object,
+                      "{\"spec\":{\"volumes\":[" VOLUME "],\"initContainers\":[{\"name\":\"i\","
+                      "\"volumeMounts\":[" MOUNT "],\"image\":\"x\"}],\"containers\":[{\"name\":\"c\","
+                      "\"volumeMounts\":[" MOUNT "]}],\"serviceAccountName\":\"default\"},\"kind\":\"Pod\"}");
+    r = run('m', "CREATE", NULL, "{\"spec\":null,\"kind\":\"Pod\"}");
+    assert_int_equal(r.rc, ADM_OK);
+    assert_json_equal(r.object, "{\"spec\":{\"serviceAccountName\":\"default\"},\"kind\":\"Pod\"}");
+    r = run('m', "CREATE", NULL, "{\"kind\":\"Pod\"}");
+    assert_json_equal(r.object, "{\"kind\":\"Pod\",\"spec\":{\"serviceAccountName\":\"default\"}}");
+    r = run('m', "CREATE", NULL,
+            "{\"spec\":{\"serviceAccountName\":\"pulls\",\"imagePullSecrets\":[],"
+            "\"automountServiceAccountToken\":false}}");
+    assert_json_equal(r.object, "{\"spec\":{\"serviceAccountName\":\"pulls\",\"imagePullSecrets\":[{\"name\":"
+                                "\"foo\"},{\"name\":\"bar\"}],\"automountServiceAccountToken\":false}}");
+    r = run('m', "CREATE", NULL,
+            "{\"spec\":{\"serviceAccountName\":\"pulls\",\"imagePullSecrets\":null,"
+            "\"automountServiceAccountToken\":false}}");
+    assert_json_equal(r.object, "{\"spec\":{\"serviceAccountName\":\"pulls\",\"imagePullSecrets\":[{\"name\":"
+                                "\"foo\"},{\"name\":\"bar\"}],\"automountServiceAccountToken\":false}}");
+    r = run('m', "CREATE", NULL, "{\"spec\":{\"containers\":[{\"name\":\"c\",\"volumeMounts\":\"x\"}]}}");
+    assert_int_equal(r.rc, ADM_DECLINED);
+    assert_int_equal(r.status.code, 500);
+}
+
 /* TestDeniesInvalidServiceAccount and a pod that names no account in the validating phase. */
 static void test_missing_account(void **state)
 {
@@ -336,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_default_and_bound_token),
         cmocka_unit_test(test_existing_mount_and_volume),
         cmocka_unit_test(test_automount_choices),
+        cmocka_unit_test(test_changes_in_place),
         cmocka_unit_test(test_image_pull_secrets),
         cmocka_unit_test(test_missing_account),
         cmocka_unit_test(test_ignored),

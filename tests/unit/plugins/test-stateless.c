@@ -134,6 +134,18 @@ static void test_default_toleration_seconds(void **state)
          ADM_OK, 0, NULL, NULL,
          POD("{\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\","
              "\"effect\":\"NoExecute\",\"tolerationSeconds\":10}," UR300 "]}")},
+        /* the pod's other members kept as they are, a null list replaced where it stands, a pod
+           without spec given one: what the mutable form did, now made by one edit */
+        {"a null list filled in place", 'm',
+         PODREQ("CREATE", POD("{\"tolerations\":null,\"containers\":[{\"name\":\"c\"}]}")), ADM_OK, 0, NULL,
+         NULL, POD("{\"tolerations\":[" NR300 "," UR300 "],\"containers\":[{\"name\":\"c\"}]}")},
+        {"a null spec filled in place", 'm',
+         PODREQ("CREATE", "{\"spec\":null,\"metadata\":{\"name\":\"web-1\"}}"), ADM_OK, 0, NULL, NULL,
+         "{\"spec\":{\"tolerations\":[" NR300 "," UR300 "]},\"metadata\":{\"name\":\"web-1\"}}"},
+        {"no spec: one appended", 'm', PODREQ("CREATE", "{\"metadata\":{\"name\":\"web-1\"}}"), ADM_OK, 0,
+         NULL, NULL, "{\"metadata\":{\"name\":\"web-1\"},\"spec\":{\"tolerations\":[" NR300 "," UR300 "]}}"},
+        {"a list that is not one cannot take them", 'm', PODREQ("CREATE", POD("{\"tolerations\":{}}")),
+         ADM_ENOMEM, 0, NULL, NULL, NULL},
         {"empty key tolerates both", 'm',
          PODREQ("CREATE", POD("{\"tolerations\":[{\"operator\":\"Exists\"}]}")), ADM_OK, 0, NULL, NULL, NULL},
         {"empty effect counts (operator and value ignored)", 'm',
