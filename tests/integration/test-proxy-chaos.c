@@ -296,8 +296,8 @@ static void check(const counts_t *c, const char *label)
 
 static void test_every_request_answered_memory_flat(void **state)
 {
-    counts_t warm, first, second;
-    long rss_warm, rss_first, rss_after, growth, bound, step_bound;
+    counts_t warm, first, second, third;
+    long rss_warm, rss_first, rss_after, rss_third, growth, bound, step_bound, step;
     long long total, other, sent;
 
     (void)state;
@@ -310,44 +310,51 @@ static void test_every_request_answered_memory_flat(void **state)
     drive(&second, "run2", RUN_SECONDS);
     check(&second, "run 2");
     rss_after = rss_kib(admitd.pid);
+    drive(&third, "run3", RUN_SECONDS);
+    check(&third, "run 3");
+    rss_third = rss_kib(admitd.pid);
 
     /*
      * admitd's own count agrees: every /admit request was answered with 200. admitd-bench counts
      * the requests sent inside the measured window; each run also sends one request first to
      * check the target, and in closed loop each connection may send one more in the moment
      * between the window's end and the stop (not counted, but answered before admitd-bench exits:
-     * unfinished is 0). So admitd answered sent + 3 plus at most one per connection and run.
+     * unfinished is 0). So admitd answered sent + 4 plus at most one per connection and run.
      */
     admit_counts(&total, &other);
-    sent = warm.sent + first.sent + second.sent;
+    sent = warm.sent + first.sent + second.sent + third.sent;
     print_message(
         "admitd answered %lld /admit requests with 200 and %lld otherwise; admitd-bench sent %lld\n", total,
         other, sent);
     assert_int_equal(other, 0);
-    assert_true(total >= sent + 3);
-    assert_true(total <= sent + 3 + 3 * CONNECTIONS_N);
+    assert_true(total >= sent + 4);
+    assert_true(total <= sent + 4 + 4 * CONNECTIONS_N);
 
     /*
      * Flat memory. The warm-up brings the pools, connection buffers (kept up to 256 KiB each) and
      * request arenas near their working size; the first run after it still moves by high-water
      * marks (the most connections held open at once by hanging upstreams, ~40 KiB of TLS buffers
-     * each): 0.3-2.9 MiB measured, on ~22 MiB. The second, equal run must then add next to nothing:
-     * under 2 MiB, where a leak of one 4.4 KiB review copy per request would add ~3 MiB (~700
-     * requests a run) and one of a TLS connection per reset or hang ~4 MiB (~100 a run). Over both
-     * runs the growth stays under 6 MiB or 10%, whichever is larger. ASan's quarantine keeps freed
-     * memory mapped, so there the bounds are loose and the leak check at exit does the work.
+     * each): 0.3-2.9 MiB measured, on ~22 MiB. A later, equal run may still move a mark (up to 2.1
+     * MiB seen on a run 2, with code that leaks nothing under ASan's leak check), but a leak adds to
+     * every run: one of a 4.4 KiB review copy per request ~3 MiB (~700 requests a run), one of a
+     * TLS connection per reset or hang ~4 MiB (~100 a run). So of runs 2 and 3 the smaller growth
+     * must be under 2 MiB, and over runs 1 and 2 the growth under 6 MiB or 10%, whichever is
+     * larger. ASan's quarantine keeps freed memory mapped, so there the bounds are loose and the
+     * leak check at exit does the work.
      */
     growth = rss_after - rss_warm;
+    step = rss_after - rss_first < rss_third - rss_after ? rss_after - rss_first : rss_third - rss_after;
     bound = rss_warm / 10 > 6144 ? rss_warm / 10 : 6144;
     step_bound = 2048;
     if (UNDER_ASAN) {
         bound = step_bound = 256 * 1024;
     }
     print_message(
-        "admitd VmRSS: %ld KiB after the warm-up, %ld after run 1 (%+ld), %ld after run 2 (%+ld; bounds %ld, "
-        "%ld over both)\n",
-        rss_warm, rss_first, rss_first - rss_warm, rss_after, rss_after - rss_first, step_bound, bound);
-    assert_true(rss_after - rss_first < step_bound);
+        "admitd VmRSS: %ld KiB after the warm-up, %ld after run 1 (%+ld), %ld after run 2 (%+ld), %ld "
+        "after run 3 (%+ld; bounds %ld on the smaller of the last two, %ld over runs 1 and 2)\n",
+        rss_warm, rss_first, rss_first - rss_warm, rss_after, rss_after - rss_first, rss_third,
+        rss_third - rss_after, step_bound, bound);
+    assert_true(step < step_bound);
     assert_true(growth < bound);
 
     /* a clean drain: exit 0 (and no leak under ASan) */
