@@ -204,26 +204,40 @@ static int append(plan_t *p, size_t si, const char *key, size_t key_len, yyjson_
 }
 
 /*
+ * Moves *j, a place among the own members of the object whose site is sites[si] (its subtree
+ * ending at end), past the next member named key, and gives that member's value's site in *vi
+ * (SIZE_MAX when alc failed); false when no member so named is left.
+ */
+static bool next_named(plan_t *p, size_t si, size_t *j, size_t end, const char *key, size_t key_len,
+                       size_t *vi)
+{
+    while (*j < end) {
+        size_t v = *j + 1;
+        bool named = key_is(p->root + *j, key, key_len);
+
+        *j = v + subtree_size(p->root + v);
+        if (named) {
+            *vi = site_get(p, si + 1, v);
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
  * Removes every member named key from the object whose site is sites[si]: its own ones (their
  * values' sites made SITE_REMOVED, after si) and those appended to it.
  */
 static int remove_key(plan_t *p, size_t si, const char *key, size_t key_len)
 {
-    size_t t = p->sites[si].at, j = t + 1, end = t + subtree_size(p->root + t);
+    size_t t = p->sites[si].at, j = t + 1, end = t + subtree_size(p->root + t), vi;
 
-    while (j < end) {
-        size_t v = j + 1;
-
-        if (key_is(p->root + j, key, key_len)) {
-            size_t vi = site_get(p, si + 1, v);
-
-            if (vi == SIZE_MAX) {
-                return ADM_ENOMEM;
-            }
-            p->sites[vi].kind = SITE_REMOVED;
-            p->sites[vi].value = NULL;
+    while (next_named(p, si, &j, end, key, key_len, &vi)) {
+        if (vi == SIZE_MAX) {
+            return ADM_ENOMEM;
         }
-        j = v + subtree_size(p->root + v);
+        p->sites[vi].kind = SITE_REMOVED;
+        p->sites[vi].value = NULL;
     }
     for (uint32_t i = p->sites[si].first; i != NONE; i = p->added[i].next) {
         if (p->added[i].value != NULL && key_is_n(p->added[i].key, p->added[i].key_len, key, key_len)) {
@@ -241,25 +255,17 @@ static int remove_key(plan_t *p, size_t si, const char *key, size_t key_len)
  */
 static int set_key(plan_t *p, size_t si, const char *key, size_t key_len, yyjson_mut_val *value)
 {
-    size_t t = p->sites[si].at, j = t + 1, end = t + subtree_size(p->root + t);
+    size_t t = p->sites[si].at, j = t + 1, end = t + subtree_size(p->root + t), vi;
 
-    while (j < end) {
-        size_t v = j + 1;
-
-        if (key_is(p->root + j, key, key_len)) {
-            size_t vi = site_get(p, si + 1, v);
-
-            if (vi == SIZE_MAX) {
-                return ADM_ENOMEM;
-            }
-            if (p->sites[vi].kind == SITE_REMOVED) {
-                break;
-            }
+    if (next_named(p, si, &j, end, key, key_len, &vi)) {
+        if (vi == SIZE_MAX) {
+            return ADM_ENOMEM;
+        }
+        if (p->sites[vi].kind != SITE_REMOVED) {
             p->sites[vi].kind = SITE_REPLACED;
             p->sites[vi].value = value;
             return 0;
         }
-        j = v + subtree_size(p->root + v);
     }
     for (uint32_t i = p->sites[si].first; i != NONE; i = p->added[i].next) {
         if (p->added[i].value != NULL && key_is_n(p->added[i].key, p->added[i].key_len, key, key_len)) {

@@ -44,15 +44,15 @@ enum { GONE = 0, VALUE = 1, KEY = 2 };
 static void reach(yyjson_mut_val *m, size_t n, unsigned char *mark)
 {
     size_t cap = 64, top = 0;
-    yyjson_mut_val **todo = malloc(cap * sizeof(*todo));
+    yyjson_mut_val **worklist = malloc(cap * sizeof(*worklist));
 
-    if (todo == NULL) {
+    if (worklist == NULL) {
         abort();
     }
     memset(mark, GONE, n);
-    todo[top++] = m;
+    worklist[top++] = m;
     while (top > 0) {
-        yyjson_mut_val *v = todo[--top];
+        yyjson_mut_val *v = worklist[--top];
         size_t len, i;
         yyjson_mut_val *c;
         bool obj;
@@ -78,16 +78,16 @@ static void reach(yyjson_mut_val *m, size_t n, unsigned char *mark)
             }
             if (top == cap) {
                 cap *= 2;
-                todo = realloc(todo, cap * sizeof(*todo));
-                if (todo == NULL) {
+                worklist = realloc(worklist, cap * sizeof(*worklist));
+                if (worklist == NULL) {
                     abort();
                 }
             }
-            todo[top++] = c;
+            worklist[top++] = c;
             c = c->next;
         }
     }
-    free(todo);
+    free(worklist);
 }
 
 /* The value of m's object mt that yyjson_mut_obj_replace would overwrite for key, or NULL. */
