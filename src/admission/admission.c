@@ -373,6 +373,7 @@ bool adm_attrs_has_object(const adm_attrs_t *attrs)
 static yyjson_val *pending_walk(const adm_attrs_t *attrs, const char *const *keys, bool inside, bool *matters)
 {
     yyjson_val *v = attrs->object_view;
+    size_t n;
 
     *matters = false;
     for (; v != NULL && *keys != NULL; keys++) {
@@ -388,18 +389,12 @@ static yyjson_val *pending_walk(const adm_attrs_t *attrs, const char *const *key
         }
         v = adm_json_get(v, *keys);
     }
-    for (size_t i = 0; inside && v != NULL && i < attrs->nedits; i++) {
-        const yyjson_val *t = attrs->edits[i].target;
-        size_t n = yyjson_is_ctn(v) ? v->uni.ofs / sizeof(*v) : 1;
+    /* the value found: replaced, or with inside anything edited in it (its subtree's n values) */
+    n = v != NULL && inside && yyjson_is_ctn(v) ? v->uni.ofs / sizeof(*v) : 1;
+    for (size_t i = 0; v != NULL && i < attrs->nedits; i++) {
+        const adm_edit_t *e = &attrs->edits[i];
 
-        if (t >= v && t < v + n) {
-            *matters = true;
-            return NULL;
-        }
-    }
-    /* a REPLACE of the value found (reached by the last step) */
-    for (size_t i = 0; !inside && v != NULL && i < attrs->nedits; i++) {
-        if (attrs->edits[i].target == v && attrs->edits[i].op == ADM_EDIT_REPLACE) {
+        if (e->target >= v && e->target < v + n && (inside || e->op == ADM_EDIT_REPLACE)) {
             *matters = true;
             return NULL;
         }
